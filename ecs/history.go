@@ -1,0 +1,673 @@
+package ecs
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"unsafe"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+)
+
+// HistoryOptions configures [World.EnableHistory].
+type HistoryOptions struct {
+	// Capacity is the number of ticks kept; 128 when zero (about 2 s at
+	// 60 Hz). Allowed: 2..65536. Memory is Capacity times the bytes of the
+	// registered components of all predicted entities, never more.
+	Capacity int
+}
+
+// HistoryStats counts what the history has done since it was enabled.
+type HistoryStats struct {
+	Records  uint64 // ticks recorded (normal and replayed)
+	Restores uint64 // ticks restored
+	// SlowRestores counts restores that found the layout changed since the
+	// tick and fell back to per-entity copies.
+	SlowRestores uint64
+	// SkippedEntities counts entities of a restored tick that no longer
+	// exist or are no longer predicted: they are not resurrected.
+	SkippedEntities uint64
+	// Dormant counts predicted entities created after a restored tick that
+	// were held at their spawn state during replay.
+	Dormant uint64
+	// Layouts counts the distinct entity layouts (epochs) captured.
+	Layouts uint64
+}
+
+// TickError is returned for a tick the history does not hold: never
+// recorded, or overwritten because it is older than the capacity.
+type TickError struct {
+	Tick           uint32
+	Oldest, Newest uint32 // the range held; Oldest > Newest when empty
+}
+
+func (e *TickError) Error() string {
+	if e.Oldest > e.Newest {
+		return fmt.Sprintf("ecs: tick %d is not in the history (it is empty)", e.Tick)
+	}
+	return fmt.Sprintf("ecs: tick %d is not in the history (it holds ticks %d..%d)", e.Tick, e.Oldest, e.Newest)
+}
+
+// ErrNoHistory is returned by rollback operations on a world without
+// [World.EnableHistory].
+var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory)")
+
+// History records, for every tick, the values of the registered components
+// of all entities marked [components.Predicted], in a ring of fixed
+// capacity whose slots carry their tick number. It restores a tick in place
+// for rollback.
+//
+// Record and restore copy each component of each archetype as one block
+// (entities of one archetype are contiguous in arche's storage), so their
+// cost is close to a plain copy of the same bytes. Entity layouts are
+// captured only when the world's structure changed since the previous
+// record.
+//
+// Rule for entities whose life does not span the restored tick T:
+//   - an entity that existed at T but has died is skipped (counted in
+//     HistoryStats.SkippedEntities); it is not resurrected;
+//   - a predicted entity created after T (a predicted spawn) is set to the
+//     state recorded at its first tick B and held dormant (its Predicted
+//     marker removed) until the replay has re-run tick B; one created after
+//     the newest record stays dormant until the replay ends. Replay thus
+//     neither steps a spawn twice nor loses it. Spawning itself belongs in a
+//     side-effect system (first-time prediction), so replay does not spawn
+//     it again.
+type History struct {
+	world      *World
+	predicted  ecs.ID
+	predFilter ecs.CachedFilter
+	comps      []compType
+	slots      []archSlot
+	records    []record
+	scratch    record
+	epochs     []epoch
+	nEpochs    uint64
+	newest     uint32
+	count      uint64 // records ever made, to tell an empty ring
+	checksums  bool
+	dormant    []dormantEntity
+	newborn    []ecs.Entity
+	base       []uintptr
+	stats      HistoryStats
+}
+
+type compType struct {
+	id     ecs.ID
+	typ    reflect.Type
+	size   uintptr
+	fields []byteRange // leaf fields, for reports
+	ranges []byteRange // fields merged, for hashing
+}
+
+// archSlot is one archetype (an exact component mask) holding predicted
+// entities.
+type archSlot struct {
+	mask   ecs.Mask
+	filter ecs.CachedFilter
+	comps  []int // indexes into History.comps present in the archetype
+	perRow bool  // copy row by row: relation archetypes, non-contiguous storage
+}
+
+// epoch is one captured entity layout: which archetypes, in which order,
+// with which entities.
+type epoch struct {
+	seq      uint64
+	layout   uint64
+	runs     []run
+	entities []ecs.Entity
+	rows     []int32 // rows[r*len(comps)+c]: first row of run r in comp c's block, -1 if absent
+	compRows []int   // rows per component
+	index    map[ecs.Entity]int32
+	indexed  bool
+}
+
+type run struct{ slot, start, count int }
+
+type record struct {
+	tick  uint32
+	valid bool
+	epoch uint64
+	data  [][]byte
+	sum   uint64
+}
+
+type dormantEntity struct {
+	entity ecs.Entity
+	birth  uint32
+}
+
+// EnableHistory creates the world's component history. It returns an error
+// naming the value when the capacity is outside 2..65536, or when the world
+// already has a history.
+func (w *World) EnableHistory(opts HistoryOptions) (*History, error) {
+	if w.history != nil {
+		return nil, errors.New("ecs: the world already has a history")
+	}
+	if opts.Capacity == 0 {
+		opts.Capacity = 128
+	}
+	if opts.Capacity < 2 || opts.Capacity > 65536 {
+		return nil, fmt.Errorf("ecs: history capacity %d outside 2..65536", opts.Capacity)
+	}
+	a := w.Arche()
+	h := &History{
+		world:     w,
+		predicted: ecs.ComponentID[components.Predicted](a),
+		records:   make([]record, opts.Capacity),
+		epochs:    make([]epoch, opts.Capacity+2),
+	}
+	pf := generic.NewFilter0().With(generic.T[components.Predicted]()).Filter(a)
+	h.predFilter = a.Cache().Register(pf)
+	w.history = h
+	return h, nil
+}
+
+// RegisterRollback adds component type T to the components the history
+// records and restores. T must be plain data: a type holding a pointer,
+// slice, map, string, interface, channel, function or unsafe pointer is
+// refused with a [*PlainDataError] naming the field. Registering must
+// happen before the first record; registering T twice is an error.
+func RegisterRollback[T any](h *History) error {
+	t := reflect.TypeFor[T]()
+	fields, ranges, err := plainLayout(t)
+	if err != nil {
+		return err
+	}
+	if h.count > 0 {
+		return fmt.Errorf("ecs: cannot register %v after the first record", t)
+	}
+	id := ecs.ComponentID[T](h.world.Arche())
+	for _, c := range h.comps {
+		if c.id == id {
+			return fmt.Errorf("ecs: component %v is already registered for rollback", t)
+		}
+	}
+	h.comps = append(h.comps, compType{id: id, typ: t, size: t.Size(), fields: fields, ranges: ranges})
+	for i := range h.records {
+		h.records[i].data = append(h.records[i].data, nil)
+	}
+	h.scratch.data = append(h.scratch.data, nil)
+	// Known archetypes may hold the new type.
+	for i := range h.slots {
+		h.slots[i].comps = h.slotComps(&h.slots[i].mask)
+	}
+	return nil
+}
+
+// Capacity returns the number of ticks the ring holds.
+func (h *History) Capacity() int { return len(h.records) }
+
+// Stats returns the history's counters.
+func (h *History) Stats() HistoryStats { return h.stats }
+
+// Newest returns the newest recorded tick; ok is false when nothing was
+// recorded yet.
+func (h *History) Newest() (tick uint32, ok bool) { return h.newest, h.count > 0 }
+
+// Oldest returns the oldest tick still held; ok is false when empty.
+func (h *History) Oldest() (tick uint32, ok bool) {
+	if h.count == 0 {
+		return 0, false
+	}
+	span := uint64(len(h.records))
+	if h.count < span {
+		span = h.count
+	}
+	oldest := h.newest - uint32(span) + 1
+	for !h.has(oldest) && oldest != h.newest {
+		oldest++
+	}
+	return oldest, true
+}
+
+// Has reports whether tick is held.
+func (h *History) Has(tick uint32) bool { return h.has(tick) }
+
+func (h *History) has(tick uint32) bool {
+	r := &h.records[int(tick%uint32(len(h.records)))]
+	return r.valid && r.tick == tick && h.epochOf(r) != nil
+}
+
+func (h *History) tickError(tick uint32) error {
+	o, ok := h.Oldest()
+	if !ok {
+		return &TickError{Tick: tick, Oldest: 1, Newest: 0}
+	}
+	return &TickError{Tick: tick, Oldest: o, Newest: h.newest}
+}
+
+func (h *History) epochOf(r *record) *epoch {
+	ep := &h.epochs[int(r.epoch%uint64(len(h.epochs)))]
+	if ep.seq != r.epoch || h.nEpochs == 0 {
+		return nil
+	}
+	return ep
+}
+
+// Record stores the registered components of all predicted entities as the
+// state at tick, replacing whatever the ring held in that slot. Dormant
+// predicted spawns whose first tick is at or before tick are woken first.
+// It panics if the arche world is locked and the layout changed (capturing
+// a layout iterates queries; so does waking, which adds components).
+// Steady state (no structural change since the previous record) it
+// allocates nothing.
+func (h *History) Record(tick uint32) {
+	h.wake(tick, false)
+	ep := h.currentEpoch()
+	rec := &h.records[int(tick%uint32(len(h.records)))]
+	h.capture(rec, ep)
+	rec.tick, rec.valid, rec.epoch = tick, true, ep.seq
+	if h.checksums {
+		rec.sum = h.checksum(rec, ep)
+	}
+	if h.count == 0 || int32(tick-h.newest) > 0 {
+		h.newest = tick
+	}
+	h.count++
+	h.stats.Records++
+}
+
+// capture copies the world's current values into rec following ep.
+func (h *History) capture(rec *record, ep *epoch) {
+	a := h.world.Arche()
+	for c := range h.comps {
+		need := ep.compRows[c] * int(h.comps[c].size)
+		if cap(rec.data[c]) < need {
+			rec.data[c] = make([]byte, need)
+		}
+		rec.data[c] = rec.data[c][:need]
+	}
+	nc := len(h.comps)
+	for ri, r := range ep.runs {
+		slot := &h.slots[r.slot]
+		q := a.Query(&slot.filter)
+		if n := q.Count(); n != r.count {
+			q.Close()
+			panic(fmt.Sprintf("ecs: archetype holds %d entities, layout says %d: the world changed without a structural event (was arche's SetListener called directly?)", n, r.count))
+		}
+		if slot.perRow {
+			for i := 0; q.Next(); i++ {
+				for _, c := range slot.comps {
+					ct := &h.comps[c]
+					off := (int(ep.rows[ri*nc+c]) + i) * int(ct.size)
+					copy(rec.data[c][off:off+int(ct.size)], unsafe.Slice((*byte)(q.Get(ct.id)), ct.size))
+				}
+			}
+			continue
+		}
+		q.Next()
+		for _, c := range slot.comps {
+			ct := &h.comps[c]
+			n := r.count * int(ct.size)
+			off := int(ep.rows[ri*nc+c]) * int(ct.size)
+			copy(rec.data[c][off:off+n], unsafe.Slice((*byte)(q.Get(ct.id)), n))
+		}
+		q.Close()
+	}
+}
+
+// currentEpoch returns the epoch describing the world's layout now,
+// capturing a new one if the structure changed since the last capture.
+func (h *History) currentEpoch() *epoch {
+	if h.nEpochs > 0 {
+		ep := &h.epochs[int((h.nEpochs-1)%uint64(len(h.epochs)))]
+		if ep.layout == h.world.layout {
+			return ep
+		}
+	}
+	h.discover()
+	a := h.world.Arche()
+	ep := &h.epochs[int(h.nEpochs%uint64(len(h.epochs)))]
+	ep.seq = h.nEpochs
+	h.nEpochs++
+	h.stats.Layouts++
+	ep.layout = h.world.layout
+	ep.runs, ep.entities, ep.indexed = ep.runs[:0], ep.entities[:0], false
+	for si := range h.slots {
+		slot := &h.slots[si]
+		q := a.Query(&slot.filter)
+		n := q.Count()
+		if n == 0 {
+			q.Close()
+			continue
+		}
+		start := len(ep.entities)
+		contiguous := true
+		base := h.base[:0]
+		for i := 0; q.Next(); i++ {
+			ep.entities = append(ep.entities, q.Entity())
+			for k, c := range slot.comps {
+				p := uintptr(q.Get(h.comps[c].id))
+				if i == 0 {
+					base = append(base, p)
+				} else if p != base[k]+uintptr(i)*h.comps[c].size {
+					contiguous = false
+				}
+			}
+		}
+		h.base = base
+		if !contiguous {
+			slot.perRow = true
+		}
+		ep.runs = append(ep.runs, run{slot: si, start: start, count: n})
+	}
+	nc := len(h.comps)
+	ep.rows = ep.rows[:0]
+	if cap(ep.compRows) < nc {
+		ep.compRows = make([]int, nc)
+	}
+	ep.compRows = ep.compRows[:nc]
+	clear(ep.compRows)
+	for _, r := range ep.runs {
+		slot := &h.slots[r.slot]
+		for c := 0; c < nc; c++ {
+			ep.rows = append(ep.rows, -1)
+		}
+		row := ep.rows[len(ep.rows)-nc:]
+		for _, c := range slot.comps {
+			row[c] = int32(ep.compRows[c])
+			ep.compRows[c] += r.count
+		}
+	}
+	return ep
+}
+
+// discover adds slots for archetypes of predicted entities not seen before.
+// It costs one count per known archetype, and one pass over the predicted
+// entities only when an unknown archetype exists.
+func (h *History) discover() {
+	a := h.world.Arche()
+	q := a.Query(&h.predFilter)
+	total := q.Count()
+	known := 0
+	for i := range h.slots {
+		sq := a.Query(&h.slots[i].filter)
+		known += sq.Count()
+		sq.Close()
+	}
+	if known == total {
+		q.Close()
+		return
+	}
+	var masks []ecs.Mask
+	for q.Next() {
+		m := q.Mask()
+		if h.slotIndex(&m) < 0 && !containsMask(masks, &m) {
+			masks = append(masks, m)
+		}
+	}
+	for _, m := range masks {
+		f := m.Exclusive()
+		slot := archSlot{mask: m, filter: a.Cache().Register(&f)}
+		slot.comps = h.slotComps(&slot.mask)
+		slot.perRow = hasRelation(a, &slot.mask)
+		h.slots = append(h.slots, slot)
+	}
+}
+
+func containsMask(ms []ecs.Mask, m *ecs.Mask) bool {
+	for i := range ms {
+		if ms[i] == *m {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *History) slotIndex(m *ecs.Mask) int {
+	for i := range h.slots {
+		if h.slots[i].mask == *m {
+			return i
+		}
+	}
+	return -1
+}
+
+func (h *History) slotComps(m *ecs.Mask) []int {
+	var cs []int
+	for c := range h.comps {
+		if m.Get(h.comps[c].id) {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// hasRelation reports whether an archetype mask holds a relation
+// component: one mask then spans several archetypes (one per target), which
+// are not contiguous with each other.
+func hasRelation(a *ecs.World, m *ecs.Mask) bool {
+	for _, id := range ecs.ComponentIDs(a) {
+		if !m.Get(id) {
+			continue
+		}
+		if info, ok := ecs.ComponentInfo(a, id); ok && info.IsRelation {
+			return true
+		}
+	}
+	return false
+}
+
+// Restore writes the state recorded at tick back into the world's predicted
+// entities. It returns a [*TickError] if the tick is not held (never
+// recorded or overwritten). Entities whose life does not span the tick
+// follow the rule in the [History] documentation. It panics if the arche
+// world is locked.
+//
+// When the world's structure has not changed since tick was recorded, the
+// restore is one block copy per component and archetype; otherwise it
+// copies entity by entity (World.Get, ~7 ns per component).
+//
+// Most games call [Schedule.Rollback], which restores, applies the server's
+// state and replays.
+func (h *History) Restore(tick uint32) error {
+	if !h.has(tick) {
+		return h.tickError(tick)
+	}
+	rec := &h.records[int(tick%uint32(len(h.records)))]
+	ep := h.epochOf(rec)
+	h.stats.Restores++
+	if ep.layout == h.world.layout {
+		h.restoreBlocks(rec, ep)
+		return nil
+	}
+	h.stats.SlowRestores++
+	h.restoreEntities(rec, ep)
+	h.holdNewborns(tick, ep)
+	return nil
+}
+
+func (h *History) restoreBlocks(rec *record, ep *epoch) {
+	a := h.world.Arche()
+	nc := len(h.comps)
+	for ri, r := range ep.runs {
+		slot := &h.slots[r.slot]
+		q := a.Query(&slot.filter)
+		if slot.perRow {
+			for i := 0; q.Next(); i++ {
+				for _, c := range slot.comps {
+					ct := &h.comps[c]
+					off := (int(ep.rows[ri*nc+c]) + i) * int(ct.size)
+					copy(unsafe.Slice((*byte)(q.Get(ct.id)), ct.size), rec.data[c][off:off+int(ct.size)])
+				}
+			}
+			continue
+		}
+		q.Next()
+		for _, c := range slot.comps {
+			ct := &h.comps[c]
+			n := r.count * int(ct.size)
+			off := int(ep.rows[ri*nc+c]) * int(ct.size)
+			copy(unsafe.Slice((*byte)(q.Get(ct.id)), n), rec.data[c][off:off+n])
+		}
+		q.Close()
+	}
+}
+
+func (h *History) restoreEntities(rec *record, ep *epoch) {
+	a := h.world.Arche()
+	nc := len(h.comps)
+	for ri, r := range ep.runs {
+		slot := &h.slots[r.slot]
+		for i := 0; i < r.count; i++ {
+			e := ep.entities[r.start+i]
+			if !a.Alive(e) || !a.Has(e, h.predicted) {
+				h.stats.SkippedEntities++
+				continue
+			}
+			for _, c := range slot.comps {
+				ct := &h.comps[c]
+				if !a.Has(e, ct.id) {
+					continue
+				}
+				off := (int(ep.rows[ri*nc+c]) + i) * int(ct.size)
+				copy(unsafe.Slice((*byte)(a.Get(e, ct.id)), ct.size), rec.data[c][off:off+int(ct.size)])
+			}
+		}
+	}
+}
+
+// holdNewborns applies the predicted-spawn rule to entities that are
+// predicted now but were not at tick.
+func (h *History) holdNewborns(tick uint32, ep *epoch) {
+	a := h.world.Arche()
+	ep.buildIndex()
+	h.newborn = h.newborn[:0]
+	q := a.Query(&h.predFilter)
+	for q.Next() {
+		e := q.Entity()
+		if _, ok := ep.index[e]; !ok {
+			h.newborn = append(h.newborn, e)
+		}
+	}
+	for _, e := range h.newborn {
+		birth := h.newest + 1
+		for t := tick + 1; int32(t-h.newest) <= 0; t++ {
+			if !h.has(t) {
+				continue
+			}
+			r := &h.records[int(t%uint32(len(h.records)))]
+			if h.writeEntity(r, h.epochOf(r), e) {
+				birth = t
+				break
+			}
+		}
+		a.Remove(e, h.predicted)
+		h.dormant = append(h.dormant, dormantEntity{entity: e, birth: birth})
+		h.stats.Dormant++
+	}
+}
+
+// writeEntity copies e's values from rec into the world; false if e is not
+// in rec.
+func (h *History) writeEntity(rec *record, ep *epoch, e ecs.Entity) bool {
+	ri, i, ok := ep.locate(e)
+	if !ok {
+		return false
+	}
+	a := h.world.Arche()
+	nc := len(h.comps)
+	for _, c := range h.slots[ep.runs[ri].slot].comps {
+		ct := &h.comps[c]
+		if !a.Has(e, ct.id) {
+			continue
+		}
+		off := (int(ep.rows[ri*nc+c]) + i) * int(ct.size)
+		copy(unsafe.Slice((*byte)(a.Get(e, ct.id)), ct.size), rec.data[c][off:off+int(ct.size)])
+	}
+	return true
+}
+
+// wake gives dormant entities born at or before tick (all of them when all
+// is set) their Predicted marker back.
+func (h *History) wake(tick uint32, all bool) {
+	if len(h.dormant) == 0 {
+		return
+	}
+	a := h.world.Arche()
+	kept := h.dormant[:0]
+	for _, d := range h.dormant {
+		if !all && int32(d.birth-tick) > 0 {
+			kept = append(kept, d)
+			continue
+		}
+		if a.Alive(d.entity) && !a.Has(d.entity, h.predicted) {
+			a.Add(d.entity, h.predicted)
+		}
+	}
+	h.dormant = kept
+}
+
+func (ep *epoch) buildIndex() {
+	if ep.indexed {
+		return
+	}
+	if ep.index == nil {
+		ep.index = make(map[ecs.Entity]int32, len(ep.entities))
+	}
+	clear(ep.index)
+	for i, e := range ep.entities {
+		ep.index[e] = int32(i)
+	}
+	ep.indexed = true
+}
+
+// locate returns the run of e and its row within the run.
+func (ep *epoch) locate(e ecs.Entity) (runIdx, row int, ok bool) {
+	ep.buildIndex()
+	g, ok := ep.index[e]
+	if !ok {
+		return 0, 0, false
+	}
+	ri := sort.Search(len(ep.runs), func(i int) bool { return ep.runs[i].start+ep.runs[i].count > int(g) })
+	return ri, int(g) - ep.runs[ri].start, true
+}
+
+// Lookup returns a pointer to the value of component id of entity e
+// recorded at tick, valid until that ring slot is recorded again. It
+// returns an error if the tick is not held, and a nil pointer with a nil
+// error if e or the component was not recorded at that tick.
+func (h *History) Lookup(tick uint32, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
+	if !h.has(tick) {
+		return nil, h.tickError(tick)
+	}
+	rec := &h.records[int(tick%uint32(len(h.records)))]
+	ep := h.epochOf(rec)
+	c := h.compIndex(id)
+	if c < 0 {
+		return nil, nil
+	}
+	ri, i, ok := ep.locate(e)
+	if !ok {
+		return nil, nil
+	}
+	first := ep.rows[ri*len(h.comps)+c]
+	if first < 0 {
+		return nil, nil
+	}
+	return unsafe.Pointer(&rec.data[c][(int(first)+i)*int(h.comps[c].size)]), nil
+}
+
+func (h *History) compIndex(id ecs.ID) int {
+	for c := range h.comps {
+		if h.comps[c].id == id {
+			return c
+		}
+	}
+	return -1
+}
+
+// HistoryValue returns entity e's component T as recorded at tick. ok is
+// false when the tick is not held, T is not registered, or e had no T then.
+func HistoryValue[T any](h *History, tick uint32, e ecs.Entity) (v T, ok bool) {
+	p, err := h.Lookup(tick, e, ecs.ComponentID[T](h.world.Arche()))
+	if err != nil || p == nil {
+		return v, false
+	}
+	return *(*T)(p), true
+}

@@ -1,0 +1,85 @@
+package ecs_test
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+)
+
+// A client world predicts one entity, rolls back to tick 3 with a
+// correction from the server and replays ticks 4 and 5.
+func ExampleSchedule_Rollback() {
+	type Pos struct{ X float32 }
+
+	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	h, _ := w.EnableHistory(gw.HistoryOptions{Capacity: 32})
+	if err := gw.RegisterRollback[Pos](h); err != nil {
+		panic(err)
+	}
+	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
+	e := spawn.NewWith(&Pos{}, &components.Predicted{})
+
+	filter := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
+	sched := gw.NewSchedule()
+	sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := filter.Query(w.Arche())
+		for q.Next() {
+			q.Get().X++ // move one unit per tick
+		}
+	}))
+	sched.AddSideEffect(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		fmt.Println("footstep at tick", w.Tick())
+	}))
+
+	for i := 0; i < 5; i++ {
+		sched.Tick(w)
+	}
+	pos := generic.NewMap[Pos](w.Arche())
+	fmt.Println("predicted:", pos.Get(e).X)
+
+	// The server says the entity was at 10 at tick 3.
+	err := sched.Rollback(w, 3, func(w *gw.World) { pos.Get(e).X = 10 })
+	fmt.Println("corrected:", pos.Get(e).X, err)
+	// Output:
+	// footstep at tick 1
+	// footstep at tick 2
+	// footstep at tick 3
+	// footstep at tick 4
+	// footstep at tick 5
+	// predicted: 5
+	// corrected: 12 <nil>
+}
+
+// The sync test finds state that lives outside registered components.
+func ExampleSyncTest() {
+	type Pos struct{ X float32 }
+	var hidden float32 // the bug: a variable the rollback cannot restore
+
+	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	h, _ := w.EnableHistory(gw.HistoryOptions{Capacity: 16})
+	_ = gw.RegisterRollback[Pos](h)
+	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
+	spawn.NewWith(&Pos{}, &components.Predicted{})
+	filter := generic.NewFilter1[Pos]()
+	sched := gw.NewSchedule()
+	sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		hidden++
+		q := filter.Query(w.Arche())
+		for q.Next() {
+			q.Get().X += hidden
+		}
+	}))
+
+	st, _ := gw.NewSyncTest(sched, w, gw.SyncTestOptions{Rollback: 2})
+	for i := 0; i < 10; i++ {
+		if err := st.Tick(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	// Output:
+	// ecs: desync at tick 2: entity {1 0} component ecs_test.Pos field X is 5 after replay, was 3 in the first run
+}

@@ -1,0 +1,174 @@
+package ecs
+
+import (
+	"fmt"
+)
+
+// Stage is one of the fixed phases of a tick or a frame, run in the order
+// of their values.
+type Stage uint8
+
+const (
+	// StageReceive reads the network: inputs on a server; snapshots,
+	// spawns and reconciliation (rollback and replay) on a client.
+	StageReceive Stage = iota
+	// StageInput samples (client) or applies (server) the input commands
+	// of the tick.
+	StageInput
+	// StagePrediction is the group rollback re-runs: the deterministic
+	// simulation shared by client and server. After it, the history (if
+	// enabled) records the tick.
+	StagePrediction
+	// StageSimulation holds server-only simulation (damage, scoring,
+	// respawn): never predicted, never replayed.
+	StageSimulation
+	// StageHistory records lag-compensation history on the server.
+	StageHistory
+	// StageSend writes the network: snapshots on a server, inputs on a
+	// client.
+	StageSend
+	// StageInterpolation runs once per frame: remote ghosts are blended
+	// between received states.
+	StageInterpolation
+	// StagePresentation runs once per frame: smoothing of corrections and
+	// rendering.
+	StagePresentation
+
+	numStages
+)
+
+var stageNames = [numStages]string{"receive", "input", "prediction", "simulation", "history", "send", "interpolation", "presentation"}
+
+// String returns the stage's name.
+func (s Stage) String() string {
+	if s < numStages {
+		return stageNames[s]
+	}
+	return fmt.Sprintf("Stage(%d)", uint8(s))
+}
+
+// ScheduleStats counts ticks, rollbacks and replayed ticks.
+type ScheduleStats struct {
+	Ticks         uint64
+	Frames        uint64
+	Rollbacks     uint64
+	ReplayedTicks uint64
+}
+
+// Schedule runs the stages of a tick and of a frame in their fixed order.
+// A tick is [StageReceive] through [StageSend]; a frame is
+// [StageInterpolation] and [StagePresentation].
+type Schedule struct {
+	groups [numStages]*Group
+	stats  ScheduleStats
+}
+
+// NewSchedule returns a schedule with one empty group per stage.
+func NewSchedule() *Schedule {
+	s := &Schedule{}
+	for i := range s.groups {
+		s.groups[i] = NewGroup(Stage(i).String())
+	}
+	return s
+}
+
+// Group returns the group of a stage, to add systems or nested groups. It
+// panics on an unknown stage.
+func (s *Schedule) Group(st Stage) *Group {
+	if st >= numStages {
+		panic(fmt.Sprintf("ecs: unknown stage %d (0..%d)", st, numStages-1))
+	}
+	return s.groups[st]
+}
+
+// Add appends a system to a stage. See [Group.Add].
+func (s *Schedule) Add(st Stage, sys System) *Schedule {
+	s.Group(st).Add(sys)
+	return s
+}
+
+// AddSideEffect appends a side-effect system to a stage; it is skipped
+// during replay. See [Group.AddSideEffect].
+func (s *Schedule) AddSideEffect(st Stage, sys System) *Schedule {
+	s.Group(st).AddSideEffect(sys)
+	return s
+}
+
+// Stats returns the schedule's counters.
+func (s *Schedule) Stats() ScheduleStats { return s.stats }
+
+// Tick advances the world by one tick: the tick number increments, then
+// the tick stages run in order, and the history (if enabled) records the
+// tick right after the prediction stage. It panics while replaying.
+func (s *Schedule) Tick(w *World) {
+	if w.replaying {
+		panic("ecs: Tick called while replaying")
+	}
+	w.tick++
+	s.stats.Ticks++
+	s.groups[StageReceive].Update(w)
+	s.groups[StageInput].Update(w)
+	s.groups[StagePrediction].Update(w)
+	if w.history != nil {
+		w.history.Record(w.tick)
+	}
+	s.groups[StageSimulation].Update(w)
+	s.groups[StageHistory].Update(w)
+	s.groups[StageSend].Update(w)
+}
+
+// Frame runs the per-frame stages (interpolation, presentation).
+func (s *Schedule) Frame(w *World) {
+	s.stats.Frames++
+	s.groups[StageInterpolation].Update(w)
+	s.groups[StagePresentation].Update(w)
+}
+
+// Rollback restores tick `to` from the world's history, calls fix (if not
+// nil) so the caller can overwrite the restored state with the server's,
+// records `to` again, then replays to+1 … the newest recorded tick through
+// the prediction stage only: the world's tick is set to each replayed tick,
+// IsReplaying is true and side-effect systems are skipped; every replayed
+// tick is recorded again. The world's tick is put back afterwards.
+//
+// It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
+// not held, and an error when called during a replay.
+func (s *Schedule) Rollback(w *World, to uint32, fix func(w *World)) error {
+	return s.rollback(w, to, fix, nil)
+}
+
+func (s *Schedule) rollback(w *World, to uint32, fix func(w *World), verify func(t uint32) error) error {
+	h := w.history
+	if h == nil {
+		return ErrNoHistory
+	}
+	if w.replaying {
+		return fmt.Errorf("ecs: rollback to tick %d during a replay", to)
+	}
+	newest, _ := h.Newest()
+	if err := h.Restore(to); err != nil {
+		return err
+	}
+	s.stats.Rollbacks++
+	if fix != nil {
+		fix(w)
+		w.commands.Apply()
+		h.Record(to)
+	}
+	saved := w.tick
+	w.replaying = true
+	var err error
+	for t := to + 1; int32(t-newest) <= 0; t++ {
+		w.tick = t
+		s.groups[StagePrediction].Update(w)
+		s.stats.ReplayedTicks++
+		if verify != nil && err == nil {
+			err = verify(t)
+		}
+		h.Record(t)
+	}
+	w.replaying = false
+	w.tick = saved
+	h.wake(0, true)
+	return err
+}

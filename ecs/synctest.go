@@ -1,0 +1,201 @@
+package ecs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+
+	"github.com/mlange-42/arche/ecs"
+)
+
+// SyncTestOptions configures a [SyncTest].
+type SyncTestOptions struct {
+	// Rollback is how many ticks every check rolls back and replays; 8 when
+	// zero. It must be below the history's capacity.
+	Rollback int
+}
+
+// SyncTest is ghostwire's determinism check, in the spirit of GGPO's sync
+// test: every tick it runs the schedule normally, then rolls back Rollback
+// ticks and replays them, comparing a checksum of all registered
+// components after each replayed tick with the one recorded the first
+// time. A mismatch means the prediction depends on something rollback does
+// not restore: state kept outside registered components (a package
+// variable, a field of a system), input read inside a system instead of
+// from per-tick data, a variable time step, map iteration order.
+//
+// Run it in a test or a debug build of the game; it costs Rollback replays
+// per tick.
+type SyncTest struct {
+	sched  *Schedule
+	world  *World
+	n      uint32
+	start  uint32
+	checks uint64
+}
+
+// DesyncError reports the first difference a [SyncTest] found: the tick,
+// the entity and the component (and field) whose value after replay is not
+// the value of the first run.
+type DesyncError struct {
+	Tick      uint32
+	Entity    ecs.Entity
+	Component reflect.Type
+	Field     string
+	// First and Replay are the field's bytes in the first run and after
+	// replay; both nil when the entity itself is missing from one run.
+	First, Replay []byte
+	kind          reflect.Kind
+}
+
+func (e *DesyncError) Error() string {
+	if e.First == nil && e.Replay == nil && e.Component != nil {
+		return fmt.Sprintf("ecs: desync at tick %d: entity %v has component %v in the first run only", e.Tick, e.Entity, e.Component)
+	}
+	if e.First == nil && e.Replay == nil {
+		return fmt.Sprintf("ecs: desync at tick %d: entity %v exists in only one of the first run and the replay", e.Tick, e.Entity)
+	}
+	return fmt.Sprintf("ecs: desync at tick %d: entity %v component %v field %s is %s after replay, was %s in the first run",
+		e.Tick, e.Entity, e.Component, e.Field, formatField(e.Replay, e.kind), formatField(e.First, e.kind))
+}
+
+// NewSyncTest prepares a determinism check of the world's prediction stage.
+// It returns [ErrNoHistory] without a history, and an error naming the
+// value when Rollback is outside 1..capacity-1.
+func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error) {
+	h := w.history
+	if h == nil {
+		return nil, ErrNoHistory
+	}
+	if opts.Rollback == 0 {
+		opts.Rollback = 8
+	}
+	if opts.Rollback < 1 || opts.Rollback >= h.Capacity() {
+		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.Capacity()-1)
+	}
+	h.checksums = true
+	return &SyncTest{sched: s, world: w, n: uint32(opts.Rollback), start: w.tick}, nil
+}
+
+// Checks returns how many replayed ticks were compared.
+func (st *SyncTest) Checks() uint64 { return st.checks }
+
+// Tick runs one normal tick, then rolls back and replays. It returns a
+// [*DesyncError] at the first replayed tick whose state differs from the
+// first run; the world then holds the replayed state.
+func (st *SyncTest) Tick() error {
+	st.sched.Tick(st.world)
+	now := st.world.tick
+	if now-st.start <= st.n {
+		return nil
+	}
+	h := st.world.history
+	return st.sched.rollback(st.world, now-st.n, nil, func(t uint32) error {
+		st.checks++
+		rec := &h.records[int(t%uint32(len(h.records)))]
+		first := h.epochOf(rec)
+		cur := h.currentEpoch()
+		h.capture(&h.scratch, cur)
+		if h.checksum(&h.scratch, cur) == rec.sum {
+			return nil
+		}
+		if d := h.diff(rec, first, &h.scratch, cur); d != nil {
+			d.Tick = t
+			return d
+		}
+		return fmt.Errorf("ecs: desync at tick %d: checksums differ but no value does", t)
+	})
+}
+
+// Checksum returns a checksum of every registered component of every
+// entity recorded at tick (padding excluded), or a [*TickError].
+func (h *History) Checksum(tick uint32) (uint64, error) {
+	if !h.has(tick) {
+		return 0, h.tickError(tick)
+	}
+	rec := &h.records[int(tick%uint32(len(h.records)))]
+	return h.checksum(rec, h.epochOf(rec)), nil
+}
+
+const (
+	hashSeed  = 0x9e3779b97f4a7c15
+	hashPrime = 0x100000001b3
+)
+
+func mix(h uint64, b []byte) uint64 {
+	for len(b) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * hashPrime
+		h ^= h >> 29
+		b = b[8:]
+	}
+	for _, x := range b {
+		h = (h ^ uint64(x)) * hashPrime
+	}
+	return h
+}
+
+func (h *History) checksum(rec *record, ep *epoch) uint64 {
+	sum := uint64(hashSeed)
+	var buf [8]byte
+	for _, e := range ep.entities {
+		binary.LittleEndian.PutUint32(buf[:4], e.ID())
+		binary.LittleEndian.PutUint32(buf[4:], e.Generation())
+		sum = mix(sum, buf[:])
+	}
+	for c := range h.comps {
+		ct := &h.comps[c]
+		data := rec.data[c]
+		if len(ct.ranges) == 1 && ct.ranges[0].off == 0 && ct.ranges[0].len == ct.size {
+			sum = mix(sum, data)
+			continue
+		}
+		for row := 0; row < len(data); row += int(ct.size) {
+			for _, r := range ct.ranges {
+				sum = mix(sum, data[row+int(r.off):row+int(r.off+r.len)])
+			}
+		}
+	}
+	return sum
+}
+
+// diff returns the first field that differs between two records, matching
+// entities by identity.
+func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncError {
+	nc := len(h.comps)
+	for ri, r := range epA.runs {
+		for i := 0; i < r.count; i++ {
+			e := epA.entities[r.start+i]
+			rj, j, ok := epB.locate(e)
+			if !ok {
+				return &DesyncError{Entity: e}
+			}
+			for _, c := range h.slots[r.slot].comps {
+				ct := &h.comps[c]
+				fb := epB.rows[rj*nc+c]
+				if fb < 0 {
+					return &DesyncError{Entity: e, Component: ct.typ}
+				}
+				offA := (int(epA.rows[ri*nc+c]) + i) * int(ct.size)
+				offB := (int(fb) + j) * int(ct.size)
+				va := a.data[c][offA : offA+int(ct.size)]
+				vb := b.data[c][offB : offB+int(ct.size)]
+				for _, f := range ct.fields {
+					fa, fb := va[f.off:f.off+f.len], vb[f.off:f.off+f.len]
+					if string(fa) != string(fb) {
+						return &DesyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
+							First: append([]byte(nil), fa...), Replay: append([]byte(nil), fb...)}
+					}
+				}
+			}
+		}
+	}
+	if len(epA.entities) != len(epB.entities) {
+		epA.buildIndex()
+		for _, e := range epB.entities {
+			if _, ok := epA.index[e]; !ok {
+				return &DesyncError{Entity: e}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package ecs_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/mlange-42/arche/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+)
+
+func TestSyncTestPassesOnADeterministicGame(t *testing.T) {
+	g := newGame(t, 200, 64)
+	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
+	require.NoError(t, err)
+	for i := 0; i < 300; i++ {
+		require.NoError(t, st.Tick())
+	}
+	assert.Equal(t, uint64((300-8)*8), st.Checks())
+}
+
+// hiddenCounter is state living outside components: the bug the sync test
+// exists to find.
+var hiddenCounter float32
+
+func TestSyncTestFindsHiddenState(t *testing.T) {
+	hiddenCounter = 0
+	g := newGame(t, 50, 64)
+	target := g.entities[7]
+	body := generic.NewMap[Body](g.world.Arche())
+	pos := generic.NewMap[Position](g.world.Arche())
+	g.sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		hiddenCounter++
+		if body.Get(target).Index == 7 {
+			pos.Get(target).Y += hiddenCounter
+		}
+	}))
+	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 4})
+	require.NoError(t, err)
+	var derr error
+	for i := 0; i < 20 && derr == nil; i++ {
+		derr = st.Tick()
+	}
+	var d *gw.DesyncError
+	require.ErrorAs(t, derr, &d)
+	// Ticks 1..5 run once; tick 5 rolls back to 1 and replays 2 first.
+	assert.Equal(t, uint32(2), d.Tick)
+	assert.Equal(t, target, d.Entity)
+	assert.Equal(t, reflect.TypeFor[Position](), d.Component)
+	assert.Equal(t, "Y", d.Field)
+	assert.Contains(t, derr.Error(), "desync at tick 2")
+}
+
+// keyboard stands for a device a system must not read.
+var keyboard float32
+
+func TestSyncTestFindsInputReadInsideASystem(t *testing.T) {
+	g := newGame(t, 10, 64)
+	vel := generic.NewFilter1[Velocity]().With(generic.T[components.Predicted]())
+	g.sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := vel.Query(w.Arche())
+		for q.Next() {
+			q.Get().Z += keyboard
+		}
+	}))
+	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	require.NoError(t, err)
+	var derr error
+	for i := 1; i <= 20 && derr == nil; i++ {
+		keyboard = float32(i % 4) // the key the player holds this tick
+		derr = st.Tick()
+	}
+	var d *gw.DesyncError
+	require.ErrorAs(t, derr, &d)
+	// Tick 4 rolls back to 1 and replays tick 2 with key 0 instead of 2.
+	assert.Equal(t, uint32(2), d.Tick)
+	assert.Equal(t, g.entities[0], d.Entity)
+	assert.Equal(t, reflect.TypeFor[Velocity](), d.Component)
+	assert.Equal(t, "Z", d.Field)
+}
+
+func TestSyncTestValidatesRollback(t *testing.T) {
+	g := newGame(t, 1, 16)
+	_, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 16})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "16")
+}
+
+func TestSyncTestReportsAMissingEntity(t *testing.T) {
+	g := newGame(t, 3, 16)
+	doomed := g.entities[2]
+	g.sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		if w.IsReplaying() && w.Arche().Alive(doomed) {
+			w.Commands().Destroy(doomed)
+		}
+	}))
+	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 2})
+	require.NoError(t, err)
+	var derr error
+	for i := 0; i < 10 && derr == nil; i++ {
+		derr = st.Tick()
+	}
+	var d *gw.DesyncError
+	require.ErrorAs(t, derr, &d)
+	assert.Equal(t, doomed, d.Entity)
+	assert.Nil(t, d.First)
+	assert.Contains(t, derr.Error(), "only one of")
+}

@@ -1,0 +1,147 @@
+package ecs
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/ecs/event"
+)
+
+// Role says which side of the connection a world simulates.
+type Role uint8
+
+const (
+	// RoleServer is the authoritative world: it never rolls back.
+	RoleServer Role = iota
+	// RoleClient predicts its own entities and rolls back on corrections.
+	RoleClient
+)
+
+// String returns "server" or "client".
+func (r Role) String() string {
+	switch r {
+	case RoleServer:
+		return "server"
+	case RoleClient:
+		return "client"
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
+}
+
+// WorldOptions configures [NewWorld]. The zero value is a server world with
+// arche's default capacity.
+type WorldOptions struct {
+	// Role of the world; RoleServer by default.
+	Role Role
+	// InitialCapacity is passed to arche's NewWorld when positive.
+	InitialCapacity int
+}
+
+// World is one arche world plus what netcode needs to know about it: the
+// tick being simulated, the role, whether the prediction group is replaying
+// and a command buffer for deferred structural changes.
+//
+// World installs itself as the arche world's listener to notice structural
+// changes (the per-tick history relies on it). A game that needs its own
+// listener sets it with [World.SetListener], never with arche's
+// World.SetListener, which would replace ghostwire's.
+type World struct {
+	arche     ecs.World
+	tick      uint32
+	role      Role
+	replaying bool
+	commands  Commands
+	history   *History
+
+	// layout counts structural changes (entity created or removed,
+	// component added or removed); equal counts mean equal archetype rows.
+	layout   uint64
+	listener ecs.Listener
+}
+
+// NewWorld creates a world at tick 0.
+func NewWorld(opts WorldOptions) *World {
+	w := &World{role: opts.Role}
+	if opts.InitialCapacity > 0 {
+		w.arche = ecs.NewWorld(opts.InitialCapacity)
+	} else {
+		w.arche = ecs.NewWorld()
+	}
+	w.commands.world = w
+	w.arche.SetListener(&layoutListener{world: w})
+	return w
+}
+
+// Arche returns the underlying arche world. Queries, maps and filters are
+// arche's own; structural changes made while a query is open must go
+// through [World.Commands] instead.
+func (w *World) Arche() *ecs.World { return &w.arche }
+
+// Tick returns the tick being simulated (during replay: the tick being
+// replayed).
+func (w *World) Tick() uint32 { return w.tick }
+
+// SetTick sets the current tick, for example when a client adopts the
+// server's tick at connection. It panics while replaying.
+func (w *World) SetTick(t uint32) {
+	if w.replaying {
+		panic("ecs: SetTick while replaying")
+	}
+	w.tick = t
+}
+
+// Role returns the world's role.
+func (w *World) Role() Role { return w.role }
+
+// IsReplaying reports whether the prediction group is re-running a tick
+// after a rollback. Nothing may be sent and no side effect may fire then.
+func (w *World) IsReplaying() bool { return w.replaying }
+
+// IsFirstTimePredicted reports whether the current tick is simulated for the
+// first time: true on the server and for a client's normal tick, false
+// during replay. Systems use it for effects finer than a whole side-effect
+// system.
+func (w *World) IsFirstTimePredicted() bool { return !w.replaying }
+
+// Commands returns the world's command buffer. Changes queued there are
+// applied by the schedule after the running system returns.
+func (w *World) Commands() *Commands { return &w.commands }
+
+// History returns the world's component history, or nil when none was
+// enabled with [World.EnableHistory].
+func (w *World) History() *History { return w.history }
+
+// LayoutVersion returns a counter that changes with every structural change
+// of the arche world. Two equal values mean every archetype holds the same
+// entities in the same rows.
+func (w *World) LayoutVersion() uint64 { return w.layout }
+
+// SetListener sets the game's own arche listener. ghostwire keeps its
+// internal one and forwards every event that l subscribes to. nil removes
+// it.
+func (w *World) SetListener(l ecs.Listener) { w.listener = l }
+
+// layoutListener bumps the world's layout version on every structural
+// change and forwards events to the game's listener.
+type layoutListener struct{ world *World }
+
+func (l *layoutListener) Notify(aw *ecs.World, evt ecs.EntityEvent) {
+	l.world.layout++
+	user := l.world.listener
+	if user == nil || !user.Subscriptions().ContainsAny(evt.EventTypes) {
+		return
+	}
+	if m := user.Components(); m != nil && !evt.Added.ContainsAny(m) && !evt.Removed.ContainsAny(m) {
+		if mask := aw.Mask(evt.Entity); !mask.ContainsAny(m) {
+			return
+		}
+	}
+	user.Notify(aw, evt)
+}
+
+func (l *layoutListener) Subscriptions() event.Subscription {
+	return event.EntityCreated | event.EntityRemoved | event.ComponentAdded |
+		event.ComponentRemoved | event.RelationChanged | event.TargetChanged
+}
+
+func (l *layoutListener) Components() *ecs.Mask { return nil }
