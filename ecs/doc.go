@@ -6,7 +6,7 @@
 //     or client) and whether the world is replaying. Systems query the
 //     arche world directly through [World.Arche].
 //   - [System], [Group] and [Schedule] order systems into stages; the
-//     prediction stage is the group that rollback re-runs, and systems
+//     three prediction stages are what rollback re-runs, and systems
 //     registered there as side effects are skipped during replay.
 //   - [Commands] defers structural changes asked for while a query runs and
 //     applies them between systems.

@@ -12,13 +12,19 @@ const (
 	// StageReceive reads the network: inputs on a server; snapshots,
 	// spawns and reconciliation (rollback and replay) on a client.
 	StageReceive Stage = iota
-	// StageInput samples (client) or applies (server) the input commands
-	// of the tick.
+	// StageInput samples (client) or buffers (server) the input commands
+	// of the tick. Not replayed.
 	StageInput
-	// StagePrediction is the group rollback re-runs: the deterministic
-	// simulation shared by client and server. After it, the history (if
-	// enabled) records the tick.
+	// StagePrePrediction prepares a predicted tick, such as writing the
+	// tick's input commands onto the entities. Replayed.
+	StagePrePrediction
+	// StagePrediction is the deterministic simulation shared by client and
+	// server: the game's prediction systems. Replayed.
 	StagePrediction
+	// StagePostPrediction closes a predicted tick, such as quantizing the
+	// predicted state the way the wire will. Replayed. After it, the
+	// history (if enabled) records the tick.
+	StagePostPrediction
 	// StageSimulation holds server-only simulation (damage, scoring,
 	// respawn): never predicted, never replayed.
 	StageSimulation
@@ -37,7 +43,8 @@ const (
 	numStages
 )
 
-var stageNames = [numStages]string{"receive", "input", "prediction", "simulation", "history", "send", "interpolation", "presentation"}
+var stageNames = [numStages]string{"receive", "input", "pre-prediction", "prediction", "post-prediction",
+	"simulation", "history", "send", "interpolation", "presentation"}
 
 // String returns the stage's name.
 func (s Stage) String() string {
@@ -57,7 +64,9 @@ type ScheduleStats struct {
 
 // Schedule runs the stages of a tick and of a frame in their fixed order.
 // A tick is [StageReceive] through [StageSend]; a frame is
-// [StageInterpolation] and [StagePresentation].
+// [StageInterpolation] and [StagePresentation]. The three prediction
+// stages ([StagePrePrediction], [StagePrediction], [StagePostPrediction])
+// are the ones a rollback replays.
 type Schedule struct {
 	groups [numStages]*Group
 	stats  ScheduleStats
@@ -99,7 +108,7 @@ func (s *Schedule) Stats() ScheduleStats { return s.stats }
 
 // Tick advances the world by one tick: the tick number increments, then
 // the tick stages run in order, and the history (if enabled) records the
-// tick right after the prediction stage. It panics while replaying.
+// tick right after the prediction stages. It panics while replaying.
 func (s *Schedule) Tick(w *World) {
 	if w.replaying {
 		panic("ecs: Tick called while replaying")
@@ -108,7 +117,7 @@ func (s *Schedule) Tick(w *World) {
 	s.stats.Ticks++
 	s.groups[StageReceive].Update(w)
 	s.groups[StageInput].Update(w)
-	s.groups[StagePrediction].Update(w)
+	s.predict(w)
 	if w.history != nil {
 		w.history.Record(w.tick)
 	}
@@ -127,7 +136,7 @@ func (s *Schedule) Frame(w *World) {
 // Rollback restores tick `to` from the world's history, calls fix (if not
 // nil) so the caller can overwrite the restored state with the server's,
 // records `to` again, then replays to+1 … the newest recorded tick through
-// the prediction stage only: the world's tick is set to each replayed tick,
+// the prediction stages only: the world's tick is set to each replayed tick,
 // IsReplaying is true and side-effect systems are skipped; every replayed
 // tick is recorded again. The world's tick is put back afterwards.
 //
@@ -160,7 +169,7 @@ func (s *Schedule) rollback(w *World, to uint32, fix func(w *World), verify func
 	var err error
 	for t := to + 1; int32(t-newest) <= 0; t++ {
 		w.tick = t
-		s.groups[StagePrediction].Update(w)
+		s.predict(w)
 		s.stats.ReplayedTicks++
 		if verify != nil && err == nil {
 			err = verify(t)
@@ -171,4 +180,11 @@ func (s *Schedule) rollback(w *World, to uint32, fix func(w *World), verify func
 	w.tick = saved
 	h.wake(0, true)
 	return err
+}
+
+// predict runs the stages a replay repeats.
+func (s *Schedule) predict(w *World) {
+	s.groups[StagePrePrediction].Update(w)
+	s.groups[StagePrediction].Update(w)
+	s.groups[StagePostPrediction].Update(w)
 }

@@ -63,7 +63,9 @@ func TestOnlyThePredictionStageIsReplayed(t *testing.T) {
 	}
 	g.sched.Frame(g.world)
 	require.NoError(t, g.sched.Rollback(g.world, 5, nil))
-	assert.Equal(t, 15, runs[gw.StagePrediction])
+	for _, st := range []gw.Stage{gw.StagePrePrediction, gw.StagePrediction, gw.StagePostPrediction} {
+		assert.Equal(t, 15, runs[st], st.String())
+	}
 	for _, st := range []gw.Stage{gw.StageReceive, gw.StageInput, gw.StageSimulation, gw.StageHistory, gw.StageSend} {
 		assert.Equal(t, 10, runs[st], st.String())
 	}

@@ -59,7 +59,7 @@ func (e *DesyncError) Error() string {
 		e.Tick, e.Entity, e.Component, e.Field, formatField(e.Replay, e.kind), formatField(e.First, e.kind))
 }
 
-// NewSyncTest prepares a determinism check of the world's prediction stage.
+// NewSyncTest prepares a determinism check of the world's prediction stages.
 // It returns [ErrNoHistory] without a history, and an error naming the
 // value when Rollback is outside 1..capacity-1.
 func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error) {
