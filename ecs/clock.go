@@ -112,6 +112,18 @@ func (c *FixedClock) Alpha() float64 {
 	return float64(c.acc) / float64(c.interval)
 }
 
+// Pending returns the time accumulated toward the next tick, in ticks,
+// including time elapsed since the last Advance: the fractional part of
+// "now" on the tick axis. A server uses tick + Pending() to measure how
+// early an input arrived.
+func (c *FixedClock) Pending() float64 {
+	elapsed := c.src.Now() - c.last
+	if c.scale != 1 {
+		elapsed = time.Duration(float64(elapsed) * c.scale)
+	}
+	return float64(c.acc+elapsed) / float64(c.interval)
+}
+
 // SetScale sets the rate at which time feeds the accumulator: 1.02 runs
 // ticks 2 % faster. It panics on a scale outside [0.5, 2], a range no
 // clock-sync controller should ever need.

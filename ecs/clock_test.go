@@ -22,9 +22,12 @@ func TestFixedClockAccumulates(t *testing.T) {
 	vt.Advance(15 * time.Millisecond)
 	assert.Equal(t, 1, c.Advance())
 	assert.InDelta(t, 0.25, c.Alpha(), 1e-9)
-	vt.Advance(35 * time.Millisecond)
+	vt.Advance(30 * time.Millisecond)
+	assert.InDelta(t, 1.75, c.Pending(), 1e-9, "time not yet advanced counts")
+	vt.Advance(5 * time.Millisecond)
 	assert.Equal(t, 2, c.Advance())
 	assert.InDelta(t, 0, c.Alpha(), 1e-9)
+	assert.InDelta(t, 0, c.Pending(), 1e-9)
 }
 
 func TestFixedClockCapsCatchUpAndCountsDrops(t *testing.T) {

@@ -173,7 +173,13 @@ func (w *World) EnableHistory(opts HistoryOptions) (*History, error) {
 // refused with a [*PlainDataError] naming the field. Registering must
 // happen before the first record; registering T twice is an error.
 func RegisterRollback[T any](h *History) error {
-	t := reflect.TypeFor[T]()
+	return h.RegisterType(reflect.TypeFor[T]())
+}
+
+// RegisterType is [RegisterRollback] for a type known only at run time
+// (the replicated components of a schema). The type is registered with the
+// arche world if it is not yet.
+func (h *History) RegisterType(t reflect.Type) error {
 	fields, ranges, err := plainLayout(t)
 	if err != nil {
 		return err
@@ -181,7 +187,7 @@ func RegisterRollback[T any](h *History) error {
 	if h.count > 0 {
 		return fmt.Errorf("ecs: cannot register %v after the first record", t)
 	}
-	id := ecs.ComponentID[T](h.world.Arche())
+	id := ecs.TypeID(h.world.Arche(), t)
 	for _, c := range h.comps {
 		if c.id == id {
 			return fmt.Errorf("ecs: component %v is already registered for rollback", t)

@@ -106,3 +106,12 @@ func checkSize(n int) error {
 	}
 	return nil
 }
+
+// Listener hands out the connections dialled to a server, polled once per
+// frame like Conn.Receive.
+type Listener interface {
+	// Accept returns the next new connection, or false when none is
+	// waiting.
+	Accept() (Conn, bool)
+	Close() error
+}

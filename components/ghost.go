@@ -1,0 +1,27 @@
+package components
+
+// GhostID is the network identity of a ghost, assigned by the server and
+// the same on every client. 0 means none.
+type GhostID uint32
+
+// ConnID identifies a connection on the server. 0 means none (the server
+// itself owns the ghost).
+type ConnID uint16
+
+// Ghost marks an entity replicated from the server to clients.
+type Ghost struct {
+	ID GhostID
+	// Type indexes the ghost types of the shared schema: it says which
+	// components replicate.
+	Type uint16
+	// Owner is the connection whose player controls the ghost; its client
+	// predicts it, the others interpolate it.
+	Owner ConnID
+	// Spawned is the server tick the ghost was created on.
+	Spawned uint32
+}
+
+// Interpolated marks a ghost a client shows from received states without
+// simulating it (the ghosts other players own). It never carries
+// [Predicted].
+type Interpolated struct{}

@@ -1,0 +1,232 @@
+package game
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// Config is one match's settings; the arena's flags map onto it one to
+// one. DefaultConfig gives the documented defaults.
+type Config struct {
+	Clients  int            `json:"clients"`
+	Duration time.Duration  `json:"-"`
+	TickRate int            `json:"tick_rate"`
+	RTT      time.Duration  `json:"-"`
+	Jitter   time.Duration  `json:"-"`
+	Loss     float64        `json:"loss_pct"`
+	Dup      float64        `json:"dup_pct"`
+	Reorder  float64        `json:"reorder_pct"`
+	Seed     uint64         `json:"seed"`
+	Rollback systems.RollbackPolicy `json:"-"`
+
+	// Client, if set, adjusts one client's spec before it connects (tests
+	// use it for misbehaving clients).
+	Client func(i int, spec *harness.ClientSpec) `json:"-"`
+}
+
+// DefaultConfig returns the defaults of the arena's command line.
+func DefaultConfig() Config {
+	return Config{Clients: 4, Duration: 30 * time.Second, TickRate: 60, RTT: 100 * time.Millisecond,
+		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1}
+}
+
+// Settle is how long the bots stand still at the end of a match: at least
+// one second plus twice the RTT (and the jitter), so every correction has
+// arrived before convergence is checked.
+func (c Config) Settle() time.Duration {
+	return time.Second + 2*(c.RTT+2*c.Jitter) + 250*time.Millisecond
+}
+
+// Validate returns an error naming the flag, its value and the allowed
+// range for the first bad setting.
+func (c Config) Validate() error {
+	bad := func(flag string, v any, allowed string) error {
+		return fmt.Errorf("-%s %v: allowed range is %s", flag, v, allowed)
+	}
+	switch {
+	case c.Clients < 1 || c.Clients > 64:
+		return bad("clients", c.Clients, "1..64")
+	case c.Duration < time.Second || c.Duration > 2*time.Hour:
+		return bad("duration", c.Duration, "1s..2h")
+	case c.TickRate < 10 || c.TickRate > 240:
+		return bad("tick-rate", c.TickRate, "10..240")
+	case c.RTT < 0 || c.RTT > 2*time.Second:
+		return bad("rtt", c.RTT, "0..2s")
+	case c.Jitter < 0 || c.Jitter > c.RTT/2+50*time.Millisecond || c.Jitter > time.Second:
+		return bad("jitter", c.Jitter, fmt.Sprintf("0..%v (RTT/2 + 50ms)", min(c.RTT/2+50*time.Millisecond, time.Second)))
+	case !(c.Loss >= 0 && c.Loss <= 50):
+		return bad("loss", c.Loss, "0..50 (percent)")
+	case !(c.Dup >= 0 && c.Dup <= 50):
+		return bad("dup", c.Dup, "0..50 (percent)")
+	case !(c.Reorder >= 0 && c.Reorder <= 50):
+		return bad("reorder", c.Reorder, "0..50 (percent)")
+	case c.Rollback > systems.RollbackAlways:
+		return bad("rollback", c.Rollback, "mismatch|always")
+	}
+	return nil
+}
+
+// Link returns the conditions of every client's link: half the RTT each
+// way, the jitter, loss, duplication and reordering in both directions.
+func (c Config) Link() transport.Conditions {
+	l := transport.LinkConfig{Latency: c.RTT / 2, Jitter: c.Jitter, Loss: c.Loss / 100, Duplicate: c.Dup / 100, Reorder: c.Reorder / 100}
+	return transport.Conditions{Up: l, Down: l}
+}
+
+// Match is a running arena match: a server and bot clients in a harness.
+type Match struct {
+	Config  Config
+	Schema  *Schema
+	Harness *harness.Harness
+	Players []*PlayerStats
+	stopAt  time.Duration
+}
+
+// PlayerStats is what the arena measures on one client beyond the
+// framework's counters.
+type PlayerStats struct {
+	Bot *Bot
+	// Footsteps counts the footstep side effect: first-time predicted
+	// ticks on which the player's own input moves it.
+	Footsteps uint64
+	// MaxCorrection is the largest jump of the own player's position that
+	// a rollback caused, in arena units.
+	MaxCorrection float64
+	// InputDelay is the most ticks between sampling a key press and the
+	// predicted tick that applied it; Presses counts the presses.
+	InputDelay int
+	Presses    uint64
+	before     Position
+	prevMoving bool
+}
+
+// NewMatch builds a match: the server, one bot client per Config.Clients,
+// and the game's systems on every endpoint.
+func NewMatch(cfg Config) (*Match, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Match{Config: cfg, Schema: NewSchema(), stopAt: cfg.Duration}
+	specs := make([]harness.ClientSpec, cfg.Clients)
+	m.Players = make([]*PlayerStats, cfg.Clients)
+	opts := harness.Options{
+		Seed:   cfg.Seed,
+		Schema: m.Schema.Schema,
+		Server: systems.ServerOptions{
+			TickRate:  cfg.TickRate,
+			OnConnect: m.spawnPlayer,
+			OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+				for _, e := range owned {
+					w.Arche().RemoveEntity(e)
+				}
+			},
+		},
+		SetupServer: func(s *systems.Server) error {
+			s.Schedule.Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
+			s.Schedule.Add(gw.StagePrediction, NewCollideSystem(s.World))
+			return nil
+		},
+		SetupClient: m.setupClient,
+	}
+	for i := range specs {
+		m.Players[i] = &PlayerStats{}
+		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, Rollback: cfg.Rollback}}
+		if cfg.Client != nil {
+			cfg.Client(i, &specs[i])
+		}
+	}
+	opts.Clients = nil
+	h, err := harness.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	m.Harness = h
+	for i, spec := range specs {
+		ps := m.Players[i]
+		if spec.Options.Input == nil {
+			ps.Bot = NewBot(cfg.Seed*1000+uint64(i)+1, h.Time, m.stopAt)
+			spec.Options.Input = ps.Bot.Input
+		}
+		own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
+		ownPos := func(w *gw.World) (Position, bool) {
+			q := own.Query(w.Arche())
+			if !q.Next() {
+				return Position{}, false
+			}
+			p := *q.Get()
+			q.Close()
+			return p, true
+		}
+		hadOwn := false
+		spec.Options.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
+		spec.Options.AfterCorrection = func(w *gw.World) {
+			if p, ok := ownPos(w); ok && hadOwn {
+				ps.MaxCorrection = max(ps.MaxCorrection, float64(length(p.X-ps.before.X, p.Y-ps.before.Y)))
+			}
+		}
+		if err := h.AddClient(spec); err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	return m, nil
+}
+
+// spawnPlayer creates a connection's player on a circle, by connection ID.
+func (m *Match) spawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+	a := float64(conn-1) * 2 * math.Pi / 8
+	r := float64(3 + 3*((conn-1)/8%2))
+	spawn := generic.NewMap2[Position, Velocity](w.Arche())
+	e := spawn.NewWith(&Position{X: posQuant.Quantize(float32(r * math.Cos(a))), Y: posQuant.Quantize(float32(r * math.Sin(a)))}, &Velocity{})
+	return e, m.Schema.Player, nil
+}
+
+// setupClient installs the shared prediction systems and the client-only
+// side effects.
+func (m *Match) setupClient(i int, c *systems.Client) error {
+	ps := m.Players[i]
+	c.Schedule.Add(gw.StagePrediction, NewMoveSystem(m.Config.TickRate))
+	c.Schedule.Add(gw.StagePrediction, NewCollideSystem(c.World))
+	own := generic.NewFilter1[components.InputCommand]().With(generic.T[components.Predicted]())
+	// Input delay: ticks between sampling a key press and the predicted
+	// tick that applies it (ghostwire applies it on the same tick).
+	c.Schedule.AddSideEffect(gw.StagePrePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := own.Query(w.Arche())
+		for q.Next() {
+			in := q.Get()
+			moving := in.Moving()
+			if moving && !ps.prevMoving {
+				ps.Presses++
+				ps.InputDelay = max(ps.InputDelay, int(w.Tick()-in.Tick))
+			}
+			ps.prevMoving = moving
+		}
+	}))
+	// The footstep: a side effect that must fire once per moving tick,
+	// however often the tick is replayed.
+	c.Schedule.AddSideEffect(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
+		q := own.Query(w.Arche())
+		for q.Next() {
+			if q.Get().Moving() {
+				ps.Footsteps++
+			}
+		}
+	}))
+	return nil
+}
+
+func getPV(a *ecs.World, e ecs.Entity) (Position, Velocity) {
+	m := generic.NewMap2[Position, Velocity](a)
+	p, v := m.Get(e)
+	return *p, *v
+}

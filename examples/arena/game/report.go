@@ -1,0 +1,205 @@
+package game
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/systems"
+)
+
+// Report is the outcome of a match. Everything but Wall depends only on the
+// configuration: the same flags give the same report.
+type Report struct {
+	Config    ReportConfig   `json:"config"`
+	Server    ServerReport   `json:"server"`
+	Clients   []ClientReport `json:"clients"`
+	Converged bool           `json:"converged"`
+	Wall      WallReport     `json:"wall"`
+}
+
+// ReportConfig echoes the settings used.
+type ReportConfig struct {
+	Clients    int     `json:"clients"`
+	DurationS  float64 `json:"duration_s"`
+	SettleS    float64 `json:"settle_s"`
+	TickRate   int     `json:"tick_rate"`
+	RTTms      float64 `json:"rtt_ms"`
+	JitterMS   float64 `json:"jitter_ms"`
+	LossPct    float64 `json:"loss_pct"`
+	DupPct     float64 `json:"dup_pct"`
+	ReorderPct float64 `json:"reorder_pct"`
+	Seed       uint64  `json:"seed"`
+	Rollback   string  `json:"rollback"`
+}
+
+// ServerReport holds the server's counters.
+type ServerReport struct {
+	Ticks          uint64 `json:"ticks"`
+	InputsApplied  uint64 `json:"inputs_applied"`
+	InputsMissing  uint64 `json:"inputs_missing"`
+	InputsLate     uint64 `json:"inputs_late"`
+	InputsRejected uint64 `json:"inputs_rejected"`
+	InputsClamped  uint64 `json:"inputs_clamped"`
+	BytesSent      uint64 `json:"bytes_sent"`
+	BytesReceived  uint64 `json:"bytes_received"`
+	BadPackets     uint64 `json:"bad_packets"`
+	MaxBuffered    int    `json:"max_inputs_buffered"`
+}
+
+// ClientReport holds one client's counters and measurements.
+type ClientReport struct {
+	ID               int     `json:"id"`
+	Ticks            uint64  `json:"ticks"`
+	Mispredictions   uint64  `json:"mispredictions"`
+	Rollbacks        uint64  `json:"rollbacks"`
+	ReplayedTicks    uint64  `json:"replayed_ticks"`
+	HardCorrections  uint64  `json:"hard_corrections"`
+	MaxCorrection    float64 `json:"max_correction"`
+	FinalError       float64 `json:"final_error"`
+	Footsteps        uint64  `json:"footsteps"`
+	MovingInputs     uint64  `json:"moving_inputs"`
+	RTTms            float64 `json:"rtt_ms"`
+	AheadTicks       float64 `json:"ahead_ticks"`
+	InputDelayTicks  int     `json:"input_delay_ticks"`
+	BytesDownPerS    float64 `json:"bytes_down_per_s"`
+	BytesUpPerS      float64 `json:"bytes_up_per_s"`
+	SentDuringReplay uint64  `json:"sent_during_replay"`
+	Converged        bool    `json:"converged"`
+}
+
+// WallReport holds what depends on the machine.
+type WallReport struct {
+	Seconds             float64 `json:"seconds"`
+	SimSecondsPerSecond float64 `json:"sim_seconds_per_wall_second"`
+}
+
+// Second is the progress of one simulated second.
+type Second struct {
+	At             time.Duration
+	ServerTick     uint32
+	Connected      int
+	Mispredictions uint64
+	Rollbacks      uint64
+	Replayed       uint64
+	RTT            time.Duration
+	Ahead          float64
+}
+
+// Print writes the second as one line.
+func (s Second) Print(w io.Writer) {
+	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.0fms  ahead %5.1f ticks  mispredictions %5d  rollbacks %5d  replayed %6d\n",
+		s.At.Seconds(), s.ServerTick, s.Connected, float64(s.RTT)/float64(time.Millisecond), s.Ahead, s.Mispredictions, s.Rollbacks, s.Replayed)
+}
+
+// Run plays the match to its end (Duration, then Settle with the bots
+// still) and returns the report. onSecond, if set, is called after every
+// simulated second.
+func (m *Match) Run(onSecond func(Second)) *Report {
+	h := m.Harness
+	end := m.Config.Duration + m.Config.Settle()
+	start := time.Now()
+	for next := time.Second; h.Time.Now() < end; next += time.Second {
+		h.Run(min(next, end) - h.Time.Now())
+		if onSecond != nil {
+			onSecond(m.second())
+		}
+	}
+	wall := time.Since(start).Seconds()
+	r := m.report()
+	r.Wall = WallReport{Seconds: wall, SimSecondsPerSecond: end.Seconds() / max(wall, 1e-9)}
+	return r
+}
+
+func (m *Match) second() Second {
+	h := m.Harness
+	s := Second{At: h.Time.Now(), ServerTick: h.Server.World.Tick(), Connected: h.Server.Stats().Connections}
+	var rtt time.Duration
+	for _, c := range h.Clients {
+		st := c.Stats()
+		s.Mispredictions += st.Mispredictions
+		s.Rollbacks += st.Rollbacks
+		s.Replayed += st.ReplayedTicks
+		rtt += st.RTT
+		s.Ahead += st.Ahead
+	}
+	if n := len(h.Clients); n > 0 {
+		s.RTT = rtt / time.Duration(n)
+		s.Ahead /= float64(n)
+	}
+	return s
+}
+
+func (m *Match) report() *Report {
+	h := m.Harness
+	cfg := m.Config
+	sim := h.Time.Now().Seconds()
+	r := &Report{Config: ReportConfig{
+		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
+		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
+		Seed: cfg.Seed, Rollback: cfg.Rollback.String(),
+	}}
+	ss := h.Server.Stats()
+	r.Server = ServerReport{Ticks: ss.Ticks, InputsApplied: ss.InputsApplied, InputsMissing: ss.InputsMissing,
+		InputsLate: ss.InputsLate, InputsRejected: ss.InputsRejected, InputsClamped: ss.InputsClamped,
+		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered}
+	r.Converged = true
+	for i, c := range h.Clients {
+		st := c.Stats()
+		ps := m.Players[i]
+		cr := ClientReport{
+			ID: i + 1, Ticks: st.Ticks, Mispredictions: st.Mispredictions, Rollbacks: st.Rollbacks,
+			ReplayedTicks: st.ReplayedTicks, HardCorrections: st.HardCorrections, MaxCorrection: round6(ps.MaxCorrection),
+			Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
+			InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
+			BytesUpPerS: round6(float64(st.BytesSent) / sim), SentDuringReplay: h.SentDuringReplay(i),
+		}
+		if ps.Bot != nil {
+			cr.MovingInputs = ps.Bot.Moving
+		}
+		cr.FinalError, cr.Converged = m.finalError(c)
+		cr.FinalError = round6(cr.FinalError)
+		r.Converged = r.Converged && cr.Converged
+		r.Clients = append(r.Clients, cr)
+	}
+	return r
+}
+
+// finalError compares a client's own player with the server's: the
+// distance between the positions, and whether position and velocity are
+// bit-identical.
+func (m *Match) finalError(c *systems.Client) (float64, bool) {
+	var id components.GhostID
+	c.Ghosts.Each(func(gid components.GhostID, _ ecs.Entity, predicted bool) {
+		if predicted {
+			id = gid
+		}
+	})
+	if id == 0 {
+		return math.Inf(1), false
+	}
+	ce, _ := c.Ghosts.Lookup(id)
+	se, ok := m.Harness.Server.Ghosts.Entity(id)
+	if !ok {
+		return math.Inf(1), false
+	}
+	cp, cv := getPV(c.World.Arche(), ce)
+	sp, sv := getPV(m.Harness.Server.World.Arche(), se)
+	d := float64(length(cp.X-sp.X, cp.Y-sp.Y))
+	return d, cp == sp && cv == sv
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// round6 keeps reports readable and stable across platforms' float
+// formatting.
+func round6(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return -1
+	}
+	return math.Round(v*1e6) / 1e6
+}

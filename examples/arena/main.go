@@ -1,0 +1,134 @@
+// Command arena runs a headless ghostwire match: a server and bot clients
+// over conditioned in-memory links, on virtual time as fast as the machine
+// allows. It prints one line per simulated second and a summary, and can
+// write a JSON report.
+//
+//	go run ./examples/arena -clients 8 -rtt 150ms -loss 5 -report report.json
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/systems"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "arena:", err)
+		os.Exit(2)
+	}
+}
+
+// rollbackFlag parses -rollback.
+type rollbackFlag struct{ p *systems.RollbackPolicy }
+
+func (f rollbackFlag) String() string {
+	if f.p == nil {
+		return "mismatch"
+	}
+	return f.p.String()
+}
+
+func (f rollbackFlag) Set(s string) error {
+	switch s {
+	case "mismatch":
+		*f.p = systems.RollbackOnMismatch
+	case "always":
+		*f.p = systems.RollbackAlways
+	default:
+		return fmt.Errorf("%q: allowed values are mismatch|always", s)
+	}
+	return nil
+}
+
+// percentFlag parses a percentage, refusing what is not a number.
+type percentFlag struct{ p *float64 }
+
+func (f percentFlag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f percentFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number (percent, 0..50)", s)
+	}
+	*f.p = v
+	return nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	cfg := game.DefaultConfig()
+	fs := flag.NewFlagSet("arena", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of bot clients (1..64)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated play before the bots stand still (1s..2h)")
+	fs.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "ticks per second (10..240)")
+	fs.DurationVar(&cfg.RTT, "rtt", cfg.RTT, "round-trip time of every link (0..2s)")
+	fs.DurationVar(&cfg.Jitter, "jitter", cfg.Jitter, "one-way jitter, ± (0..RTT/2+50ms)")
+	fs.Var(percentFlag{&cfg.Loss}, "loss", "packet loss in percent, each way (0..50)")
+	fs.Var(percentFlag{&cfg.Dup}, "dup", "packet duplication in percent, each way (0..50)")
+	fs.Var(percentFlag{&cfg.Reorder}, "reorder", "packet reordering in percent, each way (0..50)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the links and the bots")
+	fs.Var(rollbackFlag{&cfg.Rollback}, "rollback", "reconciliation policy: mismatch|always")
+	report := fs.String("report", "", "write the JSON report to this file")
+	quiet := fs.Bool("quiet", false, "no per-second lines")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	m, err := game.NewMatch(cfg)
+	if err != nil {
+		return err
+	}
+	var onSecond func(game.Second)
+	if !*quiet {
+		onSecond = func(s game.Second) { s.Print(stdout) }
+	}
+	r := m.Run(onSecond)
+	printSummary(stdout, r)
+	if *report != "" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*report, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if !r.Converged {
+		return errors.New("a client did not converge to the server's state")
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, r *game.Report) {
+	c := r.Config
+	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s\n",
+		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback)
+	s := r.Server
+	fmt.Fprintf(w, "server: %d ticks, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received\n",
+		s.Ticks, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived)
+	for _, cl := range r.Clients {
+		fmt.Fprintf(w, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d replayed %6d  max correction %.3f  final error %.4f  footsteps %d/%d moving inputs  down %.0f B/s up %.0f B/s\n",
+			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.ReplayedTicks, cl.MaxCorrection, cl.FinalError,
+			cl.Footsteps, cl.MovingInputs, cl.BytesDownPerS, cl.BytesUpPerS)
+	}
+	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second)\n", r.Converged, r.Wall.SimSecondsPerSecond)
+}

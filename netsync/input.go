@@ -1,0 +1,215 @@
+package netsync
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ghostwire/ghostwire/components"
+)
+
+// Input wire precision. Move axes use 127 steps per unit (a signed byte
+// without -128), aim 2^16 steps per turn, the view fraction 1/256 tick and
+// the interpolation delay 1/16 tick up to MaxInterpolationDelay.
+const (
+	moveSteps             = 127
+	aimBits               = 16
+	viewFractionSteps     = 256
+	delaySteps            = 16
+	delayBits             = 11
+	MaxInterpolationDelay = float32((1<<delayBits)-1) / delaySteps // ticks
+	MaxInputsPerBatch     = 32
+)
+
+var aimQuantizer = mustAngle(aimBits)
+
+func mustAngle(bits int) AngleQuantizer {
+	q, err := NewAngleQuantizer(bits)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// QuantizeMove returns the move vector the wire carries for (x, y): longer
+// than 1 it is scaled to length 1, then each axis is truncated toward zero
+// to 1/127 steps (then shortened by a step if rounding left it longer than
+// 1), so the result's length never exceeds 1 and quantizing it again
+// changes nothing. NaN or infinite axes give (0, 0).
+func QuantizeMove(x, y float32) (float32, float32) {
+	if !finite(x) || !finite(y) {
+		return 0, 0
+	}
+	if moveLen2(x, y) > 1 {
+		l := float32(math.Sqrt(moveLen2(x, y)))
+		x, y = x/l, y/l
+	}
+	cx, cy := truncCode(x), truncCode(y)
+	for moveLen2(float32(cx)/moveSteps, float32(cy)/moveSteps) > 1 {
+		if abs(cx) >= abs(cy) {
+			cx -= sign(cx)
+		} else {
+			cy -= sign(cy)
+		}
+	}
+	return float32(cx) / moveSteps, float32(cy) / moveSteps
+}
+
+// moveLen2 is the squared length the server checks inputs with.
+func moveLen2(x, y float32) float64 { return float64(x)*float64(x) + float64(y)*float64(y) }
+
+// truncCode truncates v·127 toward zero, but snaps values within 1e-4 of a
+// whole step to it, so a value already on the grid (c/127 computed in
+// float32) maps back to c.
+func truncCode(v float32) int64 {
+	f := float64(v) * moveSteps
+	c := math.Round(f)
+	if math.Abs(f-c) > 1e-4 {
+		c = math.Trunc(f)
+	}
+	return int64(max(-moveSteps, min(moveSteps, c)))
+}
+
+// moveCode is the wire code of an axis already on the grid.
+func moveCode(v float32) int64 { return truncCode(v) }
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func sign(v int64) int64 {
+	if v < 0 {
+		return -1
+	}
+	return 1
+}
+
+func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// QuantizeInput rounds every field of c to what the wire carries. A client
+// predicts with the quantized command, so it simulates exactly what the
+// server will; quantizing twice changes nothing. Non-finite values become
+// 0.
+func QuantizeInput(c *components.InputCommand) {
+	c.MoveX, c.MoveY = QuantizeMove(c.MoveX, c.MoveY)
+	if !finite(c.Aim) {
+		c.Aim = 0
+	}
+	c.Aim = aimQuantizer.Quantize(c.Aim)
+	if !finite(c.ViewFraction) || c.ViewFraction < 0 {
+		c.ViewFraction = 0
+	}
+	c.ViewFraction = float32(min(viewFractionSteps-1, int(c.ViewFraction*viewFractionSteps))) / viewFractionSteps
+	if !finite(c.InterpolationDelay) || c.InterpolationDelay < 0 {
+		c.InterpolationDelay = 0
+	}
+	c.InterpolationDelay = float32(min((1<<delayBits)-1, int(c.InterpolationDelay*delaySteps+0.5))) / delaySteps
+	for _, o := range []*float32{&c.OriginX, &c.OriginY, &c.OriginZ} {
+		if !finite(*o) {
+			*o = 0
+		}
+	}
+}
+
+// writeInput encodes c after prev (the previous input of the batch, or a
+// zero command), sending only what changed.
+func writeInput(w *BitWriter, c, prev *components.InputCommand) {
+	if c.Buttons == prev.Buttons {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		w.WriteUvarint(uint64(c.Buttons))
+	}
+	if c.MoveX == prev.MoveX && c.MoveY == prev.MoveY {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		w.WriteBits(uint64(moveCode(c.MoveX)+moveSteps), 8)
+		w.WriteBits(uint64(moveCode(c.MoveY)+moveSteps), 8)
+	}
+	if c.Aim == prev.Aim {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		aimQuantizer.Write(w, c.Aim)
+	}
+	if c.ViewTick == 0 {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		w.WriteVarint(int64(c.Tick) - int64(c.ViewTick))
+		w.WriteBits(uint64(c.ViewFraction*viewFractionSteps), 8)
+		w.WriteBits(uint64(c.InterpolationDelay*delaySteps), delayBits)
+	}
+	if c.OriginX == 0 && c.OriginY == 0 && c.OriginZ == 0 {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		w.WriteFloat32(c.OriginX)
+		w.WriteFloat32(c.OriginY)
+		w.WriteFloat32(c.OriginZ)
+	}
+}
+
+// readInput decodes what writeInput wrote. It refuses out-of-range codes
+// and non-finite origins; a move vector longer than 1 is returned as sent
+// (the InputBuffer clamps and counts it).
+func readInput(r *BitReader, c, prev *components.InputCommand, tick uint32) error {
+	*c = components.InputCommand{Tick: tick, Buttons: prev.Buttons, MoveX: prev.MoveX, MoveY: prev.MoveY, Aim: prev.Aim}
+	if changed, _ := r.ReadBool(); changed {
+		b, _ := r.ReadUvarint()
+		if b > math.MaxUint32 {
+			return fmt.Errorf("netsync: input buttons %d outside 0..%d: %w", b, uint32(math.MaxUint32), ErrOutOfRange)
+		}
+		c.Buttons = uint32(b)
+	}
+	if changed, _ := r.ReadBool(); changed {
+		x, _ := r.ReadBits(8)
+		y, err := r.ReadBits(8)
+		if err != nil {
+			return err
+		}
+		if x > 2*moveSteps || y > 2*moveSteps {
+			return fmt.Errorf("netsync: input move code (%d, %d) outside 0..%d: %w", x, y, 2*moveSteps, ErrOutOfRange)
+		}
+		c.MoveX = float32(int64(x)-moveSteps) / moveSteps
+		c.MoveY = float32(int64(y)-moveSteps) / moveSteps
+	}
+	if changed, _ := r.ReadBool(); changed {
+		a, err := aimQuantizer.Read(r)
+		if err != nil {
+			return err
+		}
+		c.Aim = a
+	}
+	if has, _ := r.ReadBool(); has {
+		d, _ := r.ReadVarint()
+		frac, _ := r.ReadBits(8)
+		delay, err := r.ReadBits(delayBits)
+		if err != nil {
+			return err
+		}
+		vt := int64(tick) - d
+		if vt < 1 || vt > int64(tick) {
+			return fmt.Errorf("netsync: input view tick %d outside 1..%d (the input's tick): %w", vt, tick, ErrOutOfRange)
+		}
+		c.ViewTick = uint32(vt)
+		c.ViewFraction = float32(frac) / viewFractionSteps
+		c.InterpolationDelay = float32(delay) / delaySteps
+	}
+	if has, _ := r.ReadBool(); has {
+		c.OriginX, _ = r.ReadFloat32()
+		c.OriginY, _ = r.ReadFloat32()
+		z, err := r.ReadFloat32()
+		if err != nil {
+			return err
+		}
+		c.OriginZ = z
+		if !finite(c.OriginX) || !finite(c.OriginY) || !finite(c.OriginZ) {
+			return fmt.Errorf("netsync: input origin (%v, %v, %v) is not finite: %w", c.OriginX, c.OriginY, c.OriginZ, ErrOutOfRange)
+		}
+	}
+	return r.Err()
+}

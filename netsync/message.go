@@ -1,0 +1,283 @@
+package netsync
+
+import (
+	"fmt"
+
+	"github.com/ghostwire/ghostwire/components"
+)
+
+// ProtocolVersion is carried in every packet's first byte; a peer speaking
+// another version is refused.
+const ProtocolVersion = 1
+
+// MsgType says what a packet holds; it is the packet's second byte.
+type MsgType uint8
+
+// The message types.
+const (
+	MsgHello      MsgType = 1 // client → server: please connect
+	MsgWelcome    MsgType = 2 // server → client: connected, here is the clock
+	MsgReject     MsgType = 3 // server → client: refused, with a reason
+	MsgInputs     MsgType = 4 // client → server: the newest input commands
+	MsgSnapshot   MsgType = 5 // server → client: ghost states of one tick
+	MsgDisconnect MsgType = 6 // either way: goodbye
+)
+
+// String names the message type.
+func (t MsgType) String() string {
+	switch t {
+	case MsgHello:
+		return "hello"
+	case MsgWelcome:
+		return "welcome"
+	case MsgReject:
+		return "reject"
+	case MsgInputs:
+		return "inputs"
+	case MsgSnapshot:
+		return "snapshot"
+	case MsgDisconnect:
+		return "disconnect"
+	}
+	return fmt.Sprintf("MsgType(%d)", uint8(t))
+}
+
+// PeekType checks a packet's version byte and returns its message type.
+// It errors on a packet shorter than 2 bytes, another protocol version or
+// an unknown type.
+func PeekType(p []byte) (MsgType, error) {
+	if len(p) < 2 {
+		return 0, fmt.Errorf("netsync: packet of %d bytes is shorter than its 2-byte header: %w", len(p), ErrShortBuffer)
+	}
+	if p[0] != ProtocolVersion {
+		return 0, fmt.Errorf("netsync: protocol version %d, want %d: %w", p[0], ProtocolVersion, ErrOutOfRange)
+	}
+	t := MsgType(p[1])
+	if t < MsgHello || t > MsgDisconnect {
+		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgDisconnect, ErrOutOfRange)
+	}
+	return t, nil
+}
+
+func begin(w *BitWriter, buf []byte, t MsgType) {
+	w.Reset(buf[:0])
+	w.WriteBits(ProtocolVersion, 8)
+	w.WriteBits(uint64(t), 8)
+}
+
+func open(r *BitReader, p []byte, want MsgType) error {
+	t, err := PeekType(p)
+	if err != nil {
+		return err
+	}
+	if t != want {
+		return fmt.Errorf("netsync: got a %v packet, want %v: %w", t, want, ErrMalformed)
+	}
+	r.Reset(p[2:])
+	return nil
+}
+
+// Hello asks a server for a connection.
+type Hello struct {
+	SchemaHash uint64 // the client's Schema.Hash
+	TickRate   uint16 // the client's tick rate; must equal the server's
+	ClientTime uint32 // client clock in ms, echoed for the first RTT sample
+}
+
+// AppendHello encodes h into buf[:0] (reusing its capacity) and returns the
+// packet.
+func AppendHello(buf []byte, h *Hello) []byte {
+	var w BitWriter
+	begin(&w, buf, MsgHello)
+	w.WriteBits(h.SchemaHash, 64)
+	w.WriteBits(uint64(h.TickRate), 16)
+	w.WriteBits(uint64(h.ClientTime), 32)
+	return w.Bytes()
+}
+
+// DecodeHello decodes a hello packet.
+func DecodeHello(p []byte, h *Hello) error {
+	var r BitReader
+	if err := open(&r, p, MsgHello); err != nil {
+		return err
+	}
+	hash, _ := r.ReadBits(64)
+	rate, _ := r.ReadBits(16)
+	ct, err := r.ReadBits(32)
+	if err != nil {
+		return err
+	}
+	*h = Hello{SchemaHash: hash, TickRate: uint16(rate), ClientTime: uint32(ct)}
+	return nil
+}
+
+// Welcome accepts a connection and starts the client's clock.
+type Welcome struct {
+	Conn       components.ConnID // the client's connection ID
+	ServerTick uint32            // the server's last simulated tick when sent
+	TickRate   uint16
+	EchoTime   uint32 // the hello's ClientTime
+	Hold       uint16 // ms between receiving the hello and sending this
+}
+
+// AppendWelcome encodes m into buf[:0] and returns the packet.
+func AppendWelcome(buf []byte, m *Welcome) []byte {
+	var w BitWriter
+	begin(&w, buf, MsgWelcome)
+	w.WriteBits(uint64(m.Conn), 16)
+	w.WriteBits(uint64(m.ServerTick), 32)
+	w.WriteBits(uint64(m.TickRate), 16)
+	w.WriteBits(uint64(m.EchoTime), 32)
+	w.WriteBits(uint64(m.Hold), 16)
+	return w.Bytes()
+}
+
+// DecodeWelcome decodes a welcome packet. A zero connection ID or tick
+// rate is refused.
+func DecodeWelcome(p []byte, m *Welcome) error {
+	var r BitReader
+	if err := open(&r, p, MsgWelcome); err != nil {
+		return err
+	}
+	conn, _ := r.ReadBits(16)
+	tick, _ := r.ReadBits(32)
+	rate, _ := r.ReadBits(16)
+	echo, _ := r.ReadBits(32)
+	hold, err := r.ReadBits(16)
+	if err != nil {
+		return err
+	}
+	if conn == 0 || rate == 0 {
+		return fmt.Errorf("netsync: welcome with connection %d and tick rate %d; both must be > 0: %w", conn, rate, ErrOutOfRange)
+	}
+	*m = Welcome{Conn: components.ConnID(conn), ServerTick: uint32(tick), TickRate: uint16(rate), EchoTime: uint32(echo), Hold: uint16(hold)}
+	return nil
+}
+
+// RejectReason says why a server refused or dropped a connection.
+type RejectReason uint8
+
+// The reject and disconnect reasons.
+const (
+	RejectSchema   RejectReason = 1 // the schemas differ
+	RejectTickRate RejectReason = 2 // the tick rates differ
+	RejectFull     RejectReason = 3 // no free connection slot
+	ReasonTimeout  RejectReason = 4 // nothing heard for too long
+	ReasonClosed   RejectReason = 5 // the peer closed
+)
+
+// String describes the reason.
+func (r RejectReason) String() string {
+	switch r {
+	case RejectSchema:
+		return "schema mismatch"
+	case RejectTickRate:
+		return "tick rate mismatch"
+	case RejectFull:
+		return "server full"
+	case ReasonTimeout:
+		return "timeout"
+	case ReasonClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("RejectReason(%d)", uint8(r))
+}
+
+// AppendReason encodes a reject or disconnect packet (t is MsgReject or
+// MsgDisconnect) into buf[:0].
+func AppendReason(buf []byte, t MsgType, reason RejectReason) []byte {
+	var w BitWriter
+	begin(&w, buf, t)
+	w.WriteBits(uint64(reason), 8)
+	return w.Bytes()
+}
+
+// DecodeReason decodes a reject or disconnect packet.
+func DecodeReason(p []byte, t MsgType) (RejectReason, error) {
+	var r BitReader
+	if err := open(&r, p, t); err != nil {
+		return 0, err
+	}
+	v, err := r.ReadBits(8)
+	if err != nil {
+		return 0, err
+	}
+	if v < uint64(RejectSchema) || v > uint64(ReasonClosed) {
+		return 0, fmt.Errorf("netsync: reason %d outside %d..%d: %w", v, RejectSchema, ReasonClosed, ErrOutOfRange)
+	}
+	return RejectReason(v), nil
+}
+
+// InputBatch is what a client sends every tick: its newest input commands
+// (oldest first, consecutive ticks) for redundancy against loss, the newest
+// snapshot tick it has received, and its clock for RTT measurement.
+type InputBatch struct {
+	ClientTime uint32 // client clock in ms
+	AckTick    uint32 // newest snapshot tick received (0: none yet)
+	Inputs     []components.InputCommand
+}
+
+// AppendInputs encodes b into buf[:0] and returns the packet. It panics if
+// b holds no input, more than MaxInputsPerBatch or non-consecutive ticks:
+// the client library builds batches, never the network.
+func AppendInputs(buf []byte, b *InputBatch) []byte {
+	n := len(b.Inputs)
+	if n == 0 || n > MaxInputsPerBatch {
+		panic(fmt.Sprintf("netsync: input batch of %d commands; want 1..%d", n, MaxInputsPerBatch))
+	}
+	var w BitWriter
+	begin(&w, buf, MsgInputs)
+	w.WriteBits(uint64(b.ClientTime), 32)
+	w.WriteBits(uint64(b.AckTick), 32)
+	newest := b.Inputs[n-1].Tick
+	w.WriteBits(uint64(newest), 32)
+	w.WriteBits(uint64(n-1), 5)
+	var zero components.InputCommand
+	prev := &zero
+	for i := range b.Inputs {
+		c := &b.Inputs[i]
+		if c.Tick != newest-uint32(n-1-i) {
+			panic(fmt.Sprintf("netsync: input batch ticks are not consecutive at %d", c.Tick))
+		}
+		writeInput(&w, c, prev)
+		prev = c
+	}
+	return w.Bytes()
+}
+
+// DecodeInputs decodes an inputs packet into b, reusing b.Inputs'
+// capacity (at most MaxInputsPerBatch commands, so a hostile packet cannot
+// make it grow). Values are range-checked; move vectors longer than 1 are
+// left for the InputBuffer to clamp and count.
+func DecodeInputs(p []byte, b *InputBatch) error {
+	var r BitReader
+	if err := open(&r, p, MsgInputs); err != nil {
+		return err
+	}
+	ct, _ := r.ReadBits(32)
+	ack, _ := r.ReadBits(32)
+	newest, _ := r.ReadBits(32)
+	n1, err := r.ReadBits(5)
+	if err != nil {
+		return err
+	}
+	n := int(n1) + 1
+	if uint64(n-1) > newest {
+		return fmt.Errorf("netsync: %d inputs ending at tick %d would start before tick 0: %w", n, newest, ErrOutOfRange)
+	}
+	b.ClientTime, b.AckTick = uint32(ct), uint32(ack)
+	if cap(b.Inputs) < MaxInputsPerBatch {
+		b.Inputs = make([]components.InputCommand, 0, MaxInputsPerBatch)
+	}
+	b.Inputs = b.Inputs[:n]
+	var zero components.InputCommand
+	prev := &zero
+	for i := 0; i < n; i++ {
+		if err := readInput(&r, &b.Inputs[i], prev, uint32(newest)-uint32(n-1-i)); err != nil {
+			b.Inputs = b.Inputs[:0]
+			return err
+		}
+		prev = &b.Inputs[i]
+	}
+	return nil
+}

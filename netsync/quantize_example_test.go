@@ -1,0 +1,54 @@
+package netsync_test
+
+import (
+	"fmt"
+
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+func ExampleQuantizer() {
+	// Positions in a 1 km arena, to the centimetre.
+	q, err := netsync.NewQuantizer(-500, 500, 0.01)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(q.Bits(), "bits")
+
+	x := float32(12.3456)
+	// The server stores the quantized value, so its state matches what
+	// clients decode bit for bit.
+	x = q.Quantize(x)
+	fmt.Println(x, q.Quantize(x) == x)
+
+	var w netsync.BitWriter
+	q.Write(&w, x)
+	var r netsync.BitReader
+	r.Reset(w.Bytes())
+	got, err := q.Read(&r)
+	fmt.Println(got, err, got == x)
+	// Output:
+	// 17 bits
+	// 12.349989 true
+	// 12.349989 <nil> true
+}
+
+func ExampleQuantizer_Encode() {
+	q, _ := netsync.NewQuantizer(0, 10, 1)
+	fmt.Println(q.Encode(3.4), q.Encode(3.5), q.Encode(-2), q.Encode(99))
+	// Output: 3 4 0 10
+}
+
+func ExampleAngleQuantizer() {
+	// Yaw in 16 bits: about 0.0055° per step.
+	q, err := netsync.NewAngleQuantizer(16)
+	if err != nil {
+		panic(err)
+	}
+	const pi = 3.14159265
+	// π and -π are the same direction, and so are 0 and 2π.
+	fmt.Println(q.Encode(pi) == q.Encode(-pi), q.Encode(0) == q.Encode(2*pi))
+	fmt.Println(q.Quantize(pi/2), q.Quantize(5*pi/2))
+	// Output:
+	// true true
+	// 1.5707964 1.5707964
+}

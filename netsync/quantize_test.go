@@ -1,0 +1,567 @@
+package netsync_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+func mustQuantizer(t testing.TB, min, max, res float32) netsync.Quantizer {
+	t.Helper()
+	q, err := netsync.NewQuantizer(min, max, res)
+	if err != nil {
+		t.Fatalf("NewQuantizer(%v, %v, %v): %v", min, max, res, err)
+	}
+	return q
+}
+
+func mustAngleQuantizer(t testing.TB, bits int) netsync.AngleQuantizer {
+	t.Helper()
+	q, err := netsync.NewAngleQuantizer(bits)
+	if err != nil {
+		t.Fatalf("NewAngleQuantizer(%d): %v", bits, err)
+	}
+	return q
+}
+
+func sameBits(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+
+func TestNewQuantizerErrors(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	tests := []struct {
+		name          string
+		min, max, res float32
+		message       string
+	}{
+		{"NaN min", nan, 1, 0.1, "quantizer min is NaN; it must be finite"},
+		{"infinite max", 0, inf, 0.1, "quantizer max is +Inf; it must be finite"},
+		{"infinite resolution", 0, 1, -inf, "quantizer resolution is -Inf; it must be finite"},
+		{"min equals max", 1, 1, 0.1, "quantizer min 1 must be less than max 1"},
+		{"min above max", 2, 1, 0.1, "quantizer min 2 must be less than max 1"},
+		{"zero resolution", 0, 1, 0, "quantizer resolution 0 must be in (0, 1]"},
+		{"negative resolution", -1, 1, -0.5, "quantizer resolution -0.5 must be in (0, 2]"},
+		{"resolution above span", 0, 1, 1.5, "quantizer resolution 1.5 must be in (0, 1]"},
+		{"would need more than 32 bits", 0, 1, 1e-10, "resolution 1e-10 is finer than float32 can hold near 1; it must be at least 2.3841858e-07"},
+		{"finer than float32", -1e5, 1e5, 0.01, "resolution 0.01 is finer than float32 can hold near 100000; it must be at least 0.015625"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := netsync.NewQuantizer(tt.min, tt.max, tt.res)
+			if err == nil {
+				t.Fatalf("NewQuantizer(%v, %v, %v) = %+v, want an error", tt.min, tt.max, tt.res, q)
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("error %q does not contain %q", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestQuantizerSuggestedMinimumsAreAccepted(t *testing.T) {
+	// The least resolutions the errors above suggest must themselves work.
+	for _, c := range []struct{ min, max, res float32 }{{0, 1, 2.3841858e-07}, {-1e5, 1e5, 0.015625}} {
+		if _, err := netsync.NewQuantizer(c.min, c.max, c.res); err != nil {
+			t.Errorf("suggested least resolution refused: %v", err)
+		}
+	}
+}
+
+func TestQuantizerBits(t *testing.T) {
+	tests := []struct {
+		min, max, res float32
+		maxCode       uint32
+		bits          int
+	}{
+		{0, 1, 1, 1, 1},
+		{0, 1, 0.1, 10, 4},
+		{-1, 1, 1.0 / 1024, 2048, 12},
+		{-1, 1, 0.0013, 1538, 11},     // 1538.46 rounds down: the top code decodes just below max
+		{0, 1, 0.35, 3, 2},            // 2.86 rounds up: the top code is capped at max
+		{0, 255, 1, 255, 8},           // a byte
+		{-500, 500, 0.01, 100000, 17}, // positions to a centimetre
+		{-0.99999994, 0.99999994, 1.0 / (1 << 23), 1<<24 - 1, 24}, // the most codes float32 allows
+	}
+	for _, tt := range tests {
+		q := mustQuantizer(t, tt.min, tt.max, tt.res)
+		if q.MaxCode() != tt.maxCode || q.Bits() != tt.bits {
+			t.Errorf("NewQuantizer(%v, %v, %v): MaxCode %d, Bits %d; want %d, %d", tt.min, tt.max, tt.res, q.MaxCode(), q.Bits(), tt.maxCode, tt.bits)
+		}
+	}
+}
+
+func TestQuantizerEncode(t *testing.T) {
+	q := mustQuantizer(t, -10, 10, 0.5) // codes 0..40, code 20 is 0
+	shifted := mustQuantizer(t, 5, 10, 1)
+	nan := float32(math.NaN())
+	tests := []struct {
+		q    netsync.Quantizer
+		v    float32
+		want uint32
+	}{
+		{q, -10, 0},
+		{q, 10, 40},
+		{q, 0, 20},
+		{q, 0.24, 20},
+		{q, 0.25, 21}, // ties away from zero (upwards, codes are never negative)
+		{q, -0.25, 20},
+		{q, -0.26, 19},
+		{q, -11, 0},
+		{q, 1e30, 40},
+		{q, float32(math.Inf(-1)), 0},
+		{q, float32(math.Inf(1)), 40},
+		{q, nan, 20},      // NaN is 0
+		{shifted, nan, 0}, // NaN is 0, clamped up to min 5
+		{shifted, 7.5, 3},
+	}
+	for _, tt := range tests {
+		if got := tt.q.Encode(tt.v); got != tt.want {
+			t.Errorf("Encode(%v) = %d, want %d", tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestQuantizerDecode(t *testing.T) {
+	// Expected bits cross-checked with an independent implementation.
+	tests := []struct {
+		q    netsync.Quantizer
+		code uint32
+		want uint32
+	}{
+		{mustQuantizer(t, -1, 1, 0.0013), 0, 0xbf800000},    // -1: min exactly
+		{mustQuantizer(t, -1, 1, 0.0013), 769, 0xb99d48f4},  // -0.00029999728
+		{mustQuantizer(t, -1, 1, 0.0013), 1538, 0x3f7fd8ae}, // 0.9994: round(1538.46) steps stop short of max
+		{mustQuantizer(t, 0, 1, 0.3), 3, 0x3f666667},        // 0.90000004: round(3.33) steps stop short of max
+		{mustQuantizer(t, 0, 1, 0.35), 3, 0x3f800000},       // 1: round(2.86) steps would pass max and are capped
+	}
+	for _, tt := range tests {
+		got, err := tt.q.Decode(tt.code)
+		if err != nil || math.Float32bits(got) != tt.want {
+			t.Errorf("Decode(%d) = %#08x, %v; want %#08x", tt.code, math.Float32bits(got), err, tt.want)
+		}
+	}
+}
+
+func TestQuantizerDecodeRejectsCodeAboveMax(t *testing.T) {
+	q := mustQuantizer(t, 0, 1, 0.1)
+	for _, code := range []uint32{11, 15, math.MaxUint32} {
+		got, err := q.Decode(code)
+		if !errors.Is(err, netsync.ErrOutOfRange) || got != 0 {
+			t.Errorf("Decode(%d) = %v, %v; want 0 and ErrOutOfRange", code, got, err)
+			continue
+		}
+		if want := fmt.Sprintf("code %d out of range 0..10", code); !strings.Contains(err.Error(), want) {
+			t.Errorf("Decode(%d) error %q does not contain %q", code, err, want)
+		}
+	}
+}
+
+// TestQuantizerEveryCodeRoundTrips checks Encode(Decode(c)) == c, ordering
+// and range for every code of quantizers up to the float32 precision limit.
+func TestQuantizerEveryCodeRoundTrips(t *testing.T) {
+	quantizers := []struct{ min, max, res float32 }{
+		{0, 1, 0.1},
+		{-1, 1, 0.0013},
+		{-500, 500, 0.01},
+		{1000, 1001, 1.0 / 4096},                   // far from zero, at the limit for that magnitude
+		{-1024, 1024, 1.0 / 4096},                  // 2²³ codes at exactly twice float32's spacing near 1024
+		{-1024, 1024, 1.0 / 4096 * 1.3},            // near the limit, a resolution that is not a power of two
+		{-0.99999994, 0.99999994, 1.0 / (1 << 23)}, // 2²⁴ codes, the most float32 allows
+		{-3e38, 3e38, 7e31},                        // near the float32 maximum
+		{1e-40, 2e-40, 3e-45},                      // subnormals
+	}
+	for _, c := range quantizers {
+		q := mustQuantizer(t, c.min, c.max, c.res)
+		prev := float32(math.Inf(-1))
+		for code := uint32(0); code <= q.MaxCode(); code++ {
+			v, err := q.Decode(code)
+			if err != nil {
+				t.Fatalf("%v: Decode(%d): %v", c, code, err)
+			}
+			if back := q.Encode(v); back != code {
+				t.Fatalf("%v: Encode(Decode(%d) = %v) = %d", c, code, v, back)
+			}
+			if !(v > prev) || v < c.min || v > c.max {
+				t.Fatalf("%v: Decode(%d) = %v after %v: want strictly increasing values in [min, max]", c, code, v, prev)
+			}
+			prev = v
+		}
+	}
+}
+
+// TestQuantizeIdempotent checks Quantize on seeded random values, including
+// arbitrary float32 bit patterns (NaN, infinities, subnormals).
+func TestQuantizeIdempotent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	quantizers := []netsync.Quantizer{
+		mustQuantizer(t, -500, 500, 0.01),
+		mustQuantizer(t, 0, 1, 1.0/255),
+		mustQuantizer(t, -1, 1, 0.0013),
+		mustQuantizer(t, -0.99999994, 0.99999994, 1.0/(1<<23)),
+		mustQuantizer(t, -3e38, 3e38, 7e31),
+	}
+	for _, q := range quantizers {
+		lo, _ := q.Decode(0)
+		hi, _ := q.Decode(q.MaxCode())
+		for i := range 100000 {
+			var v float32
+			if i%2 == 0 {
+				v = math.Float32frombits(rng.Uint32())
+			} else {
+				v = lo + (hi-lo)*(rng.Float32()*1.2-0.1)
+			}
+			once := q.Quantize(v)
+			if twice := q.Quantize(once); !sameBits(once, twice) {
+				t.Fatalf("Quantize(%v) = %v but Quantize(%v) = %v", v, once, once, twice)
+			}
+			if !(once >= lo && once <= hi) {
+				t.Fatalf("Quantize(%v) = %v, outside [%v, %v]", v, once, lo, hi)
+			}
+		}
+	}
+}
+
+func TestQuantizerGolden(t *testing.T) {
+	// Pins Encode and Decode bit for bit, so a change of formula, or a
+	// platform that computes differently, fails here rather than as a
+	// desync between client and server. The expected values were
+	// cross-checked with an independent implementation.
+	pos := mustQuantizer(t, -500, 500, 0.01)
+	unit := mustQuantizer(t, 0, 1, 1.0/255)
+	tests := []struct {
+		q    netsync.Quantizer
+		v    float32
+		code uint32
+		bits uint32
+	}{
+		{pos, 3.14159, 50314, 0x4048f593},  // 3.1399887
+		{pos, -123.456, 37654, 0xc2f6eb86}, // -123.46001
+		{pos, 499.995, 100000, 0x43f9ffff}, // 499.99997: float32(0.01) is a little under 0.01
+		{unit, 0.5, 127, 0x3efeff00},       // 0.49803925: float32(1/255) is a little over 1/255
+		{unit, 0.1, 25, 0x3dc8c8ca},        // 0.09803922
+	}
+	for _, tt := range tests {
+		code := tt.q.Encode(tt.v)
+		got := tt.q.Quantize(tt.v)
+		if code != tt.code || math.Float32bits(got) != tt.bits {
+			t.Errorf("Encode(%v) = %d, Quantize = %#08x; want %d, %#08x", tt.v, code, math.Float32bits(got), tt.code, tt.bits)
+		}
+	}
+}
+
+func TestQuantizerWriteRead(t *testing.T) {
+	q := mustQuantizer(t, -500, 500, 0.01)
+	values := []float32{0, -500, 500, 1e9, 3.14159, -123.456, float32(math.NaN())}
+	var w netsync.BitWriter
+	w.WriteBool(true)
+	for _, v := range values {
+		q.Write(&w, v)
+	}
+	if want := 1 + len(values)*q.Bits(); w.BitLen() != want {
+		t.Fatalf("BitLen() = %d, want %d", w.BitLen(), want)
+	}
+	var r netsync.BitReader
+	r.Reset(w.Bytes())
+	if _, err := r.ReadBool(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		got, err := q.Read(&r)
+		if err != nil || !sameBits(got, q.Quantize(v)) {
+			t.Errorf("Read() = %v, %v; want %v", got, err, q.Quantize(v))
+		}
+	}
+	if _, err := q.Read(&r); !errors.Is(err, netsync.ErrShortBuffer) {
+		t.Errorf("Read() past the end: err = %v, want ErrShortBuffer", err)
+	}
+}
+
+func TestQuantizerReadRejectsCodeAboveMax(t *testing.T) {
+	q := mustQuantizer(t, 0, 1, 0.1) // codes 0..10 in 4 bits
+	var w netsync.BitWriter
+	w.WriteBits(3, 4)
+	w.WriteBits(11, 4)
+	w.WriteBits(5, 4)
+	var r netsync.BitReader
+	r.Reset(w.Bytes())
+	if got, err := q.Read(&r); err != nil || !sameBits(got, 0.3) {
+		t.Fatalf("first Read() = %v, %v; want 0.3", got, err)
+	}
+	got, err := q.Read(&r)
+	if !errors.Is(err, netsync.ErrOutOfRange) || got != 0 {
+		t.Fatalf("Read() of code 11 = %v, %v; want 0 and ErrOutOfRange", got, err)
+	}
+	if want := "code 11 at bit 4 out of range 0..10"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not contain %q", err, want)
+	}
+	if r.Err() != err {
+		t.Errorf("r.Err() = %v, want the range error to be sticky", r.Err())
+	}
+	if _, err2 := q.Read(&r); err2 != err {
+		t.Errorf("Read() after the error = %v, want the same error", err2)
+	}
+}
+
+func TestQuantizerZeroValue(t *testing.T) {
+	var q netsync.Quantizer
+	var w netsync.BitWriter
+	q.Write(&w, 42)
+	if q.Encode(42) != 0 || q.Quantize(42) != 0 || q.Bits() != 0 || w.BitLen() != 0 {
+		t.Fatalf("zero Quantizer: Encode %d, Quantize %v, Bits %d, wrote %d bits; want all 0", q.Encode(42), q.Quantize(42), q.Bits(), w.BitLen())
+	}
+	if _, err := q.Decode(1); !errors.Is(err, netsync.ErrOutOfRange) {
+		t.Fatalf("zero Quantizer Decode(1) error = %v, want ErrOutOfRange", err)
+	}
+}
+
+func TestQuantizerDoesNotAllocate(t *testing.T) {
+	q := mustQuantizer(t, -500, 500, 0.01)
+	buf := make([]byte, 0, 8)
+	var w netsync.BitWriter
+	var r netsync.BitReader
+	var got float32
+	allocs := testing.AllocsPerRun(100, func() {
+		w.Reset(buf)
+		q.Write(&w, 12.34)
+		r.Reset(w.Bytes())
+		got, _ = q.Read(&r)
+	})
+	if allocs != 0 || !sameBits(got, q.Quantize(12.34)) {
+		t.Fatalf("Write+Read: %v allocations, value %v; want 0 allocations and %v", allocs, got, q.Quantize(12.34))
+	}
+}
+
+func TestNewAngleQuantizerErrors(t *testing.T) {
+	for _, bits := range []int{-1, 0, netsync.MaxAngleBits + 1, 32, 64} {
+		_, err := netsync.NewAngleQuantizer(bits)
+		want := fmt.Sprintf("angle quantizer bits %d out of range 1..23", bits)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewAngleQuantizer(%d) error = %v, want one containing %q", bits, err, want)
+		}
+	}
+}
+
+func TestAngleQuantizerWraps(t *testing.T) {
+	q := mustAngleQuantizer(t, 8) // 256 codes, code 128 is angle 0
+	pi := float32(math.Pi)
+	tests := []struct {
+		a    float32
+		want uint32
+	}{
+		{0, 128},
+		{-pi, 0},
+		{pi, 0}, // π and -π are the same direction
+		{3 * pi, 0},
+		{-3 * pi, 0},
+		{2 * pi, 128},
+		{pi / 2, 192},
+		{-pi / 2, 64},
+		{-3 * pi / 2, 192},
+		{5 * pi / 2, 192},
+		{pi - 0.01, 0},   // rounds up to the wrap
+		{pi - 0.02, 255}, // rounds down: the last code
+		{float32(math.NaN()), 128},
+		{float32(math.Inf(1)), 128},
+		{float32(math.Inf(-1)), 128},
+		{math.MaxFloat32, 128}, // a huge multiple of the 256-step turn: angle 0
+	}
+	for _, tt := range tests {
+		if got := q.Encode(tt.a); got != tt.want {
+			t.Errorf("Encode(%v) = %d, want %d", tt.a, got, tt.want)
+		}
+	}
+	if !sameBits(q.Quantize(pi), q.Quantize(-pi)) || !sameBits(q.Quantize(-pi), -pi) {
+		t.Errorf("Quantize(π) = %v, Quantize(-π) = %v; want both float32(-π)", q.Quantize(pi), q.Quantize(-pi))
+	}
+}
+
+// TestAngleQuantizerEveryCodeRoundTrips covers every code of every width,
+// 2²⁴ codes in all.
+func TestAngleQuantizerEveryCodeRoundTrips(t *testing.T) {
+	lo, hi := -float32(math.Pi), float32(math.Pi)
+	for bits := 1; bits <= netsync.MaxAngleBits; bits++ {
+		q := mustAngleQuantizer(t, bits)
+		prev := float32(math.Inf(-1))
+		for code := uint32(0); code < 1<<bits; code++ {
+			a, err := q.Decode(code)
+			if err != nil {
+				t.Fatalf("bits %d: Decode(%d): %v", bits, code, err)
+			}
+			if back := q.Encode(a); back != code {
+				t.Fatalf("bits %d: Encode(Decode(%d) = %v) = %d", bits, code, a, back)
+			}
+			if !(a > prev) || a < lo || a >= hi {
+				t.Fatalf("bits %d: Decode(%d) = %v after %v: want strictly increasing values in [float32(-π), float32(π))", bits, code, a, prev)
+			}
+			prev = a
+		}
+		if _, err := q.Decode(1 << bits); !errors.Is(err, netsync.ErrOutOfRange) {
+			t.Fatalf("bits %d: Decode(%d) error = %v, want ErrOutOfRange", bits, 1<<bits, err)
+		}
+	}
+}
+
+func TestAngleQuantizerGolden(t *testing.T) {
+	q := mustAngleQuantizer(t, 16)
+	tests := []struct {
+		a    float32
+		code uint32
+		bits uint32
+	}{
+		{1, 43198, 0x3f7ffd9f},   // 0.9999637
+		{-2.5, 6692, 0xc0200016}, // -2.5000052
+		{7, 40245, 0x3f378360},   // 0.71684837, 7 - 2π
+	}
+	for _, tt := range tests {
+		code := q.Encode(tt.a)
+		got := q.Quantize(tt.a)
+		if code != tt.code || math.Float32bits(got) != tt.bits {
+			t.Errorf("Encode(%v) = %d, Quantize = %#08x; want %d, %#08x", tt.a, code, math.Float32bits(got), tt.code, tt.bits)
+		}
+	}
+}
+
+func TestAngleQuantizerWriteRead(t *testing.T) {
+	q := mustAngleQuantizer(t, 10)
+	angles := []float32{0, 1, -1, 3.14159, -3.14159, 100}
+	var w netsync.BitWriter
+	for _, a := range angles {
+		q.Write(&w, a)
+	}
+	if w.BitLen() != 10*len(angles) {
+		t.Fatalf("BitLen() = %d, want %d", w.BitLen(), 10*len(angles))
+	}
+	var r netsync.BitReader
+	r.Reset(w.Bytes())
+	for _, a := range angles {
+		got, err := q.Read(&r)
+		if err != nil || !sameBits(got, q.Quantize(a)) {
+			t.Errorf("Read() = %v, %v; want %v", got, err, q.Quantize(a))
+		}
+	}
+	if _, err := q.Read(&r); !errors.Is(err, netsync.ErrShortBuffer) {
+		t.Errorf("Read() past the end: err = %v, want ErrShortBuffer", err)
+	}
+}
+
+func TestAngleQuantizerZeroValue(t *testing.T) {
+	var q netsync.AngleQuantizer
+	var w netsync.BitWriter
+	q.Write(&w, 1)
+	if q.Encode(1) != 0 || q.Quantize(1) != 0 || q.Bits() != 0 || w.BitLen() != 0 {
+		t.Fatalf("zero AngleQuantizer: Encode %d, Quantize %v, Bits %d, wrote %d bits; want all 0", q.Encode(1), q.Quantize(1), q.Bits(), w.BitLen())
+	}
+}
+
+// FuzzQuantize checks, for any valid quantizer, value and code, that
+// Quantize is idempotent and in range, that codes round-trip, and that
+// Write/Read agree with Quantize.
+func FuzzQuantize(f *testing.F) {
+	f.Add(float32(-500), float32(500), float32(0.01), float32(3.14159), uint32(7))
+	f.Add(float32(0), float32(1), float32(1.0/255), float32(0.5), uint32(255))
+	f.Add(float32(-1), float32(1), float32(0.0013), float32(0.9999), uint32(1538))
+	f.Add(float32(0), float32(1), float32(0.35), float32(math.NaN()), uint32(3))
+	f.Add(float32(-0.99999994), float32(0.99999994), float32(1.0/(1<<23)), float32(-0.3), uint32(1<<24-1))
+	f.Add(float32(-3e38), float32(3e38), float32(7e31), float32(math.Inf(1)), uint32(0))
+	f.Add(float32(1e-40), float32(2e-40), float32(3e-45), float32(1.5e-40), uint32(9))
+	f.Fuzz(func(t *testing.T, min, max, res, v float32, code uint32) {
+		q, err := netsync.NewQuantizer(min, max, res)
+		if err != nil {
+			return // an invalid configuration; TestNewQuantizerErrors covers the messages
+		}
+		c := q.Encode(v)
+		if c > q.MaxCode() || q.Bits() > 24 {
+			t.Fatalf("Encode(%v) = %d, MaxCode %d, Bits %d", v, c, q.MaxCode(), q.Bits())
+		}
+		once := q.Quantize(v)
+		if twice := q.Quantize(once); !sameBits(once, twice) {
+			t.Fatalf("Quantize(%v) = %v but Quantize(%v) = %v", v, once, once, twice)
+		}
+		if !(once >= min && once <= max) {
+			t.Fatalf("Quantize(%v) = %v, outside [%v, %v]", v, once, min, max)
+		}
+		if back := q.Encode(once); back != c {
+			t.Fatalf("Encode(Quantize(%v) = %v) = %d, want %d", v, once, back, c)
+		}
+		// The error is at most half a step plus float32 rounding.
+		clamped := float64(v)
+		if v != v {
+			clamped = 0
+		}
+		clamped = math.Min(math.Max(clamped, float64(min)), float64(max))
+		magnitude := math.Max(math.Abs(float64(min)), math.Abs(float64(max)))
+		spacing := float64(math.Nextafter32(float32(magnitude), float32(math.Inf(1)))) - magnitude
+		if diff := math.Abs(float64(once) - clamped); diff > float64(res)/2+spacing {
+			t.Fatalf("Quantize(%v) = %v, %v away from %v; resolution %v", v, once, diff, clamped, res)
+		}
+		cc := uint32(uint64(code) % (uint64(q.MaxCode()) + 1))
+		d, err := q.Decode(cc)
+		if err != nil || q.Encode(d) != cc || !(d >= min && d <= max) {
+			t.Fatalf("Decode(%d) = %v, %v; Encode of it %d", cc, d, err, q.Encode(d))
+		}
+		if cc > 0 {
+			if below, _ := q.Decode(cc - 1); !(below < d) {
+				t.Fatalf("Decode(%d) = %v is not below Decode(%d) = %v", cc-1, below, cc, d)
+			}
+		}
+		if _, err := q.Decode(q.MaxCode() + 1); !errors.Is(err, netsync.ErrOutOfRange) {
+			t.Fatalf("Decode(MaxCode+1) error = %v, want ErrOutOfRange", err)
+		}
+		var w netsync.BitWriter
+		q.Write(&w, v)
+		var r netsync.BitReader
+		r.Reset(w.Bytes())
+		if got, err := q.Read(&r); err != nil || !sameBits(got, once) {
+			t.Fatalf("Read() = %v, %v; want %v", got, err, once)
+		}
+	})
+}
+
+// FuzzAngleQuantize checks, for every width and any angle and code, that
+// angles wrap into range, Quantize is idempotent and codes round-trip.
+func FuzzAngleQuantize(f *testing.F) {
+	f.Add(uint8(16), float32(math.Pi), uint32(0))
+	f.Add(uint8(23), float32(-math.Pi), uint32(1<<23-1))
+	f.Add(uint8(1), float32(1e30), uint32(1))
+	f.Add(uint8(8), float32(math.NaN()), uint32(200))
+	f.Fuzz(func(t *testing.T, bits uint8, a float32, code uint32) {
+		n := int(bits)%netsync.MaxAngleBits + 1
+		q := mustAngleQuantizer(t, n)
+		c := q.Encode(a)
+		once := q.Quantize(a)
+		if twice := q.Quantize(once); !sameBits(once, twice) {
+			t.Fatalf("bits %d: Quantize(%v) = %v but Quantize(%v) = %v", n, a, once, once, twice)
+		}
+		if !(once >= -float32(math.Pi) && once < float32(math.Pi)) {
+			t.Fatalf("bits %d: Quantize(%v) = %v, outside [-π, π)", n, a, once)
+		}
+		if back := q.Encode(once); back != c || c >= 1<<n {
+			t.Fatalf("bits %d: Encode(%v) = %d, Encode(Quantize) = %d", n, a, c, back)
+		}
+		// Within half a step around the circle, for angles small enough that
+		// float64 still resolves a step.
+		if math.Abs(float64(a)) < 1e3 {
+			step := 2 * math.Pi / float64(uint64(1)<<n)
+			if diff := math.Abs(math.Remainder(float64(once)-float64(a), 2*math.Pi)); diff > step/2+1e-6 {
+				t.Fatalf("bits %d: Quantize(%v) = %v, %v away; step %v", n, a, once, diff, step)
+			}
+		}
+		cc := code & (1<<n - 1)
+		d, err := q.Decode(cc)
+		if err != nil || q.Encode(d) != cc {
+			t.Fatalf("bits %d: Decode(%d) = %v, %v; Encode of it %d", n, cc, d, err, q.Encode(d))
+		}
+		var w netsync.BitWriter
+		q.Write(&w, a)
+		var r netsync.BitReader
+		r.Reset(w.Bytes())
+		if got, err := q.Read(&r); err != nil || !sameBits(got, once) {
+			t.Fatalf("bits %d: Read() = %v, %v; want %v", n, got, err, once)
+		}
+	})
+}

@@ -1,0 +1,300 @@
+package netsync
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/ghostwire/ghostwire/components"
+)
+
+// MaxDatagram is the largest packet ghostwire writes: one datagram that
+// crosses the internet without fragmentation.
+const MaxDatagram = 1200
+
+// MaxGhostsPerSnapshot bounds the ghosts a decoder accepts in one snapshot.
+const MaxGhostsPerSnapshot = 1024
+
+// headerReserve is room kept for the snapshot header in the byte budget.
+const headerReserve = 40
+
+// ErrUnsupported is wrapped by decoders for well-formed features this
+// version does not implement (delta snapshots).
+var ErrUnsupported = errors.New("unsupported feature")
+
+// SnapshotHeader is the per-connection part of a snapshot.
+type SnapshotHeader struct {
+	// Tick is the server tick whose end state the snapshot holds.
+	Tick uint32
+	// Confirmed is the newest input tick of the receiving client the
+	// server has applied (0 when none yet).
+	Confirmed uint32
+	// Lead is how many ticks before it was needed the client's input
+	// arrived lately (a window minimum, 1/256 tick precision): the clock
+	// sync feedback. Negative means late.
+	Lead float32
+	// EchoTime is the newest ClientTime received from the client and Hold
+	// the ms the server held it before sending: RTT = now − EchoTime − Hold.
+	EchoTime uint32
+	Hold     uint16
+	// Complete is true when the snapshot holds every ghost the client
+	// should have: ghosts missing from a complete snapshot are despawned.
+	Complete bool
+}
+
+// SnapshotWriter encodes snapshots within a byte budget. Ghosts are added
+// in priority order; one that does not fit is left out and the snapshot is
+// marked incomplete. A writer is reused tick after tick without
+// allocating.
+type SnapshotWriter struct {
+	schema  *Schema
+	budget  int // bits for the ghost section
+	ghosts  BitWriter
+	gbuf    []byte
+	out     BitWriter
+	obuf    []byte
+	count   int
+	kept    int // bits of the ghost section that fit
+	full    bool
+	lastID  int64
+	tick    uint32
+	copyBuf BitReader
+}
+
+// NewSnapshotWriter returns a writer for packets of at most maxBytes
+// (MaxDatagram when 0). It errors when maxBytes is outside 64..MaxDatagram.
+func NewSnapshotWriter(s *Schema, maxBytes int) (*SnapshotWriter, error) {
+	if maxBytes == 0 {
+		maxBytes = MaxDatagram
+	}
+	if maxBytes < 64 || maxBytes > MaxDatagram {
+		return nil, fmt.Errorf("netsync: snapshot size %d outside 64..%d bytes", maxBytes, MaxDatagram)
+	}
+	return &SnapshotWriter{
+		schema: s,
+		budget: (maxBytes - headerReserve) * 8,
+		gbuf:   make([]byte, 0, maxBytes+64),
+		obuf:   make([]byte, 0, maxBytes+64),
+	}, nil
+}
+
+// Begin starts a snapshot of the given server tick.
+func (s *SnapshotWriter) Begin(tick uint32) {
+	s.ghosts.Reset(s.gbuf[:0])
+	s.count, s.kept, s.full, s.lastID, s.tick = 0, 0, false, 0, tick
+}
+
+// AddGhost appends one ghost: g's identity and, for each component of its
+// type in schema order, a pointer to the value. It returns false, and
+// leaves the ghost out, when it does not fit in the budget. It panics when
+// len(values) does not match the ghost type (a bug, not bad input).
+func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) bool {
+	gt, ok := s.schema.GhostType(GhostTypeID(g.Type))
+	if !ok || len(gt.Components) != len(values) {
+		panic(fmt.Sprintf("netsync: ghost %d of type %d given %d values", g.ID, g.Type, len(values)))
+	}
+	if s.full {
+		return false
+	}
+	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
+	s.ghosts.WriteUvarint(uint64(g.Type))
+	s.ghosts.WriteUvarint(uint64(g.Owner))
+	s.ghosts.WriteUvarint(uint64(s.tick - min(g.Spawned, s.tick)))
+	for i, c := range gt.Components {
+		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
+		s.schema.codecs[c].Encode(&s.ghosts, values[i])
+	}
+	if s.ghosts.BitLen() > s.budget {
+		s.full = true
+		return false
+	}
+	s.kept = s.ghosts.BitLen()
+	s.count++
+	s.lastID = int64(g.ID)
+	return true
+}
+
+// Count returns the ghosts that fit so far.
+func (s *SnapshotWriter) Count() int { return s.count }
+
+// Finish writes the header h (its Complete field is cleared when a ghost
+// was left out) followed by the ghosts and returns the packet, valid until
+// the next Begin.
+func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
+	if s.full {
+		h.Complete = false
+	}
+	w := &s.out
+	begin(w, s.obuf, MsgSnapshot)
+	w.WriteBits(uint64(h.Tick), 32)
+	if h.Confirmed == 0 || h.Confirmed > h.Tick+1<<20 {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		w.WriteVarint(int64(h.Tick) - int64(h.Confirmed))
+	}
+	lead := math.Round(float64(h.Lead) * 256)
+	w.WriteVarint(int64(max(-1<<20, min(1<<20, lead))))
+	w.WriteBits(uint64(h.EchoTime), 32)
+	w.WriteBits(uint64(h.Hold), 16)
+	w.WriteBool(h.Complete)
+	w.WriteUvarint(0) // baseline tick distance: 0 = none (delta compression not yet used)
+	w.WriteUvarint(uint64(s.count))
+	ghosts := s.ghosts.Bytes()
+	s.copyBuf.Reset(ghosts)
+	for left := s.kept; left > 0; {
+		n := min(left, 64)
+		v, _ := s.copyBuf.ReadBits(n)
+		w.WriteBits(v, n)
+		left -= n
+	}
+	out := w.Bytes()
+	s.obuf = out[:0]
+	return out
+}
+
+// Snapshot is a decoded snapshot. Component values live in an internal
+// buffer, aligned for their types, valid until the next decode into the same
+// Snapshot; a Snapshot is reused without allocating once its buffers have
+// grown to the largest snapshot seen.
+type Snapshot struct {
+	SnapshotHeader
+	Ghosts []GhostState
+	data   []byte
+	schema *Schema
+}
+
+// GhostState is one ghost of a decoded snapshot.
+type GhostState struct {
+	components.Ghost
+	off int // offset of the first component value in data
+}
+
+func align8(n int) int { return (n + 7) &^ 7 }
+
+// Value returns a pointer to the value of the ci-th component (in the
+// ghost type's order) of the gi-th ghost. It panics on indexes out of range.
+func (s *Snapshot) Value(gi, ci int) unsafe.Pointer {
+	g := &s.Ghosts[gi]
+	gt := s.schema.types[g.Type]
+	off := g.off
+	for _, c := range gt.Components[:ci] {
+		off += align8(int(s.schema.codecs[c].Type().Size()))
+	}
+	_ = gt.Components[ci]
+	return unsafe.Pointer(&s.data[off])
+}
+
+// DecodeSnapshot decodes a snapshot packet into s, checking every value:
+// an unknown ghost type, a ghost count beyond what the packet can hold or
+// MaxGhostsPerSnapshot, a duplicate ghost ID, a codec error or trailing
+// garbage is an error, and s is then unspecified.
+func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
+	var r BitReader
+	if err := open(&r, p, MsgSnapshot); err != nil {
+		return err
+	}
+	s.schema = schema
+	tick, _ := r.ReadBits(32)
+	h := SnapshotHeader{Tick: uint32(tick)}
+	if has, _ := r.ReadBool(); has {
+		d, _ := r.ReadVarint()
+		c := int64(tick) - d
+		if c < 1 || c > math.MaxUint32 {
+			return fmt.Errorf("netsync: snapshot confirmed tick %d outside 1..%d: %w", c, uint32(math.MaxUint32), ErrOutOfRange)
+		}
+		h.Confirmed = uint32(c)
+	}
+	lead, _ := r.ReadVarint()
+	if lead < -1<<20 || lead > 1<<20 {
+		return fmt.Errorf("netsync: snapshot lead %d/256 outside ±%d: %w", lead, 1<<20, ErrOutOfRange)
+	}
+	h.Lead = float32(lead) / 256
+	echo, _ := r.ReadBits(32)
+	hold, _ := r.ReadBits(16)
+	complete, _ := r.ReadBool()
+	baseline, _ := r.ReadUvarint()
+	count, err := r.ReadUvarint()
+	if err != nil {
+		return err
+	}
+	h.EchoTime, h.Hold, h.Complete = uint32(echo), uint16(hold), complete
+	if baseline != 0 {
+		return fmt.Errorf("netsync: snapshot delta-encoded against tick %d: %w", uint64(tick)-baseline, ErrUnsupported)
+	}
+	// Every ghost takes at least 4 bytes (ID, type, owner, spawn).
+	if count > MaxGhostsPerSnapshot || int(count)*32 > r.Remaining() {
+		return fmt.Errorf("netsync: snapshot announces %d ghosts; at most %d fit in %d bits and %d are allowed: %w",
+			count, r.Remaining()/32, r.Remaining(), MaxGhostsPerSnapshot, ErrOutOfRange)
+	}
+	s.SnapshotHeader = h
+	s.Ghosts = s.Ghosts[:0]
+	s.data = s.data[:0]
+	var id int64
+	for i := 0; i < int(count); i++ {
+		d, _ := r.ReadVarint()
+		typ, _ := r.ReadUvarint()
+		owner, _ := r.ReadUvarint()
+		age, err := r.ReadUvarint()
+		if err != nil {
+			return err
+		}
+		id += d
+		if id < 1 || id > math.MaxUint32 {
+			return fmt.Errorf("netsync: ghost ID %d outside 1..%d: %w", id, uint32(math.MaxUint32), ErrOutOfRange)
+		}
+		if typ >= uint64(len(schema.types)) {
+			return fmt.Errorf("netsync: ghost %d has type %d outside 0..%d: %w", id, typ, len(schema.types)-1, ErrOutOfRange)
+		}
+		if owner > math.MaxUint16 {
+			return fmt.Errorf("netsync: ghost %d has owner %d outside 0..%d: %w", id, owner, math.MaxUint16, ErrOutOfRange)
+		}
+		if age > tick {
+			return fmt.Errorf("netsync: ghost %d spawned %d ticks before tick %d: %w", id, age, tick, ErrOutOfRange)
+		}
+		for j := range s.Ghosts {
+			if s.Ghosts[j].ID == components.GhostID(id) {
+				return fmt.Errorf("netsync: ghost %d appears twice: %w", id, ErrMalformed)
+			}
+		}
+		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: uint32(tick - age)}, off: len(s.data)}
+		gt := schema.types[typ]
+		size := 0
+		for _, c := range gt.Components {
+			size += align8(int(schema.codecs[c].Type().Size()))
+		}
+		s.data = grow(s.data, size)
+		off := g.off
+		for _, c := range gt.Components {
+			changed, err := r.ReadBool()
+			if err != nil {
+				return err
+			}
+			if !changed {
+				return fmt.Errorf("netsync: ghost %d component %v unchanged without a baseline: %w", id, schema.codecs[c].Type(), ErrMalformed)
+			}
+			if err := schema.codecs[c].Decode(&r, unsafe.Pointer(&s.data[off])); err != nil {
+				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.codecs[c].Type(), err)
+			}
+			off += align8(int(schema.codecs[c].Type().Size()))
+		}
+		s.Ghosts = append(s.Ghosts, g)
+	}
+	if rest := r.Remaining(); rest >= 8 {
+		return fmt.Errorf("netsync: %d bits after the last ghost: %w", rest, ErrMalformed)
+	}
+	return nil
+}
+
+// grow extends b by n zeroed bytes, keeping the base 8-byte aligned.
+func grow(b []byte, n int) []byte {
+	if len(b)+n > cap(b) {
+		nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 256))
+		copy(nb, b)
+		b = nb
+	}
+	b = b[:len(b)+n]
+	clear(b[len(b)-n:])
+	return b
+}

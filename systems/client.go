@@ -1,0 +1,493 @@
+package systems
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// RollbackPolicy says when a client rolls back on a new snapshot.
+type RollbackPolicy uint8
+
+const (
+	// RollbackOnMismatch rolls back only when the prediction at the
+	// snapshot's tick differs from the server's state (bit-exactly, after
+	// quantization). The default.
+	RollbackOnMismatch RollbackPolicy = iota
+	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
+	// for Entities does; the result is the same, at the cost of replaying
+	// every tick many times.
+	RollbackAlways
+)
+
+// String returns "mismatch" or "always".
+func (p RollbackPolicy) String() string {
+	switch p {
+	case RollbackOnMismatch:
+		return "mismatch"
+	case RollbackAlways:
+		return "always"
+	}
+	return fmt.Sprintf("RollbackPolicy(%d)", uint8(p))
+}
+
+// InputSource samples the local player's input for a tick. It is called
+// once per tick, never during replay; it may read devices (it is not a
+// system). The returned command's Tick is set by the client.
+type InputSource func(w *gw.World, tick uint32) components.InputCommand
+
+// ClientOptions configures a [Client]. The zero value is usable.
+type ClientOptions struct {
+	// TickRate must equal the server's; 60 when zero.
+	TickRate int
+	// Input samples the player's input; nil sends neutral input.
+	Input InputSource
+	// Rollback is the reconciliation policy.
+	Rollback RollbackPolicy
+	// HistoryCapacity is the prediction history in ticks; 128 when zero.
+	HistoryCapacity int
+	// Stream configures the input ring and redundancy.
+	Stream netsync.InputStreamOptions
+	// ClockSync configures how the client keeps its lead on the server.
+	ClockSync netsync.ClockSyncOptions
+	// FixedScale, when not zero, pins the clock's time scale and disables
+	// clock sync (for tests of misbehaving clients). Allowed: 0.5..2.
+	FixedScale float64
+	// HelloInterval is the time between connection attempts; 100 ms when
+	// zero.
+	HelloInterval time.Duration
+	// OnSpawn and OnDespawn are passed to the ghost register.
+	OnSpawn, OnDespawn func(w *gw.World, e ecs.Entity, g components.Ghost)
+	// BeforeCorrection and AfterCorrection, if set, run around every
+	// rollback or hard correction, so a game can measure or smooth the
+	// visual jump. Neither may make structural changes.
+	BeforeCorrection, AfterCorrection func(w *gw.World)
+	// Logger receives connection events; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// ClientState is where a client is in its connection's life.
+type ClientState uint8
+
+// The client states.
+const (
+	Connecting ClientState = iota
+	Connected
+	Refused
+	Disconnected
+)
+
+// ClientStats counts what the client did since it started.
+type ClientStats struct {
+	Ticks             uint64
+	Mispredictions    uint64 // snapshots whose tick the prediction got wrong
+	Rollbacks         uint64
+	ReplayedTicks     uint64
+	HardCorrections   uint64 // snapshot ticks outside the history: state written without replay
+	SnapshotsReceived uint64
+	SnapshotsStale    uint64 // older than one already received
+	SnapshotsTooOld   uint64 // older than the history
+	BadPackets        uint64
+	SentDuringReplay  uint64 // must stay 0
+	ClockJumps        uint64
+	BytesSent         uint64
+	BytesReceived     uint64
+	RTT               time.Duration
+	Jitter            time.Duration // RTT mean deviation
+	Ahead             float64       // ticks ahead of the server's estimated tick
+	Lead              float64       // how early inputs arrive, as the server reports it
+	State             ClientState
+	Reason            netsync.RejectReason // why Refused or Disconnected
+}
+
+// Client is a predicting endpoint: one world with history, its schedule
+// and clock, the ghost register, the input stream and one connection. The
+// game adds its prediction systems (the same as the server's) to Schedule;
+// they see the local player's input on its ghost's InputCommand.
+type Client struct {
+	World    *gw.World
+	Schedule *gw.Schedule
+	Clock    *gw.FixedClock
+	Ghosts   *ghosts.Client
+	Binding  *ghosts.Binding
+	Inputs   *netsync.InputStream
+	History  *gw.History
+
+	opts      ClientOptions
+	src       gw.TimeSource
+	conn      transport.Conn
+	sync      *netsync.ClockSync
+	rtt       netsync.RTT
+	latest    *netsync.Snapshot
+	scratch   *netsync.Snapshot
+	hasLatest bool
+	fresh     bool
+	lastHello time.Duration
+	helloSent bool
+	hold      int
+	catchUp   int
+	rx        []byte
+	tx        []byte
+	batch     netsync.InputBatch
+	welcome   netsync.Welcome
+	predicted *generic.Filter2[components.Ghost, components.InputCommand]
+	spawnIdx  []int
+	stats     ClientStats
+	log       *slog.Logger
+}
+
+// NewClient creates a client world reading time from src and talking over
+// conn. It errors naming the value on a bad option.
+func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, opts ClientOptions) (*Client, error) {
+	if opts.TickRate == 0 {
+		opts.TickRate = 60
+	}
+	if opts.HelloInterval == 0 {
+		opts.HelloInterval = 100 * time.Millisecond
+	}
+	if opts.Rollback > RollbackAlways {
+		return nil, fmt.Errorf("systems: unknown rollback policy %d", opts.Rollback)
+	}
+	if opts.FixedScale != 0 && !(opts.FixedScale >= 0.5 && opts.FixedScale <= 2) {
+		return nil, fmt.Errorf("systems: fixed clock scale %v outside 0.5..2", opts.FixedScale)
+	}
+	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
+	if err != nil {
+		return nil, err
+	}
+	sync, err := netsync.NewClockSync(opts.ClockSync)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := netsync.NewInputStream(opts.Stream)
+	if err != nil {
+		return nil, err
+	}
+	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: opts.HistoryCapacity})
+	if err != nil {
+		return nil, err
+	}
+	b := ghosts.Bind(w, schema)
+	if err := registerReplicated(h, schema); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		World: w, Schedule: gw.NewSchedule(), Clock: clock, Ghosts: ghosts.NewClient(b), Binding: b,
+		Inputs: stream, History: h,
+		opts: opts, src: src, conn: conn, sync: sync,
+		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
+		predicted: generic.NewFilter2[components.Ghost, components.InputCommand]().With(generic.T[components.Predicted]()),
+		log:       opts.Logger,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if opts.FixedScale != 0 {
+		clock.SetScale(opts.FixedScale)
+	}
+	c.Ghosts.OnSpawn, c.Ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
+	c.Schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
+	c.Schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
+	c.Schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
+	c.Schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
+	c.Schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
+	return c, nil
+}
+
+// registerReplicated registers every replicated component for rollback,
+// so reconciliation can restore and compare them.
+func registerReplicated(h *gw.History, s *netsync.Schema) error {
+	for i := 0; i < s.NumComponents(); i++ {
+		if err := h.RegisterType(s.ComponentType(netsync.ComponentID(i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// State returns the connection state.
+func (c *Client) State() ClientState { return c.stats.State }
+
+// Stats returns the counters.
+func (c *Client) Stats() ClientStats {
+	st := c.stats
+	st.ReplayedTicks = c.Schedule.Stats().ReplayedTicks
+	st.ClockJumps = c.sync.Jumps()
+	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
+	cs := c.conn.Stats()
+	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
+	return st
+}
+
+// Update reads the network, then runs the ticks that are due (none before
+// the server's welcome). Call it once per frame.
+func (c *Client) Update() {
+	now := c.src.Now()
+	c.poll(now)
+	switch c.stats.State {
+	case Connecting:
+		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
+			c.tx = netsync.AppendHello(c.tx, &netsync.Hello{SchemaHash: c.Binding.Schema().Hash(),
+				TickRate: uint16(c.opts.TickRate), ClientTime: ms(now)})
+			_ = c.conn.Send(c.tx)
+			c.lastHello, c.helloSent = now, true
+		}
+		c.Clock.Advance() // keep the accumulator current; no ticks before the welcome
+		return
+	case Refused, Disconnected:
+		return
+	}
+	n := c.Clock.Advance()
+	n += c.catchUp
+	c.catchUp = 0
+	for ; n > 0; n-- {
+		if c.hold > 0 {
+			c.hold--
+			continue
+		}
+		c.Schedule.Tick(c.World)
+		c.stats.Ticks++
+	}
+}
+
+// Frame runs the per-frame stages (interpolation, presentation).
+func (c *Client) Frame() { c.Schedule.Frame(c.World) }
+
+func (c *Client) poll(now time.Duration) {
+	for {
+		n, ok := c.conn.Receive(c.rx)
+		if !ok {
+			return
+		}
+		p := c.rx[:n]
+		t, err := netsync.PeekType(p)
+		if err != nil {
+			c.stats.BadPackets++
+			continue
+		}
+		switch t {
+		case netsync.MsgWelcome:
+			if c.stats.State != Connecting {
+				continue
+			}
+			if err := netsync.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
+				c.stats.BadPackets++
+				continue
+			}
+			c.start(now)
+		case netsync.MsgReject, netsync.MsgDisconnect:
+			reason, err := netsync.DecodeReason(p, t)
+			if err != nil {
+				c.stats.BadPackets++
+				continue
+			}
+			c.stats.Reason = reason
+			if t == netsync.MsgReject {
+				c.stats.State = Refused
+			} else {
+				c.stats.State = Disconnected
+			}
+			c.log.Info("ghostwire: connection ended", "message", t.String(), "reason", reason.String())
+		case netsync.MsgSnapshot:
+			if c.stats.State != Connected {
+				continue
+			}
+			if err := netsync.DecodeSnapshot(p, c.Binding.Schema(), c.scratch); err != nil {
+				c.stats.BadPackets++
+				continue
+			}
+			c.stats.SnapshotsReceived++
+			if c.hasLatest && int32(c.scratch.Tick-c.latest.Tick) <= 0 {
+				c.stats.SnapshotsStale++
+				continue
+			}
+			c.latest, c.scratch = c.scratch, c.latest
+			c.hasLatest, c.fresh = true, true
+			if rtt := now - time.Duration(c.latest.EchoTime)*time.Millisecond - time.Duration(c.latest.Hold)*time.Millisecond; c.latest.EchoTime != 0 && rtt >= 0 {
+				c.rtt.Sample(rtt)
+			}
+		default:
+			c.stats.BadPackets++
+		}
+	}
+}
+
+// start adopts the server's clock: the client's tick is set ahead of the
+// server's by the round trip plus the target margin, so its first inputs
+// arrive just before the server needs them.
+func (c *Client) start(now time.Duration) {
+	c.stats.State = Connected
+	c.Ghosts.SetConn(c.welcome.Conn)
+	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond
+	c.rtt.Sample(rtt)
+	interval := c.Clock.Interval()
+	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
+	c.World.SetTick(c.welcome.ServerTick + uint32(ahead))
+	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.World.Tick(), "rtt", rtt)
+}
+
+// reconcile applies the newest snapshot: clock feedback, spawns and
+// despawns, interpolated state, and for predicted ghosts a comparison with
+// the prediction at the snapshot's tick and, when needed, a rollback.
+func (c *Client) reconcile(w *gw.World) {
+	if !c.fresh {
+		return
+	}
+	c.fresh = false
+	s := c.latest
+	tick := s.Tick
+	c.stats.Lead = float64(s.Lead)
+	c.stats.Ahead = float64(w.Tick()) - (float64(tick) + float64(c.rtt.Smoothed())/2/float64(c.Clock.Interval()))
+	if s.Confirmed != 0 {
+		c.Inputs.Confirm(s.Confirmed)
+		if c.opts.FixedScale == 0 {
+			scale, jump := c.sync.Feedback(float64(s.Lead), s.Confirmed, w.Tick())
+			c.Clock.SetScale(scale)
+			if jump > 0 {
+				c.catchUp += min(jump, 60)
+			} else if jump < 0 {
+				c.hold += min(-jump, 60)
+			}
+		}
+	}
+
+	need := c.opts.Rollback == RollbackAlways
+	mismatch := false
+	c.spawnIdx = c.spawnIdx[:0]
+	held := c.History.Has(tick)
+	for gi := range s.Ghosts {
+		g := &s.Ghosts[gi]
+		e, ok := c.Ghosts.Lookup(g.ID)
+		switch {
+		case !ok && c.Ghosts.Owned(&g.Ghost):
+			c.spawnIdx = append(c.spawnIdx, gi)
+			need = true
+		case !ok:
+			c.Ghosts.Spawn(s, gi)
+		case c.Ghosts.Owned(&g.Ghost):
+			// A ghost the history does not hold at this tick was spawned
+			// later on this client: the snapshot says nothing new about it.
+			if equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
+				mismatch = true
+			}
+		default:
+			c.Ghosts.Write(e, s, gi)
+		}
+	}
+	c.Ghosts.Sweep(s)
+	if mismatch {
+		c.stats.Mispredictions++
+		need = true
+	}
+	if !need {
+		return
+	}
+	fix := func(w *gw.World) {
+		for gi := range s.Ghosts {
+			g := &s.Ghosts[gi]
+			if !c.Ghosts.Owned(&g.Ghost) {
+				continue
+			}
+			if e, ok := c.Ghosts.Lookup(g.ID); ok {
+				c.Ghosts.Write(e, s, gi)
+			} else {
+				c.Ghosts.Spawn(s, gi)
+			}
+		}
+	}
+	if c.opts.BeforeCorrection != nil {
+		c.opts.BeforeCorrection(w)
+	}
+	switch newest, _ := c.History.Newest(); {
+	case held:
+		if err := c.Schedule.Rollback(w, tick, fix); err != nil {
+			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
+		}
+		c.stats.Rollbacks++
+	case int32(tick-newest) > 0 || c.History.Stats().Records == 0:
+		fix(w) // the client is behind the server: adopt its state as is
+		c.stats.HardCorrections++
+	default:
+		c.stats.SnapshotsTooOld++
+		if len(c.spawnIdx) > 0 {
+			fix(w)
+			c.stats.HardCorrections++
+		}
+	}
+	if c.opts.AfterCorrection != nil {
+		c.opts.AfterCorrection(w)
+	}
+}
+
+// sample records the local player's input for the tick. Until the client's
+// own ghost exists it sends neutral input: there is nothing to control, and
+// the server must not move a player the client cannot see.
+func (c *Client) sample(w *gw.World) {
+	var cmd components.InputCommand
+	if c.opts.Input != nil && c.ownsGhost(w) {
+		cmd = c.opts.Input(w, w.Tick())
+	}
+	cmd.Tick = w.Tick()
+	c.Inputs.Record(cmd)
+}
+
+func (c *Client) ownsGhost(w *gw.World) bool {
+	q := c.predicted.Query(w.Arche())
+	n := q.Count()
+	q.Close()
+	return n > 0
+}
+
+// applyInput writes the tick's recorded input onto the predicted ghosts,
+// on normal and replayed ticks alike.
+func (c *Client) applyInput(w *gw.World) {
+	cmd, ok := c.Inputs.Get(w.Tick())
+	if !ok {
+		cmd = components.InputCommand{Tick: w.Tick()}
+	}
+	q := c.predicted.Query(w.Arche())
+	for q.Next() {
+		_, in := q.Get()
+		*in = cmd
+	}
+}
+
+// quantize rounds the predicted ghosts' replicated components the way the
+// server does at the end of its tick.
+func (c *Client) quantize(w *gw.World) {
+	q := c.predicted.Query(w.Arche())
+	for q.Next() {
+		g, _ := q.Get()
+		c.Binding.Quantize(q.Entity(), netsync.GhostTypeID(g.Type))
+	}
+}
+
+// send transmits the input batch of the tick.
+func (c *Client) send(w *gw.World) {
+	if w.IsReplaying() {
+		c.stats.SentDuringReplay++
+		return
+	}
+	c.Inputs.Batch(&c.batch)
+	if len(c.batch.Inputs) == 0 {
+		return
+	}
+	c.batch.ClientTime = ms(c.src.Now())
+	if c.hasLatest {
+		c.batch.AckTick = c.latest.Tick
+	}
+	c.tx = netsync.AppendInputs(c.tx, &c.batch)
+	_ = c.conn.Send(c.tx)
+}

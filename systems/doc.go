@@ -1,0 +1,11 @@
+// Package systems wires ghostwire into a game: a [Server] endpoint
+// (authoritative world, input buffers, ghost snapshots) and a [Client]
+// endpoint (prediction with history, reconciliation by rollback and replay,
+// input stream, clock sync), each owning its world, schedule and clock and
+// installing the netcode systems into the schedule's stages. The game adds
+// its own systems to the same schedule; the prediction systems are shared
+// by server and client.
+//
+// Package harness runs a server and clients in one process on virtual time
+// over a conditioned in-memory network, for tests and simulations.
+package systems
