@@ -19,15 +19,15 @@ import (
 // Config is one match's settings; the arena's flags map onto it one to
 // one. DefaultConfig gives the documented defaults.
 type Config struct {
-	Clients  int            `json:"clients"`
-	Duration time.Duration  `json:"-"`
-	TickRate int            `json:"tick_rate"`
-	RTT      time.Duration  `json:"-"`
-	Jitter   time.Duration  `json:"-"`
-	Loss     float64        `json:"loss_pct"`
-	Dup      float64        `json:"dup_pct"`
-	Reorder  float64        `json:"reorder_pct"`
-	Seed     uint64         `json:"seed"`
+	Clients  int                    `json:"clients"`
+	Duration time.Duration          `json:"-"`
+	TickRate int                    `json:"tick_rate"`
+	RTT      time.Duration          `json:"-"`
+	Jitter   time.Duration          `json:"-"`
+	Loss     float64                `json:"loss_pct"`
+	Dup      float64                `json:"dup_pct"`
+	Reorder  float64                `json:"reorder_pct"`
+	Seed     uint64                 `json:"seed"`
 	Rollback systems.RollbackPolicy `json:"-"`
 
 	// Client, if set, adjusts one client's spec before it connects (tests
