@@ -391,6 +391,9 @@ func (c *Client) reconcile(w *gw.World) {
 		c.stats.Mispredictions++
 		need = true
 	}
+	if newest, ok := c.History.Newest(); !held && (!ok || int32(tick-newest) > 0) {
+		need = true // the client is behind the server: adopt its state
+	}
 	if !need {
 		return
 	}

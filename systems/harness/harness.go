@@ -8,6 +8,7 @@ package harness
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
@@ -43,6 +44,9 @@ type Options struct {
 	// SetupServer and SetupClient install the game's systems.
 	SetupServer func(s *systems.Server) error
 	SetupClient func(i int, c *systems.Client) error
+	// Logger is given to the server and clients that have none; nil
+	// discards their logs (a simulation is measured, not read).
+	Logger *slog.Logger
 }
 
 // Harness is a running simulation.
@@ -75,6 +79,12 @@ func New(opts Options) (*Harness, error) {
 	if opts.FrameRate < 1 || opts.FrameRate > 1000 {
 		return nil, fmt.Errorf("harness: frame rate %d outside 1..1000", opts.FrameRate)
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Server.Logger == nil {
+		opts.Server.Logger = opts.Logger
+	}
 	h := &Harness{Time: &gw.VirtualTime{}, opts: opts, frame: time.Second / time.Duration(opts.FrameRate)}
 	h.Net = transport.NewMemoryNetwork(h.Time, opts.Seed)
 	l, err := h.Net.Listen("server")
@@ -104,6 +114,9 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 		return err
 	}
 	guard := &replayGuard{Conn: conn}
+	if spec.Options.Logger == nil {
+		spec.Options.Logger = h.opts.Logger
+	}
 	c, err := systems.NewClient(h.Time, guard, h.opts.Schema, spec.Options)
 	if err != nil {
 		return err

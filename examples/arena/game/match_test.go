@@ -1,0 +1,265 @@
+package game
+
+import (
+	"encoding/json"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/arche/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+)
+
+func run(t *testing.T, cfg Config) (*Match, *Report) {
+	t.Helper()
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	return m, m.Run(nil)
+}
+
+func TestOneClientCleanLinkNeverMispredicts(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.RTT, cfg.Jitter, cfg.Loss = 1, 60*time.Second, 100*time.Millisecond, 0, 0
+	_, r := run(t, cfg)
+	c := r.Clients[0]
+	assert.Zero(t, c.Mispredictions)
+	assert.Zero(t, c.Rollbacks)
+	assert.Zero(t, c.ReplayedTicks)
+	assert.True(t, r.Converged)
+	assert.Zero(t, c.InputDelayTicks)
+	assert.Greater(t, c.MovingInputs, uint64(1000), "the bot must actually play")
+	assert.Equal(t, c.MovingInputs, c.Footsteps)
+	assert.Zero(t, r.Server.InputsLate)
+	assert.InDelta(t, 100, c.RTTms, 1)
+}
+
+func TestOneClientBadLinkMispredictsAtMostOnce(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.RTT, cfg.Jitter, cfg.Loss = 1, 60*time.Second, 150*time.Millisecond, 20*time.Millisecond, 5
+	_, r := run(t, cfg)
+	c := r.Clients[0]
+	assert.LessOrEqual(t, c.Mispredictions, uint64(1))
+	assert.True(t, r.Converged)
+	assert.Equal(t, c.MovingInputs, c.Footsteps)
+	assert.Greater(t, r.Server.InputsApplied, uint64(3500))
+}
+
+func TestEightCollidingClientsAreCorrectedAndConverge(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 8, 30*time.Second
+	m, r := run(t, cfg)
+	require.True(t, r.Converged, "every client's own ghost must equal the server's at the end")
+	var mispredicted uint64
+	for i, c := range r.Clients {
+		mispredicted += c.Mispredictions
+		assert.Equalf(t, c.MovingInputs, c.Footsteps, "client %d: a footstep per moving input, none replayed", c.ID)
+		assert.Zerof(t, c.SentDuringReplay, "client %d sent during replay", c.ID)
+		assert.Zero(t, m.Harness.SentDuringReplay(i))
+		assert.Equal(t, 0.0, c.FinalError)
+		assert.GreaterOrEqual(t, c.Rollbacks, c.Mispredictions)
+		if c.Mispredictions > 0 {
+			assert.Greater(t, c.ReplayedTicks, uint64(0))
+		}
+	}
+	assert.Greater(t, mispredicted, uint64(0), "players collide, so predictions must sometimes be wrong")
+}
+
+// TestSpeedHackGainsNothing: a client whose clock runs twice as fast sends
+// inputs for ticks far ahead; the server applies one input per tick, so it
+// moves exactly as far as an honest client holding the same key.
+func TestSpeedHackGainsNothing(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 2, 3*time.Second, 0, 0
+	holdUp := func(*gw.World, uint32) components.InputCommand { return components.InputCommand{MoveY: 1} }
+	cfg.Client = func(i int, spec *harness.ClientSpec) {
+		spec.Options.Input = holdUp
+		if i == 1 {
+			spec.Options.FixedScale = 2
+		}
+	}
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	ys := map[components.GhostID][]float32{}
+	pos := generic.NewFilter2[components.Ghost, Position]()
+	m.Harness.Server.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+		q := pos.Query(w.Arche())
+		for q.Next() {
+			g, p := q.Get()
+			ys[g.ID] = append(ys[g.ID], p.Y)
+		}
+	}))
+	m.Run(nil)
+	moved := func(y []float32, ticks int) float32 {
+		for i := 1; i < len(y); i++ {
+			if y[i] != y[0] {
+				require.Greater(t, len(y), i+ticks)
+				return y[i-1+ticks] - y[i-1]
+			}
+		}
+		t.Fatal("never moved")
+		return 0
+	}
+	honest, cheat := moved(ys[1], 40), moved(ys[2], 40)
+	assert.Greater(t, honest, float32(2))
+	assert.Equal(t, honest, cheat, "40 ticks of holding the key move both players exactly as far")
+	st, ok := m.Harness.Server.InputStats(2)
+	require.True(t, ok)
+	assert.Greater(t, st.TooFarAhead, uint64(0), "the cheater's inputs far ahead were refused")
+	assert.LessOrEqual(t, st.Applied+st.Missing, m.Harness.Server.Stats().Ticks, "never more than one input per tick")
+}
+
+// TestHostileInputsCannotExceedTheSpeedCap sends raw input packets that a
+// real client library never would: move codes of length √2, NaN origins.
+// The server clamps or rejects them; the player never moves faster than
+// MaxSpeed.
+func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 1, 2*time.Second, 0, 0
+	crazy := func(_ *gw.World, tick uint32) components.InputCommand {
+		if tick%2 == 0 {
+			return components.InputCommand{MoveX: 10}
+		}
+		return components.InputCommand{MoveX: float32(math.NaN()), MoveY: float32(math.Inf(1))}
+	}
+	cfg.Client = func(_ int, spec *harness.ClientSpec) { spec.Options.Input = crazy }
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+
+	// A hand-made client speaking the protocol without the library.
+	conn, err := m.Harness.Net.Dial("server", cfg.Link())
+	require.NoError(t, err)
+	schema := m.Schema.Schema
+	var buf []byte
+	welcomed := false
+	var sent int
+	raw := func() {
+		if !welcomed {
+			buf = netsync.AppendHello(buf, &netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(cfg.TickRate)})
+			require.NoError(t, conn.Send(buf))
+		}
+		rx := make([]byte, 1500)
+		for {
+			n, ok := conn.Receive(rx)
+			if !ok {
+				break
+			}
+			if typ, _ := netsync.PeekType(rx[:n]); typ == netsync.MsgWelcome {
+				welcomed = true
+			}
+		}
+		if welcomed {
+			tick := m.Harness.Server.World.Tick() + 3
+			cmd := components.InputCommand{Tick: tick, MoveX: 1, MoveY: 1} // code (127,127): length √2
+			if sent%5 == 4 {
+				cmd.OriginX = float32(math.NaN())
+			}
+			buf = netsync.AppendInputs(buf, &netsync.InputBatch{Inputs: []components.InputCommand{cmd}})
+			require.NoError(t, conn.Send(buf))
+			sent++
+		}
+	}
+	var maxSpeed float32
+	vel := generic.NewFilter1[Velocity]()
+	m.Harness.Server.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+		q := vel.Query(w.Arche())
+		for q.Next() {
+			v := q.Get()
+			maxSpeed = max(maxSpeed, length(v.X, v.Y))
+		}
+	}))
+	for m.Harness.Time.Now() < 3*time.Second {
+		if m.Harness.Time.Now()%(16*time.Millisecond) == 0 {
+			raw()
+		}
+		m.Harness.Step()
+	}
+	st := m.Harness.Server.Stats()
+	assert.Greater(t, st.InputsClamped, uint64(10), "length-√2 moves are clamped")
+	assert.Greater(t, st.InputsRejected, uint64(2), "NaN origins are rejected")
+	assert.Greater(t, maxSpeed, MaxSpeed*0.9, "the hostile player did run")
+	assert.LessOrEqual(t, maxSpeed, MaxSpeed*1.0001, "nobody outruns the cap")
+	assert.Equal(t, 2, st.Connections)
+}
+
+func TestSameSeedSameReport(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Dup, cfg.Reorder = 4, 10*time.Second, 2, 2
+	js := func() string {
+		_, r := run(t, cfg)
+		r.Wall = WallReport{}
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		return string(b)
+	}
+	first := js()
+	assert.Equal(t, first, js())
+	cfg.Seed++
+	assert.NotEqual(t, first, js(), "another seed plays another match")
+}
+
+func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 4, 10*time.Minute
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	var ms runtime.MemStats
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var atMinute uint64
+	m.Run(func(s Second) {
+		if s.At == time.Minute {
+			atMinute = heap()
+		}
+	})
+	end := heap()
+	assert.Less(t, end, atMinute+2<<20, "heap grew from %d to %d bytes between minute 1 and 10", atMinute, end)
+	st := m.Harness.Server.Stats()
+	assert.LessOrEqual(t, st.MaxBuffered, 64, "server input buffers hold at most their capacity")
+	for _, c := range m.Harness.Clients {
+		held := 0
+		newest, _ := c.History.Newest()
+		for tick := newest - 1000; tick <= newest; tick++ {
+			if c.History.Has(tick) {
+				held++
+			}
+		}
+		assert.Equal(t, c.History.Capacity(), held)
+	}
+}
+
+func TestConfigValidationNamesTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Clients = 0 }, "-clients 0: allowed range is 1..64"},
+		{func(c *Config) { c.Duration = time.Millisecond }, "-duration 1ms"},
+		{func(c *Config) { c.TickRate = 5 }, "-tick-rate 5"},
+		{func(c *Config) { c.RTT = -time.Second }, "-rtt -1s"},
+		{func(c *Config) { c.Jitter = time.Second }, "-jitter 1s"},
+		{func(c *Config) { c.Loss = 75 }, "-loss 75"},
+		{func(c *Config) { c.Dup = math.NaN() }, "-dup NaN"},
+		{func(c *Config) { c.Reorder = -1 }, "-reorder -1"},
+		{func(c *Config) { c.Rollback = systems.RollbackPolicy(9) }, "-rollback"},
+	} {
+		cfg := DefaultConfig()
+		tc.mod(&cfg)
+		err := cfg.Validate()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		_, err = NewMatch(cfg)
+		assert.Error(t, err)
+	}
+	require.NoError(t, DefaultConfig().Validate())
+}

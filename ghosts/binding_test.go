@@ -1,0 +1,260 @@
+package ghosts_test
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"unsafe"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// Pos is a replicated position, quantized to 1/64 unit in [-100, 100].
+type Pos struct{ X, Y float32 }
+
+// HP is replicated health, a zigzag varint.
+type HP struct{ V int32 }
+
+// Unrelated components a client world registers before binding, so its
+// arche IDs differ from the server's.
+type (
+	clientOnlyA struct{ A, B uint64 }
+	clientOnlyB struct{ C float64 }
+)
+
+var posQ = mustQuantizer(-100, 100, 1.0/64)
+
+func mustQuantizer(lo, hi, res float32) netsync.Quantizer {
+	q, err := netsync.NewQuantizer(lo, hi, res)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// testSchema is the schema every test builds, the same way on both ends.
+type testSchema struct {
+	*netsync.Schema
+	pos, hp netsync.ComponentID
+	// player replicates (Pos, HP); crate replicates (HP, Pos), the other
+	// order, so component indexes within a ghost type matter.
+	player, crate netsync.GhostTypeID
+}
+
+func newTestSchema(tb testing.TB) *testSchema {
+	tb.Helper()
+	s := netsync.NewSchema()
+	pos, err := s.AddComponent(netsync.NewCodec(
+		func(w *netsync.BitWriter, p *Pos) { posQ.Write(w, p.X); posQ.Write(w, p.Y) },
+		func(r *netsync.BitReader, p *Pos) error {
+			x, _ := posQ.Read(r)
+			y, err := posQ.Read(r)
+			p.X, p.Y = x, y
+			return err
+		}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	hp, err := s.AddComponent(netsync.NewCodec(
+		func(w *netsync.BitWriter, h *HP) { w.WriteVarint(int64(h.V)) },
+		func(r *netsync.BitReader, h *HP) error {
+			v, err := r.ReadVarint()
+			if err != nil {
+				return err
+			}
+			if v < math.MinInt32 || v > math.MaxInt32 {
+				return fmt.Errorf("hp %d outside int32: %w", v, netsync.ErrOutOfRange)
+			}
+			h.V = int32(v)
+			return nil
+		}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	player, err := s.AddGhostType("player", pos, hp)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	crate, err := s.AddGhostType("crate", hp, pos)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &testSchema{Schema: s, pos: pos, hp: hp, player: player, crate: crate}
+}
+
+// newServerWorld returns a server world bound to a fresh schema.
+func newServerWorld(tb testing.TB, s *testSchema) (*gw.World, *ghosts.Binding) {
+	tb.Helper()
+	w := gw.NewWorld(gw.WorldOptions{})
+	return w, ghosts.Bind(w, s.Schema)
+}
+
+// newClientWorld returns a client world that registered unrelated
+// components (and the schema's in reverse order) before binding, so no
+// replicated component has the arche ID it has on the server.
+func newClientWorld(tb testing.TB, s *testSchema) (*gw.World, *ghosts.Binding) {
+	tb.Helper()
+	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	a := w.Arche()
+	ecs.ComponentID[clientOnlyA](a)
+	ecs.ComponentID[clientOnlyB](a)
+	ecs.ComponentID[HP](a)
+	return w, ghosts.Bind(w, s.Schema)
+}
+
+// newEntity creates an entity holding Pos p and HP h: the components of
+// both ghost types.
+func newEntity(w *gw.World, p Pos, h HP) ecs.Entity {
+	a := w.Arche()
+	pid, hid := ecs.ComponentID[Pos](a), ecs.ComponentID[HP](a)
+	return a.NewEntityWith(ecs.Component{ID: pid, Comp: &p}, ecs.Component{ID: hid, Comp: &h})
+}
+
+func getPos(w *gw.World, e ecs.Entity) *Pos {
+	return (*Pos)(w.Arche().Get(e, ecs.ComponentID[Pos](w.Arche())))
+}
+
+func getHP(w *gw.World, e ecs.Entity) *HP {
+	return (*HP)(w.Arche().Get(e, ecs.ComponentID[HP](w.Arche())))
+}
+
+func getGhost(w *gw.World, e ecs.Entity) components.Ghost {
+	return *(*components.Ghost)(w.Arche().Get(e, ecs.ComponentID[components.Ghost](w.Arche())))
+}
+
+func has[T any](w *gw.World, e ecs.Entity) bool {
+	return w.Arche().Has(e, ecs.ComponentID[T](w.Arche()))
+}
+
+// bitsOf returns the raw bytes of a plain value, for bitwise comparison.
+func bitsOf[T any](v *T) string {
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v)))
+}
+
+func TestBindMapsTypesPerWorld(t *testing.T) {
+	s := newTestSchema(t)
+	sw, sb := newServerWorld(t, s)
+	cw, cb := newClientWorld(t, s)
+
+	if sb.Schema() != s.Schema || sb.World() != sw {
+		t.Fatalf("Schema/World accessors do not return what Bind got")
+	}
+
+	sa, ca := sw.Arche(), cw.Arche()
+	// Precondition: the two worlds number the replicated types differently,
+	// otherwise this test proves nothing.
+	if ecs.ComponentID[Pos](sa) == ecs.ComponentID[Pos](ca) || ecs.ComponentID[HP](sa) == ecs.ComponentID[HP](ca) {
+		t.Fatalf("test setup: arche IDs agree between worlds (Pos %d/%d, HP %d/%d)",
+			ecs.ComponentID[Pos](sa), ecs.ComponentID[Pos](ca), ecs.ComponentID[HP](sa), ecs.ComponentID[HP](ca))
+	}
+
+	for _, side := range []struct {
+		name string
+		a    *ecs.World
+		b    *ghosts.Binding
+	}{{"server", sa, sb}, {"client", ca, cb}} {
+		pid, hid := ecs.ComponentID[Pos](side.a), ecs.ComponentID[HP](side.a)
+		for _, tt := range []struct {
+			typ  netsync.GhostTypeID
+			want []ecs.ID
+		}{{s.player, []ecs.ID{pid, hid}}, {s.crate, []ecs.ID{hid, pid}}} {
+			ids, ok := side.b.ComponentIDs(tt.typ)
+			if !ok || !reflect.DeepEqual(ids, tt.want) {
+				t.Errorf("%s: ComponentIDs(%d) = %v, %v; want %v, true", side.name, tt.typ, ids, ok, tt.want)
+			}
+			// Every arche ID really is the Go type the schema names.
+			gt, _ := s.GhostType(tt.typ)
+			for j, id := range ids {
+				info, ok := ecs.ComponentInfo(side.a, id)
+				if want := s.ComponentType(gt.Components[j]); !ok || info.Type != want {
+					t.Errorf("%s: ghost type %d component %d: arche ID %d is %v (registered %v), want %v", side.name, tt.typ, j, id, info.Type, ok, want)
+				}
+			}
+		}
+		for _, m := range []struct {
+			name      string
+			got, want ecs.ID
+		}{
+			{"Ghost", side.b.Ghost, ecs.ComponentID[components.Ghost](side.a)},
+			{"Predicted", side.b.Predicted, ecs.ComponentID[components.Predicted](side.a)},
+			{"Interpolated", side.b.Interpolated, ecs.ComponentID[components.Interpolated](side.a)},
+			{"Input", side.b.Input, ecs.ComponentID[components.InputCommand](side.a)},
+		} {
+			if m.got != m.want {
+				t.Errorf("%s: Binding.%s = %d, want %d", side.name, m.name, m.got, m.want)
+			}
+		}
+	}
+}
+
+func TestComponentIDsUnknownType(t *testing.T) {
+	s := newTestSchema(t)
+	_, b := newServerWorld(t, s)
+	for _, typ := range []netsync.GhostTypeID{netsync.GhostTypeID(s.NumGhostTypes()), 99, math.MaxUint16} {
+		if ids, ok := b.ComponentIDs(typ); ok || ids != nil {
+			t.Errorf("ComponentIDs(%d) = %v, %v; want nil, false", typ, ids, ok)
+		}
+	}
+}
+
+func TestBindingQuantize(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newClientWorld(t, s)
+	raw := []Pos{
+		{1.0 / 3, -2.718281828},
+		{99.99, -99.99},
+		{1e6, -1e6}, // clamped to the range
+		{float32(math.NaN()), 0.0078125},
+		{0.5 / 64, -0.5 / 64}, // ties
+	}
+	for _, p := range raw {
+		for _, typ := range []netsync.GhostTypeID{s.player, s.crate} {
+			e := newEntity(w, p, HP{V: -12345})
+			b.Quantize(e, typ)
+			got := *getPos(w, e)
+			want := Pos{posQ.Quantize(p.X), posQ.Quantize(p.Y)}
+			if bitsOf(&got) != bitsOf(&want) {
+				t.Errorf("type %d: Quantize(%v) = %v, want %v", typ, p, got, want)
+			}
+			if h := getHP(w, e).V; h != -12345 {
+				t.Errorf("type %d: Quantize changed HP to %d, want -12345 (varint is lossless)", typ, h)
+			}
+			// What the codec carries: encode and decode through the schema.
+			var bw netsync.BitWriter
+			s.Codec(s.pos).Encode(&bw, unsafe.Pointer(&p))
+			var br netsync.BitReader
+			br.Reset(bw.Bytes())
+			var wire Pos
+			if err := s.Codec(s.pos).Decode(&br, unsafe.Pointer(&wire)); err != nil {
+				t.Fatal(err)
+			}
+			if bitsOf(&got) != bitsOf(&wire) {
+				t.Errorf("type %d: Quantize(%v) = %v, but the codec carries %v", typ, p, got, wire)
+			}
+			// Idempotent, bit for bit.
+			b.Quantize(e, typ)
+			if again := *getPos(w, e); bitsOf(&again) != bitsOf(&got) {
+				t.Errorf("type %d: Quantize twice = %v, once = %v", typ, again, got)
+			}
+		}
+	}
+}
+
+func TestBindingQuantizeAllocs(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	e := newEntity(w, Pos{1.1, 2.2}, HP{V: 3})
+	b.Quantize(e, s.player) // grows the scratch buffers
+	if n := testing.AllocsPerRun(100, func() {
+		getPos(w, e).X += 0.37
+		b.Quantize(e, s.player)
+	}); n != 0 {
+		t.Errorf("Binding.Quantize: %v allocs per call in steady state, want 0", n)
+	}
+}

@@ -1,0 +1,105 @@
+package systems_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+)
+
+func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
+	g := newTestGame()
+	h, err := harness.New(g.options(2, link(100*time.Millisecond, 0, 0)))
+	require.NoError(t, err)
+	h.Run(10 * time.Second)
+	for i, c := range h.Clients {
+		st := c.Stats()
+		assert.Equal(t, systems.Connected, st.State)
+		assert.Zero(t, st.Mispredictions, "a deterministic game on a clean link predicts right")
+		assert.InDelta(t, 100, float64(st.RTT)/float64(time.Millisecond), 2)
+		// Ahead of the server by RTT/2 plus the margin: 3 + 1 ticks.
+		assert.InDelta(t, 4, float64(c.World.Tick())-float64(h.Server.World.Tick()), 1)
+		// The client's prediction at the server's tick equals the server.
+		id := components.GhostID(i + 1)
+		e, _ := c.Ghosts.Lookup(id)
+		predicted, ok := gw.HistoryValue[Pos](c.History, h.Server.World.Tick(), e)
+		require.True(t, ok)
+		server, _, _ := positions(h, i, id)
+		assert.Equal(t, server, predicted.X)
+	}
+	// Each client sees the other's ghost, interpolated.
+	_, ok := h.Clients[0].Ghosts.Lookup(2)
+	assert.True(t, ok)
+}
+
+func TestRollbackPoliciesAgree(t *testing.T) {
+	g := newTestGame()
+	final := map[systems.RollbackPolicy][2]float32{}
+	replayed := map[systems.RollbackPolicy]uint64{}
+	for _, p := range []systems.RollbackPolicy{systems.RollbackOnMismatch, systems.RollbackAlways} {
+		opts := g.options(1, link(150*time.Millisecond, 20*time.Millisecond, 0.05))
+		opts.Clients[0].Options.Rollback = p
+		h, err := harness.New(opts)
+		require.NoError(t, err)
+		h.Run(8 * time.Second)
+		s, c, ok := positions(h, 0, 1)
+		require.True(t, ok)
+		final[p] = [2]float32{s, c}
+		replayed[p] = h.Clients[0].Stats().ReplayedTicks
+	}
+	assert.Equal(t, final[systems.RollbackOnMismatch], final[systems.RollbackAlways], "same seed, same outcome whatever the policy")
+	assert.Greater(t, replayed[systems.RollbackAlways], 10*replayed[systems.RollbackOnMismatch]+100)
+	assert.Equal(t, "always", systems.RollbackAlways.String())
+}
+
+func TestClientBehindTheServerIsHardCorrected(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(1, link(60*time.Millisecond, 0, 0))
+	opts.Clients[0].Options.FixedScale = 0.5 // a clock running at half speed, never corrected
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(5 * time.Second)
+	st := h.Clients[0].Stats()
+	assert.Greater(t, st.HardCorrections, uint64(10))
+	s, c, ok := positions(h, 0, 1)
+	require.True(t, ok)
+	assert.InDelta(t, s, c, 1, "the adopted state follows the server")
+}
+
+func TestStaleSnapshotsAreIgnored(t *testing.T) {
+	g := newTestGame()
+	lk := link(100*time.Millisecond, 0, 0)
+	lk.Down.Reorder = 0.3
+	h, err := harness.New(g.options(1, lk))
+	require.NoError(t, err)
+	h.Run(5 * time.Second)
+	st := h.Clients[0].Stats()
+	assert.Greater(t, st.SnapshotsStale, uint64(10))
+	assert.Zero(t, st.Mispredictions, "reordered snapshots must not cause false corrections")
+}
+
+func TestClientOptionValidation(t *testing.T) {
+	g := newTestGame()
+	for _, tc := range []struct {
+		opts systems.ClientOptions
+		want string
+	}{
+		{systems.ClientOptions{FixedScale: 3}, "fixed clock scale 3 outside 0.5..2"},
+		{systems.ClientOptions{Rollback: 7}, "unknown rollback policy 7"},
+		{systems.ClientOptions{TickRate: 5000}, "tick rate 5000"},
+		{systems.ClientOptions{HistoryCapacity: 1}, "history capacity 1"},
+		{systems.ClientOptions{Stream: netsync.InputStreamOptions{Redundancy: 99}}, "redundancy 99"},
+		{systems.ClientOptions{ClockSync: netsync.ClockSyncOptions{TargetLead: 100}}, "target lead 100"},
+	} {
+		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.schema, tc.opts)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}

@@ -1,0 +1,92 @@
+package systems_test
+
+import (
+	"time"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// A one-dimensional test game: Pos moves by the input's MoveX at Speed.
+
+type Pos struct{ X float32 }
+type Speed struct{ V float32 }
+
+type testGame struct {
+	schema *netsync.Schema
+	player netsync.GhostTypeID
+	move   gw.System
+}
+
+func newTestGame() *testGame {
+	q, _ := netsync.NewQuantizer(-1000, 1000, 1.0/64)
+	s := netsync.NewSchema()
+	pos, _ := s.AddComponent(netsync.NewCodec(
+		func(w *netsync.BitWriter, p *Pos) { q.Write(w, p.X) },
+		func(r *netsync.BitReader, p *Pos) (err error) { p.X, err = q.Read(r); return err }))
+	speed, _ := s.AddComponent(netsync.NewCodec(
+		func(w *netsync.BitWriter, v *Speed) { q.Write(w, v.V) },
+		func(r *netsync.BitReader, v *Speed) (err error) { v.V, err = q.Read(r); return err }))
+	player, _ := s.AddGhostType("player", pos, speed)
+	movers := generic.NewFilter3[Pos, Speed, components.InputCommand]().With(generic.T[components.Predicted]())
+	move := gw.SystemFunc(func(w *gw.World) {
+		q := movers.Query(w.Arche())
+		for q.Next() {
+			p, sp, in := q.Get()
+			p.X += in.MoveX * sp.V / 60
+		}
+	})
+	return &testGame{schema: s, player: player, move: move}
+}
+
+func (g *testGame) spawn(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+	m := generic.NewMap2[Pos, Speed](w.Arche())
+	return m.NewWith(&Pos{X: float32(conn) * 10}, &Speed{V: 3}), g.player, nil
+}
+
+func link(rtt, jitter time.Duration, loss float64) transport.Conditions {
+	l := transport.LinkConfig{Latency: rtt / 2, Jitter: jitter, Loss: loss}
+	return transport.Conditions{Up: l, Down: l}
+}
+
+// options returns harness options for n clients whose inputs alternate
+// direction every second.
+func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
+	opts := harness.Options{
+		Seed:        7,
+		Schema:      g.schema,
+		Server:      systems.ServerOptions{OnConnect: g.spawn},
+		SetupServer: func(s *systems.Server) error { s.Schedule.Add(gw.StagePrediction, g.move); return nil },
+		SetupClient: func(_ int, c *systems.Client) error { c.Schedule.Add(gw.StagePrediction, g.move); return nil },
+	}
+	for i := 0; i < n; i++ {
+		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{
+			Input: func(_ *gw.World, tick uint32) components.InputCommand {
+				if tick/60%2 == 0 {
+					return components.InputCommand{MoveX: 1}
+				}
+				return components.InputCommand{MoveX: -0.5}
+			},
+		}})
+	}
+	return opts
+}
+
+// positions returns the server's and the client's value of ghost id.
+func positions(h *harness.Harness, client int, id components.GhostID) (server, predicted float32, ok bool) {
+	se, ok1 := h.Server.Ghosts.Entity(id)
+	ce, ok2 := h.Clients[client].Ghosts.Lookup(id)
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	sm := generic.NewMap[Pos](h.Server.World.Arche())
+	cm := generic.NewMap[Pos](h.Clients[client].World.Arche())
+	return sm.Get(se).X, cm.Get(ce).X, true
+}
