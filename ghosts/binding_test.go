@@ -137,6 +137,20 @@ func bitsOf[T any](v *T) string {
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v)))
 }
 
+// bytesAt returns the size bytes at p.
+func bytesAt(p unsafe.Pointer, size uintptr) string {
+	return string(unsafe.Slice((*byte)(p), size))
+}
+
+// componentSize returns the size of the Go type arche registered as id.
+func componentSize(a *ecs.World, id ecs.ID) uintptr {
+	info, ok := ecs.ComponentInfo(a, id)
+	if !ok {
+		panic(fmt.Sprintf("component %d not registered", id))
+	}
+	return info.Type.Size()
+}
+
 func TestBindMapsTypesPerWorld(t *testing.T) {
 	s := newTestSchema(t)
 	sw, sb := newServerWorld(t, s)

@@ -163,6 +163,7 @@ type Snapshot struct {
 	Ghosts []GhostState
 	data   []byte
 	schema *Schema
+	r      BitReader
 }
 
 // GhostState is one ghost of a decoded snapshot.
@@ -191,8 +192,8 @@ func (s *Snapshot) Value(gi, ci int) unsafe.Pointer {
 // MaxGhostsPerSnapshot, a duplicate ghost ID, a codec error or trailing
 // garbage is an error, and s is then unspecified.
 func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
-	var r BitReader
-	if err := open(&r, p, MsgSnapshot); err != nil {
+	r := &s.r // codecs take the reader through an interface: keep it off the heap per call
+	if err := open(r, p, MsgSnapshot); err != nil {
 		return err
 	}
 	s.schema = schema
@@ -274,7 +275,7 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 			if !changed {
 				return fmt.Errorf("netsync: ghost %d component %v unchanged without a baseline: %w", id, schema.codecs[c].Type(), ErrMalformed)
 			}
-			if err := schema.codecs[c].Decode(&r, unsafe.Pointer(&s.data[off])); err != nil {
+			if err := schema.codecs[c].Decode(r, unsafe.Pointer(&s.data[off])); err != nil {
 				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.codecs[c].Type(), err)
 			}
 			off += align8(int(schema.codecs[c].Type().Size()))

@@ -263,3 +263,14 @@ func TestConfigValidationNamesTheFlag(t *testing.T) {
 	}
 	require.NoError(t, DefaultConfig().Validate())
 }
+
+func TestSteadyStateTicksDoNotAllocate(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 8, time.Hour
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	m.Harness.Run(20 * time.Second) // every ring filled, every archetype seen
+	tick := time.Second / time.Duration(cfg.TickRate)
+	allocs := testing.AllocsPerRun(300, func() { m.Harness.Run(tick) })
+	assert.Zero(t, allocs, "a tick of server, 8 clients, rollbacks and links allocates")
+}

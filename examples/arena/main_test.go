@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBadFlagValuesAreRefusedByName(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-clients", "0"}, "-clients 0: allowed range is 1..64"},
+		{[]string{"-clients", "100"}, "-clients 100"},
+		{[]string{"-duration", "0s"}, "-duration 0s"},
+		{[]string{"-tick-rate", "1000"}, "-tick-rate 1000"},
+		{[]string{"-rtt", "5s"}, "-rtt 5s"},
+		{[]string{"-loss", "80"}, "-loss 80"},
+		{[]string{"-loss", "lots"}, `invalid value "lots" for flag -loss`},
+		{[]string{"-dup", "-3"}, "-dup -3"},
+		{[]string{"-reorder", "51"}, "-reorder 51"},
+		{[]string{"-rollback", "sometimes"}, `invalid value "sometimes" for flag -rollback: "sometimes": allowed values are mismatch|always`},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(tc.args, &out, &errOut)
+		require.Error(t, err, tc.args)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestArenaWritesItsReport(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "report.json")
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-clients", "3", "-duration", "5s", "-seed", "4", "-report", file}, &out, &errOut))
+	assert.Contains(t, out.String(), "t=   1s")
+	assert.Contains(t, out.String(), "converged: true")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(b, &r))
+	for _, key := range []string{"config", "server", "clients", "converged", "wall"} {
+		assert.Contains(t, r, key)
+	}
+	server := r["server"].(map[string]any)
+	for _, key := range []string{"ticks", "inputs_applied", "inputs_missing", "inputs_late", "inputs_rejected", "bytes_sent", "bytes_received"} {
+		assert.Contains(t, server, key)
+	}
+	clients := r["clients"].([]any)
+	require.Len(t, clients, 3)
+	for _, key := range []string{"id", "ticks", "mispredictions", "rollbacks", "replayed_ticks", "max_correction", "final_error",
+		"footsteps", "moving_inputs", "rtt_ms", "ahead_ticks", "input_delay_ticks", "bytes_down_per_s", "bytes_up_per_s"} {
+		assert.Contains(t, clients[0], key)
+	}
+	assert.Equal(t, true, r["converged"])
+
+	var quiet bytes.Buffer
+	require.NoError(t, run([]string{"-clients", "1", "-duration", "2s", "-quiet"}, &quiet, &errOut))
+	assert.NotContains(t, quiet.String(), "t=   1s")
+}
