@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
-	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
 )
@@ -57,9 +56,10 @@ func (e *TickError) Error() string {
 var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory)")
 
 // History records, for every tick, the values of the registered components
-// of all entities marked [components.Predicted], in a ring of fixed
+// of all entities carrying its marker component ([components.Predicted]
+// for the rollback history of [World.EnableHistory]), in a ring of fixed
 // capacity whose slots carry their tick number. It restores a tick in place
-// for rollback.
+// for rollback, or serves read-only lookups (lag compensation).
 //
 // Record and restore copy each component of each archetype as one block
 // (entities of one archetype are contiguous in arche's storage), so their
@@ -78,22 +78,22 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 //     side-effect system (first-time prediction), so replay does not spawn
 //     it again.
 type History struct {
-	world      *World
-	predicted  ecs.ID
-	predFilter ecs.CachedFilter
-	comps      []compType
-	slots      []archSlot
-	records    []record
-	scratch    record
-	epochs     []epoch
-	nEpochs    uint64
-	newest     uint32
-	count      uint64 // records ever made, to tell an empty ring
-	checksums  bool
-	dormant    []dormantEntity
-	newborn    []ecs.Entity
-	base       []uintptr
-	stats      HistoryStats
+	world        *World
+	marker       ecs.ID // the component whose entities are recorded
+	markerFilter ecs.CachedFilter
+	comps        []compType
+	slots        []archSlot
+	records      []record
+	scratch      record
+	epochs       []epoch
+	nEpochs      uint64
+	newest       uint32
+	count        uint64 // records ever made, to tell an empty ring
+	checksums    bool
+	dormant      []dormantEntity
+	newborn      []ecs.Entity
+	base         []uintptr
+	stats        HistoryStats
 }
 
 type compType struct {
@@ -141,13 +141,28 @@ type dormantEntity struct {
 	birth  uint32
 }
 
-// EnableHistory creates the world's component history. It returns an error
+// EnableHistory creates the world's rollback history: it records the
+// entities marked [components.Predicted], and [Schedule] records it after
+// the prediction stages and restores it on rollback. It returns an error
 // naming the value when the capacity is outside 2..65536, or when the world
-// already has a history.
+// already has one.
 func (w *World) EnableHistory(opts HistoryOptions) (*History, error) {
 	if w.history != nil {
 		return nil, errors.New("ecs: the world already has a history")
 	}
+	h, err := NewHistory(w, ecs.ComponentID[components.Predicted](w.Arche()), opts)
+	if err != nil {
+		return nil, err
+	}
+	w.history = h
+	return h, nil
+}
+
+// NewHistory creates a history of the entities carrying the marker
+// component, not attached to the world's rollback: a server uses one for
+// lag compensation (read with [History.Lookup], never restored). Errors
+// as EnableHistory.
+func NewHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) {
 	if opts.Capacity == 0 {
 		opts.Capacity = 128
 	}
@@ -156,14 +171,13 @@ func (w *World) EnableHistory(opts HistoryOptions) (*History, error) {
 	}
 	a := w.Arche()
 	h := &History{
-		world:     w,
-		predicted: ecs.ComponentID[components.Predicted](a),
-		records:   make([]record, opts.Capacity),
-		epochs:    make([]epoch, opts.Capacity+2),
+		world:   w,
+		marker:  marker,
+		records: make([]record, opts.Capacity),
+		epochs:  make([]epoch, opts.Capacity+2),
 	}
-	pf := generic.NewFilter0().With(generic.T[components.Predicted]()).Filter(a)
-	h.predFilter = a.Cache().Register(pf)
-	w.history = h
+	var f ecs.Filter = ecs.All(marker)
+	h.markerFilter = a.Cache().Register(f)
 	return h, nil
 }
 
@@ -388,7 +402,7 @@ func (h *History) currentEpoch() *epoch {
 // entities only when an unknown archetype exists.
 func (h *History) discover() {
 	a := h.world.Arche()
-	q := a.Query(&h.predFilter)
+	q := a.Query(&h.markerFilter)
 	total := q.Count()
 	known := 0
 	for i := range h.slots {
@@ -522,7 +536,7 @@ func (h *History) restoreEntities(rec *record, ep *epoch) {
 		slot := &h.slots[r.slot]
 		for i := 0; i < r.count; i++ {
 			e := ep.entities[r.start+i]
-			if !a.Alive(e) || !a.Has(e, h.predicted) {
+			if !a.Alive(e) || !a.Has(e, h.marker) {
 				h.stats.SkippedEntities++
 				continue
 			}
@@ -544,7 +558,7 @@ func (h *History) holdNewborns(tick uint32, ep *epoch) {
 	a := h.world.Arche()
 	ep.buildIndex()
 	h.newborn = h.newborn[:0]
-	q := a.Query(&h.predFilter)
+	q := a.Query(&h.markerFilter)
 	for q.Next() {
 		e := q.Entity()
 		if _, ok := ep.index[e]; !ok {
@@ -563,7 +577,7 @@ func (h *History) holdNewborns(tick uint32, ep *epoch) {
 				break
 			}
 		}
-		a.Remove(e, h.predicted)
+		a.Remove(e, h.marker)
 		h.dormant = append(h.dormant, dormantEntity{entity: e, birth: birth})
 		h.stats.Dormant++
 	}
@@ -602,8 +616,8 @@ func (h *History) wake(tick uint32, all bool) {
 			kept = append(kept, d)
 			continue
 		}
-		if a.Alive(d.entity) && !a.Has(d.entity, h.predicted) {
-			a.Add(d.entity, h.predicted)
+		if a.Alive(d.entity) && !a.Has(d.entity, h.marker) {
+			a.Add(d.entity, h.marker)
 		}
 	}
 	h.dormant = kept

@@ -88,6 +88,17 @@ func (b *Binding) checkComponents(e ecs.Entity, t netsync.GhostTypeID) error {
 	return nil
 }
 
+// hasAll reports whether e has every replicated component of type t.
+func (b *Binding) hasAll(e ecs.Entity, t netsync.GhostTypeID) bool {
+	a := b.world.Arche()
+	for _, id := range b.types[t] {
+		if !a.Has(e, id) {
+			return false
+		}
+	}
+	return true
+}
+
 // Quantize replaces each replicated component of e (of ghost type t) by
 // what the wire would carry. Steady state it allocates nothing.
 func (b *Binding) Quantize(e ecs.Entity, t netsync.GhostTypeID) {

@@ -28,6 +28,7 @@ type Client struct {
 	ghosts []clientGhost // sorted by ID
 	ids    []ecs.ID
 	seen   []components.GhostID
+	gone   []clientGhost
 	stats  ClientStats
 	// OnSpawn, if set, is called after a ghost's entity is created, with
 	// its replicated components set, so the game can add its own
@@ -148,25 +149,32 @@ func (c *Client) Sweep(snap *netsync.Snapshot) {
 	}
 	slices.Sort(c.seen) // owned ghosts come first on the wire
 	kept := c.ghosts[:0]
+	c.gone = c.gone[:0]
 	j := 0
 	for _, g := range c.ghosts {
 		for j < len(c.seen) && c.seen[j] < g.id {
 			j++
 		}
-		present := j < len(c.seen) && c.seen[j] == g.id
-		if present {
+		if j < len(c.seen) && c.seen[j] == g.id {
 			kept = append(kept, g)
-			continue
-		}
-		c.stats.Despawned++
-		if a.Alive(g.e) {
-			if c.OnDespawn != nil {
-				c.OnDespawn(c.b.world, g.e, *(*components.Ghost)(a.Get(g.e, c.b.Ghost)))
-			}
-			a.RemoveEntity(g.e)
+		} else {
+			c.gone = append(c.gone, g)
 		}
 	}
 	c.ghosts = kept
+	// Hooks run after the register is consistent again.
+	for _, g := range c.gone {
+		c.stats.Despawned++
+		if !a.Alive(g.e) {
+			continue
+		}
+		if c.OnDespawn != nil {
+			c.OnDespawn(c.b.world, g.e, *(*components.Ghost)(a.Get(g.e, c.b.Ghost)))
+		}
+		if a.Alive(g.e) {
+			a.RemoveEntity(g.e)
+		}
+	}
 }
 
 // Each calls fn for every ghost in ID order with its entity and whether it

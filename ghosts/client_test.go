@@ -78,7 +78,7 @@ func TestClientSpawn(t *testing.T) {
 	var ses []ecs.Entity
 	owners := []components.ConnID{0, me, 1, me, 3}
 	for i, o := range owners {
-		typ := s0(p.s, i)
+		typ := altType(p.s, i)
 		ses = append(ses, p.spawn(t, typ, o, Pos{float32(i) * 1.25, -3.5}, HP{V: int32(1000*i - 7)}))
 	}
 	p.sw.SetTick(10)
@@ -157,8 +157,8 @@ func TestClientSpawn(t *testing.T) {
 	}
 }
 
-// s0 alternates the two ghost types.
-func s0(s *testSchema, i int) netsync.GhostTypeID {
+// altType alternates the two ghost types.
+func altType(s *testSchema, i int) netsync.GhostTypeID {
 	if i%2 == 0 {
 		return s.player
 	}
@@ -226,7 +226,7 @@ func TestClientSweep(t *testing.T) {
 		if i%5 == 4 {
 			owner = me
 		}
-		se = append(se, p.spawn(t, s0(p.s, i), owner, Pos{float32(i), 0}, HP{int32(i)}))
+		se = append(se, p.spawn(t, altType(p.s, i), owner, Pos{float32(i), 0}, HP{int32(i)}))
 	}
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
@@ -326,7 +326,7 @@ func TestClientEachInIDOrder(t *testing.T) {
 	owned := map[components.GhostID]bool{}
 	for i := 0; i < 40; i++ {
 		owner := components.ConnID(rng.IntN(4))
-		e := p.spawn(t, s0(p.s, i), owner, Pos{}, HP{})
+		e := p.spawn(t, altType(p.s, i), owner, Pos{}, HP{})
 		owned[getGhost(p.sw, e).ID] = owner == me
 	}
 	// Despawn some so IDs have gaps.
@@ -461,7 +461,7 @@ func TestEndToEnd(t *testing.T) {
 	var snap netsync.Snapshot // reused, as a client does
 	var live []ecs.Entity
 	spawn := func() {
-		typ := s0(p.s, rng.IntN(2))
+		typ := altType(p.s, rng.IntN(2))
 		owner := components.ConnID(rng.IntN(4))
 		pos := Pos{rng.Float32()*200 - 100, rng.Float32()*200 - 100}
 		live = append(live, p.spawn(t, typ, owner, pos, HP{rng.Int32N(1000)}))

@@ -83,8 +83,8 @@ func (s *Server) Despawn(e ecs.Entity) bool {
 // Len returns the number of live ghosts.
 func (s *Server) Len() int { return len(s.ghosts) }
 
-// Lost returns how many ghosts were dropped because their entity died
-// without Despawn.
+// Lost returns how many ghosts were dropped because their entity died (or
+// lost its Ghost or a replicated component) without Despawn.
 func (s *Server) Lost() uint64 { return s.lost }
 
 // Entity returns the entity of ghost id.
@@ -106,12 +106,13 @@ func (s *Server) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
 	return dst
 }
 
-// prune drops ghosts whose entity died.
+// prune drops ghosts whose entity died or lost a component the ghost
+// replicates.
 func (s *Server) prune() {
 	a := s.b.world.Arche()
 	kept := s.ghosts[:0]
 	for _, g := range s.ghosts {
-		if a.Alive(g.e) && a.Has(g.e, s.b.Ghost) {
+		if a.Alive(g.e) && a.Has(g.e, s.b.Ghost) && s.b.hasAll(g.e, g.typ) {
 			kept = append(kept, g)
 		} else {
 			s.lost++

@@ -242,8 +242,14 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 	}{
 		{"WriteSnapshot", func(t *testing.T, s *testSchema, srv *ghosts.Server) {
 			snap, _ := writeSnapshot(t, s, srv, 0, 1, 0)
-			if got, want := snapshotIDs(snap), []components.GhostID{1, 3}; !slices.Equal(got, want) {
-				t.Errorf("snapshot holds %v, want %v", got, want)
+			var want []components.GhostID
+			for id := components.GhostID(1); id <= 4; id++ {
+				if _, ok := srv.Entity(id); ok {
+					want = append(want, id)
+				}
+			}
+			if got := snapshotIDs(snap); !slices.Equal(got, want) {
+				t.Errorf("snapshot holds %v, want the remaining ghosts %v", got, want)
 			}
 		}},
 		{"Quantize", func(t *testing.T, s *testSchema, srv *ghosts.Server) { srv.Quantize() }},
@@ -283,6 +289,14 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 			srv.Quantize()
 			if srv.Lost() != 2 {
 				t.Errorf("Lost = %d after another Quantize, want 2", srv.Lost())
+			}
+
+			// A live entity whose Ghost component the game removed is no
+			// ghost any more: dropped too, instead of read as one.
+			w.Arche().Remove(es[0], b.Ghost)
+			drop.run(t, s, srv)
+			if _, ok := srv.Entity(1); ok || srv.Len() != 1 {
+				t.Errorf("ghost 1 without its Ghost component: Entity found %v, Len %d; want false, 1", ok, srv.Len())
 			}
 		})
 	}
@@ -410,3 +424,32 @@ func TestServerWriteSnapshotBudget(t *testing.T) {
 	}
 }
 
+// Steady state, the per-tick server work allocates nothing: quantizing,
+// and writing snapshots whether everything fits or ghosts are left out.
+func TestServerSteadyStateAllocs(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghosts.NewServer(b)
+	for i := 0; i < 64; i++ {
+		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
+		if _, err := srv.Spawn(e, altType(s, i), components.ConnID(i%3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, maxBytes := range []int{0, 64, 200} {
+		sw, err := netsync.NewSnapshotWriter(s.Schema, maxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tick := func() {
+			srv.Quantize()
+			sw.Begin(9)
+			srv.WriteSnapshot(sw, 2)
+			sw.Finish(&netsync.SnapshotHeader{Tick: 9, Complete: true})
+		}
+		tick()
+		if n := testing.AllocsPerRun(50, tick); n != 0 {
+			t.Errorf("maxBytes %d: %v allocs per Quantize+WriteSnapshot+Finish, want 0", maxBytes, n)
+		}
+	}
+}

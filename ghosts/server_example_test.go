@@ -1,0 +1,60 @@
+package ghosts_test
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// A server replicates one player's health to a client: spawn the ghost,
+// write a snapshot for the player's connection, decode it on the client and
+// spawn the ghost there.
+func ExampleServer_WriteSnapshot() {
+	type Health struct{ V int32 }
+
+	// Both ends build the same schema.
+	schema := netsync.NewSchema()
+	health, _ := schema.AddComponent(netsync.NewCodec(
+		func(w *netsync.BitWriter, h *Health) { w.WriteVarint(int64(h.V)) },
+		func(r *netsync.BitReader, h *Health) error {
+			v, err := r.ReadVarint()
+			h.V = int32(v)
+			return err
+		}))
+	player, _ := schema.AddGhostType("player", health)
+
+	// Server: spawn a ghost owned by connection 1 and write its snapshot.
+	sw := gw.NewWorld(gw.WorldOptions{})
+	srv := ghosts.NewServer(ghosts.Bind(sw, schema))
+	e := sw.Arche().NewEntityWith(ecs.Component{ID: ecs.ComponentID[Health](sw.Arche()), Comp: &Health{V: 87}})
+	id, err := srv.Spawn(e, player, 1)
+	if err != nil {
+		panic(err)
+	}
+	w, _ := netsync.NewSnapshotWriter(schema, 0)
+	w.Begin(sw.Tick())
+	srv.WriteSnapshot(w, 1)
+	packet := w.Finish(&netsync.SnapshotHeader{Tick: sw.Tick(), Complete: true})
+
+	// Client: decode the packet and spawn what it holds.
+	cw := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	cl := ghosts.NewClient(ghosts.Bind(cw, schema))
+	cl.SetConn(1)
+	var snap netsync.Snapshot
+	if err := netsync.DecodeSnapshot(packet, schema, &snap); err != nil {
+		panic(err)
+	}
+	for gi := range snap.Ghosts {
+		ce := cl.Spawn(&snap, gi)
+		h := (*Health)(cw.Arche().Get(ce, ecs.ComponentID[Health](cw.Arche())))
+		predicted := cw.Arche().Has(ce, ecs.ComponentID[components.Predicted](cw.Arche()))
+		fmt.Printf("ghost %d (server said %d): health %d, predicted %v\n", snap.Ghosts[gi].ID, id, h.V, predicted)
+	}
+	// Output:
+	// ghost 1 (server said 1): health 87, predicted true
+}
