@@ -23,5 +23,14 @@ type Ghost struct {
 
 // Interpolated marks a ghost a client shows from received states without
 // simulating it (the ghosts other players own). It never carries
-// [Predicted].
-type Interpolated struct{}
+// [Predicted]. The interpolation system rewrites it every frame.
+type Interpolated struct {
+	// Tick is the render tick the ghost's components were blended for.
+	Tick float64
+	// Extrapolated is true when the ghost is shown past its newest
+	// received state (extrapolated, or held at the cap).
+	Extrapolated bool
+	// Teleported is true on the frame a teleport made the ghost jump
+	// instead of blending.
+	Teleported bool
+}

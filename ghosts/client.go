@@ -28,7 +28,9 @@ type Client struct {
 	ghosts []clientGhost // sorted by ID
 	ids    []ecs.ID
 	seen   []components.GhostID
-	gone   []clientGhost
+	gone   []components.GhostID
+	vals   []unsafe.Pointer
+	interp *Interpolator
 	stats  ClientStats
 	// OnSpawn, if set, is called after a ghost's entity is created, with
 	// its replicated components set, so the game can add its own
@@ -73,6 +75,9 @@ func (c *Client) Lookup(id components.GhostID) (ecs.Entity, bool) {
 	return ecs.Entity{}, false
 }
 
+// Interpolator returns the client's interpolator, or nil.
+func (c *Client) Interpolator() *Interpolator { return c.interp }
+
 // Owned reports whether this client owns (and so predicts) ghost g.
 func (c *Client) Owned(g *components.Ghost) bool { return c.me != 0 && g.Owner == c.me }
 
@@ -81,9 +86,17 @@ func (c *Client) Owned(g *components.Ghost) bool { return c.me != 0 && g.Owner =
 // OnSpawn and returns the entity. It panics if the world is locked.
 func (c *Client) Spawn(snap *netsync.Snapshot, gi int) ecs.Entity {
 	gs := &snap.Ghosts[gi]
+	c.vals = c.vals[:0]
+	for ci := range c.b.types[gs.Type] {
+		c.vals = append(c.vals, snap.Value(gi, ci))
+	}
+	return c.spawn(gs.Ghost, c.vals, c.Owned(&gs.Ghost))
+}
+
+// spawn creates a ghost's entity from component values in schema order.
+func (c *Client) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool) ecs.Entity {
 	a := c.b.world.Arche()
-	predicted := c.Owned(&gs.Ghost)
-	c.ids = append(c.ids[:0], c.b.types[gs.Type]...)
+	c.ids = append(c.ids[:0], c.b.types[g.Type]...)
 	c.ids = append(c.ids, c.b.Ghost)
 	if predicted {
 		c.ids = append(c.ids, c.b.Predicted, c.b.Input)
@@ -91,27 +104,56 @@ func (c *Client) Spawn(snap *netsync.Snapshot, gi int) ecs.Entity {
 		c.ids = append(c.ids, c.b.Interpolated)
 	}
 	e := a.NewEntity(c.ids...)
-	*(*components.Ghost)(a.Get(e, c.b.Ghost)) = gs.Ghost
-	c.Write(e, snap, gi)
-	i := c.find(gs.ID)
-	c.ghosts = append(c.ghosts, clientGhost{})
-	copy(c.ghosts[i+1:], c.ghosts[i:])
-	c.ghosts[i] = clientGhost{id: gs.ID, e: e, typ: netsync.GhostTypeID(gs.Type), predicted: predicted}
+	*(*components.Ghost)(a.Get(e, c.b.Ghost)) = g
+	c.write(e, netsync.GhostTypeID(g.Type), vals)
+	i := c.find(g.ID)
+	c.ghosts = slices.Insert(c.ghosts, i, clientGhost{id: g.ID, e: e, typ: netsync.GhostTypeID(g.Type), predicted: predicted})
 	c.stats.Spawned++
 	if c.OnSpawn != nil {
-		c.OnSpawn(c.b.world, e, gs.Ghost)
+		c.OnSpawn(c.b.world, e, g)
 	}
 	return e
 }
 
 // Write copies the gi-th ghost's replicated values from snap into e.
 func (c *Client) Write(e ecs.Entity, snap *netsync.Snapshot, gi int) {
-	a := c.b.world.Arche()
 	gs := &snap.Ghosts[gi]
-	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(gs.Type))
-	for ci, id := range c.b.types[gs.Type] {
+	c.vals = c.vals[:0]
+	for ci := range c.b.types[gs.Type] {
+		c.vals = append(c.vals, snap.Value(gi, ci))
+	}
+	c.write(e, netsync.GhostTypeID(gs.Type), c.vals)
+}
+
+// write copies component values in schema order into e.
+func (c *Client) write(e ecs.Entity, t netsync.GhostTypeID, vals []unsafe.Pointer) {
+	a := c.b.world.Arche()
+	gt, _ := c.b.schema.GhostType(t)
+	for ci, id := range c.b.types[t] {
 		size := c.b.sizes[gt.Components[ci]]
-		copy(unsafe.Slice((*byte)(a.Get(e, id)), size), unsafe.Slice((*byte)(snap.Value(gi, ci)), size))
+		copy(unsafe.Slice((*byte)(a.Get(e, id)), size), unsafe.Slice((*byte)(vals[ci]), size))
+	}
+}
+
+// despawn removes ghost id's entity (calling OnDespawn first) and forgets
+// it.
+func (c *Client) despawn(id components.GhostID) {
+	i := c.find(id)
+	if i == len(c.ghosts) || c.ghosts[i].id != id {
+		return
+	}
+	g := c.ghosts[i]
+	c.ghosts = slices.Delete(c.ghosts, i, i+1)
+	c.stats.Despawned++
+	a := c.b.world.Arche()
+	if !a.Alive(g.e) {
+		return
+	}
+	if c.OnDespawn != nil {
+		c.OnDespawn(c.b.world, g.e, *(*components.Ghost)(a.Get(g.e, c.b.Ghost)))
+	}
+	if a.Alive(g.e) {
+		a.RemoveEntity(g.e)
 	}
 }
 
@@ -135,44 +177,40 @@ func (c *Client) Compare(h *gw.History, tick uint32, e ecs.Entity, snap *netsync
 	return equal, true
 }
 
-// Sweep despawns the ghosts missing from snap when snap is complete (an
-// incomplete snapshot proves nothing about a missing ghost). It calls
-// OnDespawn, then removes the entity. It panics if the world is locked.
+// Sweep handles the ghosts missing from snap when snap is complete (an
+// incomplete snapshot proves nothing about a missing ghost): a predicted
+// ghost is despawned now (OnDespawn, then removal); an interpolated one is
+// handed to the Interpolator, which removes it when the render tick gets
+// there (without an Interpolator it goes now too). It panics if the world
+// is locked.
 func (c *Client) Sweep(snap *netsync.Snapshot) {
 	if !snap.Complete {
 		return
 	}
-	a := c.b.world.Arche()
 	c.seen = c.seen[:0]
 	for i := range snap.Ghosts {
 		c.seen = append(c.seen, snap.Ghosts[i].ID)
 	}
 	slices.Sort(c.seen) // owned ghosts come first on the wire
-	kept := c.ghosts[:0]
+	present := func(id components.GhostID) bool {
+		_, ok := slices.BinarySearch(c.seen, id)
+		return ok
+	}
 	c.gone = c.gone[:0]
-	j := 0
 	for _, g := range c.ghosts {
-		for j < len(c.seen) && c.seen[j] < g.id {
-			j++
-		}
-		if j < len(c.seen) && c.seen[j] == g.id {
-			kept = append(kept, g)
-		} else {
-			c.gone = append(c.gone, g)
+		if (g.predicted || c.interp == nil) && !present(g.id) {
+			c.gone = append(c.gone, g.id)
 		}
 	}
-	c.ghosts = kept
-	// Hooks run after the register is consistent again.
-	for _, g := range c.gone {
-		c.stats.Despawned++
-		if !a.Alive(g.e) {
-			continue
-		}
-		if c.OnDespawn != nil {
-			c.OnDespawn(c.b.world, g.e, *(*components.Ghost)(a.Get(g.e, c.b.Ghost)))
-		}
-		if a.Alive(g.e) {
-			a.RemoveEntity(g.e)
+	// Hooks run after the list is complete, so they see a consistent register.
+	for _, id := range c.gone {
+		c.despawn(id)
+	}
+	if c.interp != nil {
+		for _, ig := range c.interp.ghosts {
+			if !present(ig.g.ID) {
+				c.interp.Gone(ig.g.ID, snap.Tick)
+			}
 		}
 	}
 }

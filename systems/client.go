@@ -60,6 +60,9 @@ type ClientOptions struct {
 	Stream netsync.InputStreamOptions
 	// ClockSync configures how the client keeps its lead on the server.
 	ClockSync netsync.ClockSyncOptions
+	// Interpolation configures the delay (adaptive by default) and the
+	// extrapolation cap of the ghosts this client does not own.
+	Interpolation netsync.InterpolationOptions
 	// FixedScale, when not zero, pins the clock's time scale and disables
 	// clock sync (for tests of misbehaving clients). Allowed: 0.5..2.
 	FixedScale float64
@@ -106,8 +109,13 @@ type ClientStats struct {
 	Jitter            time.Duration // RTT mean deviation
 	Ahead             float64       // ticks ahead of the server's estimated tick
 	Lead              float64       // how early inputs arrive, as the server reports it
-	State             ClientState
-	Reason            netsync.RejectReason // why Refused or Disconnected
+	// InterpolationDelay is the current delay of interpolated ghosts and
+	// RenderTick the server tick they were last shown at.
+	InterpolationDelay time.Duration
+	RenderTick         float64
+	Interpolation      ghosts.InterpolatorStats
+	State              ClientState
+	Reason             netsync.RejectReason // why Refused or Disconnected
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -122,6 +130,10 @@ type Client struct {
 	Binding  *ghosts.Binding
 	Inputs   *netsync.InputStream
 	History  *gw.History
+	// Interpolator shows the ghosts this client does not own, at the
+	// render tick of InterpolationClock.
+	Interpolator       *ghosts.Interpolator
+	InterpolationClock *netsync.InterpolationClock
 
 	opts      ClientOptions
 	src       gw.TimeSource
@@ -142,6 +154,8 @@ type Client struct {
 	welcome   netsync.Welcome
 	predicted *generic.Filter2[components.Ghost, components.InputCommand]
 	spawnIdx  []int
+	render    float64
+	lastFrame time.Duration
 	stats     ClientStats
 	log       *slog.Logger
 }
@@ -173,6 +187,10 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if err != nil {
 		return nil, err
 	}
+	iclock, err := netsync.NewInterpolationClock(clock.Interval(), opts.Interpolation)
+	if err != nil {
+		return nil, err
+	}
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: opts.HistoryCapacity})
 	if err != nil {
@@ -198,11 +216,16 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		clock.SetScale(opts.FixedScale)
 	}
 	c.Ghosts.OnSpawn, c.Ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
+	c.InterpolationClock = iclock
+	if c.Interpolator, err = ghosts.NewInterpolator(c.Ghosts, iclock.MaxExtrapolation()); err != nil {
+		return nil, err
+	}
 	c.Schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
 	c.Schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
 	c.Schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
 	c.Schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
 	c.Schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
+	c.Schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
 	return c, nil
 }
 
@@ -228,6 +251,9 @@ func (c *Client) Stats() ClientStats {
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.conn.Stats()
 	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
+	st.InterpolationDelay = time.Duration(c.InterpolationClock.Delay() * float64(c.Clock.Interval()))
+	st.RenderTick = c.render
+	st.Interpolation = c.Interpolator.Stats()
 	return st
 }
 
@@ -315,6 +341,7 @@ func (c *Client) poll(now time.Duration) {
 			}
 			c.latest, c.scratch = c.scratch, c.latest
 			c.hasLatest, c.fresh = true, true
+			c.InterpolationClock.Observe(c.latest.Tick, now)
 			if rtt := now - time.Duration(c.latest.EchoTime)*time.Millisecond - time.Duration(c.latest.Hold)*time.Millisecond; c.latest.EchoTime != 0 && rtt >= 0 {
 				c.rtt.Sample(rtt)
 			}
@@ -374,16 +401,14 @@ func (c *Client) reconcile(w *gw.World) {
 		case !ok && c.Ghosts.Owned(&g.Ghost):
 			c.spawnIdx = append(c.spawnIdx, gi)
 			need = true
-		case !ok:
-			c.Ghosts.Spawn(s, gi)
+		case !c.Ghosts.Owned(&g.Ghost):
+			c.Interpolator.Push(s, gi)
 		case c.Ghosts.Owned(&g.Ghost):
 			// A ghost the history does not hold at this tick was spawned
 			// later on this client: the snapshot says nothing new about it.
 			if equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
 				mismatch = true
 			}
-		default:
-			c.Ghosts.Write(e, s, gi)
 		}
 	}
 	c.Ghosts.Sweep(s)
@@ -443,7 +468,27 @@ func (c *Client) sample(w *gw.World) {
 		cmd = c.opts.Input(w, w.Tick())
 	}
 	cmd.Tick = w.Tick()
+	// What the player sees is the last frame's render tick: the server
+	// rewinds to it for lag compensation.
+	if c.render >= 1 {
+		cmd.ViewTick = uint32(c.render)
+		cmd.ViewFraction = float32(c.render - math.Floor(c.render))
+		cmd.InterpolationDelay = float32(c.InterpolationClock.Delay())
+	}
 	c.Inputs.Record(cmd)
+}
+
+// interpolate advances the render tick and shows the interpolated ghosts
+// at it, once per frame.
+func (c *Client) interpolate(w *gw.World) {
+	now := c.src.Now()
+	frame := float64(now-c.lastFrame) / float64(c.Clock.Interval())
+	c.lastFrame = now
+	if c.stats.State != Connected {
+		return
+	}
+	c.render = c.InterpolationClock.Advance(now)
+	c.Interpolator.Update(c.render, frame)
 }
 
 func (c *Client) ownsGhost(w *gw.World) bool {

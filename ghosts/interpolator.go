@@ -1,0 +1,254 @@
+package ghosts
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"unsafe"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// InterpolatorStats counts what an [Interpolator] did.
+type InterpolatorStats struct {
+	// ExtrapolatedTicks adds up, over ghosts and frames, the ticks shown
+	// past the newest received state.
+	ExtrapolatedTicks float64
+	// MaxExtrapolation is the furthest any ghost was shown past its newest
+	// state, in ticks; it never exceeds the cap.
+	MaxExtrapolation float64
+	Teleports        uint64 // blends replaced by a jump
+	Spawned          uint64 // ghosts shown once the render tick reached them
+	Despawned        uint64
+	Buffered         int // ghosts with a state buffer now
+}
+
+// Interpolator shows the ghosts a client does not own: it buffers their
+// received states by server tick and, every frame, writes into their
+// entities the blend of the two states around the render tick (per
+// component, by the schema's [netsync.Interpolation]), extrapolates from
+// the last two states up to a cap when data runs out and then holds, and
+// steps instead of blending across a teleport. A ghost's entity appears
+// when the render tick reaches its first state and disappears when it
+// reaches the tick the ghost was first missing from a complete snapshot.
+type Interpolator struct {
+	c       *Client
+	b       *Binding
+	maxExt  float64
+	ghosts  []*interpGhost // sorted by ID
+	free    []*interpGhost
+	interp  []netsync.Interpolation // by component ID
+	scratch []byte
+	vals    []unsafe.Pointer
+	stats   InterpolatorStats
+}
+
+// statesPerGhost is the ring size of a ghost's buffer: 64 ticks (1 s at
+// 60 Hz) of states, far beyond any sensible interpolation delay.
+const statesPerGhost = 64
+
+type interpGhost struct {
+	g      components.Ghost
+	e      ecs.Entity
+	shown  bool
+	gone   uint32 // first tick missing from a complete snapshot; 0: present
+	ticks  [statesPerGhost]uint32
+	data   []byte // statesPerGhost states of stride bytes
+	stride int
+	offs   []int // component offsets inside a state
+	n      int   // states held
+	head   int   // index of the newest state
+	// teleHold is set while a teleport's old state is held; lastJump is
+	// the state tick of the last jump, so one teleport is flagged once.
+	teleHold bool
+	lastJump uint32
+}
+
+// NewInterpolator returns an interpolator that spawns and despawns through
+// the client register c. maxExtrapolation is the cap in ticks (0: none).
+func NewInterpolator(c *Client, maxExtrapolation float64) (*Interpolator, error) {
+	if !(maxExtrapolation >= 0 && maxExtrapolation <= 60) {
+		return nil, fmt.Errorf("ghosts: max extrapolation %v outside 0..60 ticks", maxExtrapolation)
+	}
+	ip := &Interpolator{c: c, b: c.b, maxExt: maxExtrapolation}
+	for i := 0; i < c.b.schema.NumComponents(); i++ {
+		ip.interp = append(ip.interp, c.b.schema.Interpolation(netsync.ComponentID(i)))
+	}
+	c.interp = ip
+	return ip, nil
+}
+
+// Stats returns the counters.
+func (ip *Interpolator) Stats() InterpolatorStats {
+	st := ip.stats
+	st.Buffered = len(ip.ghosts)
+	return st
+}
+
+func (ip *Interpolator) find(id components.GhostID) (int, bool) {
+	i := sort.Search(len(ip.ghosts), func(i int) bool { return ip.ghosts[i].g.ID >= id })
+	return i, i < len(ip.ghosts) && ip.ghosts[i].g.ID == id
+}
+
+// Push buffers the state of the gi-th ghost of snap at snap.Tick. States
+// older than the newest buffered one are ignored.
+func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
+	gs := &snap.Ghosts[gi]
+	i, ok := ip.find(gs.ID)
+	if !ok {
+		ig := ip.alloc(gs.Ghost)
+		ip.ghosts = slices.Insert(ip.ghosts, i, ig)
+	}
+	ig := ip.ghosts[i]
+	ig.gone = 0
+	if ig.n > 0 && int32(snap.Tick-ig.ticks[ig.head]) <= 0 {
+		return
+	}
+	ig.head = (ig.head + 1) % statesPerGhost
+	ig.n = min(ig.n+1, statesPerGhost)
+	ig.ticks[ig.head] = snap.Tick
+	state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
+	gt, _ := ip.b.schema.GhostType(netsync.GhostTypeID(gs.Type))
+	for ci, c := range gt.Components {
+		size := int(ip.b.sizes[c])
+		copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(snap.Value(gi, ci)), size))
+	}
+}
+
+func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
+	gt, _ := ip.b.schema.GhostType(netsync.GhostTypeID(g.Type))
+	stride := 0
+	var offs []int
+	for _, c := range gt.Components {
+		offs = append(offs, stride)
+		stride += (int(ip.b.sizes[c]) + 7) &^ 7
+	}
+	for k, f := range ip.free {
+		if f.stride == stride && len(f.offs) == len(offs) {
+			ip.free = append(ip.free[:k], ip.free[k+1:]...)
+			copy(f.offs, offs)
+			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs}
+			return f
+		}
+	}
+	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs}
+}
+
+// Gone notes that ghost id was missing from the complete snapshot of tick;
+// it disappears when the render tick reaches that tick.
+func (ip *Interpolator) Gone(id components.GhostID, tick uint32) {
+	if i, ok := ip.find(id); ok && ip.ghosts[i].gone == 0 {
+		ip.ghosts[i].gone = tick
+	}
+}
+
+// Known reports whether ghost id has a state buffer (shown or not yet).
+func (ip *Interpolator) Known(id components.GhostID) bool {
+	_, ok := ip.find(id)
+	return ok
+}
+
+// Update writes every interpolated ghost's components for the render tick
+// rt, spawning and despawning as the render tick passes their first and
+// missing ticks. frame is the frame's length in ticks, for the statistics.
+func (ip *Interpolator) Update(rt, frame float64) {
+	a := ip.b.world.Arche()
+	kept := ip.ghosts[:0]
+	for _, ig := range ip.ghosts {
+		if ig.gone != 0 && rt >= float64(ig.gone) || ig.shown && !a.Alive(ig.e) {
+			if ig.shown {
+				ip.c.despawn(ig.g.ID)
+				ip.stats.Despawned++
+			}
+			ip.free = append(ip.free, ig)
+			continue
+		}
+		kept = append(kept, ig)
+		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
+		if ig.n == 0 || rt < float64(ig.ticks[oldest]) && !ig.shown {
+			continue
+		}
+		ip.show(ig, rt, frame)
+	}
+	clear(ip.ghosts[len(kept):])
+	ip.ghosts = kept
+}
+
+// show blends and writes one ghost, creating its entity if needed.
+func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
+	gt, _ := ip.b.schema.GhostType(netsync.GhostTypeID(ig.g.Type))
+	if cap(ip.scratch) < ig.stride {
+		ip.scratch = make([]byte, ig.stride)
+	}
+	out := ip.scratch[:ig.stride]
+	// a: newest state at or before rt; b: the one after it.
+	ai := ig.head
+	for k := 0; k < ig.n-1 && float64(ig.ticks[ai]) > rt; k++ {
+		ai = (ai - 1 + statesPerGhost) % statesPerGhost
+	}
+	var bi int
+	var t float32
+	extrapolated := false
+	teleported := false
+	switch {
+	case float64(ig.ticks[ai]) > rt: // before the oldest state: hold it
+		bi, t = ai, 0
+	case ai != ig.head: // interpolate
+		bi = (ai + 1) % statesPerGhost
+		t = float32((rt - float64(ig.ticks[ai])) / float64(ig.ticks[bi]-ig.ticks[ai]))
+	case ig.n > 1: // past the newest: extrapolate from the last two, capped
+		extrapolated = true
+		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
+		over := rt - float64(ig.ticks[bi])
+		ip.stats.ExtrapolatedTicks += math.Min(over, frame)
+		capped := math.Min(over, ip.maxExt)
+		ip.stats.MaxExtrapolation = math.Max(ip.stats.MaxExtrapolation, capped)
+		t = float32(1 + capped/float64(ig.ticks[bi]-ig.ticks[ai]))
+	default:
+		bi, t = ai, 1
+		extrapolated = true
+	}
+	sa := ig.data[ai*ig.stride:]
+	sb := ig.data[bi*ig.stride:]
+	for ci, c := range gt.Components {
+		in := &ip.interp[c]
+		pa, pb := unsafe.Pointer(&sa[ig.offs[ci]]), unsafe.Pointer(&sb[ig.offs[ci]])
+		tp := ai != bi && in.Teleported(pa, pb)
+		teleported = teleported || tp
+		tt := t
+		if tp && extrapolated {
+			tt = 1 // never extrapolate across a teleport
+		}
+		in.Apply(pa, pb, unsafe.Pointer(&out[ig.offs[ci]]), tt, ip.b.sizes[c], tp)
+	}
+	// The jump of a teleport shows on the first frame past the hold.
+	jump := false
+	switch {
+	case teleported && t < 1:
+		ig.teleHold = true
+	case teleported && ig.lastJump != ig.ticks[bi]:
+		jump, ig.lastJump, ig.teleHold = true, ig.ticks[bi], false
+	case !teleported && ig.teleHold:
+		jump, ig.lastJump, ig.teleHold = true, ig.ticks[ai], false
+	}
+	if jump {
+		ip.stats.Teleports++
+	}
+	ip.vals = ip.vals[:0]
+	for ci := range gt.Components {
+		ip.vals = append(ip.vals, unsafe.Pointer(&out[ig.offs[ci]]))
+	}
+	if !ig.shown {
+		ig.e = ip.c.spawn(ig.g, ip.vals, false)
+		ig.shown = true
+		ip.stats.Spawned++
+	} else {
+		ip.c.write(ig.e, netsync.GhostTypeID(ig.g.Type), ip.vals)
+	}
+	a := ip.b.world.Arche()
+	*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
+}
