@@ -40,8 +40,10 @@ func QuantizeMove(x, y float32) (float32, float32) {
 		return 0, 0
 	}
 	if moveLen2(x, y) > 1 {
-		l := float32(math.Sqrt(moveLen2(x, y)))
-		x, y = x/l, y/l
+		// Divide in float64: a float32 length overflows to +Inf for axes
+		// near MaxFloat32, which would zero the vector.
+		l := math.Sqrt(moveLen2(x, y))
+		x, y = float32(float64(x)/l), float32(float64(y)/l)
 	}
 	cx, cy := truncCode(x), truncCode(y)
 	for moveLen2(float32(cx)/moveSteps, float32(cy)/moveSteps) > 1 {
@@ -98,16 +100,19 @@ func QuantizeInput(c *components.InputCommand) {
 		c.Aim = 0
 	}
 	c.Aim = aimQuantizer.Quantize(c.Aim)
-	if !finite(c.ViewFraction) || c.ViewFraction < 0 {
+	// Without a view tick the wire carries no fraction and no delay.
+	if !finite(c.ViewFraction) || c.ViewFraction < 0 || c.ViewTick == 0 {
 		c.ViewFraction = 0
 	}
-	c.ViewFraction = float32(min(viewFractionSteps-1, int(c.ViewFraction*viewFractionSteps))) / viewFractionSteps
-	if !finite(c.InterpolationDelay) || c.InterpolationDelay < 0 {
+	// Clamp before converting: float-to-int conversion of a value too large
+	// for int is implementation-defined (a huge negative on amd64).
+	c.ViewFraction = float32(min(viewFractionSteps-1, int(min(c.ViewFraction, 1)*viewFractionSteps))) / viewFractionSteps
+	if !finite(c.InterpolationDelay) || c.InterpolationDelay < 0 || c.ViewTick == 0 {
 		c.InterpolationDelay = 0
 	}
-	c.InterpolationDelay = float32(min((1<<delayBits)-1, int(c.InterpolationDelay*delaySteps+0.5))) / delaySteps
+	c.InterpolationDelay = float32(min((1<<delayBits)-1, int(min(c.InterpolationDelay, MaxInterpolationDelay)*delaySteps+0.5))) / delaySteps
 	for _, o := range []*float32{&c.OriginX, &c.OriginY, &c.OriginZ} {
-		if !finite(*o) {
+		if !finite(*o) || *o == 0 { // -0 too: an all-zero origin is not sent, and decodes as +0
 			*o = 0
 		}
 	}

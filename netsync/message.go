@@ -77,6 +77,18 @@ func open(r *BitReader, p []byte, want MsgType) error {
 	return nil
 }
 
+// end checks that the reader met no error and that nothing but the last
+// byte's padding follows the message.
+func end(r *BitReader) error {
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if rest := r.Remaining(); rest >= 8 {
+		return fmt.Errorf("netsync: %d bits after the end of the message: %w", rest, ErrMalformed)
+	}
+	return nil
+}
+
 // Hello asks a server for a connection.
 type Hello struct {
 	SchemaHash uint64 // the client's Schema.Hash
@@ -103,8 +115,8 @@ func DecodeHello(p []byte, h *Hello) error {
 	}
 	hash, _ := r.ReadBits(64)
 	rate, _ := r.ReadBits(16)
-	ct, err := r.ReadBits(32)
-	if err != nil {
+	ct, _ := r.ReadBits(32)
+	if err := end(&r); err != nil {
 		return err
 	}
 	*h = Hello{SchemaHash: hash, TickRate: uint16(rate), ClientTime: uint32(ct)}
@@ -143,8 +155,8 @@ func DecodeWelcome(p []byte, m *Welcome) error {
 	tick, _ := r.ReadBits(32)
 	rate, _ := r.ReadBits(16)
 	echo, _ := r.ReadBits(32)
-	hold, err := r.ReadBits(16)
-	if err != nil {
+	hold, _ := r.ReadBits(16)
+	if err := end(&r); err != nil {
 		return err
 	}
 	if conn == 0 || rate == 0 {
@@ -198,8 +210,8 @@ func DecodeReason(p []byte, t MsgType) (RejectReason, error) {
 	if err := open(&r, p, t); err != nil {
 		return 0, err
 	}
-	v, err := r.ReadBits(8)
-	if err != nil {
+	v, _ := r.ReadBits(8)
+	if err := end(&r); err != nil {
 		return 0, err
 	}
 	if v < uint64(RejectSchema) || v > uint64(ReasonClosed) {
@@ -278,6 +290,10 @@ func DecodeInputs(p []byte, b *InputBatch) error {
 			return err
 		}
 		prev = &b.Inputs[i]
+	}
+	if err := end(&r); err != nil {
+		b.Inputs = b.Inputs[:0]
+		return err
 	}
 	return nil
 }

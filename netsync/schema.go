@@ -31,6 +31,7 @@ type Schema struct {
 	codecs []Codec
 	names  []string
 	types  []GhostType
+	interp []Interpolation
 }
 
 // NewSchema returns an empty schema.
@@ -47,6 +48,7 @@ func (s *Schema) AddComponent(c Codec) (ComponentID, error) {
 	}
 	s.codecs = append(s.codecs, c)
 	s.names = append(s.names, t.String())
+	s.interp = append(s.interp, Interpolation{Blend: defaultBlend(t)})
 	return ComponentID(len(s.codecs) - 1), nil
 }
 

@@ -128,13 +128,16 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 	w := &s.out
 	begin(w, s.obuf, MsgSnapshot)
 	w.WriteBits(uint64(h.Tick), 32)
-	if h.Confirmed == 0 || h.Confirmed > h.Tick+1<<20 {
+	if h.Confirmed == 0 || int64(h.Confirmed) > int64(h.Tick)+1<<20 { // int64: Tick+2^20 overflows uint32 near the end of the range
 		w.WriteBool(false)
 	} else {
 		w.WriteBool(true)
 		w.WriteVarint(int64(h.Tick) - int64(h.Confirmed))
 	}
 	lead := math.Round(float64(h.Lead) * 256)
+	if math.IsNaN(lead) { // min and max pass NaN on, and NaN to int64 is implementation-defined
+		lead = 0
+	}
 	w.WriteVarint(int64(max(-1<<20, min(1<<20, lead))))
 	w.WriteBits(uint64(h.EchoTime), 32)
 	w.WriteBits(uint64(h.Hold), 16)
@@ -142,6 +145,7 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 	w.WriteUvarint(0) // baseline tick distance: 0 = none (delta compression not yet used)
 	w.WriteUvarint(uint64(s.count))
 	ghosts := s.ghosts.Bytes()
+	s.gbuf = ghosts[:0] // keep capacity an oversized ghost made it grow to
 	s.copyBuf.Reset(ghosts)
 	for left := s.kept; left > 0; {
 		n := min(left, 64)
@@ -200,10 +204,14 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 	tick, _ := r.ReadBits(32)
 	h := SnapshotHeader{Tick: uint32(tick)}
 	if has, _ := r.ReadBool(); has {
-		d, _ := r.ReadVarint()
+		d, err := r.ReadVarint()
+		if err != nil {
+			return err
+		}
+		// The writer sends confirmed ticks up to 2^20 after the snapshot's.
 		c := int64(tick) - d
-		if c < 1 || c > math.MaxUint32 {
-			return fmt.Errorf("netsync: snapshot confirmed tick %d outside 1..%d: %w", c, uint32(math.MaxUint32), ErrOutOfRange)
+		if hi := min(int64(tick)+1<<20, math.MaxUint32); c < 1 || c > hi {
+			return fmt.Errorf("netsync: snapshot confirmed tick %d outside 1..%d: %w", c, hi, ErrOutOfRange)
 		}
 		h.Confirmed = uint32(c)
 	}
