@@ -154,6 +154,7 @@ type Client struct {
 	welcome   netsync.Welcome
 	predicted *generic.Filter2[components.Ghost, components.InputCommand]
 	spawnIdx  []int
+	hooks     []correctionHook
 	render    float64
 	lastFrame time.Duration
 	stats     ClientStats
@@ -216,6 +217,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		clock.SetScale(opts.FixedScale)
 	}
 	c.Ghosts.OnSpawn, c.Ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
+	c.OnCorrection(opts.BeforeCorrection, opts.AfterCorrection)
 	c.InterpolationClock = iclock
 	if c.Interpolator, err = ghosts.NewInterpolator(c.Ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
@@ -238,6 +240,17 @@ func registerReplicated(h *gw.History, s *netsync.Schema) error {
 		}
 	}
 	return nil
+}
+
+type correctionHook struct{ before, after func(w *gw.World) }
+
+// OnCorrection adds functions called right before and after every
+// rollback or hard correction (either may be nil), after those of the
+// options. They may read and write component values, not the structure.
+func (c *Client) OnCorrection(before, after func(w *gw.World)) {
+	if before != nil || after != nil {
+		c.hooks = append(c.hooks, correctionHook{before, after})
+	}
 }
 
 // State returns the connection state.
@@ -435,8 +448,10 @@ func (c *Client) reconcile(w *gw.World) {
 			}
 		}
 	}
-	if c.opts.BeforeCorrection != nil {
-		c.opts.BeforeCorrection(w)
+	for _, h := range c.hooks {
+		if h.before != nil {
+			h.before(w)
+		}
 	}
 	switch newest, _ := c.History.Newest(); {
 	case held:
@@ -454,8 +469,10 @@ func (c *Client) reconcile(w *gw.World) {
 			c.stats.HardCorrections++
 		}
 	}
-	if c.opts.AfterCorrection != nil {
-		c.opts.AfterCorrection(w)
+	for _, h := range c.hooks {
+		if h.after != nil {
+			h.after(w)
+		}
 	}
 }
 
