@@ -106,6 +106,12 @@ func (in *Interpolation) Apply(a, b, out unsafe.Pointer, t float32, size uintptr
 	in.Blend(a, b, out, t)
 }
 
+// DefaultInterpolation returns the interpolation a component of type t
+// gets unless the schema says otherwise: linear blend, no teleports.
+func DefaultInterpolation(t reflect.Type) Interpolation {
+	return Interpolation{Blend: defaultBlend(t)}
+}
+
 // defaultBlend lerps float32 and float64 fields (nested structs and arrays
 // included) and steps every other field.
 func defaultBlend(t reflect.Type) BlendFunc {

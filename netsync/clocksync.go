@@ -113,12 +113,15 @@ func (c *ClockSync) Feedback(lead float64, confirmed, now uint32) (scale float64
 	if math.Abs(err) > c.opts.ResetAfter {
 		c.jumps++
 		c.scale = 1
-		// Leads of inputs sent before the jump stay in the server's window.
-		c.settle = now + 1 + uint32(len(LeadTracker{}.window))
+		jump := -int(math.Floor(err)) // early: hold
 		if err < 0 {
-			return 1, int(math.Ceil(-err))
+			jump = int(math.Ceil(-err)) // late: skip ahead
 		}
-		return 1, -int(math.Floor(err))
+		// Leads of inputs sent before the jump stay in the server's window
+		// until a window's worth of later inputs has arrived; skipped ticks
+		// send none, so a skip ahead delays that by the ticks skipped.
+		c.settle = now + 1 + uint32(len(LeadTracker{}.window)) + uint32(max(jump, 0))
+		return 1, jump
 	}
 	if math.Abs(err) < 0.25 {
 		c.scale = 1

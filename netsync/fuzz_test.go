@@ -1,0 +1,238 @@
+package netsync_test
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// requireDecodeError checks that a decoder's error says which kind of
+// problem it met.
+func requireDecodeError(t *testing.T, err error) {
+	t.Helper()
+	for _, kind := range []error{netsync.ErrShortBuffer, netsync.ErrMalformed, netsync.ErrOutOfRange, netsync.ErrUnsupported} {
+		if errors.Is(err, kind) {
+			return
+		}
+	}
+	t.Fatalf("error %q wraps none of ErrShortBuffer, ErrMalformed, ErrOutOfRange, ErrUnsupported", err)
+}
+
+func FuzzDecodeInputs(f *testing.F) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	for _, n := range []int{1, 2, 3, 5, 8, 16, 31, 32} {
+		for _, newest := range []uint32{uint32(n - 1), 1000, math.MaxUint32} {
+			b := randomBatch(rng, n, newest)
+			f.Add(netsync.AppendInputs(nil, &b))
+		}
+	}
+	u := func(v uint64) *uint64 { return &v }
+	f.Add(newInputPacket(100, 1).command(u(3), &[2]uint64{254, 0}, u(65535), &[3]int64{4, 255, 2047}, &[3]float32{1, 2, 3}).bytes())
+	f.Add(newInputPacket(100, 1).command(nil, &[2]uint64{255, 127}, nil, nil, nil).bytes())
+	f.Add(newInputPacket(3, 4).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).bytes())
+	f.Add([]byte{netsync.ProtocolVersion, byte(netsync.MsgInputs)})
+
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var b netsync.InputBatch
+		err := netsync.DecodeInputs(p, &b)
+		require.LessOrEqual(t, cap(b.Inputs), netsync.MaxInputsPerBatch, "a packet cannot make the batch grow")
+		if err != nil {
+			requireDecodeError(t, err)
+			require.Empty(t, b.Inputs)
+			return
+		}
+		n := len(b.Inputs)
+		require.True(t, n >= 1 && n <= netsync.MaxInputsPerBatch)
+		for i, c := range b.Inputs {
+			require.Equal(t, b.Inputs[n-1].Tick-uint32(n-1-i), c.Tick, "consecutive ticks")
+			require.True(t, c.ViewTick <= c.Tick)
+			require.True(t, c.ViewFraction >= 0 && c.ViewFraction < 1)
+			require.True(t, c.InterpolationDelay >= 0 && c.InterpolationDelay <= netsync.MaxInterpolationDelay)
+			require.True(t, c.MoveX >= -1 && c.MoveX <= 1 && c.MoveY >= -1 && c.MoveY <= 1)
+		}
+
+		// Re-encoding the decoded batch gives a packet that decodes to the
+		// same batch, and is no longer than the original (the encoding
+		// the writer picks is the shortest).
+		q := netsync.AppendInputs(nil, &b)
+		require.LessOrEqual(t, len(q), len(p))
+		b2 := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, netsync.MaxInputsPerBatch)}
+		require.NoError(t, netsync.DecodeInputs(q, &b2))
+		require.Equal(t, b.ClientTime, b2.ClientTime)
+		require.Equal(t, b.AckTick, b2.AckTick)
+		require.Equal(t, b.Inputs, b2.Inputs)
+		require.Equal(t, q, netsync.AppendInputs(nil, &b2), "the writer's encoding is a fixed point")
+	})
+}
+
+// snapshotFuzzSeeds returns valid and nearly valid snapshots of the test
+// schema.
+func snapshotFuzzSeeds(t testing.TB, ts *testSchema) [][]byte {
+	rng := rand.New(rand.NewPCG(73, 74))
+	w, err := netsync.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	var seeds [][]byte
+	for _, n := range []int{0, 1, 2, 5, 20, 60} {
+		for _, h := range []netsync.SnapshotHeader{
+			{Tick: 5000, Confirmed: 4990, Lead: 1.5, EchoTime: 77, Hold: 3, Complete: true},
+			{Tick: 1, Lead: -2},
+			{Tick: math.MaxUint32, Confirmed: 1, Lead: 4096, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
+		} {
+			ghosts := randomGhosts(t, ts, rng, n, h.Tick, 1)
+			w.Begin(h.Tick)
+			for i := range ghosts {
+				w.AddGhost(ghosts[i].Ghost, ghosts[i].values(ts))
+			}
+			seeds = append(seeds, append([]byte(nil), w.Finish(&h)...))
+		}
+	}
+	i64 := func(v int64) *int64 { return &v }
+	rocket := &testGhost{Ghost: components.Ghost{Type: uint16(ts.Rocket)}, Pos: tPos{1, 2, 3}}
+	seeds = append(seeds,
+		newRawSnapshot(rawHeader{tick: 100, confirmed: i64(3), lead: 256, count: 2}).
+			ghost(ts, 5, uint64(ts.Rocket), 1, 10, rocket).ghost(ts, -2, uint64(ts.Marker), 0, 0, nil).bytes(),
+		newRawSnapshot(rawHeader{tick: 100, baseline: 4}).bytes(),
+		newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 0, uint64(ts.Marker), 0, 0, nil).bytes(),
+	)
+	return seeds
+}
+
+// ghostBytes returns the bytes of every component value of ghost gi.
+func ghostBytes(ts *testSchema, s *netsync.Snapshot, gi int) [][]byte {
+	gt, _ := ts.GhostType(netsync.GhostTypeID(s.Ghosts[gi].Type))
+	out := make([][]byte, len(gt.Components))
+	for ci, c := range gt.Components {
+		out[ci] = unsafe.Slice((*byte)(s.Value(gi, ci)), ts.ComponentType(c).Size())
+	}
+	return out
+}
+
+func FuzzDecodeSnapshot(f *testing.F) {
+	ts := newTestSchema(f)
+	for _, p := range snapshotFuzzSeeds(f, ts) {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var s netsync.Snapshot
+		err := netsync.DecodeSnapshot(p, ts.Schema, &s)
+		if err != nil {
+			requireDecodeError(t, err)
+			return
+		}
+		require.LessOrEqual(t, len(s.Ghosts), netsync.MaxGhostsPerSnapshot)
+		require.LessOrEqual(t, len(s.Ghosts)*4, len(p), "every ghost takes 4 bytes at least")
+		seen := make(map[components.GhostID]bool, len(s.Ghosts))
+		for _, g := range s.Ghosts {
+			require.NotZero(t, g.ID)
+			require.False(t, seen[g.ID], "ghost %d twice", g.ID)
+			seen[g.ID] = true
+			_, ok := ts.GhostType(netsync.GhostTypeID(g.Type))
+			require.True(t, ok)
+			require.LessOrEqual(t, g.Spawned, s.Tick)
+		}
+
+		// Re-encode what was decoded, as far as it fits in a datagram, and
+		// decode it again: the same header and ghosts come back.
+		w, err := netsync.NewSnapshotWriter(ts.Schema, 0)
+		require.NoError(t, err)
+		w.Begin(s.Tick)
+		for gi := range s.Ghosts {
+			gt, _ := ts.GhostType(netsync.GhostTypeID(s.Ghosts[gi].Type))
+			values := make([]unsafe.Pointer, len(gt.Components))
+			for ci := range values {
+				values[ci] = s.Value(gi, ci)
+			}
+			if !w.AddGhost(s.Ghosts[gi].Ghost, values) {
+				break
+			}
+		}
+		fits := w.Count() == len(s.Ghosts)
+		h := s.SnapshotHeader
+		q := w.Finish(&h)
+		require.LessOrEqual(t, len(q), netsync.MaxDatagram)
+		var s2 netsync.Snapshot
+		require.NoError(t, netsync.DecodeSnapshot(q, ts.Schema, &s2))
+		want := s.SnapshotHeader
+		want.Complete = want.Complete && fits
+		require.Equal(t, want, s2.SnapshotHeader)
+		require.Len(t, s2.Ghosts, w.Count())
+		for gi := range s2.Ghosts {
+			require.Equal(t, s.Ghosts[gi].Ghost, s2.Ghosts[gi].Ghost)
+			require.Equal(t, ghostBytes(ts, &s, gi), ghostBytes(ts, &s2, gi), "ghost %d", gi)
+		}
+		if fits {
+			require.LessOrEqual(t, len(q), len(p), "the writer's encoding is the shortest")
+		}
+	})
+}
+
+func FuzzDecodeHandshake(f *testing.F) {
+	f.Add(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, TickRate: 60, ClientTime: 7}))
+	f.Add(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: math.MaxUint64, TickRate: math.MaxUint16, ClientTime: math.MaxUint32}))
+	f.Add(netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}))
+	f.Add(netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 0, TickRate: 60}))
+	f.Add(netsync.AppendReason(nil, netsync.MsgReject, netsync.RejectSchema))
+	f.Add(netsync.AppendReason(nil, netsync.MsgDisconnect, netsync.ReasonClosed))
+	f.Add(netsync.AppendReason(nil, netsync.MsgDisconnect, 9))
+	f.Add([]byte{netsync.ProtocolVersion, byte(netsync.MsgSnapshot)})
+	f.Add([]byte{})
+
+	f.Fuzz(func(t *testing.T, p []byte) {
+		typ, peekErr := netsync.PeekType(p)
+		if peekErr != nil {
+			requireDecodeError(t, peekErr)
+		}
+		decoded := 0
+		check := func(want netsync.MsgType, err error, reencode func() []byte) {
+			t.Helper()
+			if err != nil {
+				requireDecodeError(t, err)
+				return
+			}
+			decoded++
+			require.NoError(t, peekErr)
+			require.Equal(t, want, typ)
+			q := reencode()
+			require.True(t, bytes.Equal(p, q), "re-encoded % x, was % x", q, p)
+		}
+
+		var h netsync.Hello
+		check(netsync.MsgHello, netsync.DecodeHello(p, &h), func() []byte {
+			q := netsync.AppendHello(nil, &h)
+			var h2 netsync.Hello
+			require.NoError(t, netsync.DecodeHello(q, &h2))
+			require.Equal(t, h, h2)
+			return q
+		})
+		var m netsync.Welcome
+		check(netsync.MsgWelcome, netsync.DecodeWelcome(p, &m), func() []byte {
+			require.NotZero(t, m.Conn)
+			require.NotZero(t, m.TickRate)
+			q := netsync.AppendWelcome(nil, &m)
+			var m2 netsync.Welcome
+			require.NoError(t, netsync.DecodeWelcome(q, &m2))
+			require.Equal(t, m, m2)
+			return q
+		})
+		for _, mt := range []netsync.MsgType{netsync.MsgReject, netsync.MsgDisconnect} {
+			r, err := netsync.DecodeReason(p, mt)
+			check(mt, err, func() []byte {
+				require.True(t, r >= netsync.RejectSchema && r <= netsync.ReasonClosed)
+				q := netsync.AppendReason(nil, mt, r)
+				r2, err := netsync.DecodeReason(q, mt)
+				require.NoError(t, err)
+				require.Equal(t, r, r2)
+				return q
+			})
+		}
+		require.LessOrEqual(t, decoded, 1, "a packet is one message")
+	})
+}

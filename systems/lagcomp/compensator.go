@@ -1,0 +1,478 @@
+package lagcomp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"time"
+	"unsafe"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// Pose is where an entity stood at the rewound tick: its hitboxes are
+// turned by Yaw about the Z axis and moved to Position.
+type Pose struct {
+	Position [3]float32
+	Yaw      float32
+}
+
+// Options configures a [Compensator].
+type Options struct {
+	// TickRate of the server; 60 when zero.
+	TickRate int
+	// Window is how far back a shot may be judged; 500 ms when zero
+	// (Valve allows up to 1 s, Netcode for Entities keeps 32 ticks).
+	// Allowed: one tick..2 s.
+	Window time.Duration
+	// Pose reads an entity's pose from its rewound components. Required.
+	Pose func(r *Rewound) Pose
+	// Visible, if set, says whether the shooter could see the target at the
+	// rewound tick (dead, hidden, not relevant): an invisible target cannot
+	// be hit and, if it is all the shot found, the verdict is NotVisible.
+	Visible func(shooter ecs.Entity, target *Rewound) bool
+	// Walls is the static geometry that occludes shots.
+	Walls []Box
+	// Range is the longest shot; 1000 when zero.
+	Range float32
+	// MaxOriginError is how far the claimed origin may lie from the
+	// shooter's own position; 1 when zero.
+	MaxOriginError float32
+	// MinShotInterval is the fewest ticks between two shots of one
+	// shooter; 0 for no limit.
+	MinShotInterval uint32
+	// Schema supplies the blend of declared components that are also
+	// replicated, so the rewind blends exactly like a client's
+	// interpolation; others blend linearly.
+	Schema *netsync.Schema
+	// Present judges every shot against the present instead of the view
+	// tick: lag compensation off, for comparison.
+	Present bool
+}
+
+// Reason is why a verdict is what it is.
+type Reason uint8
+
+// The verdict reasons.
+const (
+	Hit            Reason = iota // the ray hit a visible target before any wall
+	OutsideWindow                // the view tick is older than the window (or in the future)
+	Occluded                     // static geometry was in the way at that tick
+	FireRate                     // the shooter fired sooner than MinShotInterval allows
+	OriginMismatch               // the claimed origin is too far from the shooter
+	NotVisible                   // the only target on the ray was invisible to the shooter then
+	NoTarget                     // the ray hit nobody
+	numReasons
+)
+
+var reasonNames = [numReasons]string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target"}
+
+// String returns the reason's report key, such as "outside_window".
+func (r Reason) String() string {
+	if r < numReasons {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Reasons lists every reason in order.
+func Reasons() []Reason {
+	rs := make([]Reason, numReasons)
+	for i := range rs {
+		rs[i] = Reason(i)
+	}
+	return rs
+}
+
+// Shot is what the server knows of one shot.
+type Shot struct {
+	Shooter ecs.Entity
+	// Tick is the server tick the shot is judged on (the input's tick).
+	Tick uint32
+	// View is the tick the shooter saw, with its fraction.
+	View float64
+	// Origin is where the shooter claims the shot started; Dir its
+	// direction (normalized here).
+	Origin, Dir [3]float32
+}
+
+// Verdict is the answer to one shot: hit or not, what, where, when and why.
+type Verdict struct {
+	Hit    bool
+	Reason Reason
+	Target ecs.Entity // the entity hit (or the invisible or occluded one)
+	Part   uint8      // the hitbox's Part
+	// Tick is the (fractional) tick the shot was judged at.
+	Tick     float64
+	Distance float32
+}
+
+// Rewound is one entity at the rewound tick: its declared components,
+// blended, read-only, valid until the next Rewind.
+type Rewound struct {
+	Entity   ecs.Entity
+	Pose     Pose
+	Hitboxes *components.Hitboxes
+	vals     []unsafe.Pointer
+	c        *Compensator
+}
+
+// Value returns the rewound value of declared component id, or nil.
+func (r *Rewound) Value(id ecs.ID) unsafe.Pointer {
+	for k, d := range r.c.declared {
+		if d.id == id {
+			return r.vals[k]
+		}
+	}
+	return nil
+}
+
+// Get returns the rewound value of declared component T, or nil.
+func Get[T any](r *Rewound) *T {
+	return (*T)(r.Value(ecs.ComponentID[T](r.c.world.Arche())))
+}
+
+// Stats counts what the compensator did.
+type Stats struct {
+	Records uint64
+	Shots   uint64
+	// Verdicts counts verdicts by reason, indexed by Reason.
+	Verdicts [numReasons]uint64
+	Rewinds  uint64
+}
+
+// Compensator records the declared components of entities with hitboxes
+// and judges shots against them.
+type Compensator struct {
+	world     *gw.World
+	opts      Options
+	hist      *gw.History
+	window    float64 // ticks
+	hitboxes  ecs.ID
+	declared  []declared
+	targets   []Rewound
+	self      Rewound
+	data      []byte
+	lastShot  []shooterTick
+	stats     Stats
+}
+
+type declared struct {
+	id     ecs.ID
+	size   uintptr
+	interp netsync.Interpolation
+}
+
+type shooterTick struct {
+	e    ecs.Entity
+	tick uint32
+}
+
+// New returns a compensator for a server world. It errors naming the value
+// on a bad option.
+func New(w *gw.World, opts Options) (*Compensator, error) {
+	if opts.Pose == nil {
+		return nil, errors.New("lagcomp: Options.Pose is required")
+	}
+	if opts.TickRate == 0 {
+		opts.TickRate = 60
+	}
+	if opts.Window == 0 {
+		opts.Window = 500 * time.Millisecond
+	}
+	if opts.Range == 0 {
+		opts.Range = 1000
+	}
+	if opts.MaxOriginError == 0 {
+		opts.MaxOriginError = 1
+	}
+	if opts.TickRate < 1 || opts.TickRate > 1000 {
+		return nil, fmt.Errorf("lagcomp: tick rate %d outside 1..1000", opts.TickRate)
+	}
+	interval := time.Second / time.Duration(opts.TickRate)
+	if opts.Window < interval || opts.Window > 2*time.Second {
+		return nil, fmt.Errorf("lagcomp: window %v outside %v..2s", opts.Window, interval)
+	}
+	if !(opts.Range > 0) || !(opts.MaxOriginError > 0) {
+		return nil, fmt.Errorf("lagcomp: range %v and max origin error %v must be > 0", opts.Range, opts.MaxOriginError)
+	}
+	window := float64(opts.Window) * float64(opts.TickRate) / float64(time.Second)
+	hid := ecs.ComponentID[components.Hitboxes](w.Arche())
+	h, err := gw.NewHistory(w, hid, gw.HistoryOptions{Capacity: int(math.Ceil(window)) + 2})
+	if err != nil {
+		return nil, err
+	}
+	if err := gw.RegisterRollback[components.Hitboxes](h); err != nil {
+		return nil, err
+	}
+	return &Compensator{world: w, opts: opts, hist: h, window: window, hitboxes: hid}, nil
+}
+
+// Declare adds component T to what is recorded and rewound (typically the
+// position and the facing). T must be plain data; declaring must happen
+// before the first record.
+func Declare[T any](c *Compensator) error {
+	t := reflect.TypeFor[T]()
+	if err := c.hist.RegisterType(t); err != nil {
+		return err
+	}
+	in := netsync.DefaultInterpolation(t)
+	if s := c.opts.Schema; s != nil {
+		for i := 0; i < s.NumComponents(); i++ {
+			if s.ComponentType(netsync.ComponentID(i)) == t {
+				in = s.Interpolation(netsync.ComponentID(i))
+			}
+		}
+	}
+	c.declared = append(c.declared, declared{id: ecs.ComponentID[T](c.world.Arche()), size: t.Size(), interp: in})
+	return nil
+}
+
+// Window returns the window in ticks.
+func (c *Compensator) Window() float64 { return c.window }
+
+// Stats returns the counters.
+func (c *Compensator) Stats() Stats { return c.stats }
+
+// History returns the underlying history (read-only use).
+func (c *Compensator) History() *gw.History { return c.hist }
+
+// Update records the world's current tick; register the compensator in
+// StageHistory.
+func (c *Compensator) Update(w *gw.World) { c.Record(w.Tick()) }
+
+// Record stores the declared components of every entity with hitboxes as
+// the state at tick.
+func (c *Compensator) Record(tick uint32) {
+	c.hist.Record(tick)
+	c.stats.Records++
+}
+
+// Rewind returns every recorded entity at view (tick plus fraction),
+// blended between the two neighbouring ticks with each component's
+// interpolation, without touching the live world. It errors when view is
+// outside the window ending at the newest recorded tick.
+func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
+	newest, ok := c.hist.Newest()
+	if !ok {
+		return nil, errors.New("lagcomp: nothing recorded yet")
+	}
+	if math.IsNaN(view) || view < float64(newest)-c.window || view > float64(newest) {
+		return nil, fmt.Errorf("lagcomp: view tick %.3f outside the window %.3f..%d", view, float64(newest)-c.window, newest)
+	}
+	t0 := uint32(math.Floor(view))
+	f := float32(view - math.Floor(view))
+	v0, err := c.hist.View(t0)
+	if err != nil {
+		return nil, err
+	}
+	v1 := v0
+	if f > 0 {
+		if v1, err = c.hist.View(t0 + 1); err != nil {
+			return nil, err
+		}
+	}
+	c.stats.Rewinds++
+	nd := len(c.declared)
+	stride := 0
+	for _, d := range c.declared {
+		stride += (int(d.size) + 7) &^ 7
+	}
+	if need := stride * v0.Len(); cap(c.data) < need {
+		c.data = make([]byte, need)
+	}
+	c.data = c.data[:cap(c.data)]
+	c.targets = c.targets[:0]
+	hc := v0.Component(c.hitboxes)
+	for i := 0; i < v0.Len(); i++ {
+		e := v0.Entity(i)
+		j, ok := i, true
+		if f > 0 {
+			j, ok = v1.Row(e)
+		}
+		base := len(c.targets) * stride
+		if len(c.targets) < cap(c.targets) {
+			c.targets = c.targets[:len(c.targets)+1]
+		} else {
+			c.targets = append(c.targets, Rewound{})
+		}
+		r := &c.targets[len(c.targets)-1]
+		*r = Rewound{Entity: e, c: c, Hitboxes: (*components.Hitboxes)(v0.Value(i, hc)), vals: r.vals[:0]}
+		off := 0
+		for k := 0; k < nd; k++ {
+			d := &c.declared[k]
+			ci := v0.Component(d.id)
+			pa := v0.Value(i, ci)
+			out := unsafe.Pointer(&c.data[base+off])
+			off += (int(d.size) + 7) &^ 7
+			if pa == nil {
+				r.vals = append(r.vals, nil)
+				continue
+			}
+			pb := pa
+			if ok && f > 0 {
+				if p := v1.Value(j, v1.Component(d.id)); p != nil {
+					pb = p
+				}
+			}
+			d.interp.Apply(pa, pb, out, f, d.size, d.interp.Teleported(pa, pb))
+			r.vals = append(r.vals, out)
+		}
+	}
+	for i := range c.targets {
+		c.targets[i].Pose = c.opts.Pose(&c.targets[i])
+	}
+	return c.targets, nil
+}
+
+// Judge decides one shot. It checks, in order: the view tick against the
+// window (never extrapolating), the fire rate, the claimed origin against
+// the shooter's recorded position, then rewinds every other entity to the
+// view tick and casts the ray against their hitboxes and the walls. It
+// never writes the live world; the caller applies the consequences to the
+// present.
+func (c *Compensator) Judge(s Shot) Verdict {
+	c.stats.Shots++
+	v := c.judge(s)
+	c.stats.Verdicts[v.Reason]++
+	return v
+}
+
+func (c *Compensator) judge(s Shot) Verdict {
+	newest, _ := c.hist.Newest()
+	view := s.View
+	if c.opts.Present {
+		view = float64(newest)
+	}
+	v := Verdict{Tick: view}
+	if math.IsNaN(view) || view < float64(newest)-c.window || view > float64(newest) {
+		v.Reason = OutsideWindow
+		return v
+	}
+	if c.opts.MinShotInterval > 0 {
+		i := 0
+		for i < len(c.lastShot) && c.lastShot[i].e != s.Shooter {
+			i++
+		}
+		if i == len(c.lastShot) {
+			c.lastShot = append(c.lastShot, shooterTick{e: s.Shooter, tick: s.Tick - c.opts.MinShotInterval})
+		}
+		if int32(s.Tick-c.lastShot[i].tick) < int32(c.opts.MinShotInterval) {
+			v.Reason = FireRate
+			return v
+		}
+		c.lastShot[i].tick = s.Tick
+	}
+	// The shooter's own position now, from the newest record.
+	if now, err := c.hist.View(newest); err == nil {
+		if row, ok := now.Row(s.Shooter); ok {
+			r := &c.self
+			*r = Rewound{Entity: s.Shooter, c: c, vals: r.vals[:0]}
+			for _, d := range c.declared {
+				r.vals = append(r.vals, now.Value(row, now.Component(d.id)))
+			}
+			p := c.opts.Pose(r).Position
+			dx, dy, dz := s.Origin[0]-p[0], s.Origin[1]-p[1], s.Origin[2]-p[2]
+			if math.Sqrt(float64(dx*dx+dy*dy+dz*dz)) > float64(c.opts.MaxOriginError) {
+				v.Reason = OriginMismatch
+				return v
+			}
+		}
+	}
+	targets, err := c.Rewind(view)
+	if err != nil {
+		v.Reason = OutsideWindow
+		return v
+	}
+	dir := Vec{float64(s.Dir[0]), float64(s.Dir[1]), float64(s.Dir[2])}
+	if l := math.Sqrt(dot(dir, dir)); l > 0 {
+		dir = scale(dir, 1/l)
+	}
+	ray := Ray{Origin: Vec{float64(s.Origin[0]), float64(s.Origin[1]), float64(s.Origin[2])}, Dir: dir, Max: float64(c.opts.Range)}
+	wall := math.Inf(1)
+	for _, w := range c.opts.Walls {
+		lo := Vec{float64(w.Min[0]), float64(w.Min[1]), float64(w.Min[2])}
+		hi := Vec{float64(w.Max[0]), float64(w.Max[1]), float64(w.Max[2])}
+		if t, ok := RayAABB(ray, lo, hi); ok && t < wall {
+			wall = t
+		}
+	}
+	bestVis, bestHidden := math.Inf(1), math.Inf(1)
+	var vis, hidden Verdict
+	for i := range targets {
+		tg := &targets[i]
+		if tg.Entity == s.Shooter || tg.Hitboxes == nil {
+			continue
+		}
+		t, part, ok := hitTest(ray, tg)
+		if !ok {
+			continue
+		}
+		if c.opts.Visible == nil || c.opts.Visible(s.Shooter, tg) {
+			if t < bestVis {
+				bestVis, vis = t, Verdict{Target: tg.Entity, Part: part, Distance: float32(t)}
+			}
+		} else if t < bestHidden {
+			bestHidden, hidden = t, Verdict{Target: tg.Entity, Part: part, Distance: float32(t)}
+		}
+	}
+	switch {
+	case !math.IsInf(bestVis, 1) && wall < bestVis:
+		vis.Reason = Occluded
+		vis.Tick = view
+		return vis
+	case !math.IsInf(bestVis, 1):
+		vis.Hit, vis.Reason, vis.Tick = true, Hit, view
+		return vis
+	case !math.IsInf(bestHidden, 1):
+		hidden.Reason, hidden.Tick = NotVisible, view
+		return hidden
+	}
+	v.Reason = NoTarget
+	return v
+}
+
+// hitTest casts the ray against a rewound entity's hitboxes and returns
+// the nearest distance and the part hit. A bounding sphere around all of
+// the entity's hitboxes is tested first, so most entities cost one test.
+func hitTest(r Ray, tg *Rewound) (float64, uint8, bool) {
+	pos := Vec{float64(tg.Pose.Position[0]), float64(tg.Pose.Position[1]), float64(tg.Pose.Position[2])}
+	hb := tg.Hitboxes
+	n := int(min(hb.N, components.MaxHitboxes))
+	bound := 0.0
+	for k := 0; k < n; k++ {
+		b := &hb.Boxes[k]
+		o, h := b.Offset, b.Half
+		reach := math.Sqrt(float64(o[0]*o[0]+o[1]*o[1]+o[2]*o[2])) + math.Sqrt(float64(h[0]*h[0]+h[1]*h[1]+h[2]*h[2])) + float64(b.Radius)
+		bound = max(bound, reach)
+	}
+	if _, ok := RaySphere(r, pos, bound); !ok {
+		return 0, 0, false
+	}
+	sin, cos := math.Sincos(float64(tg.Pose.Yaw))
+	best, part, hit := math.Inf(1), uint8(0), false
+	for k := 0; k < n; k++ {
+		b := &hb.Boxes[k]
+		c := add(pos, rotate(b.Offset, sin, cos))
+		var t float64
+		var ok bool
+		switch b.Shape {
+		case components.ShapeSphere:
+			t, ok = RaySphere(r, c, float64(b.Radius))
+		case components.ShapeCapsule:
+			h := rotate(b.Half, sin, cos)
+			t, ok = RayCapsule(r, sub(c, h), add(c, h), float64(b.Radius))
+		case components.ShapeBox:
+			t, ok = RayBox(r, c, Vec{float64(b.Half[0]), float64(b.Half[1]), float64(b.Half[2])}, float64(tg.Pose.Yaw))
+		}
+		if ok && t < best {
+			best, part, hit = t, b.Part, true
+		}
+	}
+	return best, part, hit
+}

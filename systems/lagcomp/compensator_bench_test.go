@@ -1,0 +1,110 @@
+package lagcomp_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
+)
+
+// crowd builds 64 players with 1,000 hitboxes between them (40 with 16,
+// 24 with 15), on a circle, recorded for a full window.
+func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic.Map[Position]) {
+	w := gw.NewWorld(gw.WorldOptions{})
+	lc, err := lagcomp.New(w, lagcomp.Options{Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
+		return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = lagcomp.Declare[Position](lc)
+	_ = lagcomp.Declare[Facing](lc)
+	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
+	var es []ecs.Entity
+	total := 0
+	for i := 0; i < 64; i++ {
+		n := 16
+		if i >= 40 {
+			n = 15
+		}
+		hb := components.Hitboxes{N: uint8(n)}
+		for k := 0; k < n; k++ {
+			hb.Boxes[k] = components.Hitbox{Shape: uint8(1 + k%3), Part: uint8(k), Offset: [3]float32{float32(k%4) * 0.1, float32(k/4) * 0.1, 0},
+				Half: [3]float32{0.05, 0.1, 0.5}, Radius: 0.08}
+		}
+		total += n
+		a := float64(i) * 2 * math.Pi / 64
+		es = append(es, m.NewWith(&Position{X: float32(20 * math.Cos(a)), Y: float32(20 * math.Sin(a))}, &Facing{Yaw: float32(a)}, &hb))
+	}
+	if total != 1000 {
+		b.Fatalf("%d hitboxes", total)
+	}
+	pos := generic.NewMap[Position](w.Arche())
+	for tick := uint32(1); tick <= 40; tick++ {
+		w.SetTick(tick)
+		lc.Record(tick)
+	}
+	return w, lc, es, pos
+}
+
+// BenchmarkRecord records the declared components (position, facing and
+// 16 hitboxes) of 64 players for one tick; the baseline is a plain copy of
+// the same bytes.
+func BenchmarkRecord(b *testing.B) {
+	_, lc, _, _ := crowd(b)
+	bytes := 64 * (8 + 4 + int(unsafeSizeofHitboxes()))
+	src, dst := make([]byte, bytes), make([]byte, bytes)
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		copy(dst, src)
+	}
+	base := time.Since(start)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		lc.Record(41 + uint32(i%2))
+	}
+	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
+	b.ReportMetric(per, "ns/entity")
+	b.ReportMetric(per/(float64(base.Nanoseconds())/float64(b.N)/64), "x-copy")
+}
+
+// BenchmarkRewoundRay answers one lag-compensated ray query: rewind 64
+// players to a fractional tick (blending between two recorded ticks) and
+// cast the ray against their 1,000 hitboxes and the walls. The baseline,
+// timed in the same loop, is the same query against the present (no
+// blending): x-present is the cost of compensating.
+func BenchmarkRewoundRay(b *testing.B) {
+	_, lc, es, _ := crowd(b)
+	shot := lagcomp.Shot{Shooter: es[0], Origin: [3]float32{20, 0, 0}, Dir: [3]float32{-1, 0.01, 0}}
+	var rewound, present time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		shot.Tick, shot.View = 40+uint32(2*i), 25.5
+		t0 := time.Now()
+		lc.Judge(shot)
+		t1 := time.Now()
+		shot.Tick, shot.View = 41+uint32(2*i), 40
+		lc.Judge(shot)
+		present += time.Since(t1)
+		rewound += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(rewound.Nanoseconds())/n, "ns/query")
+	b.ReportMetric(float64(rewound.Nanoseconds())/n/64, "ns/player")
+	b.ReportMetric(float64(present.Nanoseconds())/n, "present-ns/query")
+	b.ReportMetric(float64(rewound)/float64(present), "x-present")
+}
+
+func unsafeSizeofHitboxes() uintptr {
+	var hb components.Hitboxes
+	return unsafeSizeof(hb)
+}

@@ -1,0 +1,216 @@
+package lagcomp_test
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"math"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
+)
+
+type Position struct{ X, Y float32 }
+type Facing struct{ Yaw float32 }
+
+// Parts of the test body.
+const (
+	body uint8 = 1
+	head uint8 = 2
+)
+
+func bodyBoxes() components.Hitboxes {
+	hb := components.Hitboxes{N: 2}
+	hb.Boxes[0] = components.Hitbox{Shape: components.ShapeSphere, Part: head, Offset: [3]float32{0.3, 0, 0}, Radius: 0.15}
+	hb.Boxes[1] = components.Hitbox{Shape: components.ShapeCapsule, Part: body, Half: [3]float32{0, 0.2, 0}, Radius: 0.25}
+	return hb
+}
+
+type scene struct {
+	w       *gw.World
+	lc      *lagcomp.Compensator
+	pos     generic.Map[Position]
+	shooter ecs.Entity
+	target  ecs.Entity
+}
+
+// newScene: a shooter at the origin and a target at x=10 that moves +0.1 y
+// per tick (6 units/s), recorded every tick for 60 ticks.
+func newScene(t testing.TB, opts lagcomp.Options) *scene {
+	w := gw.NewWorld(gw.WorldOptions{})
+	opts.Pose = func(r *lagcomp.Rewound) lagcomp.Pose {
+		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
+		return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+	}
+	lc, err := lagcomp.New(w, opts)
+	require.NoError(t, err)
+	require.NoError(t, lagcomp.Declare[Position](lc))
+	require.NoError(t, lagcomp.Declare[Facing](lc))
+	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
+	hb := bodyBoxes()
+	s := &scene{w: w, lc: lc, pos: generic.NewMap[Position](w.Arche())}
+	s.shooter = m.NewWith(&Position{}, &Facing{}, &hb)
+	s.target = m.NewWith(&Position{X: 10}, &Facing{Yaw: math.Pi}, &hb) // facing the shooter
+	for tick := uint32(1); tick <= 60; tick++ {
+		s.pos.Get(s.target).Y = float32(tick) * 0.1
+		w.SetTick(tick)
+		lc.Record(tick)
+	}
+	return s
+}
+
+// aim returns a shot from the shooter at the point (x, y).
+func (s *scene) aim(x, y float32, view float64) lagcomp.Shot {
+	return lagcomp.Shot{Shooter: s.shooter, Tick: 60, View: view, Dir: [3]float32{x, y, 0}}
+}
+
+func TestShotIsJudgedAtTheViewTick(t *testing.T) {
+	s := newScene(t, lagcomp.Options{})
+	// At tick 40 the target stood at (10, 4): aim there.
+	v := s.lc.Judge(s.aim(10, 4, 40))
+	assert.True(t, v.Hit)
+	assert.Equal(t, lagcomp.Hit, v.Reason)
+	assert.Equal(t, s.target, v.Target)
+	assert.Equal(t, 40.0, v.Tick)
+	assert.Equal(t, head, v.Part, "the head sphere faces the shooter, in front of the body")
+	assert.InDelta(t, 10.3914, v.Distance, 0.001, "where the ray enters the head sphere")
+
+	present := newScene(t, lagcomp.Options{Present: true})
+	v = present.lc.Judge(present.aim(10, 4, 40))
+	assert.False(t, v.Hit, "without lag compensation the target has moved on")
+	assert.Equal(t, lagcomp.NoTarget, v.Reason)
+}
+
+func TestRewindIsSubTick(t *testing.T) {
+	// Between ticks 40 (y=4.0) and 41 (y=4.1), three quarters of the way,
+	// the head is centred on (9.7, 4.075). Aim 0.12 above it: the head at
+	// 40.75, but only the body at tick 40.
+	s := newScene(t, lagcomp.Options{})
+	v := s.lc.Judge(s.aim(9.7, 4.075+0.12, 40.75))
+	assert.True(t, v.Hit)
+	assert.Equal(t, head, v.Part)
+	assert.Equal(t, 40.75, v.Tick)
+	v = s.lc.Judge(s.aim(9.7, 4.075+0.12, 40))
+	assert.True(t, v.Hit)
+	assert.Equal(t, body, v.Part)
+	// The body's lower cap at tick 40 is not there any more at 40.75.
+	v = s.lc.Judge(s.aim(10, 3.58, 40))
+	assert.True(t, v.Hit)
+	v = s.lc.Judge(s.aim(10, 3.58, 40.75))
+	assert.False(t, v.Hit)
+}
+
+func TestVerdictReasons(t *testing.T) {
+	s := newScene(t, lagcomp.Options{MinShotInterval: 10, Walls: []lagcomp.Box{{Min: [3]float32{5, 2.3, -1}, Max: [3]float32{6, 2.6, 1}}}})
+	assert.InDelta(t, 30, s.lc.Window(), 1e-9, "500 ms at 60 Hz")
+
+	old := s.aim(10, 1, 29) // 31 ticks old: beyond the 30-tick window
+	assert.Equal(t, lagcomp.OutsideWindow, s.lc.Judge(old).Reason)
+	future := s.aim(10, 6, 60.5)
+	assert.Equal(t, lagcomp.OutsideWindow, s.lc.Judge(future).Reason, "a view tick in the future is refused, not extrapolated")
+	nan := s.aim(10, 6, math.NaN())
+	assert.Equal(t, lagcomp.OutsideWindow, s.lc.Judge(nan).Reason)
+
+	through := s.aim(10, 5, 50) // the wall spans y 2.3..2.6 at x 5..6, on the line to (10, 5)
+	v := s.lc.Judge(through)
+	assert.Equal(t, lagcomp.Occluded, v.Reason)
+	assert.Equal(t, s.target, v.Target)
+	assert.False(t, v.Hit)
+
+	again := s.aim(10, 5.5, 55)
+	again.Tick = 65 // five ticks after the last accepted shot at 60
+	assert.Equal(t, lagcomp.FireRate, s.lc.Judge(again).Reason)
+	again.Tick = 70
+	assert.Equal(t, lagcomp.Hit, s.lc.Judge(again).Reason)
+
+	far := s.aim(10, 5.5, 55)
+	far.Tick = 100
+	far.Origin = [3]float32{0, 5, 0} // 5 units from where the shooter stands
+	assert.Equal(t, lagcomp.OriginMismatch, s.lc.Judge(far).Reason)
+
+	miss := s.aim(-10, 0, 55)
+	miss.Tick = 200
+	assert.Equal(t, lagcomp.NoTarget, s.lc.Judge(miss).Reason)
+
+	st := s.lc.Stats()
+	assert.Equal(t, uint64(3), st.Verdicts[lagcomp.OutsideWindow])
+	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.Occluded])
+	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.FireRate])
+	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.Hit])
+	assert.Equal(t, uint64(8), st.Shots)
+	names := []string{}
+	for _, r := range lagcomp.Reasons() {
+		names = append(names, r.String())
+	}
+	assert.Equal(t, []string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target"}, names)
+}
+
+func TestInvisibleTargetsCannotBeHit(t *testing.T) {
+	var s *scene
+	s = newScene(t, lagcomp.Options{Visible: func(shooter ecs.Entity, tg *lagcomp.Rewound) bool {
+		return lagcomp.Get[Position](tg).Y > 3 // hidden until it passed y = 3
+	}})
+	v := s.lc.Judge(s.aim(10, 2.5, 35)) // at tick 35 the target was at y=3.5: visible
+	assert.Equal(t, lagcomp.NoTarget, v.Reason)
+	v = s.lc.Judge(s.aim(10, 3.5, 35))
+	assert.Equal(t, lagcomp.Hit, v.Reason)
+	w := newScene(t, lagcomp.Options{Visible: func(ecs.Entity, *lagcomp.Rewound) bool { return false }})
+	v = w.lc.Judge(w.aim(10, 3.5, 35))
+	assert.Equal(t, lagcomp.NotVisible, v.Reason)
+	assert.Equal(t, w.target, v.Target)
+}
+
+// worldSum hashes every live component value.
+func worldSum(s *scene) uint64 {
+	h := fnv.New64a()
+	q := generic.NewFilter3[Position, Facing, components.Hitboxes]().Query(s.w.Arche())
+	for q.Next() {
+		p, f, hb := q.Get()
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(q.Entity().ID()))
+		h.Write(b[:])
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p)))
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(f)), unsafe.Sizeof(*f)))
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(hb)), unsafe.Sizeof(*hb)))
+	}
+	return h.Sum64()
+}
+
+func TestRewindLeavesTheWorldBitIdentical(t *testing.T) {
+	s := newScene(t, lagcomp.Options{})
+	before := worldSum(s)
+	live := *s.pos.Get(s.target)
+	for view := 30.0; view <= 60; view += 0.25 {
+		targets, err := s.lc.Rewind(view)
+		require.NoError(t, err)
+		require.Len(t, targets, 2)
+		s.lc.Judge(s.aim(10, float32(view)*0.1, view))
+	}
+	assert.Equal(t, before, worldSum(s))
+	assert.Equal(t, live, *s.pos.Get(s.target))
+	_, err := s.lc.Rewind(10)
+	assert.ErrorContains(t, err, "outside the window")
+}
+
+func TestOptionsValidation(t *testing.T) {
+	w := gw.NewWorld(gw.WorldOptions{})
+	_, err := lagcomp.New(w, lagcomp.Options{})
+	assert.ErrorContains(t, err, "Pose is required")
+	pose := func(*lagcomp.Rewound) lagcomp.Pose { return lagcomp.Pose{} }
+	_, err = lagcomp.New(w, lagcomp.Options{Pose: pose, Window: 5 * time.Second})
+	assert.ErrorContains(t, err, "window 5s outside")
+	_, err = lagcomp.New(w, lagcomp.Options{Pose: pose, TickRate: -1})
+	assert.ErrorContains(t, err, "tick rate -1")
+	_, err = lagcomp.New(w, lagcomp.Options{Pose: pose, Range: -3})
+	assert.ErrorContains(t, err, "range -3")
+}
+
+func unsafeSizeof(hb components.Hitboxes) uintptr { return unsafe.Sizeof(hb) }

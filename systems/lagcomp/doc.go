@@ -1,0 +1,18 @@
+// Package lagcomp is server-side lag compensation: shots are judged against
+// what the shooter saw. A [Compensator] records the declared components of
+// every entity with [components.Hitboxes] each tick for a bounded window;
+// [Compensator.Rewind] returns read-only poses at a fractional view tick,
+// blended between the two neighbouring ticks exactly as clients interpolate;
+// [Compensator.Judge] runs the ray test on those poses against static
+// geometry and returns a [Verdict].
+//
+// The rules (from the platform rulebook the project follows):
+//   - the view tick is the client's claim: a rewind beyond the window is
+//     refused, never extrapolated, and the verdict says so;
+//   - history is read, never written into the live world;
+//   - what is rewound is declared (Declare), not everything;
+//   - what the shooter could not see then is not readable now (Visible);
+//   - the decision is made in the past, its consequences (damage) are the
+//     game's to apply to the present state;
+//   - a miss is a verdict with a reason, not an error.
+package lagcomp
