@@ -149,17 +149,17 @@ type Stats struct {
 // Compensator records the declared components of entities with hitboxes
 // and judges shots against them.
 type Compensator struct {
-	world     *gw.World
-	opts      Options
-	hist      *gw.History
-	window    float64 // ticks
-	hitboxes  ecs.ID
-	declared  []declared
-	targets   []Rewound
-	self      Rewound
-	data      []byte
-	lastShot  []shooterTick
-	stats     Stats
+	world    *gw.World
+	opts     Options
+	hist     *gw.History
+	window   float64 // ticks
+	hitboxes ecs.ID
+	declared []declared
+	targets  []Rewound
+	self     Rewound
+	data     []byte
+	lastShot []shooterTick
+	stats    Stats
 }
 
 type declared struct {
