@@ -43,9 +43,14 @@ type Interpolator struct {
 	free    []*interpGhost
 	interp  []netsync.Interpolation // by component ID
 	scratch []byte
+	target  []byte
 	vals    []unsafe.Pointer
 	stats   InterpolatorStats
 }
+
+// recoveryTicks is the time constant of the fade back from a wrong
+// extrapolation.
+const recoveryTicks = 3
 
 // statesPerGhost is the ring size of a ghost's buffer: 64 ticks (1 s at
 // 60 Hz) of states, far beyond any sensible interpolation delay.
@@ -62,10 +67,15 @@ type interpGhost struct {
 	offs   []int // component offsets inside a state
 	n      int   // states held
 	head   int   // index of the newest state
-	// teleHold is set while a teleport's old state is held; lastJump is
-	// the state tick of the last jump, so one teleport is flagged once.
-	teleHold bool
-	lastJump uint32
+	// tele marks the states that are a teleport away from the one before;
+	// lastRT is the render tick of the last frame, to flag each jump once.
+	tele   [statesPerGhost]bool
+	lastRT float64
+	// shown holds the values written last frame; after extrapolation the
+	// display converges from them to the interpolated values (recovering
+	// is the weight of the old values still showing) instead of jumping.
+	last       []byte
+	recovering float64
 }
 
 // NewInterpolator returns an interpolator that spawns and despawns through
@@ -108,6 +118,7 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 	if ig.n > 0 && int32(snap.Tick-ig.ticks[ig.head]) <= 0 {
 		return
 	}
+	prev := ig.head
 	ig.head = (ig.head + 1) % statesPerGhost
 	ig.n = min(ig.n+1, statesPerGhost)
 	ig.ticks[ig.head] = snap.Tick
@@ -116,6 +127,18 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 	for ci, c := range gt.Components {
 		size := int(ip.b.sizes[c])
 		copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(snap.Value(gi, ci)), size))
+	}
+	// A teleport belongs to the ghost: when any component says so, the
+	// whole state steps.
+	ig.tele[ig.head] = false
+	if ig.n > 1 {
+		before := ig.data[prev*ig.stride:]
+		for ci, c := range gt.Components {
+			if ip.interp[c].Teleported(unsafe.Pointer(&before[ig.offs[ci]]), unsafe.Pointer(&state[ig.offs[ci]])) {
+				ig.tele[ig.head] = true
+				break
+			}
+		}
 	}
 }
 
@@ -131,11 +154,11 @@ func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
 		if f.stride == stride && len(f.offs) == len(offs) {
 			ip.free = append(ip.free[:k], ip.free[k+1:]...)
 			copy(f.offs, offs)
-			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs}
+			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs, last: f.last}
 			return f
 		}
 	}
-	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs}
+	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs, last: make([]byte, stride)}
 }
 
 // Gone notes that ghost id was missing from the complete snapshot of tick;
@@ -214,30 +237,49 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	}
 	sa := ig.data[ai*ig.stride:]
 	sb := ig.data[bi*ig.stride:]
+	teleported = ai != bi && ig.tele[bi]
+	tt := t
+	if teleported && extrapolated {
+		tt = 1 // never extrapolate across a teleport
+	}
 	for ci, c := range gt.Components {
 		in := &ip.interp[c]
-		pa, pb := unsafe.Pointer(&sa[ig.offs[ci]]), unsafe.Pointer(&sb[ig.offs[ci]])
-		tp := ai != bi && in.Teleported(pa, pb)
-		teleported = teleported || tp
-		tt := t
-		if tp && extrapolated {
-			tt = 1 // never extrapolate across a teleport
-		}
-		in.Apply(pa, pb, unsafe.Pointer(&out[ig.offs[ci]]), tt, ip.b.sizes[c], tp)
+		in.Apply(unsafe.Pointer(&sa[ig.offs[ci]]), unsafe.Pointer(&sb[ig.offs[ci]]), unsafe.Pointer(&out[ig.offs[ci]]), tt, ip.b.sizes[c], teleported)
 	}
-	// The jump of a teleport shows on the first frame past the hold.
+	// The jump of a teleport shows on the first frame whose render tick
+	// passed the teleported state.
 	jump := false
-	switch {
-	case teleported && t < 1:
-		ig.teleHold = true
-	case teleported && ig.lastJump != ig.ticks[bi]:
-		jump, ig.lastJump, ig.teleHold = true, ig.ticks[bi], false
-	case !teleported && ig.teleHold:
-		jump, ig.lastJump, ig.teleHold = true, ig.ticks[ai], false
+	for k, i := 0, ig.head; k < ig.n && ig.shown; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
+		if st := float64(ig.ticks[i]); st <= ig.lastRT {
+			break
+		} else if ig.tele[i] && st <= rt {
+			jump = true
+			break
+		}
 	}
+	ig.lastRT = rt
 	if jump {
 		ip.stats.Teleports++
 	}
+	// Leaving extrapolation: fade from what was shown to the true blend
+	// with a time constant of recoveryTicks, so a wrong guess slides back
+	// instead of jumping. A teleport ends the fade.
+	switch {
+	case jump:
+		ig.recovering = 0
+	case extrapolated && ig.n > 1 && rt > float64(ig.ticks[ig.head]):
+		ig.recovering = 1
+	case ig.recovering > 0.02 && ig.shown:
+		ig.recovering *= math.Exp(-frame / recoveryTicks)
+		ip.target = append(ip.target[:0], out...)
+		for ci, c := range gt.Components {
+			off := ig.offs[ci]
+			ip.interp[c].Blend(unsafe.Pointer(&ip.target[off]), unsafe.Pointer(&ig.last[off]), unsafe.Pointer(&out[off]), float32(ig.recovering))
+		}
+	default:
+		ig.recovering = 0
+	}
+	copy(ig.last, out)
 	ip.vals = ip.vals[:0]
 	for ci := range gt.Components {
 		ip.vals = append(ip.vals, unsafe.Pointer(&out[ig.offs[ci]]))

@@ -41,6 +41,7 @@ func wildFloat(rng *rand.Rand) float32 {
 
 func TestQuantizeMoveIsIdempotentAndNeverLongerThanOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
+	onGrid := func(v float32) bool { return v == float32(math.Round(float64(v)*127))/127 }
 	for i := range 1_000_000 {
 		var x, y float32
 		if i%2 == 0 {
@@ -49,21 +50,25 @@ func TestQuantizeMoveIsIdempotentAndNeverLongerThanOne(t *testing.T) {
 			x, y = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 		}
 		qx, qy := netsync.QuantizeMove(x, y)
-		require.LessOrEqual(t, moveLength2(qx, qy), 1.0, "QuantizeMove(%v, %v) = (%v, %v)", x, y, qx, qy)
-		require.False(t, math.IsNaN(float64(qx)) || math.IsNaN(float64(qy)))
+		if l := moveLength2(qx, qy); !(l <= 1) { // NaN fails too
+			t.Fatalf("QuantizeMove(%v, %v) = (%v, %v): squared length %v", x, y, qx, qy, l)
+		}
 		rx, ry := netsync.QuantizeMove(qx, qy)
-		require.Equal(t, math.Float32bits(qx), math.Float32bits(rx), "x of (%v, %v): %v then %v", x, y, qx, rx)
-		require.Equal(t, math.Float32bits(qy), math.Float32bits(ry), "y of (%v, %v): %v then %v", x, y, qy, ry)
-		// Every axis is a whole number of 1/127 steps.
-		require.Equal(t, qx, float32(math.Round(float64(qx)*127))/127)
-		require.Equal(t, qy, float32(math.Round(float64(qy)*127))/127)
+		if math.Float32bits(qx) != math.Float32bits(rx) || math.Float32bits(qy) != math.Float32bits(ry) {
+			t.Fatalf("QuantizeMove(%v, %v) = (%v, %v), then (%v, %v)", x, y, qx, qy, rx, ry)
+		}
+		if !onGrid(qx) || !onGrid(qy) {
+			t.Fatalf("QuantizeMove(%v, %v) = (%v, %v): not whole 1/127 steps", x, y, qx, qy)
+		}
 		// Short vectors only lose precision toward zero (but for values
-		// within 1e-4 step of the grid, which snap to it).
+		// within 1e-4 step of the grid, which snap to it), less than a step.
 		if moveLength2(x, y) <= 1 {
-			require.LessOrEqual(t, math.Abs(float64(qx)), math.Abs(float64(x))+1e-4/127)
-			require.LessOrEqual(t, math.Abs(float64(qy)), math.Abs(float64(y))+1e-4/127)
-			require.Less(t, math.Abs(float64(x-qx)), 1.0/127+1e-6)
-			require.Less(t, math.Abs(float64(y-qy)), 1.0/127+1e-6)
+			for _, a := range [][2]float32{{x, qx}, {y, qy}} {
+				in, out := math.Abs(float64(a[0])), math.Abs(float64(a[1]))
+				if out > in+1e-4/127 || in-out >= 1.0/127+1e-6 || a[0]*a[1] < 0 {
+					t.Fatalf("QuantizeMove(%v, %v) = (%v, %v): axis %v became %v", x, y, qx, qy, a[0], a[1])
+				}
+			}
 		}
 	}
 }
@@ -136,29 +141,34 @@ func commandBits(c components.InputCommand) [11]uint32 {
 
 func TestQuantizeInputIsIdempotentAndInRange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
+	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 	for range 300_000 {
 		in := randomCommand(rng)
 		c := in
 		netsync.QuantizeInput(&c)
 		again := c
 		netsync.QuantizeInput(&again)
-		require.Equal(t, commandBits(c), commandBits(again), "quantizing %+v twice", in)
-
-		require.Equal(t, in.Tick, c.Tick)
-		require.Equal(t, in.Buttons, c.Buttons)
-		require.Equal(t, in.ViewTick, c.ViewTick)
-		require.LessOrEqual(t, moveLength2(c.MoveX, c.MoveY), 1.0)
-		require.True(t, c.Aim >= -math.Pi && c.Aim < math.Pi, "aim %v of %v", c.Aim, in.Aim)
-		require.True(t, c.ViewFraction >= 0 && c.ViewFraction < 1, "view fraction %v of %v", c.ViewFraction, in.ViewFraction)
-		require.True(t, c.InterpolationDelay >= 0 && c.InterpolationDelay <= netsync.MaxInterpolationDelay,
-			"interpolation delay %v of %v", c.InterpolationDelay, in.InterpolationDelay)
-		if c.ViewTick == 0 {
-			require.Zero(t, c.ViewFraction, "no view tick, no fraction on the wire")
-			require.Zero(t, c.InterpolationDelay, "no view tick, no delay on the wire")
+		if commandBits(c) != commandBits(again) {
+			t.Fatalf("quantizing %+v gave %+v, then %+v", in, c, again)
 		}
+		var problems []string
+		check := func(ok bool, what string) {
+			if !ok {
+				problems = append(problems, what)
+			}
+		}
+		check(in.Tick == c.Tick && in.Buttons == c.Buttons && in.ViewTick == c.ViewTick, "integers kept")
+		check(moveLength2(c.MoveX, c.MoveY) <= 1, "move length at most 1")
+		check(c.Aim >= -math.Pi && c.Aim < math.Pi, "aim in [-π, π)")
+		check(c.ViewFraction >= 0 && c.ViewFraction < 1, "view fraction in [0, 1)")
+		check(c.InterpolationDelay >= 0 && c.InterpolationDelay <= netsync.MaxInterpolationDelay, "delay in range")
+		check(c.ViewTick != 0 || c.ViewFraction == 0 && c.InterpolationDelay == 0, "no view tick, no fraction or delay on the wire")
 		for _, o := range []float32{c.OriginX, c.OriginY, c.OriginZ} {
-			require.False(t, math.IsNaN(float64(o)) || math.IsInf(float64(o), 0))
-			require.False(t, o == 0 && math.Signbit(float64(o)), "-0 origin is +0 on the wire")
+			check(finite(o), "finite origin")
+			check(o != 0 || !math.Signbit(float64(o)), "-0 origin is +0 on the wire")
+		}
+		if problems != nil {
+			t.Fatalf("QuantizeInput(%+v) = %+v: want %v", in, c, problems)
 		}
 	}
 }

@@ -42,6 +42,9 @@ type InputBufferOptions struct {
 	MaxAhead int
 	// Missing is the policy for ticks without input.
 	Missing MissingPolicy
+	// OneShotButtons are buttons RepeatLast never repeats (fire, jump): a
+	// press belongs to one tick, so a substitute must not press it again.
+	OneShotButtons uint32
 }
 
 // InputStats counts what an [InputBuffer] did with what it was given.
@@ -180,6 +183,7 @@ func (b *InputBuffer) Take(tick uint32) (c components.InputCommand, real bool) {
 		b.stats.Missing++
 		if b.opts.Missing == RepeatLast && b.hasLast {
 			c = b.last
+			c.Buttons &^= b.opts.OneShotButtons
 		}
 		c.Tick = tick
 		b.ticks[i], b.missing[i] = tick, true

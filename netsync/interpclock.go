@@ -25,7 +25,7 @@ type InterpolationOptions struct {
 // The adaptive delay is at least two send intervals (Netcode for
 // Entities), plus twice the measured arrival jitter, plus one send interval
 // per snapshot in a row that the measured loss makes likely to be missing
-// (loss^k < 0.1 %), so interpolation rarely runs out of data.
+// (loss^k < 0.01 %), so interpolation rarely runs out of data.
 type InterpolationClock struct {
 	interval time.Duration
 	opts     InterpolationOptions
@@ -103,8 +103,8 @@ func (c *InterpolationClock) target() float64 {
 		return c.ticks(c.opts.Delay)
 	}
 	streak := 0.0
-	if c.loss > 1e-3 {
-		streak = min(6, math.Ceil(math.Log(1e-3)/math.Log(min(c.loss, 0.5))))
+	if c.loss > 1e-4 {
+		streak = min(8, math.Ceil(math.Log(1e-4)/math.Log(min(c.loss, 0.5))))
 	}
 	return max(2*c.gapMin, c.gapMin*(1+streak)+2*c.jitter)
 }

@@ -49,6 +49,28 @@ func (f rollbackFlag) Set(s string) error {
 	return nil
 }
 
+// onOffFlag parses -lagcomp.
+type onOffFlag struct{ p *bool }
+
+func (f onOffFlag) String() string {
+	if f.p == nil || *f.p {
+		return "on"
+	}
+	return "off"
+}
+
+func (f onOffFlag) Set(s string) error {
+	switch s {
+	case "on":
+		*f.p = true
+	case "off":
+		*f.p = false
+	default:
+		return fmt.Errorf("%q: allowed values are on|off", s)
+	}
+	return nil
+}
+
 // percentFlag parses a percentage, refusing what is not a number.
 type percentFlag struct{ p *float64 }
 
@@ -82,6 +104,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Var(percentFlag{&cfg.Reorder}, "reorder", "packet reordering in percent, each way (0..50)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the links and the bots")
 	fs.Var(rollbackFlag{&cfg.Rollback}, "rollback", "reconciliation policy: mismatch|always")
+	fs.Var(onOffFlag{&cfg.LagComp}, "lagcomp", "judge shots at the shooter's view tick (on) or against the present (off)")
+	fs.DurationVar(&cfg.MaxRewind, "max-rewind", cfg.MaxRewind, "lag-compensation window (one tick..2s)")
+	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
 	report := fs.String("report", "", "write the JSON report to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	if err := fs.Parse(args); err != nil {
@@ -120,15 +145,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 func printSummary(w io.Writer, r *game.Report) {
 	c := r.Config
-	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s\n",
-		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback)
+	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms)\n",
+		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS)
 	s := r.Server
 	fmt.Fprintf(w, "server: %d ticks, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received\n",
 		s.Ticks, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived)
+	sh := s.Shots
+	fmt.Fprintf(w, "shots: %d fired, %d hits (%.1f%%), %d kills; the other mode would have hit %d; verdicts %v\n",
+		sh.Fired, sh.Hits, pct(sh.Hits, sh.Fired), sh.Kills, sh.OtherModeHits, sh.Verdicts)
 	for _, cl := range r.Clients {
 		fmt.Fprintf(w, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d replayed %6d  max correction %.3f  final error %.4f  footsteps %d/%d moving inputs  down %.0f B/s up %.0f B/s\n",
 			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.ReplayedTicks, cl.MaxCorrection, cl.FinalError,
 			cl.Footsteps, cl.MovingInputs, cl.BytesDownPerS, cl.BytesUpPerS)
+		fmt.Fprintf(w, "           interpolation delay %.0fms, extrapolated %.1f ticks (max %.2f), max remote step %.2f, %d shots fired\n",
+			cl.InterpDelayMS, cl.ExtrapolatedTicks, cl.MaxExtrapolation, cl.MaxRemoteStep, cl.ShotsFired)
 	}
 	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second)\n", r.Converged, r.Wall.SimSecondsPerSecond)
+}
+
+func pct(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
 }

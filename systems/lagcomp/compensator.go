@@ -156,6 +156,7 @@ type Compensator struct {
 	hitboxes ecs.ID
 	declared []declared
 	targets  []Rewound
+	pairs    [][2]unsafe.Pointer
 	self     Rewound
 	data     []byte
 	lastShot []shooterTick
@@ -303,24 +304,33 @@ func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
 		}
 		r := &c.targets[len(c.targets)-1]
 		*r = Rewound{Entity: e, c: c, Hitboxes: (*components.Hitboxes)(v0.Value(i, hc)), vals: r.vals[:0]}
-		off := 0
+		// Pair each declared value at t0 with the one at t0+1.
+		c.pairs = c.pairs[:0]
+		teleported := false
 		for k := 0; k < nd; k++ {
 			d := &c.declared[k]
-			ci := v0.Component(d.id)
-			pa := v0.Value(i, ci)
-			out := unsafe.Pointer(&c.data[base+off])
-			off += (int(d.size) + 7) &^ 7
-			if pa == nil {
-				r.vals = append(r.vals, nil)
-				continue
-			}
+			pa := v0.Value(i, v0.Component(d.id))
 			pb := pa
-			if ok && f > 0 {
+			if ok && f > 0 && pa != nil {
 				if p := v1.Value(j, v1.Component(d.id)); p != nil {
 					pb = p
 				}
 			}
-			d.interp.Apply(pa, pb, out, f, d.size, d.interp.Teleported(pa, pb))
+			c.pairs = append(c.pairs, [2]unsafe.Pointer{pa, pb})
+			teleported = teleported || pa != nil && d.interp.Teleported(pa, pb)
+		}
+		off := 0
+		for k := 0; k < nd; k++ {
+			d := &c.declared[k]
+			out := unsafe.Pointer(&c.data[base+off])
+			off += (int(d.size) + 7) &^ 7
+			pa, pb := c.pairs[k][0], c.pairs[k][1]
+			if pa == nil {
+				r.vals = append(r.vals, nil)
+				continue
+			}
+			// A teleport is the entity's: when any component says so, all step.
+			d.interp.Apply(pa, pb, out, f, d.size, teleported)
 			r.vals = append(r.vals, out)
 		}
 	}
@@ -338,15 +348,23 @@ func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
 // present.
 func (c *Compensator) Judge(s Shot) Verdict {
 	c.stats.Shots++
-	v := c.judge(s)
+	v := c.judge(s, c.opts.Present, true)
 	c.stats.Verdicts[v.Reason]++
 	return v
 }
 
-func (c *Compensator) judge(s Shot) Verdict {
+// Probe judges a shot like Judge would in the given mode (present: lag
+// compensation off) without counting it or touching the fire-rate
+// bookkeeping: the same shot judged both ways in one run.
+func (c *Compensator) Probe(s Shot, present bool) Verdict { return c.judge(s, present, false) }
+
+// Present reports whether Judge judges against the present.
+func (c *Compensator) Present() bool { return c.opts.Present }
+
+func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	newest, _ := c.hist.Newest()
 	view := s.View
-	if c.opts.Present {
+	if present {
 		view = float64(newest)
 	}
 	v := Verdict{Tick: view}
@@ -354,7 +372,7 @@ func (c *Compensator) judge(s Shot) Verdict {
 		v.Reason = OutsideWindow
 		return v
 	}
-	if c.opts.MinShotInterval > 0 {
+	if c.opts.MinShotInterval > 0 && book {
 		i := 0
 		for i < len(c.lastShot) && c.lastShot[i].e != s.Shooter {
 			i++

@@ -33,12 +33,17 @@ type Bot struct {
 	mode    botMode
 	until   uint32
 	dx, dy  float32
-	others  *generic.Filter1[Position]
-	own     *generic.Filter1[Position]
+	others  *generic.Filter2[Position, Health]
+	own     *generic.Filter2[Position, Health]
 	started bool
+	aim     float32
+	ready   uint32 // tick the weapon is ready again
 	// Moving counts the sampled inputs whose move vector is not zero on
 	// the wire.
 	Moving uint64
+	// Fired counts trigger pulls: every one at a living target in view,
+	// aimed at where this client draws it.
+	Fired uint64
 }
 
 // NewBot returns a bot with its own seed that stops at virtual time stopAt
@@ -48,17 +53,20 @@ func NewBot(seed uint64, clock gw.TimeSource, stopAt time.Duration) *Bot {
 		rng:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		clock:  clock,
 		stopAt: stopAt,
-		others: generic.NewFilter1[Position]().With(generic.T[components.Interpolated]()),
-		own:    generic.NewFilter1[Position]().With(generic.T[components.Predicted]()),
+		others: generic.NewFilter2[Position, Health]().With(generic.T[components.Interpolated]()),
+		own:    generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]()),
 	}
 }
 
-// Input samples the bot's command for a tick.
+// Input samples the bot's command for a tick: a move by its current mode,
+// and, when its weapon is ready and a living player is in view, a shot
+// aimed exactly at where its client draws that player.
 func (b *Bot) Input(w *gw.World, tick uint32) components.InputCommand {
-	var cmd components.InputCommand
+	cmd := components.InputCommand{Aim: b.aim}
 	if b.clock.Now() >= b.stopAt {
 		return cmd
 	}
+	me, alive := b.me(w)
 	if !b.started || int32(tick-b.until) >= 0 {
 		b.started = true
 		b.mode = botMode(b.rng.IntN(3))
@@ -66,11 +74,25 @@ func (b *Bot) Input(w *gw.World, tick uint32) components.InputCommand {
 		a := b.rng.Float64() * 2 * math.Pi
 		b.dx, b.dy = float32(math.Cos(a)), float32(math.Sin(a))
 	}
+	target, seen := b.nearest(w, me)
 	switch b.mode {
 	case wander:
 		cmd.MoveX, cmd.MoveY = b.dx, b.dy
 	case chase:
-		cmd.MoveX, cmd.MoveY = b.towardNearest(w)
+		if seen {
+			d := length(target.X-me.X, target.Y-me.Y)
+			cmd.MoveX, cmd.MoveY = (target.X-me.X)/d, (target.Y-me.Y)/d
+		} else {
+			cmd.MoveX, cmd.MoveY = b.dx, b.dy
+		}
+	}
+	if alive && seen && int32(tick-b.ready) >= 0 {
+		b.aim = float32(math.Atan2(float64(target.Y-me.Y), float64(target.X-me.X)))
+		cmd.Aim = b.aim
+		cmd.Buttons |= ButtonFire
+		cmd.OriginX, cmd.OriginY = me.X, me.Y
+		b.ready = tick + FireInterval
+		b.Fired++
 	}
 	if x, y := netsync.QuantizeMove(cmd.MoveX, cmd.MoveY); x != 0 || y != 0 {
 		b.Moving++
@@ -78,27 +100,33 @@ func (b *Bot) Input(w *gw.World, tick uint32) components.InputCommand {
 	return cmd
 }
 
-// towardNearest returns the unit vector from the bot's player to the
-// nearest other player it sees, or the wander direction when alone.
-func (b *Bot) towardNearest(w *gw.World) (float32, float32) {
+// me returns the bot's own player position and whether it is alive.
+func (b *Bot) me(w *gw.World) (Position, bool) {
 	q := b.own.Query(w.Arche())
+	defer q.Close()
 	if !q.Next() {
-		return 0, 0
+		return Position{}, false
 	}
-	me := *q.Get()
-	q.Close()
+	p, h := q.Get()
+	return *p, h.Alive()
+}
+
+// nearest returns the nearest living player this client draws in line of
+// sight.
+func (b *Bot) nearest(w *gw.World, me Position) (Position, bool) {
 	best := float32(math.MaxFloat32)
-	var tx, ty float32
-	found := false
+	var found Position
+	ok := false
 	o := b.others.Query(w.Arche())
 	for o.Next() {
-		p := o.Get()
-		if d := length(p.X-me.X, p.Y-me.Y); d < best {
-			best, tx, ty, found = d, p.X, p.Y, true
+		p, h := o.Get()
+		if !h.Alive() {
+			continue
+		}
+		d := length(p.X-me.X, p.Y-me.Y)
+		if d < best && d > 1e-3 && d < ShotRange && LineOfSight(me.X, me.Y, p.X, p.Y) {
+			best, found, ok = d, *p, true
 		}
 	}
-	if !found || best < 1e-3 {
-		return b.dx, b.dy
-	}
-	return (tx - me.X) / best, (ty - me.Y) / best
+	return found, ok
 }

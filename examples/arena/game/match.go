@@ -2,7 +2,6 @@ package game
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
@@ -13,32 +12,40 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
 	"github.com/ghostwire/ghostwire/transport"
 )
 
 // Config is one match's settings; the arena's flags map onto it one to
 // one. DefaultConfig gives the documented defaults.
 type Config struct {
-	Clients  int                    `json:"clients"`
-	Duration time.Duration          `json:"-"`
-	TickRate int                    `json:"tick_rate"`
-	RTT      time.Duration          `json:"-"`
-	Jitter   time.Duration          `json:"-"`
-	Loss     float64                `json:"loss_pct"`
-	Dup      float64                `json:"dup_pct"`
-	Reorder  float64                `json:"reorder_pct"`
-	Seed     uint64                 `json:"seed"`
-	Rollback systems.RollbackPolicy `json:"-"`
+	Clients  int
+	Duration time.Duration
+	TickRate int
+	RTT      time.Duration
+	Jitter   time.Duration
+	Loss     float64 // percent
+	Dup      float64 // percent
+	Reorder  float64 // percent
+	Seed     uint64
+	Rollback systems.RollbackPolicy
+	// LagComp judges shots at the shooter's view tick; off judges them
+	// against the present.
+	LagComp bool
+	// MaxRewind is the lag-compensation window.
+	MaxRewind time.Duration
+	// InterpDelay fixes the interpolation delay; 0 adapts it.
+	InterpDelay time.Duration
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
-	Client func(i int, spec *harness.ClientSpec) `json:"-"`
+	Client func(i int, spec *harness.ClientSpec)
 }
 
 // DefaultConfig returns the defaults of the arena's command line.
 func DefaultConfig() Config {
 	return Config{Clients: 4, Duration: 30 * time.Second, TickRate: 60, RTT: 100 * time.Millisecond,
-		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1}
+		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 500 * time.Millisecond}
 }
 
 // Settle is how long the bots stand still at the end of a match: at least
@@ -73,6 +80,10 @@ func (c Config) Validate() error {
 		return bad("reorder", c.Reorder, "0..50 (percent)")
 	case c.Rollback > systems.RollbackAlways:
 		return bad("rollback", c.Rollback, "mismatch|always")
+	case c.MaxRewind < time.Second/time.Duration(max(c.TickRate, 1)) || c.MaxRewind > 2*time.Second:
+		return bad("max-rewind", c.MaxRewind, "one tick..2s")
+	case c.InterpDelay < 0 || c.InterpDelay > time.Second:
+		return bad("interp-delay", c.InterpDelay, "0..1s (0 = adaptive)")
 	}
 	return nil
 }
@@ -90,6 +101,7 @@ type Match struct {
 	Schema  *Schema
 	Harness *harness.Harness
 	Players []*PlayerStats
+	Shots   *ShotSystem
 	stopAt  time.Duration
 }
 
@@ -107,8 +119,18 @@ type PlayerStats struct {
 	// predicted tick that applied it; Presses counts the presses.
 	InputDelay int
 	Presses    uint64
-	before     Position
-	prevMoving bool
+	// ShotsFired counts the client's shot effect (muzzle flash): a side
+	// effect of first-time predicted ticks whose input pulls the trigger.
+	ShotsFired uint64
+	// MaxRemoteStep is the largest per-tick step of a remote player drawn
+	// on this client, over the largest step the game allows per tick
+	// (MaxStep: running plus the largest shove; teleports excluded).
+	MaxRemoteStep float64
+	Smoother      *systems.Smoother
+	before        Position
+	prevMoving    bool
+	remote        map[ecs.Entity]Position
+	lastFrame     time.Duration
 }
 
 // NewMatch builds a match: the server, one bot client per Config.Clients,
@@ -125,6 +147,7 @@ func NewMatch(cfg Config) (*Match, error) {
 		Schema: m.Schema.Schema,
 		Server: systems.ServerOptions{
 			TickRate:  cfg.TickRate,
+			Inputs:    netsync.InputBufferOptions{OneShotButtons: ButtonFire},
 			OnConnect: m.spawnPlayer,
 			OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 				for _, e := range owned {
@@ -132,16 +155,13 @@ func NewMatch(cfg Config) (*Match, error) {
 				}
 			},
 		},
-		SetupServer: func(s *systems.Server) error {
-			s.Schedule.Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
-			s.Schedule.Add(gw.StagePrediction, NewCollideSystem(s.World))
-			return nil
-		},
+		SetupServer: m.setupServer,
 		SetupClient: m.setupClient,
 	}
 	for i := range specs {
 		m.Players[i] = &PlayerStats{}
-		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, Rollback: cfg.Rollback}}
+		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, Rollback: cfg.Rollback,
+			Interpolation: netsync.InterpolationOptions{Delay: cfg.InterpDelay}}}
 		if cfg.Client != nil {
 			cfg.Client(i, &specs[i])
 		}
@@ -182,13 +202,49 @@ func NewMatch(cfg Config) (*Match, error) {
 	return m, nil
 }
 
-// spawnPlayer creates a connection's player on a circle, by connection ID.
+// spawnPlayer creates a connection's player at its spawn point.
 func (m *Match) spawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-	a := float64(conn-1) * 2 * math.Pi / 8
-	r := float64(3 + 3*((conn-1)/8%2))
-	spawn := generic.NewMap2[Position, Velocity](w.Arche())
-	e := spawn.NewWith(&Position{X: posQuant.Quantize(float32(r * math.Cos(a))), Y: posQuant.Quantize(float32(r * math.Sin(a)))}, &Velocity{})
+	spawn := generic.NewMap5[Position, Velocity, Facing, Health, components.Hitboxes](w.Arche())
+	p, hb := SpawnPoint(conn), PlayerHitboxes()
+	e := spawn.NewWith(&p, &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &hb)
 	return e, m.Schema.Player, nil
+}
+
+// setupServer installs the shared prediction systems, respawn, lag
+// compensation and the trigger.
+func (m *Match) setupServer(s *systems.Server) error {
+	cfg := m.Config
+	lc, err := lagcomp.New(s.World, lagcomp.Options{
+		TickRate:        cfg.TickRate,
+		Window:          cfg.MaxRewind,
+		Walls:           Walls,
+		Range:           ShotRange,
+		MinShotInterval: FireInterval,
+		MaxOriginError:  MaxOriginError,
+		Schema:          m.Schema.Schema,
+		Present:         !cfg.LagComp,
+		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+			p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
+			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+		},
+		// The dead are hidden: a shooter could not see them then.
+		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
+	})
+	if err != nil {
+		return err
+	}
+	for _, err := range []error{lagcomp.Declare[Position](lc), lagcomp.Declare[Facing](lc), lagcomp.Declare[Health](lc)} {
+		if err != nil {
+			return err
+		}
+	}
+	m.Shots = NewShotSystem(s.World, lc)
+	s.Schedule.Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
+	s.Schedule.Add(gw.StagePrediction, NewCollideSystem(s.World))
+	s.Schedule.Add(gw.StageSimulation, NewRespawnSystem())
+	s.Schedule.Add(gw.StageHistory, lc)
+	s.Schedule.Add(gw.StageHistory, m.Shots)
+	return nil
 }
 
 // setupClient installs the shared prediction systems and the client-only
@@ -212,14 +268,47 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 			ps.prevMoving = moving
 		}
 	}))
-	// The footstep: a side effect that must fire once per moving tick,
-	// however often the tick is replayed.
+	// The footstep and the shot effect: side effects that must fire once
+	// per tick, however often the tick is replayed.
+	alive := generic.NewFilter2[components.InputCommand, Health]().With(generic.T[components.Predicted]())
 	c.Schedule.AddSideEffect(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
-		q := own.Query(w.Arche())
+		q := alive.Query(w.Arche())
 		for q.Next() {
-			if q.Get().Moving() {
+			in, h := q.Get()
+			if in.Moving() {
 				ps.Footsteps++
 			}
+			if in.Pressed(ButtonFire) && h.Alive() {
+				ps.ShotsFired++
+			}
+		}
+	}))
+	sm, err := systems.NewSmoother(c, systems.SmoothingOptions{Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
+		p := (*Position)(a.Get(e, ecs.ComponentID[Position](a)))
+		return [3]float32{p.X, p.Y, 0}
+	}})
+	if err != nil {
+		return err
+	}
+	ps.Smoother = sm
+	ps.remote = map[ecs.Entity]Position{}
+	remote := generic.NewFilter2[Position, components.Interpolated]()
+	maxStep := float64(MaxStep(m.Config.TickRate))
+	interval := time.Second / time.Duration(m.Config.TickRate)
+	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+		now := m.Harness.Time.Now()
+		frame := float64(now-ps.lastFrame) / float64(interval)
+		ps.lastFrame = now
+		q := remote.Query(w.Arche())
+		for q.Next() {
+			p, in := q.Get()
+			prev, seen := ps.remote[q.Entity()]
+			ps.remote[q.Entity()] = *p
+			if !seen || in.Teleported || frame <= 0 {
+				continue
+			}
+			step := float64(length(p.X-prev.X, p.Y-prev.Y)) / (maxStep * frame)
+			ps.MaxRemoteStep = max(ps.MaxRemoteStep, step)
 		}
 	}))
 	return nil

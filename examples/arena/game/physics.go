@@ -11,31 +11,38 @@ import (
 	gw "github.com/ghostwire/ghostwire/ecs"
 )
 
-// MoveSystem is the arena's movement: it steers each predicted player's
-// velocity toward the wished one (the input's move vector times MaxSpeed)
-// by at most Acceleration·dt, moves it, and stops it at the walls. Server
-// and client run exactly this code in the prediction stage. It reads the
-// tick's input from the entity's InputCommand, never from a device, and dt
-// is the fixed tick length.
+// MoveSystem is the arena's movement: it steers each living predicted
+// player's velocity toward the wished one (the input's move vector times
+// MaxSpeed) by at most Acceleration·dt, moves it, stops it at the walls and
+// pillars, and turns it to the input's aim. Server and client run exactly
+// this code in the prediction stage. It reads the tick's input from the
+// entity's InputCommand, never from a device, and dt is the fixed tick
+// length. The dead do not move.
 type MoveSystem struct {
 	DT     float32
-	filter *generic.Filter3[Position, Velocity, components.InputCommand]
+	filter *generic.Filter5[Position, Velocity, Facing, Health, components.InputCommand]
 }
 
 // NewMoveSystem returns the movement system for a tick rate.
 func NewMoveSystem(tickRate int) *MoveSystem {
 	return &MoveSystem{
 		DT:     1 / float32(tickRate),
-		filter: generic.NewFilter3[Position, Velocity, components.InputCommand]().With(generic.T[components.Predicted]()),
+		filter: generic.NewFilter5[Position, Velocity, Facing, Health, components.InputCommand]().With(generic.T[components.Predicted]()),
 	}
 }
 
-// Update moves every predicted player one tick.
+// Update moves every living predicted player one tick.
 func (s *MoveSystem) Update(w *gw.World) {
 	q := s.filter.Query(w.Arche())
 	for q.Next() {
-		p, v, in := q.Get()
+		p, v, f, h, in := q.Get()
+		if !h.Alive() {
+			*v = Velocity{}
+			continue
+		}
 		step(p, v, in.MoveX, in.MoveY, s.DT)
+		pushOutOfWalls(p, v)
+		f.Yaw = in.Aim
 	}
 }
 
@@ -67,14 +74,14 @@ func length(x, y float32) float32 {
 	return float32(math.Sqrt(float64(x)*float64(x) + float64(y)*float64(y)))
 }
 
-// CollideSystem pushes each predicted player out of every other player it
-// overlaps, by half the overlap (the other player, when the same world
+// CollideSystem pushes each living predicted player out of every other
+// living player it overlaps, by half the overlap (the other player, when the same world
 // simulates it, takes the other half). Pushes are computed from the
 // positions before any is applied and summed in ghost ID order, so the
 // result does not depend on storage order: a client predicting its own
 // player computes exactly what the server does, given the same positions.
 type CollideSystem struct {
-	players *generic.Filter2[components.Ghost, Position]
+	players *generic.Filter3[components.Ghost, Position, Health]
 	pos     generic.Map[Position]
 	predID  ecs.ID
 	all     []body
@@ -96,7 +103,7 @@ type pushed struct {
 // NewCollideSystem returns the collision system for a world.
 func NewCollideSystem(w *gw.World) *CollideSystem {
 	return &CollideSystem{
-		players: generic.NewFilter2[components.Ghost, Position](),
+		players: generic.NewFilter3[components.Ghost, Position, Health](),
 		pos:     generic.NewMap[Position](w.Arche()),
 		predID:  ecs.ComponentID[components.Predicted](w.Arche()),
 	}
@@ -108,7 +115,10 @@ func (s *CollideSystem) Update(w *gw.World) {
 	s.all = s.all[:0]
 	q := s.players.Query(a)
 	for q.Next() {
-		g, p := q.Get()
+		g, p, h := q.Get()
+		if !h.Alive() {
+			continue // the dead are out of the game until they respawn
+		}
 		s.all = append(s.all, body{id: g.ID, e: q.Entity(), x: p.X, y: p.Y, predicted: a.Has(q.Entity(), s.predID)})
 	}
 	slices.SortFunc(s.all, func(a, b body) int { return int(a.id) - int(b.id) })
@@ -138,6 +148,10 @@ func (s *CollideSystem) Update(w *gw.World) {
 			}
 			k := (minDist - d) / 2 / d
 			px, py = px+float32(dx*k), py+float32(dy*k)
+		}
+		if l := length(px, py); l > PushPerTick {
+			k := PushPerTick / l
+			px, py = float32(px*k), float32(py*k)
 		}
 		if px != 0 || py != 0 {
 			s.push = append(s.push, pushed{e: me.e, dx: px, dy: py})

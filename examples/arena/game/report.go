@@ -24,52 +24,75 @@ type Report struct {
 
 // ReportConfig echoes the settings used.
 type ReportConfig struct {
-	Clients    int     `json:"clients"`
-	DurationS  float64 `json:"duration_s"`
-	SettleS    float64 `json:"settle_s"`
-	TickRate   int     `json:"tick_rate"`
-	RTTms      float64 `json:"rtt_ms"`
-	JitterMS   float64 `json:"jitter_ms"`
-	LossPct    float64 `json:"loss_pct"`
-	DupPct     float64 `json:"dup_pct"`
-	ReorderPct float64 `json:"reorder_pct"`
-	Seed       uint64  `json:"seed"`
-	Rollback   string  `json:"rollback"`
+	Clients       int     `json:"clients"`
+	DurationS     float64 `json:"duration_s"`
+	SettleS       float64 `json:"settle_s"`
+	TickRate      int     `json:"tick_rate"`
+	RTTms         float64 `json:"rtt_ms"`
+	JitterMS      float64 `json:"jitter_ms"`
+	LossPct       float64 `json:"loss_pct"`
+	DupPct        float64 `json:"dup_pct"`
+	ReorderPct    float64 `json:"reorder_pct"`
+	Seed          uint64  `json:"seed"`
+	Rollback      string  `json:"rollback"`
+	LagComp       string  `json:"lagcomp"`
+	MaxRewindMS   float64 `json:"max_rewind_ms"`
+	InterpDelayMS float64 `json:"interp_delay_ms"`
 }
 
 // ServerReport holds the server's counters.
 type ServerReport struct {
-	Ticks          uint64 `json:"ticks"`
-	InputsApplied  uint64 `json:"inputs_applied"`
-	InputsMissing  uint64 `json:"inputs_missing"`
-	InputsLate     uint64 `json:"inputs_late"`
-	InputsRejected uint64 `json:"inputs_rejected"`
-	InputsClamped  uint64 `json:"inputs_clamped"`
-	BytesSent      uint64 `json:"bytes_sent"`
-	BytesReceived  uint64 `json:"bytes_received"`
-	BadPackets     uint64 `json:"bad_packets"`
-	MaxBuffered    int    `json:"max_inputs_buffered"`
+	Ticks          uint64     `json:"ticks"`
+	InputsApplied  uint64     `json:"inputs_applied"`
+	InputsMissing  uint64     `json:"inputs_missing"`
+	InputsLate     uint64     `json:"inputs_late"`
+	InputsRejected uint64     `json:"inputs_rejected"`
+	InputsClamped  uint64     `json:"inputs_clamped"`
+	BytesSent      uint64     `json:"bytes_sent"`
+	BytesReceived  uint64     `json:"bytes_received"`
+	BadPackets     uint64     `json:"bad_packets"`
+	MaxBuffered    int        `json:"max_inputs_buffered"`
+	Shots          ShotReport `json:"shots"`
+}
+
+// ShotReport counts the server's verdicts.
+type ShotReport struct {
+	Fired    uint64            `json:"fired"`
+	Hits     uint64            `json:"hits"`
+	Kills    uint64            `json:"kills"`
+	Verdicts map[string]uint64 `json:"verdicts"`
+	// OtherModeHits is how many of the same shots the other mode would
+	// have judged hits (against the present when lag compensation is on,
+	// at the view tick when it is off).
+	OtherModeHits uint64 `json:"other_mode_hits"`
 }
 
 // ClientReport holds one client's counters and measurements.
 type ClientReport struct {
-	ID               int     `json:"id"`
-	Ticks            uint64  `json:"ticks"`
-	Mispredictions   uint64  `json:"mispredictions"`
-	Rollbacks        uint64  `json:"rollbacks"`
-	ReplayedTicks    uint64  `json:"replayed_ticks"`
-	HardCorrections  uint64  `json:"hard_corrections"`
-	MaxCorrection    float64 `json:"max_correction"`
-	FinalError       float64 `json:"final_error"`
-	Footsteps        uint64  `json:"footsteps"`
-	MovingInputs     uint64  `json:"moving_inputs"`
-	RTTms            float64 `json:"rtt_ms"`
-	AheadTicks       float64 `json:"ahead_ticks"`
-	InputDelayTicks  int     `json:"input_delay_ticks"`
-	BytesDownPerS    float64 `json:"bytes_down_per_s"`
-	BytesUpPerS      float64 `json:"bytes_up_per_s"`
-	SentDuringReplay uint64  `json:"sent_during_replay"`
-	Converged        bool    `json:"converged"`
+	ID                int     `json:"id"`
+	Ticks             uint64  `json:"ticks"`
+	Mispredictions    uint64  `json:"mispredictions"`
+	Rollbacks         uint64  `json:"rollbacks"`
+	ReplayedTicks     uint64  `json:"replayed_ticks"`
+	HardCorrections   uint64  `json:"hard_corrections"`
+	MaxCorrection     float64 `json:"max_correction"`
+	FinalError        float64 `json:"final_error"`
+	Footsteps         uint64  `json:"footsteps"`
+	MovingInputs      uint64  `json:"moving_inputs"`
+	RTTms             float64 `json:"rtt_ms"`
+	AheadTicks        float64 `json:"ahead_ticks"`
+	InputDelayTicks   int     `json:"input_delay_ticks"`
+	BytesDownPerS     float64 `json:"bytes_down_per_s"`
+	BytesUpPerS       float64 `json:"bytes_up_per_s"`
+	SentDuringReplay  uint64  `json:"sent_during_replay"`
+	Converged         bool    `json:"converged"`
+	InterpDelayMS     float64 `json:"interp_delay_ms"`
+	ExtrapolatedTicks float64 `json:"extrapolated_ticks"`
+	MaxExtrapolation  float64 `json:"max_extrapolation_ticks"`
+	MaxRemoteStep     float64 `json:"max_remote_step"`
+	ShotsFired        uint64  `json:"shots_fired"`
+	Teleports         uint64  `json:"remote_teleports"`
+	SmoothingSnaps    uint64  `json:"smoothing_snaps"`
 }
 
 // WallReport holds what depends on the machine.
@@ -141,12 +164,17 @@ func (m *Match) report() *Report {
 	r := &Report{Config: ReportConfig{
 		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
 		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
-		Seed: cfg.Seed, Rollback: cfg.Rollback.String(),
+		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
+		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay),
 	}}
 	ss := h.Server.Stats()
 	r.Server = ServerReport{Ticks: ss.Ticks, InputsApplied: ss.InputsApplied, InputsMissing: ss.InputsMissing,
 		InputsLate: ss.InputsLate, InputsRejected: ss.InputsRejected, InputsClamped: ss.InputsClamped,
 		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered}
+	if sh := m.Shots; sh != nil {
+		r.Server.Shots = ShotReport{Fired: sh.Stats.Fired, Hits: sh.Stats.Hits, Kills: sh.Stats.Kills,
+			Verdicts: sh.Stats.Verdicts, OtherModeHits: sh.Stats.OtherModeHits}
+	}
 	r.Converged = true
 	for i, c := range h.Clients {
 		st := c.Stats()
@@ -157,6 +185,12 @@ func (m *Match) report() *Report {
 			Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
 			InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
 			BytesUpPerS: round6(float64(st.BytesSent) / sim), SentDuringReplay: h.SentDuringReplay(i),
+			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.Interpolation.ExtrapolatedTicks),
+			MaxExtrapolation: round6(st.Interpolation.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
+			ShotsFired: ps.ShotsFired, Teleports: st.Interpolation.Teleports,
+		}
+		if ps.Smoother != nil {
+			cr.SmoothingSnaps = ps.Smoother.Snaps()
 		}
 		if ps.Bot != nil {
 			cr.MovingInputs = ps.Bot.Moving
@@ -194,6 +228,13 @@ func (m *Match) finalError(c *systems.Client) (float64, bool) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
 
 // round6 keeps reports readable and stable across platforms' float
 // formatting.

@@ -1,0 +1,69 @@
+package game
+
+import (
+	"math"
+
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
+)
+
+// Walls are the arena's static geometry: four pillars that block players
+// and shots alike.
+var Walls = []lagcomp.Box{
+	{Min: [3]float32{4.25, -0.75, -1}, Max: [3]float32{5.75, 0.75, 1}},
+	{Min: [3]float32{-5.75, -0.75, -1}, Max: [3]float32{-4.25, 0.75, 1}},
+	{Min: [3]float32{-0.75, 4.25, -1}, Max: [3]float32{0.75, 5.75, 1}},
+	{Min: [3]float32{-0.75, -5.75, -1}, Max: [3]float32{0.75, -4.25, 1}},
+}
+
+// pushOutOfWalls moves a disc of Radius out of every pillar it overlaps
+// and stops its velocity into the pillar.
+func pushOutOfWalls(p *Position, v *Velocity) {
+	for i := range Walls {
+		w := &Walls[i]
+		cx := max(w.Min[0], min(w.Max[0], p.X))
+		cy := max(w.Min[1], min(w.Max[1], p.Y))
+		dx, dy := p.X-cx, p.Y-cy
+		d := length(dx, dy)
+		if d >= Radius {
+			continue
+		}
+		if d == 0 { // centre inside: leave by the nearest side
+			left, right := p.X-w.Min[0], w.Max[0]-p.X
+			down, up := p.Y-w.Min[1], w.Max[1]-p.Y
+			switch min(left, right, down, up) {
+			case left:
+				dx, dy, cx, cy = -1, 0, w.Min[0], p.Y
+			case right:
+				dx, dy, cx, cy = 1, 0, w.Max[0], p.Y
+			case down:
+				dx, dy, cx, cy = 0, -1, p.X, w.Min[1]
+			default:
+				dx, dy, cx, cy = 0, 1, p.X, w.Max[1]
+			}
+			d = 1
+		}
+		nx, ny := dx/d, dy/d
+		p.X, p.Y = cx+float32(nx*Radius), cy+float32(ny*Radius)
+		if into := v.X*nx + v.Y*ny; into < 0 {
+			v.X, v.Y = v.X-float32(into*nx), v.Y-float32(into*ny)
+		}
+	}
+}
+
+// LineOfSight reports whether no pillar lies between (ax, ay) and (bx, by).
+func LineOfSight(ax, ay, bx, by float32) bool {
+	dx, dy := float64(bx-ax), float64(by-ay)
+	d := math.Hypot(dx, dy)
+	if d == 0 {
+		return true
+	}
+	r := lagcomp.Ray{Origin: lagcomp.Vec{float64(ax), float64(ay), 0}, Dir: lagcomp.Vec{dx / d, dy / d, 0}, Max: d}
+	for i := range Walls {
+		w := &Walls[i]
+		if _, hit := lagcomp.RayAABB(r, lagcomp.Vec{float64(w.Min[0]), float64(w.Min[1]), float64(w.Min[2])},
+			lagcomp.Vec{float64(w.Max[0]), float64(w.Max[1]), float64(w.Max[2])}); hit {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+package game
+
+import (
+	"math"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
+)
+
+// Weapon and life.
+const (
+	ButtonFire   uint32 = 1   // InputCommand.Buttons bit of the trigger
+	MaxHP               = 100 // hit points of a fresh player
+	Damage              = 25  // per hit
+	FireInterval        = 15  // ticks between shots (4 per second at 60 Hz)
+	RespawnTicks        = 60  // ticks a dead player waits
+	ShotRange           = 40  // arena units
+	// MaxOriginError is how far a shot's claimed origin may be from the
+	// server's shooter: a client's own position can be mispredicted by a
+	// shove it could not foresee, about a unit at 250 ms.
+	MaxOriginError = 2
+)
+
+// Body parts of the hitboxes.
+const (
+	PartBody uint8 = 1
+	PartHead uint8 = 2
+)
+
+// PlayerHitboxes returns a player's hit volume: a body capsule and a head
+// sphere toward where it faces.
+func PlayerHitboxes() components.Hitboxes {
+	hb := components.Hitboxes{N: 2}
+	hb.Boxes[0] = components.Hitbox{Shape: components.ShapeCapsule, Part: PartBody, Half: [3]float32{0, 0.15, 0}, Radius: 0.35}
+	hb.Boxes[1] = components.Hitbox{Shape: components.ShapeSphere, Part: PartHead, Offset: [3]float32{0.25, 0, 0}, Radius: 0.2}
+	return hb
+}
+
+// ShotStats counts the server's verdicts.
+type ShotStats struct {
+	Fired    uint64
+	Hits     uint64
+	Kills    uint64
+	Verdicts map[string]uint64
+	// OtherModeHits counts the shots that the other mode (present if lag
+	// compensation is on, rewound if off) would have judged hits: the
+	// comparison in the same run.
+	OtherModeHits uint64
+}
+
+// ShotSystem is the server's trigger: for every player whose input of this
+// tick pulls the trigger (alive, or killed after the tick it saw) it asks the compensator for a verdict (and
+// the other mode's, for comparison) and applies damage to the target's
+// present state. It runs in StageHistory after the compensator recorded
+// the tick.
+type ShotSystem struct {
+	LC      *lagcomp.Compensator
+	Stats   ShotStats
+	shooter *generic.Filter3[Position, Health, components.InputCommand]
+	health  generic.Map[Health]
+	shots   []lagcomp.Shot
+}
+
+// NewShotSystem returns the trigger system of a server world.
+func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
+	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Position, Health, components.InputCommand](),
+		health: generic.NewMap[Health](w.Arche()), Stats: ShotStats{Verdicts: map[string]uint64{}}}
+	for _, r := range lagcomp.Reasons() {
+		s.Stats.Verdicts[r.String()] = 0
+	}
+	return s
+}
+
+// Update judges this tick's shots.
+func (s *ShotSystem) Update(w *gw.World) {
+	s.shots = s.shots[:0]
+	q := s.shooter.Query(w.Arche())
+	for q.Next() {
+		_, h, in := q.Get()
+		if !in.Pressed(ButtonFire) || in.Tick != w.Tick() {
+			continue
+		}
+		// A player killed after the moment it saw may still fire: the
+		// shot was decided before it could know (seed 004's rule).
+		view := float64(in.ViewTick) + float64(in.ViewFraction)
+		if !h.Alive() && float64(h.Respawn-RespawnTicks) <= view {
+			continue
+		}
+		sin, cos := math.Sincos(float64(in.Aim))
+		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: in.Tick,
+			View:   float64(in.ViewTick) + float64(in.ViewFraction),
+			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}})
+	}
+	for _, shot := range s.shots {
+		s.Stats.Fired++
+		v := s.LC.Judge(shot)
+		s.Stats.Verdicts[v.Reason.String()]++
+		if s.LC.Probe(shot, !s.LC.Present()).Hit {
+			s.Stats.OtherModeHits++
+		}
+		if !v.Hit {
+			continue
+		}
+		s.Stats.Hits++
+		s.damage(w, v.Target)
+	}
+}
+
+// damage applies a hit to the target's present state: decided in the past,
+// applied now.
+func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) {
+	if !w.Arche().Alive(target) || !s.health.Has(target) {
+		return
+	}
+	h := s.health.Get(target)
+	if !h.Alive() {
+		return
+	}
+	h.HP -= Damage
+	if !h.Alive() {
+		s.Stats.Kills++
+		h.Respawn = w.Tick() + RespawnTicks
+	}
+}
+
+// RespawnSystem brings dead players back at their spawn point, a teleport
+// the clients show as a jump, not a slide.
+type RespawnSystem struct {
+	filter *generic.Filter5[Position, Velocity, Health, Facing, components.Ghost]
+}
+
+// NewRespawnSystem returns the server's respawn system.
+func NewRespawnSystem() *RespawnSystem {
+	return &RespawnSystem{filter: generic.NewFilter5[Position, Velocity, Health, Facing, components.Ghost]()}
+}
+
+// Update respawns the players whose time has come.
+func (s *RespawnSystem) Update(w *gw.World) {
+	q := s.filter.Query(w.Arche())
+	for q.Next() {
+		p, v, h, f, g := q.Get()
+		if h.Alive() || int32(w.Tick()-h.Respawn) < 0 {
+			continue
+		}
+		*p = SpawnPoint(g.Owner)
+		*v = Velocity{}
+		f.Yaw = 0
+		*h = Health{HP: MaxHP}
+	}
+}
+
+// SpawnPoint is where the player of a connection (re)appears: on circles
+// of radius 3 and 8, eight to a circle, clear of the pillars.
+func SpawnPoint(conn components.ConnID) Position {
+	k := int(conn-1) % 16
+	a := float64(k%8) * 2 * math.Pi / 8
+	r := 3.0
+	if k >= 8 {
+		r = 8
+	}
+	return Position{X: posQuant.Quantize(float32(r * math.Cos(a))), Y: posQuant.Quantize(float32(r * math.Sin(a)))}
+}
