@@ -1,0 +1,208 @@
+package game
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/arche/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems/harness"
+)
+
+// Bots aim exactly at where their client draws the target and fire when
+// they see it: with lag compensation at least 99 % of those shots are hits;
+// judged against the present (the other mode, same shots, same run) far
+// fewer are.
+func TestLagCompensatedShotsHitWhatTheShooterSaw(t *testing.T) {
+	for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 250 * time.Millisecond} {
+		t.Run(fmt.Sprint(rtt), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Clients, cfg.Duration, cfg.RTT, cfg.Jitter, cfg.Loss = 4, 60*time.Second, rtt, 20*time.Millisecond, 2
+			_, r := run(t, cfg)
+			sh := r.Server.Shots
+			require.Greater(t, sh.Fired, uint64(300), "the bots must fight")
+			rate := float64(sh.Hits) / float64(sh.Fired)
+			present := float64(sh.OtherModeHits) / float64(sh.Fired)
+			t.Logf("rtt %v: %d shots, %.1f%% hits with lag compensation, %.1f%% against the present", rtt, sh.Fired, 100*rate, 100*present)
+			assert.GreaterOrEqual(t, rate, 0.99)
+			assert.Less(t, present, rate-0.2, "without compensation the targets have moved on")
+			assert.Greater(t, sh.Kills, uint64(10))
+			assert.True(t, r.Converged)
+			var fired uint64
+			for _, c := range r.Clients {
+				fired += c.ShotsFired
+			}
+			assert.GreaterOrEqual(t, fired, sh.Fired, "every judged shot was first a predicted shot effect")
+		})
+	}
+}
+
+func TestLagCompensationOffIsTheOtherMode(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.RTT = 4, 20*time.Second, 150*time.Millisecond
+	_, on := run(t, cfg)
+	cfg.LagComp = false
+	_, off := run(t, cfg)
+	assert.Equal(t, "off", off.Config.LagComp)
+	onRate := float64(on.Server.Shots.Hits) / float64(on.Server.Shots.Fired)
+	offRate := float64(off.Server.Shots.Hits) / float64(off.Server.Shots.Fired)
+	assert.Less(t, offRate, onRate-0.2)
+	assert.Greater(t, float64(off.Server.Shots.OtherModeHits)/float64(off.Server.Shots.Fired), 0.99,
+		"judged at the view tick, the off-mode shots would have hit")
+}
+
+// A client pulling the trigger every tick is refused by the fire rate; one
+// claiming to shoot from 5 units away is refused by the origin check.
+func TestServerRefusesImpossibleShots(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 3, 10*time.Second, 0, 0
+	cfg.Client = func(i int, spec *harness.ClientSpec) {
+		switch i {
+		case 1: // trigger-happy: fires every tick at whoever it sees
+			bot := NewBot(99, &gw.VirtualTime{}, time.Hour)
+			spec.Options.Input = func(w *gw.World, tick uint32) components.InputCommand {
+				bot.ready = 0
+				return bot.Input(w, tick)
+			}
+		case 2: // claims to shoot from 5 units to its right
+			bot := NewBot(98, &gw.VirtualTime{}, time.Hour)
+			spec.Options.Input = func(w *gw.World, tick uint32) components.InputCommand {
+				c := bot.Input(w, tick)
+				if c.Pressed(ButtonFire) {
+					c.OriginX += 5
+				}
+				return c
+			}
+		}
+	}
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	for _, p := range m.Players[1:] {
+		require.Nil(t, p.Bot)
+	}
+	r := m.Run(nil)
+	v := r.Server.Shots.Verdicts
+	assert.Greater(t, v["fire_rate"], uint64(20))
+	assert.Greater(t, v["origin_mismatch"], uint64(3))
+	assert.Zero(t, v["outside_window"])
+}
+
+// Remote players stay smooth on a bad link: no drawn step longer than 1.5
+// times the longest step the game allows per tick (teleports excluded),
+// and extrapolation never beyond its cap.
+func TestRemoteGhostsStaySmoothAtTenPercentLoss(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Loss, cfg.Jitter = 4, 60*time.Second, 10, 30*time.Millisecond
+	m, r := run(t, cfg)
+	for _, c := range r.Clients {
+		assert.LessOrEqualf(t, c.MaxRemoteStep, 1.5, "client %d", c.ID)
+		assert.Greater(t, c.MaxRemoteStep, 0.3, "remote players did move")
+		assert.LessOrEqual(t, c.MaxExtrapolation, m.Harness.Clients[0].InterpolationClock.MaxExtrapolation())
+		assert.Greater(t, c.InterpDelayMS, 60.0, "the adaptive delay grows with loss and jitter")
+		assert.Greater(t, c.Teleports, uint64(0), "respawns show as teleports")
+	}
+	assert.True(t, r.Converged)
+}
+
+func TestExtrapolationIsCapped(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Loss, cfg.Jitter = 3, 30*time.Second, 30, 40*time.Millisecond
+	cfg.InterpDelay = 20 * time.Millisecond // far too short: forces extrapolation
+	_, r := run(t, cfg)
+	for _, c := range r.Clients {
+		assert.Greater(t, c.ExtrapolatedTicks, 10.0)
+		assert.LessOrEqual(t, c.MaxExtrapolation, 4.0, "the default cap")
+		assert.InDelta(t, 20, c.InterpDelayMS, 0.01, "a fixed delay stays fixed")
+	}
+}
+
+// A respawn is a teleport: remote clients show the player at the spot it
+// died, then at its spawn point, with no frame in between; the owner's
+// smoothing snaps instead of sliding.
+func TestRespawnTeleportsWithoutASlide(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 4, 30*time.Second
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	c := m.Harness.Clients[0]
+	type frame struct {
+		p     Position
+		alive bool
+	}
+	last := map[components.GhostID]frame{}
+	teleports, slides := 0, 0
+	f := generic.NewFilter4[Position, Health, components.Interpolated, components.Ghost]()
+	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+		q := f.Query(w.Arche())
+		for q.Next() {
+			p, h, in, g := q.Get()
+			prev, ok := last[g.ID]
+			last[g.ID] = frame{*p, h.Alive()}
+			if !ok {
+				continue
+			}
+			if in.Teleported {
+				teleports++
+				assert.False(t, prev.alive, "a teleport comes from the dead body")
+				assert.True(t, h.Alive())
+				sp := SpawnPoint(g.Owner)
+				assert.Less(t, length(p.X-sp.X, p.Y-sp.Y), float32(0.5), "straight to the spawn point")
+			} else if !prev.alive && h.Alive() {
+				slides++
+			}
+		}
+	}))
+	r := m.Run(nil)
+	assert.Greater(t, teleports, 3)
+	assert.Zero(t, slides, "no respawn may be blended")
+	var snaps uint64
+	for _, cl := range r.Clients {
+		snaps += cl.SmoothingSnaps
+	}
+	assert.Greater(t, snaps, uint64(0), "own respawns snap instead of sliding")
+}
+
+// Small corrections of the own player (shoves it could not predict) are
+// smoothed: the drawn position never jumps by more than a fraction of the
+// correction in one frame.
+func TestOwnCorrectionsAreSmoothed(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 6, 20*time.Second
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	c, ps := m.Harness.Clients[0], m.Players[0]
+	own := generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]())
+	offsets := generic.NewMap[components.CorrectionOffset](c.World.Arche())
+	var prev [3]float32
+	var have bool
+	var maxJump float32
+	smoothed := 0
+	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+		q := own.Query(w.Arche())
+		for q.Next() {
+			_, h := q.Get()
+			v := ps.Smoother.Visual(q.Entity())
+			if offsets.Has(q.Entity()) && offsets.Get(q.Entity()).X != 0 {
+				smoothed++
+			}
+			if have && h.Alive() {
+				d := length(v[0]-prev[0], v[1]-prev[1])
+				if d < TeleportDistance {
+					maxJump = max(maxJump, d)
+				}
+			}
+			prev, have = v, h.Alive()
+		}
+	}))
+	r := m.Run(nil)
+	require.Greater(t, r.Clients[0].Mispredictions, uint64(5))
+	assert.Greater(t, smoothed, 10, "frames drawn with a correction offset")
+	assert.Less(t, float64(maxJump), 2.5*float64(MaxStep(cfg.TickRate)), "no visible jump of the own player")
+	assert.False(t, math.IsNaN(float64(maxJump)))
+}
