@@ -44,6 +44,7 @@ type TickError struct {
 	Oldest, Newest uint32 // the range held; Oldest > Newest when empty
 }
 
+// Error names the tick and the range the history holds.
 func (e *TickError) Error() string {
 	if e.Oldest > e.Newest {
 		return fmt.Sprintf("ecs: tick %d is not in the history (it is empty)", e.Tick)

@@ -17,6 +17,7 @@ type PlainDataError struct {
 	Kind  reflect.Kind // the kind that is not plain data
 }
 
+// Error names the type, the field and its kind.
 func (e *PlainDataError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("ecs: component %v is a %v, not plain data", e.Type, e.Kind)

@@ -48,6 +48,7 @@ type DesyncError struct {
 	kind          reflect.Kind
 }
 
+// Error names the tick, entity, component and field, with both values.
 func (e *DesyncError) Error() string {
 	if e.First == nil && e.Replay == nil && e.Component != nil {
 		return fmt.Sprintf("ecs: desync at tick %d: entity %v has component %v in the first run only", e.Tick, e.Entity, e.Component)
