@@ -351,7 +351,9 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 		sc.echo, sc.echoAt = s.batch.ClientTime, now
 		current := s.World.Tick()
 		for i, c := range s.batch.Inputs {
-			if sc.inputs.Add(c, current) == netsync.Accepted && i == len(s.batch.Inputs)-1 {
+			// The first copy of the newest tick says how early it came:
+			// late ones too (a negative lead), so the client moves ahead.
+			if r := sc.inputs.Add(c, current); (r == netsync.Accepted || r == netsync.Late) && i == len(s.batch.Inputs)-1 {
 				sc.lead.Observe(c.Tick, serverTime)
 			}
 		}

@@ -26,6 +26,9 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 		{[]string{"-dup", "-3"}, "-dup -3"},
 		{[]string{"-reorder", "51"}, "-reorder 51"},
 		{[]string{"-rollback", "sometimes"}, `invalid value "sometimes" for flag -rollback: "sometimes": allowed values are mismatch|always`},
+		{[]string{"-lagcomp", "maybe"}, `invalid value "maybe" for flag -lagcomp: "maybe": allowed values are on|off`},
+		{[]string{"-max-rewind", "5s"}, "-max-rewind 5s: allowed range is one tick..2s"},
+		{[]string{"-interp-delay", "-1ms"}, "-interp-delay -1ms"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errOut bytes.Buffer
@@ -55,12 +58,22 @@ func TestArenaWritesItsReport(t *testing.T) {
 	clients := r["clients"].([]any)
 	require.Len(t, clients, 3)
 	for _, key := range []string{"id", "ticks", "mispredictions", "rollbacks", "replayed_ticks", "max_correction", "final_error",
-		"footsteps", "moving_inputs", "rtt_ms", "ahead_ticks", "input_delay_ticks", "bytes_down_per_s", "bytes_up_per_s"} {
+		"footsteps", "moving_inputs", "rtt_ms", "ahead_ticks", "input_delay_ticks", "bytes_down_per_s", "bytes_up_per_s",
+		"interp_delay_ms", "extrapolated_ticks", "max_remote_step", "shots_fired"} {
 		assert.Contains(t, clients[0], key)
+	}
+	shots := server["shots"].(map[string]any)
+	for _, key := range []string{"fired", "hits", "verdicts"} {
+		assert.Contains(t, shots, key)
+	}
+	verdicts := shots["verdicts"].(map[string]any)
+	for _, key := range []string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target"} {
+		assert.Contains(t, verdicts, key)
 	}
 	assert.Equal(t, true, r["converged"])
 
 	var quiet bytes.Buffer
-	require.NoError(t, run([]string{"-clients", "1", "-duration", "2s", "-quiet"}, &quiet, &errOut))
+	require.NoError(t, run([]string{"-clients", "2", "-duration", "2s", "-quiet", "-lagcomp", "off", "-max-rewind", "250ms", "-interp-delay", "80ms"}, &quiet, &errOut))
+	assert.Contains(t, quiet.String(), "lagcomp off (250ms)")
 	assert.NotContains(t, quiet.String(), "t=   1s")
 }
