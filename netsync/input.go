@@ -140,13 +140,26 @@ func writeInput(w *BitWriter, c, prev *components.InputCommand) {
 		w.WriteBool(true)
 		aimQuantizer.Write(w, c.Aim)
 	}
+	// The view tick usually keeps its distance to the input's tick and the
+	// delay its value: one bit each then.
 	if c.ViewTick == 0 {
 		w.WriteBool(false)
 	} else {
 		w.WriteBool(true)
-		w.WriteVarint(int64(c.Tick) - int64(c.ViewTick))
+		d := int64(c.Tick) - int64(c.ViewTick)
+		if prev.ViewTick != 0 && d == int64(prev.Tick)-int64(prev.ViewTick) {
+			w.WriteBool(true)
+		} else {
+			w.WriteBool(false)
+			w.WriteVarint(d)
+		}
 		w.WriteBits(uint64(c.ViewFraction*viewFractionSteps), 8)
-		w.WriteBits(uint64(c.InterpolationDelay*delaySteps), delayBits)
+		if prev.ViewTick != 0 && c.InterpolationDelay == prev.InterpolationDelay {
+			w.WriteBool(true)
+		} else {
+			w.WriteBool(false)
+			w.WriteBits(uint64(c.InterpolationDelay*delaySteps), delayBits)
+		}
 	}
 	if c.OriginX == 0 && c.OriginY == 0 && c.OriginZ == 0 {
 		w.WriteBool(false)
@@ -190,11 +203,27 @@ func readInput(r *BitReader, c, prev *components.InputCommand, tick uint32) erro
 		c.Aim = a
 	}
 	if has, _ := r.ReadBool(); has {
-		d, _ := r.ReadVarint()
+		var d int64
+		if same, _ := r.ReadBool(); same && prev.ViewTick != 0 {
+			d = int64(prev.Tick) - int64(prev.ViewTick)
+		} else if same {
+			return fmt.Errorf("netsync: input view tick repeats a previous one that has none: %w", ErrMalformed)
+		} else {
+			d, _ = r.ReadVarint()
+		}
 		frac, _ := r.ReadBits(8)
-		delay, err := r.ReadBits(delayBits)
+		delay := uint64(prev.InterpolationDelay * delaySteps)
+		sameDelay, err := r.ReadBool()
 		if err != nil {
 			return err
+		}
+		if sameDelay && prev.ViewTick == 0 {
+			return fmt.Errorf("netsync: input delay repeats a previous one that has none: %w", ErrMalformed)
+		}
+		if !sameDelay {
+			if delay, err = r.ReadBits(delayBits); err != nil {
+				return err
+			}
 		}
 		vt := int64(tick) - d
 		if vt < 1 || vt > int64(tick) {

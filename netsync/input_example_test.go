@@ -32,7 +32,7 @@ func ExampleQuantizeInput() {
 	fmt.Println("same as predicted:", got.Inputs[1] == c)
 	// Output:
 	// move (0.7008, 0.7008), aim 0.99996, view 497+0.296875
-	// 28 bytes
+	// 27 bytes
 	// tick 499 buttons 0
 	// tick 500 buttons 1
 	// same as predicted: true

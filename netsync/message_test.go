@@ -398,8 +398,10 @@ func (p *inputPacket) command(buttons *uint64, move *[2]uint64, aim *uint64, vie
 	}
 	w.WriteBool(view != nil)
 	if view != nil {
+		w.WriteBool(false) // not the previous command's view distance
 		w.WriteVarint(view[0])
 		w.WriteBits(uint64(view[1]), 8)
+		w.WriteBool(false) // not the previous command's delay
 		w.WriteBits(uint64(view[2]), 11)
 	}
 	w.WriteBool(origin != nil)
@@ -461,4 +463,36 @@ func TestDecodeInputsKeepsLongMoveVectorsForTheBuffer(t *testing.T) {
 	require.NoError(t, netsync.DecodeInputs(p, &b))
 	assert.Equal(t, float32(1), b.Inputs[0].MoveX)
 	assert.Equal(t, float32(1), b.Inputs[0].MoveY)
+}
+
+func TestInputViewRepeatsCostOneBit(t *testing.T) {
+	batch := netsync.InputBatch{}
+	for tick := uint32(200); tick < 208; tick++ {
+		c := components.InputCommand{Tick: tick, ViewTick: tick - 9, ViewFraction: float32(tick%4) / 4, InterpolationDelay: 5.5}
+		if tick == 204 {
+			c.ViewTick, c.InterpolationDelay = tick-11, 6 // the delay changed: sent in full once
+		}
+		netsync.QuantizeInput(&c)
+		batch.Inputs = append(batch.Inputs, c)
+	}
+	p := netsync.AppendInputs(nil, &batch)
+	var got netsync.InputBatch
+	require.NoError(t, netsync.DecodeInputs(p, &got))
+	assert.Equal(t, batch.Inputs, got.Inputs)
+	// 8 inputs: two full view encodings, six at 1+1+1+8+1 bits.
+	assert.Less(t, len(p), 2+4+4+4+1+2*7+8*3, "repeated view distances and delays must be cheap")
+
+	// A first command cannot repeat a view it does not have.
+	w := newInputPacket(100, 1)
+	w.w.WriteBool(false)
+	w.w.WriteBool(false)
+	w.w.WriteBool(false)
+	w.w.WriteBool(true) // view present
+	w.w.WriteBool(true) // "same as previous": there is none
+	w.w.WriteBits(0, 8)
+	w.w.WriteBool(false)
+	w.w.WriteBits(0, 11)
+	w.w.WriteBool(false)
+	err := netsync.DecodeInputs(w.bytes(), &got)
+	assert.ErrorIs(t, err, netsync.ErrMalformed)
 }

@@ -113,7 +113,7 @@ type PlayerStats struct {
 	// ticks on which the player's own input moves it.
 	Footsteps uint64
 	// MaxCorrection is the largest jump of the own player's position that
-	// a rollback caused, in arena units.
+	// a rollback caused, in arena units (respawn teleports excluded).
 	MaxCorrection float64
 	// InputDelay is the most ticks between sampling a key press and the
 	// predicted tick that applied it; Presses counts the presses.
@@ -191,8 +191,11 @@ func NewMatch(cfg Config) (*Match, error) {
 		hadOwn := false
 		spec.Options.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
 		spec.Options.AfterCorrection = func(w *gw.World) {
+			// A respawn is a teleport, not a correction to measure.
 			if p, ok := ownPos(w); ok && hadOwn {
-				ps.MaxCorrection = max(ps.MaxCorrection, float64(length(p.X-ps.before.X, p.Y-ps.before.Y)))
+				if d := length(p.X-ps.before.X, p.Y-ps.before.Y); d < TeleportDistance {
+					ps.MaxCorrection = max(ps.MaxCorrection, float64(d))
+				}
 			}
 		}
 		if err := h.AddClient(spec); err != nil {

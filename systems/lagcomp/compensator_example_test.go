@@ -1,0 +1,46 @@
+package lagcomp_test
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
+)
+
+// A target runs up the y axis at 0.1 per tick. The shooter saw it at tick
+// 20.5 and aimed there; the server judges the shot at tick 30 against the
+// pose the shooter saw, and the same shot against the present misses.
+func ExampleCompensator_Judge() {
+	w := gw.NewWorld(gw.WorldOptions{})
+	pose := func(r *lagcomp.Rewound) lagcomp.Pose {
+		p := lagcomp.Get[Position](r)
+		return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}}
+	}
+	lc, _ := lagcomp.New(w, lagcomp.Options{Pose: pose})
+	_ = lagcomp.Declare[Position](lc) // what is rewound is declared
+
+	hb := components.Hitboxes{N: 1}
+	hb.Boxes[0] = components.Hitbox{Shape: components.ShapeSphere, Radius: 0.3}
+	spawn := generic.NewMap2[Position, components.Hitboxes](w.Arche())
+	shooter := spawn.NewWith(&Position{}, &hb)
+	target := spawn.NewWith(&Position{X: 10}, &hb)
+	pos := generic.NewMap[Position](w.Arche())
+	for tick := uint32(1); tick <= 30; tick++ {
+		pos.Get(target).Y = float32(tick) / 10
+		w.SetTick(tick)
+		lc.Record(tick)
+	}
+
+	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, View: 20.5, Dir: [3]float32{10, 2.05, 0}}
+	v := lc.Judge(shot)
+	fmt.Printf("hit %v (%v) at tick %.1f, %.2f away\n", v.Hit, v.Reason, v.Tick, v.Distance)
+	fmt.Println("against the present:", lc.Probe(shot, true).Reason)
+	fmt.Println("the live target is still at y =", pos.Get(target).Y)
+	// Output:
+	// hit true (hit) at tick 20.5, 9.91 away
+	// against the present: no_target
+	// the live target is still at y = 3
+}
