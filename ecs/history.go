@@ -295,13 +295,29 @@ func (h *History) Record(tick uint32) {
 
 // capture copies the world's current values into rec following ep.
 func (h *History) capture(rec *record, ep *epoch) {
-	a := h.world.Arche()
 	for c := range h.comps {
 		need := ep.compRows[c] * int(h.comps[c].size)
 		if cap(rec.data[c]) < need {
 			rec.data[c] = make([]byte, need)
 		}
 		rec.data[c] = rec.data[c][:need]
+	}
+	h.blocks(rec, ep, true)
+}
+
+// blocks copies the values of ep's entities between the world and rec:
+// into rec when save, back into the world otherwise. Each component of
+// each archetype moves as one block (rows of an archetype are contiguous);
+// relation archetypes and non-contiguous ones move row by row.
+func (h *History) blocks(rec *record, ep *epoch, save bool) {
+	a := h.world.Arche()
+	move := func(live unsafe.Pointer, stored []byte) {
+		w := unsafe.Slice((*byte)(live), len(stored))
+		if save {
+			copy(stored, w)
+		} else {
+			copy(w, stored)
+		}
 	}
 	nc := len(h.comps)
 	for ri, r := range ep.runs {
@@ -316,7 +332,7 @@ func (h *History) capture(rec *record, ep *epoch) {
 				for _, c := range slot.comps {
 					ct := &h.comps[c]
 					off := (int(ep.rows[ri*nc+c]) + i) * int(ct.size)
-					copy(rec.data[c][off:off+int(ct.size)], unsafe.Slice((*byte)(q.Get(ct.id)), ct.size))
+					move(q.Get(ct.id), rec.data[c][off:off+int(ct.size)])
 				}
 			}
 			continue
@@ -326,7 +342,7 @@ func (h *History) capture(rec *record, ep *epoch) {
 			ct := &h.comps[c]
 			n := r.count * int(ct.size)
 			off := int(ep.rows[ri*nc+c]) * int(ct.size)
-			copy(rec.data[c][off:off+n], unsafe.Slice((*byte)(q.Get(ct.id)), n))
+			move(q.Get(ct.id), rec.data[c][off:off+n])
 		}
 		q.Close()
 	}
@@ -494,40 +510,13 @@ func (h *History) Restore(tick uint32) error {
 	ep := h.epochOf(rec)
 	h.stats.Restores++
 	if ep.layout == h.world.layout {
-		h.restoreBlocks(rec, ep)
+		h.blocks(rec, ep, false)
 		return nil
 	}
 	h.stats.SlowRestores++
 	h.restoreEntities(rec, ep)
 	h.holdNewborns(tick, ep)
 	return nil
-}
-
-func (h *History) restoreBlocks(rec *record, ep *epoch) {
-	a := h.world.Arche()
-	nc := len(h.comps)
-	for ri, r := range ep.runs {
-		slot := &h.slots[r.slot]
-		q := a.Query(&slot.filter)
-		if slot.perRow {
-			for i := 0; q.Next(); i++ {
-				for _, c := range slot.comps {
-					ct := &h.comps[c]
-					off := (int(ep.rows[ri*nc+c]) + i) * int(ct.size)
-					copy(unsafe.Slice((*byte)(q.Get(ct.id)), ct.size), rec.data[c][off:off+int(ct.size)])
-				}
-			}
-			continue
-		}
-		q.Next()
-		for _, c := range slot.comps {
-			ct := &h.comps[c]
-			n := r.count * int(ct.size)
-			off := int(ep.rows[ri*nc+c]) * int(ct.size)
-			copy(unsafe.Slice((*byte)(q.Get(ct.id)), n), rec.data[c][off:off+n])
-		}
-		q.Close()
-	}
 }
 
 func (h *History) restoreEntities(rec *record, ep *epoch) {
