@@ -153,7 +153,6 @@ type Client struct {
 	batch     netsync.InputBatch
 	welcome   netsync.Welcome
 	predicted *generic.Filter2[components.Ghost, components.InputCommand]
-	spawnIdx  []int
 	hooks     []correctionHook
 	render    float64
 	lastFrame time.Duration
@@ -404,24 +403,23 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 
 	need := c.opts.Rollback == RollbackAlways
-	mismatch := false
-	c.spawnIdx = c.spawnIdx[:0]
+	mismatch, spawning := false, false
 	held := c.History.Has(tick)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
-		e, ok := c.Ghosts.Lookup(g.ID)
-		switch {
-		case !ok && c.Ghosts.Owned(&g.Ghost):
-			c.spawnIdx = append(c.spawnIdx, gi)
-			need = true
-		case !c.Ghosts.Owned(&g.Ghost):
+		if !c.Ghosts.Owned(&g.Ghost) {
 			c.Interpolator.Push(s, gi)
-		case c.Ghosts.Owned(&g.Ghost):
-			// A ghost the history does not hold at this tick was spawned
-			// later on this client: the snapshot says nothing new about it.
-			if equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
-				mismatch = true
-			}
+			continue
+		}
+		e, ok := c.Ghosts.Lookup(g.ID)
+		if !ok {
+			spawning, need = true, true
+			continue
+		}
+		// A ghost the history does not hold at this tick was spawned later
+		// on this client: the snapshot says nothing new about it.
+		if equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
+			mismatch = true
 		}
 	}
 	c.Ghosts.Sweep(s)
@@ -464,7 +462,7 @@ func (c *Client) reconcile(w *gw.World) {
 		c.stats.HardCorrections++
 	default:
 		c.stats.SnapshotsTooOld++
-		if len(c.spawnIdx) > 0 {
+		if spawning {
 			fix(w)
 			c.stats.HardCorrections++
 		}
