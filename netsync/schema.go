@@ -100,16 +100,23 @@ func (s *Schema) GhostType(id GhostTypeID) (GhostType, bool) {
 	return s.types[id], true
 }
 
-// Hash identifies the schema: component type names and sizes, ghost types
-// and their component lists, in order. Two schemas with the same hash
-// decode each other's snapshots.
+// Hash identifies the schema: component type names and sizes, what each
+// codec writes for the zero value (so a changed range or precision changes
+// the hash), ghost types and their component lists, in order. Two schemas
+// with the same hash decode each other's snapshots.
 func (s *Schema) Hash() uint64 {
 	h := uint64(hashOffset)
 	var b [8]byte
+	var w BitWriter
 	for i, c := range s.codecs {
 		h = fnv(h, []byte(s.names[i]))
 		binary.LittleEndian.PutUint64(b[:], uint64(c.Type().Size()))
 		h = fnv(h, b[:])
+		zero := reflect.New(c.Type())
+		w.Reset(nil)
+		c.Encode(&w, zero.UnsafePointer())
+		binary.LittleEndian.PutUint64(b[:], uint64(w.BitLen()))
+		h = fnv(fnv(h, b[:]), w.Bytes())
 	}
 	for _, t := range s.types {
 		h = fnv(h, []byte(t.Name))

@@ -320,3 +320,22 @@ func TestSchemaHash(t *testing.T) {
 		seen[h] = name
 	}
 }
+
+func TestSchemaHashSeesCodecPrecision(t *testing.T) {
+	build := func(res float32) uint64 {
+		q, err := netsync.NewQuantizer(-100, 100, res)
+		require.NoError(t, err)
+		s := netsync.NewSchema()
+		id, err := s.AddComponent(netsync.NewCodec(
+			func(w *netsync.BitWriter, v *hashPos) { q.Write(w, v.X) },
+			func(r *netsync.BitReader, v *hashPos) (err error) { v.X, err = q.Read(r); return err }))
+		require.NoError(t, err)
+		_, err = s.AddGhostType("p", id)
+		require.NoError(t, err)
+		return s.Hash()
+	}
+	assert.Equal(t, build(1.0/64), build(1.0/64))
+	assert.NotEqual(t, build(1.0/64), build(1.0/256), "a client with another precision must be refused")
+}
+
+type hashPos struct{ X float32 }
