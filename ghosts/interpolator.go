@@ -69,8 +69,9 @@ type interpGhost struct {
 	head   int   // index of the newest state
 	// tele marks the states that are a teleport away from the one before;
 	// lastRT is the render tick of the last frame, to flag each jump once.
-	tele   [statesPerGhost]bool
-	lastRT float64
+	tele     [statesPerGhost]bool
+	lastRT   float64
+	lateTele bool // a teleported state arrived behind the render tick
 	// shown holds the values written last frame; after extrapolation the
 	// display converges from them to the interpolated values (recovering
 	// is the weight of the old values still showing) instead of jumping.
@@ -114,7 +115,9 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 		ip.ghosts = slices.Insert(ip.ghosts, i, ig)
 	}
 	ig := ip.ghosts[i]
-	ig.gone = 0
+	if int32(snap.Tick-ig.gone) > 0 {
+		ig.gone = 0 // present again after the tick it went missing
+	}
 	if ig.n > 0 && int32(snap.Tick-ig.ticks[ig.head]) <= 0 {
 		return
 	}
@@ -139,6 +142,11 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 				break
 			}
 		}
+	}
+	// A teleport the render tick has already passed (it arrived while the
+	// ghost was extrapolated) jumps on the next frame.
+	if ig.tele[ig.head] && ig.shown && float64(snap.Tick) <= ig.lastRT {
+		ig.lateTele = true
 	}
 }
 
@@ -223,6 +231,8 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	case ai != ig.head: // interpolate
 		bi = (ai + 1) % statesPerGhost
 		t = float32((rt - float64(ig.ticks[ai])) / float64(ig.ticks[bi]-ig.ticks[ai]))
+	case float64(ig.ticks[ai]) == rt: // exactly the newest state: not past it
+		bi, t = ai, 0
 	case ig.n > 1: // past the newest: extrapolate from the last two, capped
 		extrapolated = true
 		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
@@ -247,8 +257,9 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		in.Apply(unsafe.Pointer(&sa[ig.offs[ci]]), unsafe.Pointer(&sb[ig.offs[ci]]), unsafe.Pointer(&out[ig.offs[ci]]), tt, ip.b.sizes[c], teleported)
 	}
 	// The jump of a teleport shows on the first frame whose render tick
-	// passed the teleported state.
-	jump := false
+	// passed the teleported state (or the first after it arrived late).
+	jump := ig.lateTele && ig.shown
+	ig.lateTele = false
 	for k, i := 0, ig.head; k < ig.n && ig.shown; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
 		if st := float64(ig.ticks[i]); st <= ig.lastRT {
 			break

@@ -44,8 +44,13 @@ func Distance[T any](f func(a, b *T) float32) DistanceFunc {
 
 // LerpFloat is a + (b − a)·t, computed the same way everywhere (explicit
 // float32 roundings, no fused multiply-add), so client and server blend to
-// the same bits.
-func LerpFloat(a, b, t float32) float32 { return a + float32(float32(b-a)*t) }
+// the same bits. t = 1 gives b exactly (a + (b − a) can round elsewhere).
+func LerpFloat(a, b, t float32) float32 {
+	if t == 1 {
+		return b
+	}
+	return a + float32(float32(b-a)*t)
+}
 
 // LerpAngle blends two angles in radians along the shorter way round and
 // wraps the result into [-π, π).
@@ -141,12 +146,17 @@ func defaultBlend(t reflect.Type) BlendFunc {
 			src = b
 		}
 		copy(unsafe.Slice((*byte)(out), size), unsafe.Slice((*byte)(src), size))
+		if tt == 1 {
+			return // exactly b, float fields included
+		}
 		for _, o := range f32 {
 			*(*float32)(unsafe.Add(out, o)) = LerpFloat(*(*float32)(unsafe.Add(a, o)), *(*float32)(unsafe.Add(b, o)), tt)
 		}
 		for _, o := range f64 {
 			x, y := *(*float64)(unsafe.Add(a, o)), *(*float64)(unsafe.Add(b, o))
-			*(*float64)(unsafe.Add(out, o)) = x + (y-x)*float64(tt)
+			// The explicit conversion forbids a fused multiply-add, so
+			// every machine rounds the same way (as LerpFloat does).
+			*(*float64)(unsafe.Add(out, o)) = x + float64((y-x)*float64(tt))
 		}
 	}
 }

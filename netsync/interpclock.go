@@ -92,7 +92,11 @@ func (c *InterpolationClock) Observe(tick uint32, at time.Duration) {
 	dev := math.Abs(o - c.offset)
 	c.jitter += (dev - c.jitter) / 16
 	missing := max(0, gap/c.gapMin-1)
-	c.loss += (missing/(missing+1) - c.loss) / 32
+	// One sample per expected snapshot: each missing one lost, this one
+	// received. (Averaging missing/(missing+1) per arrival would weigh a
+	// gap like one snapshot and read about half the real loss.)
+	c.loss = 1 - (1-c.loss)*math.Pow(1-1.0/32, missing)
+	c.loss -= c.loss / 32
 	c.offset += (o - c.offset) / 32
 	c.newest = tick
 }
