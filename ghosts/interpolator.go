@@ -72,11 +72,13 @@ type interpGhost struct {
 	tele     [statesPerGhost]bool
 	lastRT   float64
 	lateTele bool // a teleported state arrived behind the render tick
-	// shown holds the values written last frame; after extrapolation the
-	// display converges from them to the interpolated values (recovering
-	// is the weight of the old values still showing) instead of jumping.
-	last       []byte
-	recovering float64
+	// last holds the values written last frame; after extrapolation the
+	// display fades from a frozen copy of them (from) to the interpolated
+	// values instead of jumping.
+	last     []byte
+	from     []byte
+	fade     float64 // weight of from; 1 while extrapolating, 0 when done
+	fadeFrom float64 // render tick the fade's clock starts at
 }
 
 // NewInterpolator returns an interpolator that spawns and despawns through
@@ -162,11 +164,11 @@ func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
 		if f.stride == stride && len(f.offs) == len(offs) {
 			ip.free = append(ip.free[:k], ip.free[k+1:]...)
 			copy(f.offs, offs)
-			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs, last: f.last}
+			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs, last: f.last, from: f.from}
 			return f
 		}
 	}
-	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs, last: make([]byte, stride)}
+	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs, last: make([]byte, stride), from: make([]byte, stride)}
 }
 
 // Gone notes that ghost id was missing from the complete snapshot of tick;
@@ -272,23 +274,29 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	if jump {
 		ip.stats.Teleports++
 	}
-	// Leaving extrapolation: fade from what was shown to the true blend
-	// with a time constant of recoveryTicks, so a wrong guess slides back
-	// instead of jumping. A teleport ends the fade.
+	// Leaving extrapolation: fade from the last extrapolated value to the
+	// true blend, the old value's weight decaying as exp(-Δ/recoveryTicks)
+	// with the render ticks since the fade began (whatever the frame rate),
+	// so a wrong guess slides back instead of jumping. A teleport ends it.
 	switch {
 	case jump:
-		ig.recovering = 0
+		ig.fade = 0
 	case extrapolated && ig.n > 1 && rt > float64(ig.ticks[ig.head]):
-		ig.recovering = 1
-	case ig.recovering > 0.02 && ig.shown:
-		ig.recovering *= math.Exp(-frame / recoveryTicks)
+		ig.fade, ig.fadeFrom = 1, rt
+	case ig.fade > 0 && ig.shown:
+		if ig.fade == 1 { // the first frame with data again: freeze what was shown
+			copy(ig.from, ig.last)
+		}
+		ig.fade = math.Exp(-(rt - ig.fadeFrom) / recoveryTicks)
+		if ig.fade < 0.02 {
+			ig.fade = 0
+			break
+		}
 		ip.target = append(ip.target[:0], out...)
 		for ci, c := range gt.Components {
 			off := ig.offs[ci]
-			ip.interp[c].Blend(unsafe.Pointer(&ip.target[off]), unsafe.Pointer(&ig.last[off]), unsafe.Pointer(&out[off]), float32(ig.recovering))
+			ip.interp[c].Blend(unsafe.Pointer(&ip.target[off]), unsafe.Pointer(&ig.from[off]), unsafe.Pointer(&out[off]), float32(ig.fade))
 		}
-	default:
-		ig.recovering = 0
 	}
 	copy(ig.last, out)
 	ip.vals = ip.vals[:0]
