@@ -22,10 +22,11 @@ type InterpolationOptions struct {
 // from snapshot arrivals and yields the render tick of interpolated
 // ghosts: estimated server tick − delay, fractional, never going back.
 //
-// The adaptive delay is at least two send intervals (Netcode for
-// Entities), plus twice the measured arrival jitter, plus one send interval
-// per snapshot in a row that the measured loss makes likely to be missing
-// (loss^k < 0.01 %), so interpolation rarely runs out of data.
+// The adaptive delay is the larger of two send intervals (Netcode for
+// Entities' floor) and one send interval plus twice the measured arrival
+// jitter plus one more interval per snapshot in a row that the measured
+// loss makes likely to be missing (loss^k < 0.01 %), so interpolation
+// rarely runs out of data.
 type InterpolationClock struct {
 	interval time.Duration
 	opts     InterpolationOptions
