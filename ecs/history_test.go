@@ -253,10 +253,10 @@ func TestRestoreSkipsDeadEntitiesAndHoldsNewborns(t *testing.T) {
 	after, _ := gw.HistoryValue[Body](g.history, 9, newborn)
 	assert.Equal(t, now, after, "the newborn ends where it was before the rollback")
 	assert.True(t, a.Has(newborn, ecs.ComponentID[components.Predicted](a)), "woken after replay")
-	st := g.history.Stats()
-	assert.Equal(t, uint64(1), st.SkippedEntities)
-	assert.Equal(t, uint64(1), st.Dormant)
-	assert.Equal(t, uint64(1), st.SlowRestores)
+	hs := g.history.Stats()
+	assert.Equal(t, uint64(1), hs.SkippedEntities)
+	assert.Equal(t, uint64(1), hs.Dormant)
+	assert.Equal(t, uint64(1), hs.SlowRestores)
 }
 
 func TestEntityCreatedAfterNewestRecordWaitsForReplayEnd(t *testing.T) {
