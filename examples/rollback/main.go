@@ -10,7 +10,7 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 
 	"github.com/mlange-42/arche/ecs"
@@ -59,25 +59,37 @@ func (s *moveSystem) Update(w *gw.World) {
 }
 
 func main() {
-	ticks := flag.Int("ticks", 120, "ticks to simulate (1..100000)")
-	every := flag.Int("correct-every", 20, "ticks between server corrections (1..ticks)")
-	back := flag.Int("rollback", 6, "how many ticks each correction rolls back (1..60)")
-	flag.Parse()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "rollback:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("rollback", flag.ContinueOnError)
+	ticks := fs.Int("ticks", 120, "ticks to simulate (1..100000)")
+	every := fs.Int("correct-every", 20, "ticks between server corrections (1..ticks)")
+	back := fs.Int("rollback", 6, "how many ticks each correction rolls back (1..60)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	switch {
 	case *ticks < 1 || *ticks > 100000:
-		fail(log, "-ticks", *ticks, "1..100000")
+		return fmt.Errorf("-ticks %d: allowed range is 1..100000", *ticks)
 	case *every < 1 || *every > *ticks:
-		fail(log, "-correct-every", *every, fmt.Sprintf("1..%d", *ticks))
+		return fmt.Errorf("-correct-every %d: allowed range is 1..%d", *every, *ticks)
 	case *back < 1 || *back > 60:
-		fail(log, "-rollback", *back, "1..60")
+		return fmt.Errorf("-rollback %d: allowed range is 1..60", *back)
 	}
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: 64})
-	must(err)
-	must(gw.RegisterRollback[Position](h))
-	must(gw.RegisterRollback[Velocity](h))
+	if err != nil {
+		return err
+	}
+	if err := register(h); err != nil {
+		return err
+	}
 
 	in := &inputs{ring: gw.NewTickRing[[4]float32](128)}
 	sched := gw.NewSchedule()
@@ -103,43 +115,49 @@ func main() {
 		predicted, _ := gw.HistoryValue[Position](h, at, walkers[0])
 		before := *pos.Get(walkers[0])
 		// The "server" had walker 0 a little to the right at tick `at`.
-		must(sched.Rollback(w, at, func(*gw.World) {
+		if err := sched.Rollback(w, at, func(*gw.World) {
 			pos.Get(walkers[0]).X = predicted.X + 0.25
-		}))
+		}); err != nil {
+			return err
+		}
 		after := *pos.Get(walkers[0])
-		fmt.Printf("tick %3d: corrected tick %3d by +0.25, replayed %d ticks: x %.3f -> %.3f\n",
+		fmt.Fprintf(out, "tick %3d: corrected tick %3d by +0.25, replayed %d ticks: x %.3f -> %.3f\n",
 			w.Tick(), at, *back, before.X, after.X)
 	}
 	st := sched.Stats()
-	fmt.Printf("ticks %d, rollbacks %d, replayed ticks %d, footsteps %d (one per tick)\n",
+	fmt.Fprintf(out, "ticks %d, rollbacks %d, replayed ticks %d, footsteps %d (one per tick)\n",
 		st.Ticks, st.Rollbacks, st.ReplayedTicks, footsteps)
 
 	// The determinism check on a fresh copy of the same game.
 	w2 := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h2, err := w2.EnableHistory(gw.HistoryOptions{Capacity: 64})
-	must(err)
-	must(gw.RegisterRollback[Position](h2))
-	must(gw.RegisterRollback[Velocity](h2))
+	if err != nil {
+		return err
+	}
+	if err := register(h2); err != nil {
+		return err
+	}
 	spawn2 := generic.NewMap4[Position, Velocity, Walker, components.Predicted](w2.Arche())
 	for i := 0; i < 4; i++ {
 		spawn2.NewWith(&Position{X: float32(i)}, &Velocity{}, &Walker{Index: uint32(i)}, &components.Predicted{})
 	}
 	st2, err := gw.NewSyncTest(sched, w2, gw.SyncTestOptions{Rollback: 8})
-	must(err)
-	for i := 0; i < *ticks; i++ {
-		must(st2.Tick())
-	}
-	fmt.Printf("sync test: %d replayed ticks compared, no desync\n", st2.Checks())
-}
-
-func fail(log *slog.Logger, flagName string, v any, allowed string) {
-	log.Error("bad flag value", "flag", flagName, "value", v, "allowed", allowed)
-	os.Exit(2)
-}
-
-func must(err error) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
+	for i := 0; i < *ticks; i++ {
+		if err := st2.Tick(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "sync test: %d replayed ticks compared, no desync\n", st2.Checks())
+	return nil
+}
+
+// register declares what rolls back.
+func register(h *gw.History) error {
+	if err := gw.RegisterRollback[Position](h); err != nil {
+		return err
+	}
+	return gw.RegisterRollback[Velocity](h)
 }
