@@ -660,7 +660,20 @@ func (h *History) Lookup(tick uint32, e ecs.Entity, id ecs.ID) (unsafe.Pointer, 
 	if first < 0 {
 		return nil, nil
 	}
-	return unsafe.Pointer(&rec.data[c][(int(first)+i)*int(h.comps[c].size)]), nil
+	return h.valueAt(rec, c, int(first)+i), nil
+}
+
+// zeroSize is what a pointer to a recorded value of a zero-size component
+// (a tag) points to: such a record holds no bytes to point into.
+var zeroSize struct{}
+
+// valueAt returns a pointer to the value of component c in row of rec.
+func (h *History) valueAt(rec *record, c, row int) unsafe.Pointer {
+	size := int(h.comps[c].size)
+	if size == 0 {
+		return unsafe.Pointer(&zeroSize)
+	}
+	return unsafe.Pointer(&rec.data[c][row*size])
 }
 
 func (h *History) compIndex(id ecs.ID) int {

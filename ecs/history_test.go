@@ -336,3 +336,29 @@ func TestTickErrorForEmptyHistory(t *testing.T) {
 	assert.ErrorIs(t, err, gw.ErrNoHistory)
 	assert.ErrorIs(t, gw.NewSchedule().Rollback(gw.NewWorld(gw.WorldOptions{}), 1, nil), gw.ErrNoHistory)
 }
+
+// Stunned is a tag: plain data of size zero, which registration accepts.
+type Stunned struct{}
+
+func TestHistoryOfAZeroSizeComponent(t *testing.T) {
+	g := newGame(t, 0, 16)
+	require.NoError(t, gw.RegisterRollback[Stunned](g.history))
+	g.spawn(2)
+	a := g.world.Arche()
+	stunned := g.entities[0]
+	a.Add(stunned, ecs.ComponentID[Stunned](a))
+	g.sched.Tick(g.world)
+
+	_, ok := gw.HistoryValue[Stunned](g.history, 1, stunned)
+	assert.True(t, ok, "the tag was recorded at tick 1")
+	_, ok = gw.HistoryValue[Stunned](g.history, 1, g.entities[1])
+	assert.False(t, ok, "the other entity had no tag")
+
+	v, err := g.history.View(1)
+	require.NoError(t, err)
+	c := v.Component(ecs.ComponentID[Stunned](a))
+	row, ok := v.Row(stunned)
+	require.True(t, ok)
+	assert.NotNil(t, v.Value(row, c))
+	require.NoError(t, g.history.Restore(1))
+}

@@ -56,6 +56,5 @@ func (v TickView) Value(i, c int) unsafe.Pointer {
 	if first < 0 {
 		return nil
 	}
-	size := int(v.h.comps[c].size)
-	return unsafe.Pointer(&v.rec.data[c][(int(first)+i-ep.runs[ri].start)*size])
+	return v.h.valueAt(v.rec, c, int(first)+i-ep.runs[ri].start)
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,4 +109,33 @@ func TestSyncTestReportsAMissingEntity(t *testing.T) {
 	assert.Equal(t, doomed, d.Entity)
 	assert.Nil(t, d.First)
 	assert.Contains(t, derr.Error(), "only one of")
+}
+
+// A predicted spawn made by a side-effect system (the pattern the History
+// documentation prescribes) is held dormant by the rollback until its birth
+// tick is replayed; the sync test must compare that tick with the spawn in
+// place, not report a desync the game does not have.
+func TestSyncTestAcceptsPredictedSpawnsFromSideEffects(t *testing.T) {
+	g := newGame(t, 3, 64)
+	a := g.world.Arche()
+	posID := ecs.ComponentID[Position](a)
+	velID := ecs.ComponentID[Velocity](a)
+	bodyID := ecs.ComponentID[Body](a)
+	predID := ecs.ComponentID[components.Predicted](a)
+	g.sched.AddSideEffect(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		if w.Tick()%5 == 0 { // a projectile every fifth tick
+			w.Commands().Spawn(nil,
+				ecs.Component{ID: posID, Comp: &Position{X: float32(w.Tick())}},
+				ecs.Component{ID: velID, Comp: &Velocity{}},
+				ecs.Component{ID: bodyID, Comp: &Body{Index: w.Tick()}},
+				ecs.Component{ID: predID, Comp: &components.Predicted{}})
+		}
+	}))
+	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	require.NoError(t, err)
+	for i := 0; i < 40; i++ {
+		require.NoError(t, st.Tick(), "tick %d", g.world.Tick())
+	}
+	assert.Equal(t, uint64((40-3)*3), st.Checks())
+	assert.Positive(t, g.history.Stats().Dormant)
 }

@@ -128,15 +128,32 @@ type layoutListener struct{ world *World }
 func (l *layoutListener) Notify(aw *ecs.World, evt ecs.EntityEvent) {
 	l.world.layout++
 	user := l.world.listener
-	if user == nil || !user.Subscriptions().ContainsAny(evt.EventTypes) {
+	if user == nil {
 		return
 	}
-	if m := user.Components(); m != nil && !evt.Added.ContainsAny(m) && !evt.Removed.ContainsAny(m) {
-		if mask := aw.Mask(evt.Entity); !mask.ContainsAny(m) {
-			return
-		}
+	trigger := user.Subscriptions() & evt.EventTypes
+	if trigger == 0 || !subscribes(trigger, &evt, user.Components()) {
+		return
 	}
 	user.Notify(aw, evt)
+}
+
+// subscribes applies arche's own rule for a listener with component
+// subscriptions subs (nil: all): a relation event concerns the old or new
+// relation component, an addition the added components, a removal the
+// removed ones; only the event types in trigger are considered.
+func subscribes(trigger event.Subscription, evt *ecs.EntityEvent, subs *ecs.Mask) bool {
+	if subs == nil {
+		return true
+	}
+	if trigger.ContainsAny(event.Relations) &&
+		(evt.OldRelation != nil && subs.Get(*evt.OldRelation) || evt.NewRelation != nil && subs.Get(*evt.NewRelation)) {
+		return true
+	}
+	if trigger.ContainsAny(event.EntityCreated|event.ComponentAdded) && subs.ContainsAny(&evt.Added) {
+		return true
+	}
+	return trigger.ContainsAny(event.EntityRemoved|event.ComponentRemoved) && subs.ContainsAny(&evt.Removed)
 }
 
 func (l *layoutListener) Subscriptions() event.Subscription {

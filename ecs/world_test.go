@@ -55,3 +55,42 @@ func TestWorldCountsStructuralChangesAndForwardsEvents(t *testing.T) {
 	assert.True(t, w.IsFirstTimePredicted())
 	assert.Nil(t, w.History())
 }
+
+// The game's listener gets exactly the events arche itself would give it:
+// with a component subscription, a change that neither adds nor removes
+// one of those components is not delivered, even on an entity that has one.
+func TestForwardedEventsMatchArcheSubscriptions(t *testing.T) {
+	run := func(a *ecs.World, set func(ecs.Listener)) []ecs.EntityEvent {
+		velID := ecs.ComponentID[Velocity](a)
+		posID := ecs.ComponentID[Position](a)
+		bodyID := ecs.ComponentID[Body](a)
+		mask := ecs.All(velID)
+		l := &subscribedListener{subs: event.ComponentAdded, mask: &mask}
+		set(l)
+		e := a.NewEntity(velID)                          // delivered
+		a.Add(e, posID)                                  // Velocity untouched: not for this listener
+		a.Exchange(e, []ecs.ID{bodyID}, []ecs.ID{velID}) // Velocity removed: not subscribed
+		a.Add(e, velID)                                  // delivered
+		return l.events
+	}
+	raw := ecs.NewWorld()
+	want := run(&raw, raw.SetListener)
+	w := gw.NewWorld(gw.WorldOptions{})
+	got := run(w.Arche(), w.SetListener)
+	assert.Len(t, want, 2)
+	assert.Equal(t, want, got)
+}
+
+type subscribedListener struct {
+	events []ecs.EntityEvent
+	subs   event.Subscription
+	mask   *ecs.Mask
+}
+
+func (l *subscribedListener) Notify(_ *ecs.World, e ecs.EntityEvent) {
+	e.AddedIDs = append([]ecs.ID(nil), e.AddedIDs...)
+	e.RemovedIDs = append([]ecs.ID(nil), e.RemovedIDs...)
+	l.events = append(l.events, e)
+}
+func (l *subscribedListener) Subscriptions() event.Subscription { return l.subs }
+func (l *subscribedListener) Components() *ecs.Mask             { return l.mask }

@@ -351,6 +351,12 @@ func (c *Client) poll(now time.Duration) {
 				c.stats.SnapshotsStale++
 				continue
 			}
+			if c.fresh {
+				// Replaced before any tick reconciled it: only its states
+				// of interpolated ghosts still matter, and they must not
+				// be lost.
+				c.pushInterpolated(c.latest)
+			}
 			c.latest, c.scratch = c.scratch, c.latest
 			c.hasLatest, c.fresh = true, true
 			c.InterpolationClock.Observe(c.latest.Tick, now)
@@ -405,10 +411,10 @@ func (c *Client) reconcile(w *gw.World) {
 	need := c.opts.Rollback == RollbackAlways
 	mismatch, spawning := false, false
 	held := c.History.Has(tick)
+	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
 		if !c.Ghosts.Owned(&g.Ghost) {
-			c.Interpolator.Push(s, gi)
 			continue
 		}
 		e, ok := c.Ghosts.Lookup(g.ID)
@@ -470,6 +476,16 @@ func (c *Client) reconcile(w *gw.World) {
 	for _, h := range c.hooks {
 		if h.after != nil {
 			h.after(w)
+		}
+	}
+}
+
+// pushInterpolated gives the interpolator the states of the ghosts of s
+// this client does not own.
+func (c *Client) pushInterpolated(s *netsync.Snapshot) {
+	for gi := range s.Ghosts {
+		if !c.Ghosts.Owned(&s.Ghosts[gi].Ghost) {
+			c.Interpolator.Push(s, gi)
 		}
 	}
 }

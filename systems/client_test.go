@@ -1,9 +1,11 @@
 package systems_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
+	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +104,52 @@ func TestClientOptionValidation(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
+}
+
+// A client whose frames are slower than the server's ticks receives two
+// snapshots per frame; both carry states of the ghosts it interpolates,
+// and both must reach the interpolator, or it blends across the missing
+// tick and draws what the server never simulated (and lag compensation
+// will not rewind to).
+func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(2, link(100*time.Millisecond, 0, 0))
+	opts.Step = 33 * time.Millisecond // about 30 frames per second, two ticks each
+	opts.FrameRate = 30
+	opts.Clients[0].Options.Input = func(_ *gw.World, tick uint32) components.InputCommand {
+		return components.InputCommand{MoveX: float32(int(tick%2)*2 - 1)} // zig-zag every tick
+	}
+	opts.Clients[1].Options.Interpolation.Delay = 100 * time.Millisecond
+	serverPos := map[uint32]float32{}
+	opts.SetupServer = func(s *systems.Server) error {
+		s.Schedule.Add(gw.StagePrediction, g.move)
+		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+			if e, ok := s.Ghosts.Entity(1); ok {
+				m := generic.NewMap[Pos](w.Arche())
+				serverPos[w.Tick()] = m.Get(e).X
+			}
+		}))
+		return nil
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(3 * time.Second)
+	viewer := h.Clients[1]
+	checked := 0
+	for i := 0; i < 60; i++ {
+		h.Step()
+		e, ok := viewer.Ghosts.Lookup(1)
+		require.True(t, ok)
+		rt := viewer.Stats().RenderTick
+		a, okA := serverPos[uint32(rt)]
+		b, okB := serverPos[uint32(rt)+1]
+		require.True(t, okA && okB, "render tick %v", rt)
+		f := float32(rt - math.Floor(rt))
+		want := a + (b-a)*f
+		m := generic.NewMap[Pos](viewer.World.Arche())
+		got := m.Get(e).X
+		require.InDeltaf(t, want, got, 1e-3, "render tick %.3f: server %v then %v", rt, a, b)
+		checked++
+	}
+	assert.Equal(t, 60, checked)
 }

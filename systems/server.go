@@ -30,7 +30,8 @@ type ServerOptions struct {
 	// Inputs configures each connection's input buffer (capacity,
 	// max-ahead, missing-input policy).
 	Inputs netsync.InputBufferOptions
-	// Timeout drops a connection silent for that long; 5 s when zero.
+	// Timeout drops a connection silent for that long, and one that sent
+	// no valid hello within that long of being accepted; 5 s when zero.
 	Timeout time.Duration
 	// OnConnect creates the player of a new connection and returns its
 	// entity and ghost type; the server makes it a ghost owned by conn.
@@ -81,7 +82,7 @@ type Server struct {
 	src      gw.TimeSource
 	listener transport.Listener
 	conns    []*serverConn // in connection ID order
-	pending  []transport.Conn
+	pending  []pendingConn
 	nextConn components.ConnID
 	sw       *netsync.SnapshotWriter
 	rx       []byte
@@ -94,6 +95,12 @@ type Server struct {
 	log      *slog.Logger
 }
 
+// pendingConn is an accepted connection still waiting for its hello.
+type pendingConn struct {
+	conn transport.Conn
+	at   time.Duration // when it was accepted
+}
+
 type serverConn struct {
 	id        components.ConnID
 	conn      transport.Conn
@@ -102,6 +109,7 @@ type serverConn struct {
 	heard     time.Duration
 	echo      uint32
 	echoAt    time.Duration
+	echoed    bool // echo holds a batch's client time
 	helloTime uint32
 	helloAt   time.Duration
 	sent      uint64
@@ -231,14 +239,14 @@ func (s *Server) poll(now time.Duration) {
 		if !ok {
 			break
 		}
-		s.pending = append(s.pending, c)
+		s.pending = append(s.pending, pendingConn{conn: c, at: now})
 	}
 	kept := s.pending[:0]
-	for _, c := range s.pending {
-		if s.handshake(c, now) {
+	for _, pc := range s.pending {
+		if s.handshake(pc.conn, now) {
 			continue
 		}
-		kept = append(kept, c)
+		kept = append(kept, pc)
 	}
 	clear(s.pending[len(kept):])
 	s.pending = kept
@@ -348,7 +356,12 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			s.stats.InputsRejected++
 			return false
 		}
-		sc.echo, sc.echoAt = s.batch.ClientTime, now
+		// Echo the newest client time, held since its first arrival: an
+		// older batch overtaken on the way, or a late duplicate, would
+		// add its delay to the client's RTT sample.
+		if !sc.echoed || int32(s.batch.ClientTime-sc.echo) > 0 {
+			sc.echo, sc.echoAt, sc.echoed = s.batch.ClientTime, now, true
+		}
 		current := s.World.Tick()
 		for i, c := range s.batch.Inputs {
 			// The first copy of the newest tick says how early it came:
@@ -366,8 +379,21 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 	return false
 }
 
-// expire drops connections silent for longer than the timeout.
+// expire drops connections silent for longer than the timeout, and closes
+// accepted connections that sent no valid hello within it.
 func (s *Server) expire(now time.Duration) {
+	kept := s.pending[:0]
+	for _, pc := range s.pending {
+		if now-pc.at > s.opts.Timeout {
+			s.tx = netsync.AppendReason(s.tx, netsync.MsgDisconnect, netsync.ReasonTimeout)
+			s.sendTo(pc.conn, nil, s.tx)
+			_ = pc.conn.Close()
+			continue
+		}
+		kept = append(kept, pc)
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
 			s.tx = netsync.AppendReason(s.tx, netsync.MsgDisconnect, netsync.ReasonTimeout)

@@ -137,3 +137,68 @@ func TestOnConnectErrorRefusesTheClient(t *testing.T) {
 	assert.Equal(t, systems.Refused, h.Clients[0].State())
 	assert.Equal(t, 0, h.Server.Stats().Connections)
 }
+
+// A connection that never says hello is not kept forever: the server
+// closes it after the timeout, as it does a silent player.
+func TestConnectionsWithoutHelloTimeOut(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(1, transport.Conditions{})
+	opts.Server.Timeout = time.Second
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	mute, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	h.Run(500 * time.Millisecond)
+	require.NoError(t, mute.Send([]byte{1}), "still open before the timeout")
+	h.Run(time.Second)
+	assert.ErrorIs(t, mute.Send([]byte{1}), transport.ErrClosed, "the server closed its end")
+	buf := make([]byte, transport.MaxDatagramSize)
+	n, ok := mute.Receive(buf)
+	require.True(t, ok, "told why")
+	reason, err := netsync.DecodeReason(buf[:n], netsync.MsgDisconnect)
+	require.NoError(t, err)
+	assert.Equal(t, netsync.ReasonTimeout, reason)
+	assert.Equal(t, systems.Connected, h.Clients[0].State())
+	assert.Equal(t, 1, h.Server.Stats().Connections)
+}
+
+// The RTT echo in snapshots is the newest client time received, held
+// since it arrived: a reordered older batch or a duplicate arriving later
+// must not replace it, or the client measures the reorder delay as RTT.
+func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
+	g := newTestGame()
+	h, err := harness.New(g.options(0, transport.Conditions{}))
+	require.NoError(t, err)
+	conn, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	require.NoError(t, conn.Send(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ClientTime: 1})))
+	h.Run(50 * time.Millisecond)
+	require.Equal(t, 1, h.Server.Stats().Connections)
+
+	batch := func(clientTime uint32) []byte {
+		tick := h.Server.World.Tick() + 2
+		return netsync.AppendInputs(nil, &netsync.InputBatch{ClientTime: clientTime,
+			Inputs: []components.InputCommand{{Tick: tick}}})
+	}
+	newest := batch(1000)
+	older := batch(900)
+	require.NoError(t, conn.Send(newest))
+	h.Run(40 * time.Millisecond)
+	require.NoError(t, conn.Send(newest)) // a late duplicate
+	require.NoError(t, conn.Send(older))  // overtaken on the way
+	h.Run(20 * time.Millisecond)          // the next snapshot leaves after both arrived
+
+	var last netsync.Snapshot
+	buf := make([]byte, transport.MaxDatagramSize)
+	for {
+		n, ok := conn.Receive(buf)
+		if !ok {
+			break
+		}
+		if typ, _ := netsync.PeekType(buf[:n]); typ == netsync.MsgSnapshot {
+			require.NoError(t, netsync.DecodeSnapshot(buf[:n], g.schema, &last))
+		}
+	}
+	assert.Equal(t, uint32(1000), last.EchoTime)
+	assert.GreaterOrEqual(t, last.Hold, uint16(40), "held since the first arrival, in ms")
+}
