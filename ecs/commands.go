@@ -117,6 +117,7 @@ func (c *Commands) Apply() {
 			}
 		}
 	}
-	clear(c.comps) // drop references to the queued values
+	clear(c.comps) // drop references to the queued values and callbacks
+	clear(c.ops)
 	c.ops, c.ids, c.comps = c.ops[:0], c.ids[:0], c.comps[:0]
 }

@@ -18,8 +18,8 @@ type SyncTestOptions struct {
 // SyncTest is ghostwire's determinism check, in the spirit of GGPO's sync
 // test: every tick it runs the schedule normally, then rolls back Rollback
 // ticks and replays them, comparing a checksum of all registered
-// components after each replayed tick with the one recorded the first
-// time. A mismatch means the prediction depends on something rollback does
+// components after each replayed tick with the one recorded for that tick
+// (by the first run, or by the previous replay, which matched it). A mismatch means the prediction depends on something rollback does
 // not restore: state kept outside registered components (a package
 // variable, a field of a system), input read inside a system instead of
 // from per-tick data, a variable time step, map iteration order.

@@ -44,7 +44,9 @@ type WorldOptions struct {
 // World installs itself as the arche world's listener to notice structural
 // changes (the per-tick history relies on it). A game that needs its own
 // listener sets it with [World.SetListener], never with arche's
-// World.SetListener, which would replace ghostwire's.
+// World.SetListener, which would replace ghostwire's. arche's World.Reset
+// sends no events and recycles entity IDs: never call it on a world with a
+// history; make a new World instead.
 type World struct {
 	arche     ecs.World
 	tick      uint32

@@ -49,6 +49,9 @@ func NewInputStream(opts InputStreamOptions) (*InputStream, error) {
 	return &InputStream{ring: ecs.NewTickRing[components.InputCommand](opts.Capacity), redundancy: opts.Redundancy}, nil
 }
 
+// Capacity returns the number of ticks of input kept.
+func (s *InputStream) Capacity() int { return s.ring.Size() }
+
 // Record quantizes c (see [QuantizeInput]), stores it as the input of
 // c.Tick and returns the stored value, which is what prediction must use.
 func (s *InputStream) Record(c components.InputCommand) components.InputCommand {

@@ -187,6 +187,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if err != nil {
 		return nil, err
 	}
+
 	iclock, err := netsync.NewInterpolationClock(clock.Interval(), opts.Interpolation)
 	if err != nil {
 		return nil, err
@@ -195,6 +196,10 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: opts.HistoryCapacity})
 	if err != nil {
 		return nil, err
+	}
+	if stream.Capacity() < h.Capacity() {
+		return nil, fmt.Errorf("systems: input stream capacity %d is below the history capacity %d: a long rollback would replay without inputs",
+			stream.Capacity(), h.Capacity())
 	}
 	b := ghosts.Bind(w, schema)
 	if err := registerReplicated(h, schema); err != nil {
@@ -439,16 +444,20 @@ func (c *Client) reconcile(w *gw.World) {
 	if !need {
 		return
 	}
+	// fix writes the snapshot's state into the owned ghosts (spawning new
+	// ones); spawnOnly leaves existing ghosts alone, for a snapshot too old
+	// to correct them.
+	spawnOnly := false
 	fix := func(w *gw.World) {
 		for gi := range s.Ghosts {
 			g := &s.Ghosts[gi]
 			if !c.Ghosts.Owned(&g.Ghost) {
 				continue
 			}
-			if e, ok := c.Ghosts.Lookup(g.ID); ok {
-				c.Ghosts.Write(e, s, gi)
-			} else {
+			if e, ok := c.Ghosts.Lookup(g.ID); !ok {
 				c.Ghosts.Spawn(s, gi)
+			} else if !spawnOnly {
+				c.Ghosts.Write(e, s, gi)
 			}
 		}
 	}
@@ -469,6 +478,7 @@ func (c *Client) reconcile(w *gw.World) {
 	default:
 		c.stats.SnapshotsTooOld++
 		if spawning {
+			spawnOnly = true
 			fix(w)
 			c.stats.HardCorrections++
 		}

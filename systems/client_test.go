@@ -99,6 +99,7 @@ func TestClientOptionValidation(t *testing.T) {
 		{systems.ClientOptions{HistoryCapacity: 1}, "history capacity 1"},
 		{systems.ClientOptions{Stream: netsync.InputStreamOptions{Redundancy: 99}}, "redundancy 99"},
 		{systems.ClientOptions{ClockSync: netsync.ClockSyncOptions{TargetLead: 100}}, "target lead 100"},
+		{systems.ClientOptions{HistoryCapacity: 512}, "input stream capacity 256 is below the history capacity 512"},
 	} {
 		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.schema, tc.opts)
 		require.Error(t, err)

@@ -38,7 +38,8 @@ type ServerOptions struct {
 	// Required.
 	OnConnect func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error)
 	// OnDisconnect, if set, is called when a connection ends, with the
-	// entities it owned; the game removes them (or keeps them).
+	// entities it owned (a slice valid during the call only); the game
+	// removes them (or keeps them).
 	OnDisconnect func(w *gw.World, conn components.ConnID, owned []ecs.Entity)
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
@@ -310,7 +311,9 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			helloTime: s.hello.ClientTime, helloAt: now}
 		e, typ, err := s.opts.OnConnect(s.World, sc.id)
 		if err == nil {
-			_, err = s.Ghosts.Spawn(e, typ, sc.id)
+			if _, err = s.Ghosts.Spawn(e, typ, sc.id); err != nil && s.World.Arche().Alive(e) {
+				s.World.Arche().RemoveEntity(e) // no orphan player
+			}
 		}
 		if err != nil {
 			s.stats.Refused++
