@@ -87,33 +87,41 @@ func (s *Server) Len() int { return len(s.ghosts) }
 // lost its Ghost or a replicated component) without Despawn.
 func (s *Server) Lost() uint64 { return s.lost }
 
-// Entity returns the entity of ghost id.
+// Entity returns the entity of ghost id. A ghost whose entity died (or
+// lost a replicated component) is not found, even before it is dropped.
 func (s *Server) Entity(id components.GhostID) (ecs.Entity, bool) {
 	i := sort.Search(len(s.ghosts), func(i int) bool { return s.ghosts[i].id >= id })
-	if i < len(s.ghosts) && s.ghosts[i].id == id {
+	if i < len(s.ghosts) && s.ghosts[i].id == id && s.live(&s.ghosts[i]) {
 		return s.ghosts[i].e, true
 	}
 	return ecs.Entity{}, false
 }
 
-// Owned appends the entities owned by conn to dst, in ID order.
+// Owned appends the live entities owned by conn to dst, in ID order: a
+// ghost destroyed without Despawn is left out even before it is dropped,
+// so callers can use every entity returned.
 func (s *Server) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
-	for _, g := range s.ghosts {
-		if g.owner == conn {
+	for i := range s.ghosts {
+		if g := &s.ghosts[i]; g.owner == conn && s.live(g) {
 			dst = append(dst, g.e)
 		}
 	}
 	return dst
 }
 
+// live reports whether g's entity is alive and still a ghost of its type.
+func (s *Server) live(g *serverGhost) bool {
+	a := s.b.world.Arche()
+	return a.Alive(g.e) && a.Has(g.e, s.b.Ghost) && s.b.hasAll(g.e, g.typ)
+}
+
 // prune drops ghosts whose entity died or lost a component the ghost
 // replicates.
 func (s *Server) prune() {
-	a := s.b.world.Arche()
 	kept := s.ghosts[:0]
-	for _, g := range s.ghosts {
-		if a.Alive(g.e) && a.Has(g.e, s.b.Ghost) && s.b.hasAll(g.e, g.typ) {
-			kept = append(kept, g)
+	for i := range s.ghosts {
+		if g := &s.ghosts[i]; s.live(g) {
+			kept = append(kept, *g)
 		} else {
 			s.lost++
 		}

@@ -453,3 +453,43 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
+
+// A ghost whose entity the game destroyed without Despawn is dropped at the
+// next snapshot or quantize; until then Owned and Entity must not hand the
+// dead entity out: the server writes inputs onto every owned entity (arche
+// panics on a dead one) and the game removes them on disconnect.
+func TestServerOwnedSkipsDestroyedEntities(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghosts.NewServer(b)
+	var es []ecs.Entity
+	for i := 0; i < 3; i++ {
+		e := newEntity(w, Pos{}, HP{})
+		if _, err := srv.Spawn(e, s.player, 1); err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	a := w.Arche()
+	a.RemoveEntity(es[1])
+	got := srv.Owned(nil, 1)
+	if want := []ecs.Entity{es[0], es[2]}; !slices.Equal(got, want) {
+		t.Errorf("Owned(conn 1) = %v, want the live %v", got, want)
+	}
+	for _, e := range got {
+		if !a.Alive(e) {
+			t.Errorf("Owned returned dead entity %v", e)
+		}
+	}
+	if _, ok := srv.Entity(2); ok {
+		t.Error("Entity(2) found the destroyed ghost")
+	}
+	if e, ok := srv.Entity(3); !ok || e != es[2] {
+		t.Errorf("Entity(3) = %v, %v; want %v, true", e, ok, es[2])
+	}
+	// Dropped and counted once, as before.
+	srv.Quantize()
+	if srv.Len() != 2 || srv.Lost() != 1 {
+		t.Errorf("Len, Lost = %d, %d; want 2, 1", srv.Len(), srv.Lost())
+	}
+}

@@ -40,8 +40,20 @@ func RaySphere(r Ray, c Vec, radius float64) (float64, bool) {
 }
 
 // RayCapsule returns the distance along r to the capsule of radius around
-// the segment a–b.
+// the segment a–b: 0 when the origin is inside.
 func RayCapsule(r Ray, a, b Vec, radius float64) (float64, bool) {
+	// Inside the capsule (not only inside one of its end spheres): the
+	// origin is within radius of the segment.
+	{
+		ab, ao := sub(b, a), sub(r.Origin, a)
+		h := 0.0
+		if l := dot(ab, ab); l > 0 {
+			h = min(max(dot(ao, ab)/l, 0), 1)
+		}
+		if d := sub(ao, scale(ab, h)); dot(d, d) <= radius*radius {
+			return 0, true
+		}
+	}
 	best, hit := math.Inf(1), false
 	if t, ok := RaySphere(r, a, radius); ok {
 		best, hit = t, true

@@ -59,3 +59,20 @@ func TestRayBoxes(t *testing.T) {
 	_, ok = lagcomp.RayBox(ray(0, 0.9, 1, 0), lagcomp.Vec{5, 0, 0}, lagcomp.Vec{1, 0.1, 1}, 0)
 	assert.False(t, ok, "unturned it is too thin there")
 }
+
+// A capsule is solid like the sphere and the box: a ray starting inside it
+// hits at distance 0, also between the end spheres and looking outward.
+func TestRayCapsuleFromInside(t *testing.T) {
+	a, b := lagcomp.Vec{5, -1, 0}, lagcomp.Vec{5, 1, 0}
+	for _, r := range []lagcomp.Ray{
+		ray(5.4, 0, 1, 0),    // inside the cylinder, looking away from the axis
+		ray(5.45, 0.5, 0, 1), // inside the cylinder, along the axis
+		ray(5, 0, -1, 0),     // on the axis
+	} {
+		d, ok := lagcomp.RayCapsule(r, a, b, 0.5)
+		assert.True(t, ok, "origin %v inside the capsule", r.Origin)
+		assert.Zero(t, d, "origin %v inside the capsule", r.Origin)
+	}
+	_, ok := lagcomp.RayCapsule(ray(5.6, 0, 1, 0), a, b, 0.5)
+	assert.False(t, ok, "just outside, looking away")
+}

@@ -103,12 +103,13 @@ func (b *Bot) Input(w *gw.World, tick uint32) components.InputCommand {
 // me returns the bot's own player position and whether it is alive.
 func (b *Bot) me(w *gw.World) (Position, bool) {
 	q := b.own.Query(w.Arche())
-	defer q.Close()
 	if !q.Next() {
-		return Position{}, false
+		return Position{}, false // an exhausted query has closed itself
 	}
 	p, h := q.Get()
-	return *p, h.Alive()
+	pos, alive := *p, h.Alive()
+	q.Close()
+	return pos, alive
 }
 
 // nearest returns the nearest living player this client draws in line of

@@ -140,13 +140,14 @@ func (s *CollideSystem) Update(w *gw.World) {
 			if d >= minDist {
 				continue
 			}
+			n := d      // normalizes (dx, dy)
 			if d == 0 { // exactly on top: separate along x by ID order
-				dx, dy, d = 1, 0, 1
+				dx, dy, n = 1, 0, 1
 				if me.id < o.id {
 					dx = -1
 				}
 			}
-			k := (minDist - d) / 2 / d
+			k := (minDist - d) / 2 / n
 			px, py = px+float32(dx*k), py+float32(dy*k)
 		}
 		if l := length(px, py); l > PushPerTick {

@@ -56,7 +56,8 @@ type ShotStats struct {
 // tick pulls the trigger (alive, or killed after the tick it saw) it asks the compensator for a verdict (and
 // the other mode's, for comparison) and applies damage to the target's
 // present state. It runs in StageHistory after the compensator recorded
-// the tick.
+// the tick, and records the tick again when damage changed it, so the
+// history of a tick holds what the snapshot of that tick carries.
 type ShotSystem struct {
 	LC      *lagcomp.Compensator
 	Stats   ShotStats
@@ -95,36 +96,43 @@ func (s *ShotSystem) Update(w *gw.World) {
 			View:   float64(in.ViewTick) + float64(in.ViewFraction),
 			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}})
 	}
+	damaged := false
 	for _, shot := range s.shots {
 		s.Stats.Fired++
 		v := s.LC.Judge(shot)
 		s.Stats.Verdicts[v.Reason.String()]++
-		if s.LC.Probe(shot, !s.LC.Present()).Hit {
+		// The fire rate does not depend on the mode: a shot refused for it
+		// would be refused in the other mode too (Probe does not check it).
+		if v.Reason != lagcomp.FireRate && s.LC.Probe(shot, !s.LC.Present()).Hit {
 			s.Stats.OtherModeHits++
 		}
 		if !v.Hit {
 			continue
 		}
 		s.Stats.Hits++
-		s.damage(w, v.Target)
+		damaged = s.damage(w, v.Target) || damaged
+	}
+	if damaged {
+		s.LC.Record(w.Tick())
 	}
 }
 
 // damage applies a hit to the target's present state: decided in the past,
-// applied now.
-func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) {
+// applied now. It reports whether the state changed.
+func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
 	if !w.Arche().Alive(target) || !s.health.Has(target) {
-		return
+		return false
 	}
 	h := s.health.Get(target)
 	if !h.Alive() {
-		return
+		return false
 	}
 	h.HP -= Damage
 	if !h.Alive() {
 		s.Stats.Kills++
 		h.Respawn = w.Tick() + RespawnTicks
 	}
+	return true
 }
 
 // RespawnSystem brings dead players back at their spawn point, a teleport

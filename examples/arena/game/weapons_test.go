@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
 // Bots aim exactly at where their client draws the target and fire when
@@ -205,4 +207,89 @@ func TestOwnCorrectionsAreSmoothed(t *testing.T) {
 	assert.Greater(t, smoothed, 10, "frames drawn with a correction offset")
 	assert.Less(t, float64(maxJump), 2.5*float64(MaxStep(cfg.TickRate)), "no visible jump of the own player")
 	assert.False(t, math.IsNaN(float64(maxJump)))
+}
+
+// shotRig is a server world with the arena's compensator and trigger, a
+// shooter at (-3, 2) and a target at (3, 2) with a clear line between.
+type shotRig struct {
+	w               *gw.World
+	shots           *ShotSystem
+	lc              *lagcomp.Compensator
+	shooter, target ecs.Entity
+	input           generic.Map[components.InputCommand]
+}
+
+func newShotRig(t *testing.T, lagComp bool) *shotRig {
+	w := gw.NewWorld(gw.WorldOptions{})
+	lc, err := lagcomp.New(w, lagcomp.Options{
+		TickRate: 60, Walls: Walls, Range: ShotRange, MinShotInterval: FireInterval, MaxOriginError: MaxOriginError,
+		Schema: NewSchema().Schema, Present: !lagComp,
+		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+			p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
+			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+		},
+		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
+	})
+	require.NoError(t, err)
+	require.NoError(t, lagcomp.Declare[Position](lc))
+	require.NoError(t, lagcomp.Declare[Facing](lc))
+	require.NoError(t, lagcomp.Declare[Health](lc))
+	spawn := generic.NewMap5[Position, Facing, Health, components.Hitboxes, components.InputCommand](w.Arche())
+	hb := PlayerHitboxes()
+	r := &shotRig{w: w, lc: lc, shots: NewShotSystem(w, lc), input: generic.NewMap[components.InputCommand](w.Arche())}
+	r.shooter = spawn.NewWith(&Position{X: -3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &components.InputCommand{})
+	r.target = spawn.NewWith(&Position{X: 3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &components.InputCommand{})
+	for tick := uint32(1); tick < 20; tick++ {
+		r.tick(tick, false)
+	}
+	return r
+}
+
+// tick records tick and runs the trigger, the shooter firing at the target
+// (as it stood one tick earlier) if fire is set.
+func (r *shotRig) tick(tick uint32, fire bool) {
+	r.w.SetTick(tick)
+	*r.input.Get(r.shooter) = components.InputCommand{Tick: tick}
+	if fire {
+		*r.input.Get(r.shooter) = components.InputCommand{Tick: tick, Buttons: ButtonFire, ViewTick: tick - 1, OriginX: -3, OriginY: 2}
+	}
+	r.lc.Update(r.w)
+	r.shots.Update(r.w)
+}
+
+// A shot refused for its fire rate would be refused in the other mode too
+// (the fire rate does not depend on the mode): it is no other-mode hit.
+func TestFireRateRefusalIsNoOtherModeHit(t *testing.T) {
+	for _, lagComp := range []bool{true, false} {
+		r := newShotRig(t, lagComp)
+		r.tick(20, true)
+		r.tick(21, true) // one tick later: too soon
+		st := r.shots.Stats
+		require.Equal(t, uint64(2), st.Fired)
+		require.Equal(t, uint64(1), st.Hits, "lag compensation %v", lagComp)
+		require.Equal(t, uint64(1), st.Verdicts["fire_rate"])
+		assert.Equal(t, uint64(1), st.OtherModeHits, "lag compensation %v: only the accepted shot hits in the other mode", lagComp)
+	}
+}
+
+// The history of a tick must hold what the snapshot of that tick carries
+// (the clients draw it): a target killed on tick 20 is sent dead for tick
+// 20, so a later shot that saw tick 20 finds it not visible, not a hit.
+func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
+	r := newShotRig(t, true)
+	health := generic.NewMap[Health](r.w.Arche())
+	health.Get(r.target).HP = Damage
+	r.tick(20, true)
+	require.Equal(t, uint64(1), r.shots.Stats.Kills)
+	require.False(t, health.Get(r.target).Alive(), "the snapshot of tick 20 sends the target dead")
+	for tick := uint32(21); tick < 40; tick++ {
+		r.tick(tick, false)
+	}
+	hp, ok := gw.HistoryValue[Health](r.lc.History(), 20, r.target)
+	require.True(t, ok)
+	assert.False(t, hp.Alive(), "the history of tick 20 holds the target alive: %+v", hp)
+	for _, view := range []float64{20, 20.5} {
+		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, View: view, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}}
+		assert.Equal(t, lagcomp.NotVisible, r.lc.Probe(shot, false).Reason, "view %v", view)
+	}
 }
