@@ -67,10 +67,15 @@ func (c *Client) find(id components.GhostID) int {
 	return sort.Search(len(c.ghosts), func(i int) bool { return c.ghosts[i].id >= id })
 }
 
-// Lookup returns the local entity of ghost id.
+// Lookup returns the local entity of ghost id. A ghost whose entity the
+// game destroyed is forgotten (and spawned again by the next snapshot).
 func (c *Client) Lookup(id components.GhostID) (ecs.Entity, bool) {
 	if i := c.find(id); i < len(c.ghosts) && c.ghosts[i].id == id {
-		return c.ghosts[i].e, true
+		if c.b.world.Arche().Alive(c.ghosts[i].e) {
+			return c.ghosts[i].e, true
+		}
+		c.ghosts = slices.Delete(c.ghosts, i, i+1)
+		c.stats.Despawned++
 	}
 	return ecs.Entity{}, false
 }

@@ -562,3 +562,20 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("test setup: only %d spawns, %d despawns, %d kills in %d ticks", spawns, despawns, kills, ticks)
 	}
 }
+
+func TestLookupForgetsAGhostTheGameDestroyed(t *testing.T) {
+	const me = 1
+	p := newPair(t, me)
+	p.spawn(t, p.s.player, me, Pos{1, 2}, HP{3})
+	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
+	e := p.cl.Spawn(snap, 0)
+	p.cw.Arche().RemoveEntity(e)
+	if _, ok := p.cl.Lookup(1); ok {
+		t.Fatal("a destroyed entity must never be handed out")
+	}
+	p.apply(snap) // the next snapshot spawns it again
+	got, ok := p.cl.Lookup(1)
+	if !ok || !p.cw.Arche().Alive(got) {
+		t.Fatalf("the ghost is not back: %v %v", got, ok)
+	}
+}

@@ -41,7 +41,9 @@ type Options struct {
 	// Range is the longest shot; 1000 when zero.
 	Range float32
 	// MaxOriginError is how far the claimed origin may lie from the
-	// shooter's own position; 1 when zero.
+	// shooter's own recorded position; 1 when zero. A shooter must itself
+	// carry Hitboxes (be recorded): an unrecorded shooter's origin cannot be
+	// checked and its shots are refused as OriginMismatch.
 	MaxOriginError float32
 	// MinShotInterval is the fewest ticks between two shots of one
 	// shooter; 0 for no limit.
@@ -144,6 +146,9 @@ type Stats struct {
 	// Verdicts counts verdicts by reason, indexed by Reason.
 	Verdicts [numReasons]uint64
 	Rewinds  uint64
+	// Shooters is how many shooters the fire-rate check tracks now (dead
+	// ones are forgotten).
+	Shooters int
 }
 
 // Compensator records the declared components of entities with hitboxes
@@ -238,7 +243,11 @@ func Declare[T any](c *Compensator) error {
 func (c *Compensator) Window() float64 { return c.window }
 
 // Stats returns the counters.
-func (c *Compensator) Stats() Stats { return c.stats }
+func (c *Compensator) Stats() Stats {
+	st := c.stats
+	st.Shooters = len(c.lastShot)
+	return st
+}
 
 // History returns the underlying history (read-only use).
 func (c *Compensator) History() *gw.History { return c.hist }
@@ -378,6 +387,8 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 			i++
 		}
 		if i == len(c.lastShot) {
+			c.pruneShooters()
+			i = len(c.lastShot)
 			c.lastShot = append(c.lastShot, shooterTick{e: s.Shooter, tick: s.Tick - c.opts.MinShotInterval})
 		}
 		if int32(s.Tick-c.lastShot[i].tick) < int32(c.opts.MinShotInterval) {
@@ -386,20 +397,24 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		}
 		c.lastShot[i].tick = s.Tick
 	}
-	// The shooter's own position now, from the newest record.
+	// The shooter's own position now, from the newest record. A shooter
+	// the history does not hold cannot be checked, so it is refused.
 	if now, err := c.hist.View(newest); err == nil {
-		if row, ok := now.Row(s.Shooter); ok {
-			r := &c.self
-			*r = Rewound{Entity: s.Shooter, c: c, vals: r.vals[:0]}
-			for _, d := range c.declared {
-				r.vals = append(r.vals, now.Value(row, now.Component(d.id)))
-			}
-			p := c.opts.Pose(r).Position
-			dx, dy, dz := s.Origin[0]-p[0], s.Origin[1]-p[1], s.Origin[2]-p[2]
-			if math.Sqrt(float64(dx*dx+dy*dy+dz*dz)) > float64(c.opts.MaxOriginError) {
-				v.Reason = OriginMismatch
-				return v
-			}
+		row, ok := now.Row(s.Shooter)
+		if !ok {
+			v.Reason = OriginMismatch
+			return v
+		}
+		r := &c.self
+		*r = Rewound{Entity: s.Shooter, c: c, vals: r.vals[:0]}
+		for _, d := range c.declared {
+			r.vals = append(r.vals, now.Value(row, now.Component(d.id)))
+		}
+		p := c.opts.Pose(r).Position
+		dx, dy, dz := s.Origin[0]-p[0], s.Origin[1]-p[1], s.Origin[2]-p[2]
+		if math.Sqrt(float64(dx*dx+dy*dy+dz*dz)) > float64(c.opts.MaxOriginError) {
+			v.Reason = OriginMismatch
+			return v
 		}
 	}
 	targets, err := c.Rewind(view)
@@ -453,6 +468,19 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	}
 	v.Reason = NoTarget
 	return v
+}
+
+// pruneShooters forgets the fire-rate state of dead shooters, so the list
+// stays as long as the live shooters.
+func (c *Compensator) pruneShooters() {
+	a := c.world.Arche()
+	kept := c.lastShot[:0]
+	for _, st := range c.lastShot {
+		if a.Alive(st.e) {
+			kept = append(kept, st)
+		}
+	}
+	c.lastShot = kept
 }
 
 // hitTest casts the ray against a rewound entity's hitboxes and returns

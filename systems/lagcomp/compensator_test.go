@@ -214,3 +214,26 @@ func TestOptionsValidation(t *testing.T) {
 }
 
 func unsafeSizeof(hb components.Hitboxes) uintptr { return unsafe.Sizeof(hb) }
+
+func TestUnrecordedShooterIsRefused(t *testing.T) {
+	s := newScene(t, lagcomp.Options{})
+	ghost := s.w.Arche().NewEntity() // no hitboxes: never recorded
+	shot := s.aim(10, 4, 40)
+	shot.Shooter = ghost
+	assert.Equal(t, lagcomp.OriginMismatch, s.lc.Judge(shot).Reason, "an origin that cannot be checked is not trusted")
+}
+
+func TestFireRateStateForgetsDeadShooters(t *testing.T) {
+	s := newScene(t, lagcomp.Options{MinShotInterval: 5})
+	m := generic.NewMap3[Position, Facing, components.Hitboxes](s.w.Arche())
+	hb := bodyBoxes()
+	for i := 0; i < 50; i++ {
+		e := m.NewWith(&Position{}, &Facing{}, &hb)
+		s.lc.Record(60) // the shooter is recorded at the newest tick
+		shot := s.aim(10, 4, 50)
+		shot.Shooter, shot.Tick = e, uint32(100+i)
+		assert.NotEqual(t, lagcomp.FireRate, s.lc.Judge(shot).Reason)
+		s.w.Arche().RemoveEntity(e)
+	}
+	assert.LessOrEqual(t, s.lc.Stats().Shooters, 2, "the fire-rate book keeps only live shooters")
+}
