@@ -154,8 +154,7 @@ func TestVerdictReasons(t *testing.T) {
 }
 
 func TestInvisibleTargetsCannotBeHit(t *testing.T) {
-	var s *scene
-	s = newScene(t, lagcomp.Options{Visible: func(shooter ecs.Entity, tg *lagcomp.Rewound) bool {
+	s := newScene(t, lagcomp.Options{Visible: func(shooter ecs.Entity, tg *lagcomp.Rewound) bool {
 		return lagcomp.Get[Position](tg).Y > 3 // hidden until it passed y = 3
 	}})
 	v := s.lc.Judge(s.aim(10, 2.5, 35)) // at tick 35 the target was at y=3.5: visible

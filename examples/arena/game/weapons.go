@@ -11,14 +11,16 @@ import (
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
+// ButtonFire is the InputCommand.Buttons bit of the trigger.
+const ButtonFire uint32 = 1
+
 // Weapon and life.
 const (
-	ButtonFire   uint32 = 1   // InputCommand.Buttons bit of the trigger
-	MaxHP               = 100 // hit points of a fresh player
-	Damage              = 25  // per hit
-	FireInterval        = 15  // ticks between shots (4 per second at 60 Hz)
-	RespawnTicks        = 60  // ticks a dead player waits
-	ShotRange           = 40  // arena units
+	MaxHP        = 100 // hit points of a fresh player
+	Damage       = 25  // per hit
+	FireInterval = 15  // ticks between shots (4 per second at 60 Hz)
+	RespawnTicks = 60  // ticks a dead player waits
+	ShotRange    = 40  // arena units
 	// MaxOriginError is how far a shot's claimed origin may be from the
 	// server's shooter: a client's own position can be mispredicted by a
 	// shove it could not foresee, about a unit at 250 ms.
