@@ -1,5 +1,7 @@
 package components
 
+import "github.com/ghostwire/ghostwire/ecs"
+
 // GhostID is the network identity of a ghost, assigned by the server and
 // the same on every client. 0 means none.
 type GhostID uint32
@@ -18,7 +20,7 @@ type Ghost struct {
 	// predicts it, the others interpolate it.
 	Owner ConnID
 	// Spawned is the server tick the ghost was created on.
-	Spawned uint32
+	Spawned ecs.Tick
 }
 
 // Interpolated marks a ghost a client shows from received states without

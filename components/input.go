@@ -1,5 +1,7 @@
 package components
 
+import "github.com/ghostwire/ghostwire/ecs"
+
 // InputCommand is what one player did on one tick. Clients sample it from
 // devices once per tick (systems never read devices) and send the newest
 // few; the server applies exactly one per player per tick. It sits on the
@@ -12,7 +14,7 @@ package components
 // it simulates exactly what the server will.
 type InputCommand struct {
 	// Tick is the tick this input is for.
-	Tick uint32
+	Tick ecs.Tick
 	// Buttons is a game-defined bit set (fire, jump, ...).
 	Buttons uint32
 	// MoveX and MoveY are the move axes; the vector's length is at most 1
@@ -23,7 +25,7 @@ type InputCommand struct {
 	// ViewTick and ViewFraction are the server tick the player saw on
 	// screen (interpolated remote ghosts), for lag compensation; 0 when
 	// not set.
-	ViewTick     uint32
+	ViewTick     ecs.Tick
 	ViewFraction float32
 	// InterpolationDelay is the delay in ticks the client rendered remote
 	// ghosts with when it sampled this input.

@@ -8,11 +8,9 @@ import (
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
-
-	"github.com/ghostwire/ghostwire/components"
 )
 
-// HistoryOptions configures [World.EnableHistory].
+// HistoryOptions configures [EnableHistory].
 type HistoryOptions struct {
 	// Capacity is the number of ticks kept; 128 when zero (about 2 s at
 	// 60 Hz). Allowed: 2..65536. Memory is Capacity times the bytes of the
@@ -40,8 +38,8 @@ type HistoryStats struct {
 // TickError is returned for a tick the history does not hold: never
 // recorded, or overwritten because it is older than the capacity.
 type TickError struct {
-	Tick           uint32
-	Oldest, Newest uint32 // the range held; Oldest > Newest when empty
+	Tick           Tick
+	Oldest, Newest Tick // the range held; Oldest > Newest when empty
 }
 
 // Error names the tick and the range the history holds.
@@ -53,12 +51,12 @@ func (e *TickError) Error() string {
 }
 
 // ErrNoHistory is returned by rollback operations on a world without
-// [World.EnableHistory].
+// [EnableHistory].
 var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory)")
 
 // History records, for every tick, the values of the registered components
-// of all entities carrying its marker component ([components.Predicted]
-// for the rollback history of [World.EnableHistory]), in a ring of fixed
+// of all entities carrying its marker component (components.Predicted
+// for the rollback history of [EnableHistory]), in a ring of fixed
 // capacity whose slots carry their tick number. It restores a tick in place
 // for rollback, or serves read-only lookups (lag compensation).
 //
@@ -84,11 +82,13 @@ type History struct {
 	markerFilter ecs.CachedFilter
 	comps        []compType
 	slots        []archSlot
-	records      []record
+	records      []record // a power of two long, so slots stay in order across the tick wrap
+	mask         uint32   // len(records) - 1
+	capacity     int      // ticks held, at most len(records)
 	scratch      record
 	epochs       []epoch
 	nEpochs      uint64
-	newest       uint32
+	newest       Tick
 	count        uint64 // records ever made, to tell an empty ring
 	checksums    bool
 	dormant      []dormantEntity
@@ -130,7 +130,7 @@ type epoch struct {
 type run struct{ slot, start, count int }
 
 type record struct {
-	tick  uint32
+	tick  Tick
 	valid bool
 	epoch uint64
 	data  [][]byte
@@ -139,19 +139,19 @@ type record struct {
 
 type dormantEntity struct {
 	entity ecs.Entity
-	birth  uint32
+	birth  Tick
 }
 
 // EnableHistory creates the world's rollback history: it records the
-// entities marked [components.Predicted], and [Schedule] records it after
-// the prediction stages and restores it on rollback. It returns an error
-// naming the value when the capacity is outside 2..65536, or when the world
-// already has one.
-func (w *World) EnableHistory(opts HistoryOptions) (*History, error) {
+// entities carrying the marker component M (ghostwire's endpoints use
+// components.Predicted), and [Schedule] records it after the prediction
+// stages and restores it on rollback. It returns an error naming the value
+// when the capacity is outside 2..65536, or when the world already has one.
+func EnableHistory[M any](w *World, opts HistoryOptions) (*History, error) {
 	if w.history != nil {
 		return nil, errors.New("ecs: the world already has a history")
 	}
-	h, err := NewHistory(w, ecs.ComponentID[components.Predicted](w.Arche()), opts)
+	h, err := NewHistory(w, ecs.ComponentID[M](w.Arche()), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -172,10 +172,12 @@ func NewHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) 
 	}
 	a := w.Arche()
 	h := &History{
-		world:   w,
-		marker:  marker,
-		records: make([]record, opts.Capacity),
-		epochs:  make([]epoch, opts.Capacity+2),
+		world:    w,
+		marker:   marker,
+		records:  make([]record, ringSize(opts.Capacity)),
+		mask:     uint32(ringSize(opts.Capacity) - 1),
+		capacity: opts.Capacity,
+		epochs:   make([]epoch, opts.Capacity+2),
 	}
 	var f ecs.Filter = ecs.All(marker)
 	h.markerFilter = a.Cache().Register(f)
@@ -221,25 +223,36 @@ func (h *History) RegisterType(t reflect.Type) error {
 }
 
 // Capacity returns the number of ticks the ring holds.
-func (h *History) Capacity() int { return len(h.records) }
+func (h *History) Capacity() int { return h.capacity }
+
+// record returns the slot of tick.
+func (h *History) record(tick Tick) *record { return &h.records[uint32(tick)&h.mask] }
+
+// ringSize is the least power of two holding n slots: tick mod a power of
+// two stays continuous when ticks wrap from 2³²−1 to 0, so the ticks
+// just before the wrap never share a slot with those just after.
+func ringSize(n int) int {
+	s := 1
+	for s < n {
+		s <<= 1
+	}
+	return s
+}
 
 // Stats returns the history's counters.
 func (h *History) Stats() HistoryStats { return h.stats }
 
 // Newest returns the newest recorded tick; ok is false when nothing was
 // recorded yet.
-func (h *History) Newest() (tick uint32, ok bool) { return h.newest, h.count > 0 }
+func (h *History) Newest() (tick Tick, ok bool) { return h.newest, h.count > 0 }
 
 // Oldest returns the oldest tick still held; ok is false when empty.
-func (h *History) Oldest() (tick uint32, ok bool) {
+func (h *History) Oldest() (tick Tick, ok bool) {
 	if h.count == 0 {
 		return 0, false
 	}
-	span := uint64(len(h.records))
-	if h.count < span {
-		span = h.count
-	}
-	oldest := h.newest - uint32(span) + 1
+	span := min(uint64(h.capacity), h.count)
+	oldest := h.newest.Add(1 - int(span))
 	for !h.has(oldest) && oldest != h.newest {
 		oldest++
 	}
@@ -247,14 +260,14 @@ func (h *History) Oldest() (tick uint32, ok bool) {
 }
 
 // Has reports whether tick is held.
-func (h *History) Has(tick uint32) bool { return h.has(tick) }
+func (h *History) Has(tick Tick) bool { return h.has(tick) }
 
-func (h *History) has(tick uint32) bool {
-	r := &h.records[int(tick%uint32(len(h.records)))]
-	return r.valid && r.tick == tick && h.epochOf(r) != nil
+func (h *History) has(tick Tick) bool {
+	r := h.record(tick)
+	return r.valid && r.tick == tick && h.newest.Sub(tick) < int32(h.capacity) && h.epochOf(r) != nil
 }
 
-func (h *History) tickError(tick uint32) error {
+func (h *History) tickError(tick Tick) error {
 	o, ok := h.Oldest()
 	if !ok {
 		return &TickError{Tick: tick, Oldest: 1, Newest: 0}
@@ -277,16 +290,16 @@ func (h *History) epochOf(r *record) *epoch {
 // a layout iterates queries; so does waking, which adds components).
 // Steady state (no structural change since the previous record) it
 // allocates nothing.
-func (h *History) Record(tick uint32) {
+func (h *History) Record(tick Tick) {
 	h.wake(tick, false)
 	ep := h.currentEpoch()
-	rec := &h.records[int(tick%uint32(len(h.records)))]
+	rec := h.record(tick)
 	h.capture(rec, ep)
 	rec.tick, rec.valid, rec.epoch = tick, true, ep.seq
 	if h.checksums {
 		rec.sum = h.checksum(rec, ep)
 	}
-	if h.count == 0 || int32(tick-h.newest) > 0 {
+	if h.count == 0 || tick.After(h.newest) {
 		h.newest = tick
 	}
 	h.count++
@@ -502,11 +515,11 @@ func hasRelation(a *ecs.World, m *ecs.Mask) bool {
 //
 // Most games call [Schedule.Rollback], which restores, applies the server's
 // state and replays.
-func (h *History) Restore(tick uint32) error {
+func (h *History) Restore(tick Tick) error {
 	if !h.has(tick) {
 		return h.tickError(tick)
 	}
-	rec := &h.records[int(tick%uint32(len(h.records)))]
+	rec := h.record(tick)
 	ep := h.epochOf(rec)
 	h.stats.Restores++
 	if ep.layout == h.world.layout {
@@ -544,7 +557,7 @@ func (h *History) restoreEntities(rec *record, ep *epoch) {
 
 // holdNewborns applies the predicted-spawn rule to entities that are
 // predicted now but were not at tick.
-func (h *History) holdNewborns(tick uint32, ep *epoch) {
+func (h *History) holdNewborns(tick Tick, ep *epoch) {
 	a := h.world.Arche()
 	ep.buildIndex()
 	h.newborn = h.newborn[:0]
@@ -557,11 +570,11 @@ func (h *History) holdNewborns(tick uint32, ep *epoch) {
 	}
 	for _, e := range h.newborn {
 		birth := h.newest + 1
-		for t := tick + 1; int32(t-h.newest) <= 0; t++ {
+		for t := tick + 1; !t.After(h.newest); t++ {
 			if !h.has(t) {
 				continue
 			}
-			r := &h.records[int(t%uint32(len(h.records)))]
+			r := h.record(t)
 			if h.writeEntity(r, h.epochOf(r), e) {
 				birth = t
 				break
@@ -595,14 +608,14 @@ func (h *History) writeEntity(rec *record, ep *epoch, e ecs.Entity) bool {
 
 // wake gives dormant entities born at or before tick (all of them when all
 // is set) their Predicted marker back.
-func (h *History) wake(tick uint32, all bool) {
+func (h *History) wake(tick Tick, all bool) {
 	if len(h.dormant) == 0 {
 		return
 	}
 	a := h.world.Arche()
 	kept := h.dormant[:0]
 	for _, d := range h.dormant {
-		if !all && int32(d.birth-tick) > 0 {
+		if !all && d.birth.After(tick) {
 			kept = append(kept, d)
 			continue
 		}
@@ -642,11 +655,11 @@ func (ep *epoch) locate(e ecs.Entity) (runIdx, row int, ok bool) {
 // recorded at tick, valid until that ring slot is recorded again. It
 // returns an error if the tick is not held, and a nil pointer with a nil
 // error if e or the component was not recorded at that tick.
-func (h *History) Lookup(tick uint32, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
+func (h *History) Lookup(tick Tick, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
 	if !h.has(tick) {
 		return nil, h.tickError(tick)
 	}
-	rec := &h.records[int(tick%uint32(len(h.records)))]
+	rec := h.record(tick)
 	ep := h.epochOf(rec)
 	c := h.compIndex(id)
 	if c < 0 {
@@ -687,7 +700,7 @@ func (h *History) compIndex(id ecs.ID) int {
 
 // HistoryValue returns entity e's component T as recorded at tick. ok is
 // false when the tick is not held, T is not registered, or e had no T then.
-func HistoryValue[T any](h *History, tick uint32, e ecs.Entity) (v T, ok bool) {
+func HistoryValue[T any](h *History, tick Tick, e ecs.Entity) (v T, ok bool) {
 	p, err := h.Lookup(tick, e, ecs.ComponentID[T](h.world.Arche()))
 	if err != nil || p == nil {
 		return v, false

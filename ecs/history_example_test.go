@@ -15,7 +15,7 @@ func ExampleSchedule_Rollback() {
 	type Pos struct{ X float32 }
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	h, _ := w.EnableHistory(gw.HistoryOptions{Capacity: 32})
+	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
 	if err := gw.RegisterRollback[Pos](h); err != nil {
 		panic(err)
 	}
@@ -59,7 +59,7 @@ func ExampleSyncTest() {
 	var hidden float32 // the bug: a variable the rollback cannot restore
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	h, _ := w.EnableHistory(gw.HistoryOptions{Capacity: 16})
+	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
 	_ = gw.RegisterRollback[Pos](h)
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
 	spawn.NewWith(&Pos{}, &components.Predicted{})

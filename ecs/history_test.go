@@ -20,7 +20,7 @@ import (
 func TestRollbackReplayIsBitIdentical(t *testing.T) {
 	const entities, ticks = 1000, 100
 	ref := newGame(t, entities, 128)
-	sums := make(map[uint32]uint64)
+	sums := make(map[gw.Tick]uint64)
 	for i := 0; i < ticks; i++ {
 		ref.sched.Tick(ref.world)
 		sum, err := ref.history.Checksum(ref.world.Tick())
@@ -29,26 +29,26 @@ func TestRollbackReplayIsBitIdentical(t *testing.T) {
 	}
 	wantP, wantV, wantB := ref.state()
 
-	for _, back := range []uint32{1, 8, 60} {
+	for _, back := range []int{1, 8, 60} {
 		t.Run(fmt.Sprintf("rollback %d", back), func(t *testing.T) {
 			g := newGame(t, entities, 128)
 			pos := generic.NewMap[Position](g.world.Arche())
 			for i := 0; i < ticks; i++ {
 				g.sched.Tick(g.world)
 				now := g.world.Tick()
-				if now <= back {
+				if now <= gw.Tick(back) {
 					continue
 				}
 				// Scribble over the present so only restore can make it right.
 				for _, e := range g.entities {
 					pos.Get(e).X = float32(math.NaN())
 				}
-				require.NoError(t, g.sched.Rollback(g.world, now-back, nil))
+				require.NoError(t, g.sched.Rollback(g.world, now.Add(-back), nil))
 				require.Equal(t, now, g.world.Tick(), "rollback must put the tick back")
-				for tick := now - back; tick <= now; tick++ {
+				for tick := now.Add(-back); tick <= now; tick++ {
 					sum, err := g.history.Checksum(tick)
 					require.NoError(t, err)
-					require.Equalf(t, sums[tick], sum, "checksum of tick %d after rollback to %d", tick, now-back)
+					require.Equalf(t, sums[tick], sum, "checksum of tick %d after rollback to %d", tick, now.Add(-back))
 				}
 			}
 			gotP, gotV, gotB := g.state()
@@ -88,9 +88,9 @@ func TestRestoreOverwrittenTickIsAnError(t *testing.T) {
 	err := g.history.Restore(10)
 	var te *gw.TickError
 	require.ErrorAs(t, err, &te)
-	assert.Equal(t, uint32(10), te.Tick)
-	assert.Equal(t, uint32(25), te.Oldest)
-	assert.Equal(t, uint32(40), te.Newest)
+	assert.Equal(t, gw.Tick(10), te.Tick)
+	assert.Equal(t, gw.Tick(25), te.Oldest)
+	assert.Equal(t, gw.Tick(40), te.Newest)
 	assert.EqualError(t, err, "ecs: tick 10 is not in the history (it holds ticks 25..40)")
 
 	require.Error(t, g.history.Restore(41), "a tick never recorded")
@@ -104,12 +104,12 @@ func TestRestoreOverwrittenTickIsAnError(t *testing.T) {
 func TestHistoryValueIsTheRecordedValue(t *testing.T) {
 	g := newGame(t, 5, 32)
 	pos := generic.NewMap[Position](g.world.Arche())
-	want := map[uint32]Position{}
+	want := map[gw.Tick]Position{}
 	for i := 0; i < 20; i++ {
 		g.sched.Tick(g.world)
 		want[g.world.Tick()] = *pos.Get(g.entities[3])
 	}
-	for tick := uint32(1); tick <= 20; tick++ {
+	for tick := gw.Tick(1); tick <= 20; tick++ {
 		got, ok := gw.HistoryValue[Position](g.history, tick, g.entities[3])
 		require.True(t, ok)
 		assert.Equal(t, want[tick], got)
@@ -132,7 +132,7 @@ type nested struct {
 
 func TestRegisterRefusesNonPlainData(t *testing.T) {
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := w.EnableHistory(gw.HistoryOptions{})
+	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
 	require.NoError(t, err)
 
 	err = gw.RegisterRollback[withPointer](h)
@@ -161,15 +161,15 @@ func TestRegisterRefusesNonPlainData(t *testing.T) {
 
 func TestEnableHistoryValidatesCapacity(t *testing.T) {
 	for _, c := range []int{-1, 1, 65537} {
-		_, err := gw.NewWorld(gw.WorldOptions{}).EnableHistory(gw.HistoryOptions{Capacity: c})
+		_, err := gw.EnableHistory[components.Predicted](gw.NewWorld(gw.WorldOptions{}), gw.HistoryOptions{Capacity: c})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), fmt.Sprint(c))
 	}
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := w.EnableHistory(gw.HistoryOptions{})
+	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 128, h.Capacity())
-	_, err = w.EnableHistory(gw.HistoryOptions{})
+	_, err = gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
 	require.Error(t, err)
 }
 
@@ -201,7 +201,7 @@ func TestHistoryStaysBoundedOver100000Ticks(t *testing.T) {
 		}
 	}
 	held := 0
-	for tick := uint32(1); tick <= 100_000; tick++ {
+	for tick := gw.Tick(1); tick <= 100_000; tick++ {
 		if g.history.Has(tick) {
 			held++
 		}
@@ -209,8 +209,8 @@ func TestHistoryStaysBoundedOver100000Ticks(t *testing.T) {
 	assert.Equal(t, g.history.Capacity(), held)
 	oldest, _ := g.history.Oldest()
 	newest, _ := g.history.Newest()
-	assert.Equal(t, uint32(100_000-64+1), oldest)
-	assert.Equal(t, uint32(100_000), newest)
+	assert.Equal(t, gw.Tick(100_000-64+1), oldest)
+	assert.Equal(t, gw.Tick(100_000), newest)
 	late := heapAt()
 	assert.Less(t, late, early+256<<10, "heap grew from %d to %d bytes between tick 10,000 and 100,000", early, late)
 }
@@ -235,8 +235,8 @@ func TestRestoreSkipsDeadEntitiesAndHoldsNewborns(t *testing.T) {
 	require.Equal(t, bornAt.Steps+3, now.Steps)
 
 	bodies := generic.NewMap[Body](a)
-	steps := map[uint32]uint32{}
-	var seen []uint32
+	steps := map[gw.Tick]uint32{}
+	var seen []gw.Tick
 	spy := gw.SystemFunc(func(w *gw.World) {
 		seen = append(seen, w.Tick())
 		if a.Has(newborn, ecs.ComponentID[components.Predicted](a)) {
@@ -245,7 +245,7 @@ func TestRestoreSkipsDeadEntitiesAndHoldsNewborns(t *testing.T) {
 	})
 	g.sched.Add(gw.StagePrediction, spy)
 	require.NoError(t, g.sched.Rollback(g.world, 3, nil))
-	assert.Equal(t, []uint32{4, 5, 6, 7, 8, 9}, seen)
+	assert.Equal(t, []gw.Tick{4, 5, 6, 7, 8, 9}, seen)
 	// Dormant through tick 6 (its birth tick), predicted again from 7 on.
 	_, during := steps[6]
 	assert.False(t, during, "a predicted spawn must not be simulated before its birth tick is replayed")

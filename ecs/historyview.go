@@ -17,11 +17,11 @@ type TickView struct {
 }
 
 // View returns a view of tick, or a [*TickError] if the tick is not held.
-func (h *History) View(tick uint32) (TickView, error) {
+func (h *History) View(tick Tick) (TickView, error) {
 	if !h.has(tick) {
 		return TickView{}, h.tickError(tick)
 	}
-	rec := &h.records[int(tick%uint32(len(h.records)))]
+	rec := h.record(tick)
 	return TickView{h: h, rec: rec, ep: h.epochOf(rec)}, nil
 }
 

@@ -142,11 +142,11 @@ func (s *Schedule) Frame(w *World) {
 //
 // It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
 // not held, and an error when called during a replay.
-func (s *Schedule) Rollback(w *World, to uint32, fix func(w *World)) error {
+func (s *Schedule) Rollback(w *World, to Tick, fix func(w *World)) error {
 	return s.rollback(w, to, fix, nil)
 }
 
-func (s *Schedule) rollback(w *World, to uint32, fix func(w *World), verify func(t uint32) error) error {
+func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t Tick) error) error {
 	h := w.history
 	if h == nil {
 		return ErrNoHistory
@@ -159,15 +159,17 @@ func (s *Schedule) rollback(w *World, to uint32, fix func(w *World), verify func
 		return err
 	}
 	s.stats.Rollbacks++
+	saved := w.tick
 	if fix != nil {
+		// The fix writes the state of tick `to`: the world says so.
+		w.tick = to
 		fix(w)
 		w.commands.Apply()
 		h.Record(to)
 	}
-	saved := w.tick
 	w.replaying = true
 	var err error
-	for t := to + 1; int32(t-newest) <= 0; t++ {
+	for t := to + 1; !t.After(newest); t++ {
 		w.tick = t
 		s.predict(w)
 		s.stats.ReplayedTicks++

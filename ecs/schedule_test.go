@@ -11,8 +11,8 @@ import (
 
 func TestSideEffectsFireOncePerTickDespiteRollbacks(t *testing.T) {
 	g := newGame(t, 20, 64)
-	fired := map[uint32]int{}
-	ran := map[uint32]int{}
+	fired := map[gw.Tick]int{}
+	ran := map[gw.Tick]int{}
 	var replaySeen, firstSeen int
 	g.sched.AddSideEffect(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 		require.False(t, w.IsReplaying(), "side effect during replay")
@@ -27,10 +27,10 @@ func TestSideEffectsFireOncePerTickDespiteRollbacks(t *testing.T) {
 		}
 	}))
 	const ticks = 200
-	replayed := map[uint32]int{}
+	replayed := map[gw.Tick]int{}
 	for i := 1; i <= ticks; i++ {
 		g.sched.Tick(g.world)
-		back := uint32(i%9 + 1) // 1..9 ticks, a rollback every tick
+		back := gw.Tick(i%9 + 1) // 1..9 ticks, a rollback every tick
 		now := g.world.Tick()
 		if now > back {
 			require.NoError(t, g.sched.Rollback(g.world, now-back, nil))
@@ -41,7 +41,7 @@ func TestSideEffectsFireOncePerTickDespiteRollbacks(t *testing.T) {
 	}
 	require.Len(t, fired, ticks)
 	total := 0
-	for tick := uint32(1); tick <= ticks; tick++ {
+	for tick := gw.Tick(1); tick <= ticks; tick++ {
 		assert.Equalf(t, 1, fired[tick], "side effect at tick %d", tick)
 		assert.Equalf(t, 1+replayed[tick], ran[tick], "prediction system at tick %d", tick)
 		total += replayed[tick]
@@ -80,7 +80,7 @@ func TestRollbackFixIsAppliedAndRecorded(t *testing.T) {
 	}
 	e := g.entities[1]
 	require.NoError(t, g.sched.Rollback(g.world, 4, func(w *gw.World) {
-		assert.Equal(t, uint32(10), w.Tick(), "fix runs before the replay, at the present tick")
+		assert.Equal(t, gw.Tick(4), w.Tick(), "the fix writes the restored tick, and the world says so")
 		p, _ := gw.HistoryValue[Position](g.history, 4, e)
 		p.X += 100
 		*mapGet[Position](w, e) = p

@@ -29,8 +29,8 @@ type SyncTestOptions struct {
 type SyncTest struct {
 	sched  *Schedule
 	world  *World
-	n      uint32
-	start  uint32
+	n      int
+	start  Tick
 	checks uint64
 }
 
@@ -38,7 +38,7 @@ type SyncTest struct {
 // the entity and the component (and field) whose value after replay is not
 // the value of the first run.
 type DesyncError struct {
-	Tick      uint32
+	Tick      Tick
 	Entity    ecs.Entity
 	Component reflect.Type
 	Field     string
@@ -75,7 +75,7 @@ func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error)
 		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.Capacity()-1)
 	}
 	h.checksums = true
-	return &SyncTest{sched: s, world: w, n: uint32(opts.Rollback), start: w.tick}, nil
+	return &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick}, nil
 }
 
 // Checks returns how many replayed ticks were compared.
@@ -87,13 +87,13 @@ func (st *SyncTest) Checks() uint64 { return st.checks }
 func (st *SyncTest) Tick() error {
 	st.sched.Tick(st.world)
 	now := st.world.tick
-	if now-st.start <= st.n {
+	if now.Sub(st.start) <= int32(st.n) {
 		return nil
 	}
 	h := st.world.history
-	return st.sched.rollback(st.world, now-st.n, nil, func(t uint32) error {
+	return st.sched.rollback(st.world, now.Add(-st.n), nil, func(t Tick) error {
 		st.checks++
-		rec := &h.records[int(t%uint32(len(h.records)))]
+		rec := h.record(t)
 		first := h.epochOf(rec)
 		// Predicted spawns born at t rejoin now, as Record(t) would wake
 		// them: the first run recorded them at t.
@@ -113,11 +113,11 @@ func (st *SyncTest) Tick() error {
 
 // Checksum returns a checksum of every registered component of every
 // entity recorded at tick (padding excluded), or a [*TickError].
-func (h *History) Checksum(tick uint32) (uint64, error) {
+func (h *History) Checksum(tick Tick) (uint64, error) {
 	if !h.has(tick) {
 		return 0, h.tickError(tick)
 	}
-	rec := &h.records[int(tick%uint32(len(h.records)))]
+	rec := h.record(tick)
 	return h.checksum(rec, h.epochOf(rec)), nil
 }
 

@@ -48,7 +48,7 @@ func TestSyncTestFindsHiddenState(t *testing.T) {
 	var d *gw.DesyncError
 	require.ErrorAs(t, derr, &d)
 	// Ticks 1..5 run once; tick 5 rolls back to 1 and replays 2 first.
-	assert.Equal(t, uint32(2), d.Tick)
+	assert.Equal(t, gw.Tick(2), d.Tick)
 	assert.Equal(t, target, d.Entity)
 	assert.Equal(t, reflect.TypeFor[Position](), d.Component)
 	assert.Equal(t, "Y", d.Field)
@@ -77,7 +77,7 @@ func TestSyncTestFindsInputReadInsideASystem(t *testing.T) {
 	var d *gw.DesyncError
 	require.ErrorAs(t, derr, &d)
 	// Tick 4 rolls back to 1 and replays tick 2 with key 0 instead of 2.
-	assert.Equal(t, uint32(2), d.Tick)
+	assert.Equal(t, gw.Tick(2), d.Tick)
 	assert.Equal(t, g.entities[0], d.Entity)
 	assert.Equal(t, reflect.TypeFor[Velocity](), d.Component)
 	assert.Equal(t, "Z", d.Field)
@@ -127,7 +127,7 @@ func TestSyncTestAcceptsPredictedSpawnsFromSideEffects(t *testing.T) {
 			w.Commands().Spawn(nil,
 				ecs.Component{ID: posID, Comp: &Position{X: float32(w.Tick())}},
 				ecs.Component{ID: velID, Comp: &Velocity{}},
-				ecs.Component{ID: bodyID, Comp: &Body{Index: w.Tick()}},
+				ecs.Component{ID: bodyID, Comp: &Body{Index: uint32(w.Tick())}},
 				ecs.Component{ID: predID, Comp: &components.Predicted{}})
 		}
 	}))

@@ -25,8 +25,8 @@ type Body struct {
 
 // inputFor is the "recorded input" of entity index at tick: data, not a
 // device read, so replay sees the same value.
-func inputFor(tick, index uint32) (float32, float32) {
-	h := (tick*2654435761 ^ index*40503) * 2246822519
+func inputFor(tick gw.Tick, index uint32) (float32, float32) {
+	h := (uint32(tick)*2654435761 ^ index*40503) * 2246822519
 	return float32(int32(h%2001)-1000) / 1000, float32(int32((h>>11)%2001)-1000) / 1000
 }
 
@@ -74,7 +74,7 @@ type game struct {
 // system in the prediction stage.
 func newGame(t require.TestingT, n, capacity int) *game {
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: capacity})
+	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: capacity})
 	require.NoError(t, err)
 	require.NoError(t, gw.RegisterRollback[Position](h))
 	require.NoError(t, gw.RegisterRollback[Velocity](h))

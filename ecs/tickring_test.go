@@ -13,15 +13,15 @@ func TestTickRingNeverReturnsAnotherTicksData(t *testing.T) {
 	assert.Equal(t, 8, r.Size())
 	_, ok := r.Get(0)
 	assert.False(t, ok, "an empty slot is not tick 0")
-	for tick := uint32(0); tick < 20; tick++ {
+	for tick := gw.Tick(0); tick < 20; tick++ {
 		r.Set(tick, int(tick)*10)
 	}
-	for tick := uint32(0); tick < 12; tick++ {
+	for tick := gw.Tick(0); tick < 12; tick++ {
 		_, ok := r.Get(tick)
 		assert.Falsef(t, ok, "tick %d was overwritten", tick)
 		assert.Nil(t, r.Ptr(tick))
 	}
-	for tick := uint32(12); tick < 20; tick++ {
+	for tick := gw.Tick(12); tick < 20; tick++ {
 		v, ok := r.Get(tick)
 		assert.True(t, ok)
 		assert.Equal(t, int(tick)*10, v)

@@ -49,7 +49,7 @@ type WorldOptions struct {
 // history; make a new World instead.
 type World struct {
 	arche     ecs.World
-	tick      uint32
+	tick      Tick
 	role      Role
 	replaying bool
 	commands  Commands
@@ -81,11 +81,11 @@ func (w *World) Arche() *ecs.World { return &w.arche }
 
 // Tick returns the tick being simulated (during replay: the tick being
 // replayed).
-func (w *World) Tick() uint32 { return w.tick }
+func (w *World) Tick() Tick { return w.tick }
 
 // SetTick sets the current tick, for example when a client adopts the
 // server's tick at connection. It panics while replaying.
-func (w *World) SetTick(t uint32) {
+func (w *World) SetTick(t Tick) {
 	if w.replaying {
 		panic("ecs: SetTick while replaying")
 	}
@@ -110,7 +110,7 @@ func (w *World) IsFirstTimePredicted() bool { return !w.replaying }
 func (w *World) Commands() *Commands { return &w.commands }
 
 // History returns the world's component history, or nil when none was
-// enabled with [World.EnableHistory].
+// enabled with [EnableHistory].
 func (w *World) History() *History { return w.history }
 
 // LayoutVersion returns a counter that changes with every structural change

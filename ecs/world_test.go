@@ -50,7 +50,7 @@ func TestWorldCountsStructuralChangesAndForwardsEvents(t *testing.T) {
 		assert.True(t, l.events[0].Contains(event.ComponentAdded))
 	}
 	w.SetTick(41)
-	assert.Equal(t, uint32(41), w.Tick())
+	assert.Equal(t, gw.Tick(41), w.Tick())
 	assert.False(t, w.IsReplaying())
 	assert.True(t, w.IsFirstTimePredicted())
 	assert.Nil(t, w.History())

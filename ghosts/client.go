@@ -166,7 +166,7 @@ func (c *Client) despawn(id components.GhostID) {
 // encode to the same bits as the gi-th ghost of snap: whether the
 // prediction at that tick was right. recorded is false (and equal
 // meaningless) when the history does not hold e at tick.
-func (c *Client) Compare(h *gw.History, tick uint32, e ecs.Entity, snap *netsync.Snapshot, gi int) (equal, recorded bool) {
+func (c *Client) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *netsync.Snapshot, gi int) (equal, recorded bool) {
 	gs := &snap.Ghosts[gi]
 	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(gs.Type))
 	equal = true

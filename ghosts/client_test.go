@@ -361,7 +361,7 @@ func TestClientEachInIDOrder(t *testing.T) {
 func TestClientCompare(t *testing.T) {
 	const me = 1
 	p := newPair(t, me)
-	h, err := p.cw.EnableHistory(gw.HistoryOptions{Capacity: 16})
+	h, err := gw.EnableHistory[components.Predicted](p.cw, gw.HistoryOptions{Capacity: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func TestEndToEnd(t *testing.T) {
 		spawn()
 	}
 	var spawns, despawns, kills, lost int
-	for tick := uint32(1); tick <= ticks; tick++ {
+	for tick := gw.Tick(1); tick <= ticks; tick++ {
 		p.sw.SetTick(tick)
 		// Move.
 		for _, e := range live {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mlange-42/arche/ecs"
 
+	gw "github.com/ghostwire/ghostwire/ecs"
+
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -60,8 +62,9 @@ type interpGhost struct {
 	g      components.Ghost
 	e      ecs.Entity
 	shown  bool
-	gone   uint32 // first tick missing from a complete snapshot; 0: present
-	ticks  [statesPerGhost]uint32
+	gone   gw.Tick // first tick missing from a complete snapshot, when isGone
+	isGone bool
+	ticks  [statesPerGhost]gw.Tick
 	data   []byte // statesPerGhost states of stride bytes
 	stride int
 	offs   []int // component offsets inside a state
@@ -117,8 +120,8 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 		ip.ghosts = slices.Insert(ip.ghosts, i, ig)
 	}
 	ig := ip.ghosts[i]
-	if int32(snap.Tick-ig.gone) > 0 {
-		ig.gone = 0 // present again after the tick it went missing
+	if ig.isGone && snap.Tick.After(ig.gone) {
+		ig.isGone = false // present again after the tick it went missing
 	}
 	if ig.n > 0 && int32(snap.Tick-ig.ticks[ig.head]) <= 0 {
 		return
@@ -173,9 +176,9 @@ func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
 
 // Gone notes that ghost id was missing from the complete snapshot of tick;
 // it disappears when the render tick reaches that tick.
-func (ip *Interpolator) Gone(id components.GhostID, tick uint32) {
-	if i, ok := ip.find(id); ok && ip.ghosts[i].gone == 0 {
-		ip.ghosts[i].gone = tick
+func (ip *Interpolator) Gone(id components.GhostID, tick gw.Tick) {
+	if i, ok := ip.find(id); ok && !ip.ghosts[i].isGone {
+		ip.ghosts[i].gone, ip.ghosts[i].isGone = tick, true
 	}
 }
 
@@ -192,7 +195,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 	a := ip.b.world.Arche()
 	kept := ip.ghosts[:0]
 	for _, ig := range ip.ghosts {
-		if ig.gone != 0 && rt >= float64(ig.gone) || ig.shown && !a.Alive(ig.e) {
+		if ig.isGone && rt >= float64(ig.gone) || ig.shown && !a.Alive(ig.e) {
 			if ig.shown {
 				ip.c.despawn(ig.g.ID)
 				ip.stats.Despawned++

@@ -8,6 +8,7 @@ import (
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -15,7 +16,7 @@ var lerpSink []ipPos
 
 // packetOf encodes the given server ghosts alone as an incomplete snapshot
 // of tick.
-func (r *ipRig) packetOf(tick uint32, es []ecs.Entity) []byte {
+func (r *ipRig) packetOf(tick gw.Tick, es []ecs.Entity) []byte {
 	a := r.sw.Arche()
 	gid := ecs.ComponentID[components.Ghost](a)
 	r.wr.Begin(tick)
@@ -43,7 +44,7 @@ func BenchmarkInterpolatorUpdate(b *testing.B) {
 		es = append(es, e)
 	}
 	const states = 64
-	for tick := uint32(1); tick <= states; tick++ {
+	for tick := gw.Tick(1); tick <= states; tick++ {
 		for i, e := range es {
 			st := ipStateX(float32(i*10) + float32(tick)*0.37)
 			st.Pos.Y = float32(i) - float32(tick)*0.21

@@ -161,7 +161,7 @@ func (r *ipRig) set(e ecs.Entity, st ipState) {
 }
 
 // packet encodes the server's ghosts as the snapshot of tick.
-func (r *ipRig) packet(tick uint32, complete bool) []byte {
+func (r *ipRig) packet(tick gw.Tick, complete bool) []byte {
 	r.sw.SetTick(tick)
 	r.wr.Begin(tick)
 	r.srv.WriteSnapshot(r.wr, ipMe)
@@ -181,7 +181,7 @@ func (r *ipRig) receive(tb testing.TB, p []byte) {
 }
 
 // send is packet then receive, for a complete snapshot.
-func (r *ipRig) send(tb testing.TB, tick uint32) {
+func (r *ipRig) send(tb testing.TB, tick gw.Tick) {
 	tb.Helper()
 	r.receive(tb, r.packet(tick, true))
 }
@@ -242,19 +242,19 @@ func requireDrawn(tb testing.TB, r *ipRig, id components.GhostID, want ipState, 
 
 func TestInterpolatorBlendsBetweenStates(t *testing.T) {
 	r := newIPRig(t, 4)
-	states := map[uint32]ipState{
+	states := map[gw.Tick]ipState{
 		10: {ipYaw{3}, ipPos{0.1, -7.3}, ipLife{100, true}},
 		12: {ipYaw{-3}, ipPos{4.7, 8.9}, ipLife{90, true}},
 		16: {ipYaw{1.234567}, ipPos{-3.3, 0.77}, ipLife{80, true}},
 	}
 	e, id := r.spawn(t, states[10])
-	for _, tick := range []uint32{10, 12, 16} {
+	for _, tick := range []gw.Tick{10, 12, 16} {
 		r.set(e, states[tick])
 		r.send(t, tick)
 	}
 	for _, c := range []struct {
 		rt   float64
-		a, b uint32
+		a, b gw.Tick
 		t    float32
 	}{
 		{10, 10, 10, 0}, // exactly the state, not a blend
@@ -292,7 +292,7 @@ func TestInterpolatorBlendsBetweenStates(t *testing.T) {
 func TestInterpolatorSpawnAndDespawnFollowRenderTick(t *testing.T) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipState{Pos: ipPos{1, 1}, Life: ipLife{5, true}})
-	for tick := uint32(20); tick <= 24; tick++ {
+	for tick := gw.Tick(20); tick <= 24; tick++ {
 		r.set(e, ipState{Pos: ipPos{float32(tick), 0}, Life: ipLife{5, true}})
 		r.send(t, tick)
 	}
@@ -362,7 +362,7 @@ func TestInterpolatorExtrapolatesUpToCapThenHolds(t *testing.T) {
 	at := func(tick float64) ipState {
 		return ipState{Yaw: ipYaw{float32(0.01 * tick)}, Pos: ipPos{float32(2 * tick), float32(-tick)}, Life: ipLife{1, true}}
 	}
-	for tick := uint32(10); tick <= 20; tick++ {
+	for tick := gw.Tick(10); tick <= 20; tick++ {
 		r.set(e, at(float64(tick)))
 		r.send(t, tick)
 	}
@@ -434,8 +434,8 @@ func TestInterpolatorRecoversAfterExtrapolation(t *testing.T) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipState{})
 	// Moving at 2 units a tick until 20, where it stops at 40 for good.
-	pos := func(tick uint32) float32 { return float32(2 * min(tick, 20)) }
-	for tick := uint32(10); tick <= 20; tick++ {
+	pos := func(tick gw.Tick) float32 { return float32(2 * min(tick, 20)) }
+	for tick := gw.Tick(10); tick <= 20; tick++ {
 		r.set(e, ipState{Pos: ipPos{pos(tick), 0}})
 		r.send(t, tick)
 	}
@@ -448,7 +448,7 @@ func TestInterpolatorRecoversAfterExtrapolation(t *testing.T) {
 	require.Equal(t, float32(44), got.Pos.X, "extrapolated 2 ticks on: the wrong guess")
 
 	// Data resumes: the ghost stood still at 40 since 20.
-	for tick := uint32(21); tick <= 60; tick++ {
+	for tick := gw.Tick(21); tick <= 60; tick++ {
 		r.set(e, ipState{Pos: ipPos{pos(tick), 0}})
 		r.send(t, tick)
 	}
@@ -488,8 +488,8 @@ func ipStateX(x float32) ipState {
 func TestInterpolatorTeleportSteps(t *testing.T) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipState{})
-	xs := map[uint32]float32{10: 0, 11: 1, 12: 2, 13: 500, 14: 501, 15: 502}
-	for tick := uint32(10); tick <= 15; tick++ {
+	xs := map[gw.Tick]float32{10: 0, 11: 1, 12: 2, 13: 500, 14: 501, 15: 502}
+	for tick := gw.Tick(10); tick <= 15; tick++ {
 		r.set(e, ipStateX(xs[tick]))
 		r.send(t, tick)
 	}
@@ -504,7 +504,7 @@ func TestInterpolatorTeleportSteps(t *testing.T) {
 		case rt < 13:
 			want = ipStateX(2) // holds the old state up to the teleport...
 		default:
-			fl := uint32(rt)
+			fl := gw.Tick(rt)
 			want = ipBlend(ipStateX(xs[fl]), ipStateX(xs[min(fl+1, 15)]), float32(rt-float64(fl)))
 			if fl == 15 {
 				want = ipStateX(xs[15])
@@ -527,7 +527,7 @@ func TestInterpolatorNoExtrapolationAcrossTeleport(t *testing.T) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipState{})
 	for _, s := range []struct {
-		tick uint32
+		tick gw.Tick
 		x    float32
 	}{{10, 0}, {11, 1}, {12, 500}} {
 		r.set(e, ipStateX(s.x))
@@ -552,7 +552,7 @@ func TestInterpolatorNoExtrapolationAcrossTeleport(t *testing.T) {
 func TestInterpolatorTeleportArrivingDuringExtrapolation(t *testing.T) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipState{})
-	for tick := uint32(10); tick <= 11; tick++ {
+	for tick := gw.Tick(10); tick <= 11; tick++ {
 		r.set(e, ipStateX(float32(tick)))
 		r.send(t, tick)
 	}
@@ -589,7 +589,7 @@ func TestInterpolatorTeleportArrivingDuringExtrapolation(t *testing.T) {
 	// The same while still extrapolating past it: it holds the new place.
 	r2 := newIPRig(t, 4)
 	e2, id2 := r2.spawn(t, ipState{})
-	for tick := uint32(10); tick <= 11; tick++ {
+	for tick := gw.Tick(10); tick <= 11; tick++ {
 		r2.set(e2, ipStateX(float32(tick)))
 		r2.send(t, tick)
 	}
@@ -694,11 +694,11 @@ func TestInterpolatorIgnoresOlderStates(t *testing.T) {
 func TestInterpolatorRingWraps(t *testing.T) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipState{})
-	x := func(tick uint32) float32 { return float32(tick)*3 + 0.125 }
+	x := func(tick gw.Tick) float32 { return float32(tick)*3 + 0.125 }
 	// Every other tick, 150 states: more than twice the 64-state ring,
 	// while the render tick lags 30 ticks behind.
 	var first bool
-	for tick := uint32(2); tick <= 300; tick += 2 {
+	for tick := gw.Tick(2); tick <= 300; tick += 2 {
 		r.set(e, ipStateX(x(tick)))
 		r.send(t, tick)
 		rt := float64(tick) - 30
@@ -707,7 +707,7 @@ func TestInterpolatorRingWraps(t *testing.T) {
 		}
 		r.update(rt)
 		got, in := r.drawn(t, id)
-		lo := uint32(rt) &^ 1
+		lo := gw.Tick(rt) &^ 1
 		want := ipBlend(ipStateX(x(lo)), ipStateX(x(lo+2)), float32((rt-float64(lo))/2))
 		if rt == float64(lo) {
 			want = ipStateX(x(lo))
@@ -723,7 +723,7 @@ func TestInterpolatorRingWraps(t *testing.T) {
 	// at odd and fractional ticks, read the right slots.
 	for _, rt := range []float64{174, 175, 201.5, 262, 299} {
 		r.update(rt)
-		lo := uint32(rt) &^ 1
+		lo := gw.Tick(rt) &^ 1
 		want := ipBlend(ipStateX(x(lo)), ipStateX(x(lo+2)), float32((rt-float64(lo))/2))
 		if rt == float64(lo) {
 			want = ipStateX(x(lo))
@@ -745,7 +745,7 @@ func TestInterpolatorUpdateAllocs(t *testing.T) {
 		e, _ := r.spawn(t, ipStateX(float32(i)))
 		es = append(es, e)
 	}
-	for tick := uint32(1); tick <= 60; tick++ {
+	for tick := gw.Tick(1); tick <= 60; tick++ {
 		for i, e := range es {
 			r.set(e, ipStateX(float32(tick)+float32(i)*100))
 		}

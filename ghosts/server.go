@@ -6,6 +6,8 @@ import (
 
 	"github.com/mlange-42/arche/ecs"
 
+	gw "github.com/ghostwire/ghostwire/ecs"
+
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -25,7 +27,7 @@ type serverGhost struct {
 	e     ecs.Entity
 	typ   netsync.GhostTypeID
 	owner components.ConnID
-	spawn uint32
+	spawn gw.Tick
 }
 
 // NewServer returns an empty ghost register for the binding's world.

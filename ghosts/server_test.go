@@ -8,13 +8,14 @@ import (
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // writeSnapshot encodes srv's snapshot of tick for conn with a writer of
 // maxBytes (MaxDatagram when 0) and decodes it, as a client would.
-func writeSnapshot(tb testing.TB, s *testSchema, srv *ghosts.Server, maxBytes int, tick uint32, conn components.ConnID) (snap *netsync.Snapshot, left int) {
+func writeSnapshot(tb testing.TB, s *testSchema, srv *ghosts.Server, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *netsync.Snapshot, left int) {
 	tb.Helper()
 	sw, err := netsync.NewSnapshotWriter(s.Schema, maxBytes)
 	if err != nil {
@@ -45,7 +46,7 @@ func TestServerSpawn(t *testing.T) {
 	srv := ghosts.NewServer(b)
 
 	tests := []struct {
-		tick  uint32
+		tick  gw.Tick
 		typ   netsync.GhostTypeID
 		owner components.ConnID
 	}{

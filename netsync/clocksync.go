@@ -2,6 +2,7 @@ package netsync
 
 import (
 	"fmt"
+	"github.com/ghostwire/ghostwire/ecs"
 	"math"
 )
 
@@ -17,7 +18,7 @@ type LeadTracker struct {
 
 // Observe records the lead of one input tick arriving at serverTime (the
 // newest simulated tick plus the fraction of the next tick elapsed).
-func (l *LeadTracker) Observe(tick uint32, serverTime float64) {
+func (l *LeadTracker) Observe(tick ecs.Tick, serverTime float64) {
 	l.window[l.i] = float64(tick) - serverTime
 	l.i = (l.i + 1) % len(l.window)
 	l.n = min(l.n+1, len(l.window))
@@ -59,7 +60,7 @@ type ClockSyncOptions struct {
 // it is large.
 type ClockSync struct {
 	opts    ClockSyncOptions
-	settle  uint32 // ignore feedback for ticks sent before this tick
+	settle  ecs.Tick // ignore feedback for ticks sent before this tick
 	scale   float64
 	jumps   uint64
 	lastErr float64
@@ -104,8 +105,8 @@ func (c *ClockSync) TargetLead() float64 { return c.opts.TargetLead }
 // client clock at, and a jump in ticks: positive means skip that many ticks
 // ahead at once, negative means hold (run no tick) for that many. Feedback
 // about inputs sent before a jump took effect is ignored.
-func (c *ClockSync) Feedback(lead float64, confirmed, now uint32) (scale float64, jump int) {
-	if int32(confirmed-c.settle) < 0 {
+func (c *ClockSync) Feedback(lead float64, confirmed, now ecs.Tick) (scale float64, jump int) {
+	if confirmed.Before(c.settle) {
 		return c.scale, 0
 	}
 	err := lead - c.opts.TargetLead
@@ -120,7 +121,7 @@ func (c *ClockSync) Feedback(lead float64, confirmed, now uint32) (scale float64
 		// Leads of inputs sent before the jump stay in the server's window
 		// until a window's worth of later inputs has arrived; skipped ticks
 		// send none, so a skip ahead delays that by the ticks skipped.
-		c.settle = now + 1 + uint32(len(LeadTracker{}.window)) + uint32(max(jump, 0))
+		c.settle = now.Add(1 + len(LeadTracker{}.window) + max(jump, 0))
 		return 1, jump
 	}
 	if math.Abs(err) < 0.25 {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -32,7 +33,7 @@ func TestLeadTrackerWindowMinimum(t *testing.T) {
 	// The window holds the newest 60 arrivals: the late one is forgotten
 	// when the 60th after it arrives.
 	for i := range 59 {
-		l.Observe(uint32(200+i), float64(200+i)-5)
+		l.Observe(gw.Tick(200+i), float64(200+i)-5)
 	}
 	lead, _ = l.Lead()
 	assert.Equal(t, -1.5, lead, "59 arrivals after it: still in the window")
@@ -41,7 +42,7 @@ func TestLeadTrackerWindowMinimum(t *testing.T) {
 	assert.Equal(t, 5.0, lead, "60 arrivals after it: out")
 
 	for i := range 1000 { // many more arrivals: the window slides on
-		l.Observe(uint32(1000+i), float64(1000+i)-2-float64(i%7))
+		l.Observe(gw.Tick(1000+i), float64(1000+i)-2-float64(i%7))
 	}
 	lead, _ = l.Lead()
 	assert.Equal(t, 2.0, lead)
@@ -137,7 +138,7 @@ func TestClockSyncIgnoresFeedbackUntilTheJumpSettles(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		lead   float64
-		settle uint32 // first confirmed tick whose feedback counts
+		settle gw.Tick // first confirmed tick whose feedback counts
 	}{
 		// A hold delays the next inputs: once the 60-arrival window holds
 		// only inputs sent after "now", the lead is right.
@@ -152,8 +153,8 @@ func TestClockSyncIgnoresFeedbackUntilTheJumpSettles(t *testing.T) {
 			_, jump := c.Feedback(tt.lead, 990, 1000)
 			require.NotZero(t, jump)
 			// Old feedback still reports the old error: ignored, no second jump.
-			for confirmed := uint32(990); confirmed < tt.settle; confirmed++ {
-				scale, jump := c.Feedback(tt.lead, confirmed, 1000+confirmed-990)
+			for confirmed := gw.Tick(990); confirmed.Before(tt.settle); confirmed++ {
+				scale, jump := c.Feedback(tt.lead, confirmed, confirmed.Add(1000-990))
 				require.Equal(t, 1.0, scale, "confirmed %d", confirmed)
 				require.Zero(t, jump, "confirmed %d", confirmed)
 			}
@@ -180,18 +181,18 @@ func clockLoop(t *testing.T, delay, offset float64, ticks int) (leads []float64,
 	require.NoError(t, err)
 	var tracker netsync.LeadTracker
 	type input struct {
-		tick uint32
+		tick gw.Tick
 		at   float64
 	}
 	type snapshot struct {
 		lead      float64
-		confirmed uint32
+		confirmed gw.Tick
 		at        float64
 	}
 	var inputs []input
 	var snaps []snapshot
-	var received uint32 // newest input tick the server has
-	now := 100.0        // real time = server time, in ticks
+	var received gw.Tick // newest input tick the server has
+	now := 100.0         // real time = server time, in ticks
 	clock := now + delay + 1 + offset
 	hold := 0.0
 	scale := 1.0
@@ -205,7 +206,7 @@ func clockLoop(t *testing.T, delay, offset float64, ticks int) (leads []float64,
 			clock += scale * dt
 		}
 		if after := math.Floor(clock); after > before {
-			inputs = append(inputs, input{tick: uint32(after), at: now + delay})
+			inputs = append(inputs, input{tick: gw.Tick(after), at: now + delay})
 		}
 		// Inputs arrive at the server.
 		keep := inputs[:0]
@@ -215,13 +216,15 @@ func clockLoop(t *testing.T, delay, offset float64, ticks int) (leads []float64,
 				continue
 			}
 			tracker.Observe(in.tick, now)
-			received = max(received, in.tick)
+			if in.tick.After(received) {
+				received = in.tick
+			}
 		}
 		inputs = keep
 		// Once per tick the server sends a snapshot.
 		if (step+1)%steps == 0 {
 			lead, _ := tracker.Lead()
-			snaps = append(snaps, snapshot{lead: lead, confirmed: min(received, uint32(now)), at: now + delay})
+			snaps = append(snaps, snapshot{lead: lead, confirmed: min(received, gw.Tick(now)), at: now + delay})
 			leads = append(leads, clock-now-delay)
 		}
 		keepSnaps := snaps[:0]
@@ -231,7 +234,7 @@ func clockLoop(t *testing.T, delay, offset float64, ticks int) (leads []float64,
 				continue
 			}
 			var jump int
-			scale, jump = c.Feedback(s.lead, s.confirmed, uint32(clock))
+			scale, jump = c.Feedback(s.lead, s.confirmed, gw.Tick(clock))
 			switch {
 			case jump > 0:
 				clock += float64(jump)

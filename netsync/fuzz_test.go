@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -29,7 +30,7 @@ func requireDecodeError(t *testing.T, err error) {
 func FuzzDecodeInputs(f *testing.F) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	for _, n := range []int{1, 2, 3, 5, 8, 16, 31, 32} {
-		for _, newest := range []uint32{uint32(n - 1), 1000, math.MaxUint32} {
+		for _, newest := range []gw.Tick{gw.Tick(n - 1), 0, 1000, math.MaxUint32} {
 			b := randomBatch(rng, n, newest)
 			f.Add(netsync.AppendInputs(nil, &b))
 		}
@@ -52,8 +53,11 @@ func FuzzDecodeInputs(f *testing.F) {
 		n := len(b.Inputs)
 		require.True(t, n >= 1 && n <= netsync.MaxInputsPerBatch)
 		for i, c := range b.Inputs {
-			require.Equal(t, b.Inputs[n-1].Tick-uint32(n-1-i), c.Tick, "consecutive ticks")
-			require.True(t, c.ViewTick <= c.Tick)
+			require.Equal(t, b.Inputs[n-1].Tick.Add(-(n - 1 - i)), c.Tick, "consecutive ticks")
+			if c.ViewTick != 0 {
+				d := c.Tick.Sub(c.ViewTick)
+				require.True(t, d >= 0 && d < 1<<20, "view tick %d is %d ticks before tick %d", c.ViewTick, d, c.Tick)
+			}
 			require.True(t, c.ViewFraction >= 0 && c.ViewFraction < 1)
 			require.True(t, c.InterpolationDelay >= 0 && c.InterpolationDelay <= netsync.MaxInterpolationDelay)
 			require.True(t, c.MoveX >= -1 && c.MoveX <= 1 && c.MoveY >= -1 && c.MoveY <= 1)
@@ -82,9 +86,9 @@ func snapshotFuzzSeeds(t testing.TB, ts *testSchema) [][]byte {
 	var seeds [][]byte
 	for _, n := range []int{0, 1, 2, 5, 20, 60} {
 		for _, h := range []netsync.SnapshotHeader{
-			{Tick: 5000, Confirmed: 4990, Lead: 1.5, EchoTime: 77, Hold: 3, Complete: true},
+			{Tick: 5000, Confirmed: 4990, HasConfirmed: true, Lead: 1.5, EchoTime: 77, Hold: 3, Complete: true},
 			{Tick: 1, Lead: -2},
-			{Tick: math.MaxUint32, Confirmed: 1, Lead: 4096, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
+			{Tick: math.MaxUint32, Confirmed: 1, HasConfirmed: true, Lead: 4096, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
 		} {
 			ghosts := randomGhosts(t, ts, rng, n, h.Tick, 1)
 			w.Begin(h.Tick)
@@ -136,7 +140,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			seen[g.ID] = true
 			_, ok := ts.GhostType(netsync.GhostTypeID(g.Type))
 			require.True(t, ok)
-			require.LessOrEqual(t, g.Spawned, s.Tick)
+			require.False(t, g.Spawned.After(s.Tick), "ghost %d spawned at %d, after tick %d", g.ID, g.Spawned, s.Tick)
 		}
 
 		// Re-encode what was decoded, as far as it fits in a datagram, and

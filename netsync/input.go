@@ -2,6 +2,7 @@ package netsync
 
 import (
 	"fmt"
+	"github.com/ghostwire/ghostwire/ecs"
 	"math"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -146,8 +147,8 @@ func writeInput(w *BitWriter, c, prev *components.InputCommand) {
 		w.WriteBool(false)
 	} else {
 		w.WriteBool(true)
-		d := int64(c.Tick) - int64(c.ViewTick)
-		if prev.ViewTick != 0 && d == int64(prev.Tick)-int64(prev.ViewTick) {
+		d := int64(c.Tick.Sub(c.ViewTick))
+		if prev.ViewTick != 0 && d == int64(prev.Tick.Sub(prev.ViewTick)) {
 			w.WriteBool(true)
 		} else {
 			w.WriteBool(false)
@@ -174,7 +175,7 @@ func writeInput(w *BitWriter, c, prev *components.InputCommand) {
 // readInput decodes what writeInput wrote. It refuses out-of-range codes
 // and non-finite origins; a move vector longer than 1 is returned as sent
 // (the InputBuffer clamps and counts it).
-func readInput(r *BitReader, c, prev *components.InputCommand, tick uint32) error {
+func readInput(r *BitReader, c, prev *components.InputCommand, tick ecs.Tick) error {
 	*c = components.InputCommand{Tick: tick, Buttons: prev.Buttons, MoveX: prev.MoveX, MoveY: prev.MoveY, Aim: prev.Aim}
 	if changed, _ := r.ReadBool(); changed {
 		b, _ := r.ReadUvarint()
@@ -205,7 +206,7 @@ func readInput(r *BitReader, c, prev *components.InputCommand, tick uint32) erro
 	if has, _ := r.ReadBool(); has {
 		var d int64
 		if same, _ := r.ReadBool(); same && prev.ViewTick != 0 {
-			d = int64(prev.Tick) - int64(prev.ViewTick)
+			d = int64(prev.Tick.Sub(prev.ViewTick))
 		} else if same {
 			return fmt.Errorf("netsync: input view tick repeats a previous one that has none: %w", ErrMalformed)
 		} else {
@@ -225,11 +226,12 @@ func readInput(r *BitReader, c, prev *components.InputCommand, tick uint32) erro
 				return err
 			}
 		}
-		vt := int64(tick) - d
-		if vt < 1 || vt > int64(tick) {
-			return fmt.Errorf("netsync: input view tick %d outside 1..%d (the input's tick): %w", vt, tick, ErrOutOfRange)
+		// A view is in the past of the input, by less than a window no
+		// game rewinds (2^20 ticks is over 4 hours at 60 Hz).
+		if d < 0 || d >= 1<<20 {
+			return fmt.Errorf("netsync: input view tick %d ticks before the input's tick %d, outside 0..%d: %w", d, tick, 1<<20-1, ErrOutOfRange)
 		}
-		c.ViewTick = uint32(vt)
+		c.ViewTick = tick.Add(-int(d))
 		c.ViewFraction = float32(frac) / viewFractionSteps
 		c.InterpolationDelay = float32(delay) / delaySteps
 	}

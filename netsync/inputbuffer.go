@@ -2,6 +2,7 @@ package netsync
 
 import (
 	"fmt"
+	"github.com/ghostwire/ghostwire/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
 )
@@ -82,10 +83,10 @@ const (
 type InputBuffer struct {
 	opts    InputBufferOptions
 	inputs  []components.InputCommand
-	ticks   []uint32
+	ticks   []ecs.Tick
 	has     []bool
-	missing []bool // per slot: tick run without input (to count late arrivals)
-	applied uint32 // newest tick taken
+	missing []bool   // per slot: tick run without input (to count late arrivals)
+	applied ecs.Tick // newest tick taken
 	started bool
 	last    components.InputCommand
 	hasLast bool
@@ -112,7 +113,7 @@ func NewInputBuffer(opts InputBufferOptions) (*InputBuffer, error) {
 		return nil, fmt.Errorf("netsync: unknown missing-input policy %d", opts.Missing)
 	}
 	n := opts.Capacity
-	return &InputBuffer{opts: opts, inputs: make([]components.InputCommand, n), ticks: make([]uint32, n),
+	return &InputBuffer{opts: opts, inputs: make([]components.InputCommand, n), ticks: make([]ecs.Tick, n),
 		has: make([]bool, n), missing: make([]bool, n)}, nil
 }
 
@@ -120,21 +121,21 @@ func NewInputBuffer(opts InputBufferOptions) (*InputBuffer, error) {
 func (b *InputBuffer) Stats() InputStats { return b.stats }
 
 // Applied returns the newest tick taken and whether any was.
-func (b *InputBuffer) Applied() (uint32, bool) { return b.applied, b.started }
+func (b *InputBuffer) Applied() (ecs.Tick, bool) { return b.applied, b.started }
 
-func (b *InputBuffer) slot(t uint32) int { return int(t % uint32(len(b.inputs))) }
+func (b *InputBuffer) slot(t ecs.Tick) int { return int(uint32(t) % uint32(len(b.inputs))) }
 
 // Add offers one command. current is the server's newest simulated tick:
 // commands for it or earlier are duplicates or late, commands beyond
 // current+MaxAhead are refused.
-func (b *InputBuffer) Add(c components.InputCommand, current uint32) AddResult {
+func (b *InputBuffer) Add(c components.InputCommand, current ecs.Tick) AddResult {
 	b.stats.Received++
 	if !finite(c.MoveX) || !finite(c.MoveY) || !finite(c.Aim) || !finite(c.ViewFraction) ||
 		!finite(c.InterpolationDelay) || !finite(c.OriginX) || !finite(c.OriginY) || !finite(c.OriginZ) {
 		b.stats.Rejected++
 		return Rejected
 	}
-	if int64(c.Tick) <= int64(current) {
+	if !c.Tick.After(current) {
 		i := b.slot(c.Tick)
 		if b.missing[i] && b.ticks[i] == c.Tick {
 			b.missing[i] = false
@@ -144,7 +145,7 @@ func (b *InputBuffer) Add(c components.InputCommand, current uint32) AddResult {
 		b.stats.Duplicates++
 		return Duplicate
 	}
-	if int64(c.Tick)-int64(current) > int64(b.opts.MaxAhead) {
+	if c.Tick.Sub(current) > int32(b.opts.MaxAhead) {
 		b.stats.TooFarAhead++
 		return TooFarAhead
 	}
@@ -170,7 +171,7 @@ func (b *InputBuffer) Add(c components.InputCommand, current uint32) AddResult {
 // Take returns the input to apply on tick and removes it: the client's own
 // (real true) or the missing-input policy's substitute (real false, counted
 // in Missing). Call it exactly once per tick, in increasing tick order.
-func (b *InputBuffer) Take(tick uint32) (c components.InputCommand, real bool) {
+func (b *InputBuffer) Take(tick ecs.Tick) (c components.InputCommand, real bool) {
 	i := b.slot(tick)
 	if b.has[i] && b.ticks[i] == tick {
 		c = b.inputs[i]

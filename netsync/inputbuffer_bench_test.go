@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -39,10 +40,10 @@ func benchmarkInputBuffer(b *testing.B, redundancy int) {
 
 	start := time.Now()
 	for i := range b.N {
-		tick := uint32(i + 1)
+		tick := gw.Tick(i + 1)
 		for r := redundancy - 1; r >= 0; r-- {
-			c := cmds[(tick+lead-uint32(r))%64]
-			c.Tick = tick + lead - uint32(r)
+			c := cmds[tick.Add(lead-r)%64]
+			c.Tick = tick.Add(lead - r)
 			buf.Add(c, tick-1)
 		}
 		c, _ := buf.Take(tick)
@@ -55,10 +56,10 @@ func benchmarkInputBuffer(b *testing.B, redundancy int) {
 	var ringSum uint64
 	start = time.Now()
 	for i := range b.N {
-		tick := uint32(i + 1)
+		tick := gw.Tick(i + 1)
 		for r := redundancy - 1; r >= 0; r-- {
-			c := cmds[(tick+lead-uint32(r))%64]
-			c.Tick = tick + lead - uint32(r)
+			c := cmds[tick.Add(lead-r)%64]
+			c.Tick = tick.Add(lead - r)
 			ring[c.Tick%64] = c
 		}
 		ringSum += uint64(ring[tick%64].Buttons)

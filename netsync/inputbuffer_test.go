@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -20,7 +21,7 @@ func newInputBuffer(t testing.TB, opts netsync.InputBufferOptions) *netsync.Inpu
 }
 
 // cmd returns a quantized command for tick with the given buttons and move.
-func cmd(tick, buttons uint32, x, y float32) components.InputCommand {
+func cmd(tick gw.Tick, buttons uint32, x, y float32) components.InputCommand {
 	c := components.InputCommand{Tick: tick, Buttons: buttons, MoveX: x, MoveY: y}
 	netsync.QuantizeInput(&c)
 	return c
@@ -104,14 +105,17 @@ func TestInputBufferTicksAlreadyRunAreDuplicateOrLateOnce(t *testing.T) {
 	// A late arrival is not applied to any later tick.
 	got, real := b.Take(12)
 	assert.False(t, real)
-	assert.Equal(t, uint32(12), got.Tick)
+	assert.Equal(t, gw.Tick(12), got.Tick)
 }
 
 func TestInputBufferRefusesTicksTooFarAhead(t *testing.T) {
 	b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: 16, MaxAhead: 5})
 	assert.Equal(t, netsync.Accepted, b.Add(cmd(105, 0, 0, 0), 100))
 	assert.Equal(t, netsync.TooFarAhead, b.Add(cmd(106, 0, 0, 0), 100))
-	assert.Equal(t, netsync.TooFarAhead, b.Add(cmd(math.MaxUint32, 0, 0, 0), 100))
+	assert.Equal(t, netsync.TooFarAhead, b.Add(cmd(gw.Tick(100).Add(math.MaxInt32), 0, 0, 0), 100), "the farthest tick after 100")
+	assert.Equal(t, uint64(2), b.Stats().TooFarAhead)
+	// Ticks wrap: the last tick of the range is 101 ticks before tick 100.
+	assert.Equal(t, netsync.Duplicate, b.Add(cmd(math.MaxUint32, 0, 0, 0), 100))
 	assert.Equal(t, uint64(2), b.Stats().TooFarAhead)
 	assert.Equal(t, netsync.Accepted, b.Add(cmd(106, 0, 0, 0), 101), "accepted once the server caught up")
 }
@@ -145,7 +149,7 @@ func TestInputBufferRejectsNonFiniteValues(t *testing.T) {
 func TestInputBufferClampsLongMoveVectors(t *testing.T) {
 	b := newInputBuffer(t, netsync.InputBufferOptions{})
 	for i, v := range [][2]float32{{10, 0}, {0, -10}, {6, 8}, {1, 1}, {math.MaxFloat32, -math.MaxFloat32}} {
-		tick := uint32(11 + i)
+		tick := gw.Tick(11 + i)
 		require.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: tick, MoveX: v[0], MoveY: v[1]}, 10))
 		got, real := b.Take(tick)
 		require.True(t, real)
@@ -193,7 +197,7 @@ func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 		assert.True(t, real)
 		assert.Equal(t, held, got)
 
-		for tick := uint32(4); tick < 8; tick++ {
+		for tick := gw.Tick(4); tick < 8; tick++ {
 			got, real = b.Take(tick)
 			assert.False(t, real, "tick %d has no input", tick)
 			want := components.InputCommand{Tick: tick}
@@ -231,7 +235,7 @@ func TestInputBufferDropsAnInputWhoseTickWasSkipped(t *testing.T) {
 	// The server never takes tick 5; tick 13 shares its slot.
 	got, real := b.Take(13)
 	assert.False(t, real, "tick 5's input is not tick 13's")
-	assert.Equal(t, uint32(13), got.Tick)
+	assert.Equal(t, gw.Tick(13), got.Tick)
 	assert.Zero(t, got.Buttons)
 	assert.Zero(t, b.Stats().Buffered)
 }
@@ -242,17 +246,17 @@ func TestInputBufferSpeedHackGainsNothing(t *testing.T) {
 	// one input per tick.
 	const ticks = 20000
 	b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: 32, MaxAhead: 20})
-	next := uint32(1)
-	for tick := uint32(1); tick <= ticks; tick++ {
+	next := gw.Tick(1)
+	for tick := gw.Tick(1); tick <= ticks; tick++ {
 		for range 2 {
-			if b.Add(cmd(next, next, 0, 0), tick-1) == netsync.Accepted {
+			if b.Add(cmd(next, uint32(next), 0, 0), tick-1) == netsync.Accepted {
 				next++
 			}
 		}
 		got, real := b.Take(tick)
 		require.Equal(t, tick, got.Tick)
 		if real {
-			require.Equal(t, tick, got.Buttons, "tick %d got the input of another tick", tick)
+			require.Equal(t, uint32(tick), got.Buttons, "tick %d got the input of another tick", tick)
 		}
 		s := b.Stats()
 		require.LessOrEqual(t, s.Buffered, 20)
@@ -277,17 +281,17 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 	for _, capacity := range []int{8, 64, 256} {
 		b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: capacity, Missing: netsync.Neutral})
 		type packet struct {
-			at     uint32
+			at     gw.Tick
 			inputs []components.InputCommand
 		}
 		var inflight []packet
-		sent := map[uint32]components.InputCommand{}
-		clientTick := uint32(3)
+		sent := map[gw.Tick]components.InputCommand{}
+		clientTick := gw.Tick(3)
 		lead := 3 // how far ahead of the server the client runs
-		arrived := map[uint32]bool{}
-		takenMissing := map[uint32]bool{}
+		arrived := map[gw.Tick]bool{}
+		takenMissing := map[gw.Tick]bool{}
 		var real uint64
-		for tick := uint32(1); tick <= ticks; tick++ {
+		for tick := gw.Tick(1); tick <= ticks; tick++ {
 			// The client: its lead over the server wanders (clock drift)
 			// and sometimes leaps (a speed hack burst), so it produces
 			// zero, one or several inputs per server tick.
@@ -295,27 +299,27 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 			if rng.IntN(200) == 0 {
 				lead += 6
 			}
-			for int64(clientTick) < int64(tick)+int64(lead) {
+			for clientTick.Before(tick.Add(lead)) {
 				clientTick++
 				c := components.InputCommand{Tick: clientTick, Buttons: rng.Uint32(), MoveX: float32(rng.NormFloat64()), MoveY: float32(rng.NormFloat64())}
 				netsync.QuantizeInput(&c)
 				sent[clientTick] = c
-				first := clientTick - min(clientTick-1, uint32(rng.IntN(5)))
+				first := clientTick.Add(-min(int(clientTick.Sub(1)), rng.IntN(5)))
 				var batch []components.InputCommand
-				for t := first; t <= clientTick; t++ {
+				for t := first; !t.After(clientTick); t++ {
 					batch = append(batch, sent[t])
 				}
 				if rng.IntN(10) > 0 { // 10% loss
-					inflight = append(inflight, packet{at: tick + uint32(rng.IntN(8)), inputs: batch})
+					inflight = append(inflight, packet{at: tick.Add(rng.IntN(8)), inputs: batch})
 				}
 				if rng.IntN(20) == 0 { // 5% duplication
-					inflight = append(inflight, packet{at: tick + uint32(rng.IntN(8)), inputs: batch})
+					inflight = append(inflight, packet{at: tick.Add(rng.IntN(8)), inputs: batch})
 				}
 			}
 			// The server: receive, then take exactly one input.
 			keep := inflight[:0]
 			for _, p := range inflight {
-				if p.at > tick {
+				if p.at.After(tick) {
 					keep = append(keep, p)
 					continue
 				}
@@ -365,7 +369,7 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 
 func TestInputBufferAddAndTakeAllocateNothing(t *testing.T) {
 	b := newInputBuffer(t, netsync.InputBufferOptions{})
-	tick := uint32(1)
+	tick := gw.Tick(1)
 	c := cmd(0, 3, 0.5, 0.5)
 	allocs := testing.AllocsPerRun(1000, func() {
 		c.Tick = tick + 2

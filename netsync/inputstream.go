@@ -24,11 +24,12 @@ type InputStreamOptions struct {
 // replay, and the source of the batches sent to the server, trimmed by
 // what the server has confirmed.
 type InputStream struct {
-	ring       *ecs.TickRing[components.InputCommand]
-	redundancy int
-	newest     uint32
-	has        bool
-	confirmed  uint32
+	ring        *ecs.TickRing[components.InputCommand]
+	redundancy  int
+	newest      ecs.Tick
+	has         bool
+	confirmed   ecs.Tick
+	confirmedOK bool
 }
 
 // NewInputStream returns a stream. It errors naming the value when an
@@ -57,24 +58,25 @@ func (s *InputStream) Capacity() int { return s.ring.Size() }
 func (s *InputStream) Record(c components.InputCommand) components.InputCommand {
 	QuantizeInput(&c)
 	s.ring.Set(c.Tick, c)
-	if !s.has || int32(c.Tick-s.newest) > 0 {
+	if !s.has || c.Tick.After(s.newest) {
 		s.newest, s.has = c.Tick, true
 	}
 	return c
 }
 
 // Get returns the input of tick, if the ring still holds it.
-func (s *InputStream) Get(tick uint32) (components.InputCommand, bool) { return s.ring.Get(tick) }
+func (s *InputStream) Get(tick ecs.Tick) (components.InputCommand, bool) { return s.ring.Get(tick) }
 
 // Confirm notes that the server has applied inputs up to tick.
-func (s *InputStream) Confirm(tick uint32) {
-	if int32(tick-s.confirmed) > 0 {
-		s.confirmed = tick
+func (s *InputStream) Confirm(tick ecs.Tick) {
+	if !s.confirmedOK || tick.After(s.confirmed) {
+		s.confirmed, s.confirmedOK = tick, true
 	}
 }
 
-// Confirmed returns the newest tick the server confirmed.
-func (s *InputStream) Confirmed() uint32 { return s.confirmed }
+// Confirmed returns the newest tick the server confirmed; ok is false
+// before the first confirmation.
+func (s *InputStream) Confirmed() (tick ecs.Tick, ok bool) { return s.confirmed, s.confirmedOK }
 
 // Batch fills b.Inputs with the inputs to send now: every unconfirmed one
 // up to MaxInputsPerBatch, and never fewer than Redundancy (when the ring
@@ -86,14 +88,12 @@ func (s *InputStream) Batch(b *InputBatch) {
 		return
 	}
 	k := MaxInputsPerBatch
-	if unconfirmed := int64(s.newest) - int64(s.confirmed); unconfirmed < int64(k) {
-		k = int(max(unconfirmed, int64(s.redundancy)))
+	if s.confirmedOK {
+		if unconfirmed := int(s.newest.Sub(s.confirmed)); unconfirmed < k {
+			k = max(unconfirmed, s.redundancy)
+		}
 	}
-	first := s.newest - uint32(k-1)
-	if k-1 > int(s.newest) {
-		first = 0
-	}
-	for t := first; ; t++ {
+	for t := s.newest.Add(1 - k); ; t++ {
 		if c, ok := s.ring.Get(t); ok {
 			b.Inputs = append(b.Inputs, c)
 		} else {

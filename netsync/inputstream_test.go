@@ -2,6 +2,7 @@ package netsync_test
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -19,16 +21,16 @@ func newInputStream(t testing.TB, opts netsync.InputStreamOptions) *netsync.Inpu
 	return s
 }
 
-func batchTicks(b *netsync.InputBatch) []uint32 {
-	ticks := make([]uint32, len(b.Inputs))
+func batchTicks(b *netsync.InputBatch) []gw.Tick {
+	ticks := make([]gw.Tick, len(b.Inputs))
 	for i, c := range b.Inputs {
 		ticks[i] = c.Tick
 	}
 	return ticks
 }
 
-func tickRange(first, last uint32) []uint32 {
-	var out []uint32
+func tickRange(first, last gw.Tick) []gw.Tick {
+	var out []gw.Tick
 	for t := first; ; t++ {
 		out = append(out, t)
 		if t == last {
@@ -81,17 +83,17 @@ func TestInputStreamRecordQuantizesAndStores(t *testing.T) {
 
 func TestInputStreamGetFailsForOverwrittenTicks(t *testing.T) {
 	s := newInputStream(t, netsync.InputStreamOptions{Capacity: 16})
-	for tick := uint32(0); tick <= 40; tick++ {
-		s.Record(components.InputCommand{Tick: tick, Buttons: tick})
+	for tick := gw.Tick(0); tick <= 40; tick++ {
+		s.Record(components.InputCommand{Tick: tick, Buttons: uint32(tick)})
 	}
-	for tick := uint32(0); tick <= 24; tick++ {
+	for tick := gw.Tick(0); tick <= 24; tick++ {
 		_, ok := s.Get(tick)
 		assert.False(t, ok, "tick %d was overwritten", tick)
 	}
-	for tick := uint32(25); tick <= 40; tick++ {
+	for tick := gw.Tick(25); tick <= 40; tick++ {
 		c, ok := s.Get(tick)
 		require.True(t, ok, "tick %d", tick)
-		assert.Equal(t, tick, c.Buttons)
+		assert.Equal(t, uint32(tick), c.Buttons)
 	}
 	_, ok := s.Get(41)
 	assert.False(t, ok, "not recorded yet (its slot holds tick 25)")
@@ -105,28 +107,34 @@ func TestInputStreamBatch(t *testing.T) {
 
 	s.Record(components.InputCommand{Tick: 1})
 	s.Batch(&b)
-	assert.Equal(t, []uint32{1}, batchTicks(&b), "redundancy wants 4, the ring has one")
+	assert.Equal(t, []gw.Tick{1}, batchTicks(&b), "redundancy wants 4, the ring has one")
 
 	// Tick 0 exists too.
 	s0 := newInputStream(t, netsync.InputStreamOptions{Redundancy: 4})
 	s0.Record(components.InputCommand{Tick: 0})
 	s0.Record(components.InputCommand{Tick: 1})
 	s0.Batch(&b)
-	assert.Equal(t, []uint32{0, 1}, batchTicks(&b))
+	assert.Equal(t, []gw.Tick{0, 1}, batchTicks(&b))
 
-	for tick := uint32(2); tick <= 100; tick++ {
+	for tick := gw.Tick(2); tick <= 100; tick++ {
 		s.Record(components.InputCommand{Tick: tick})
 	}
 	s.Batch(&b)
 	assert.Equal(t, tickRange(69, 100), batchTicks(&b), "100 unconfirmed: the newest 32")
 
+	_, ok := s.Confirmed()
+	assert.False(t, ok, "nothing confirmed yet")
 	s.Confirm(90)
-	assert.Equal(t, uint32(90), s.Confirmed())
+	confirmed, ok := s.Confirmed()
+	assert.True(t, ok)
+	assert.Equal(t, gw.Tick(90), confirmed)
 	s.Batch(&b)
 	assert.Equal(t, tickRange(91, 100), batchTicks(&b), "every unconfirmed input")
 
 	s.Confirm(80) // older news changes nothing
-	assert.Equal(t, uint32(90), s.Confirmed())
+	confirmed, ok = s.Confirmed()
+	assert.True(t, ok)
+	assert.Equal(t, gw.Tick(90), confirmed)
 
 	s.Confirm(98)
 	s.Batch(&b)
@@ -145,10 +153,10 @@ func TestInputStreamBatchStopsAtGaps(t *testing.T) {
 	// After a clock jump the client skips ticks: a batch never spans the
 	// gap, as AppendInputs needs consecutive ticks.
 	s := newInputStream(t, netsync.InputStreamOptions{Redundancy: 8})
-	for tick := uint32(10); tick <= 20; tick++ {
+	for tick := gw.Tick(10); tick <= 20; tick++ {
 		s.Record(components.InputCommand{Tick: tick})
 	}
-	for tick := uint32(26); tick <= 28; tick++ {
+	for tick := gw.Tick(26); tick <= 28; tick++ {
 		s.Record(components.InputCommand{Tick: tick})
 	}
 	var b netsync.InputBatch
@@ -158,7 +166,7 @@ func TestInputStreamBatchStopsAtGaps(t *testing.T) {
 
 	// The ring is smaller than a batch: only what it still holds.
 	small := newInputStream(t, netsync.InputStreamOptions{Capacity: 16, Redundancy: 32})
-	for tick := uint32(1); tick <= 50; tick++ {
+	for tick := gw.Tick(1); tick <= 50; tick++ {
 		small.Record(components.InputCommand{Tick: tick})
 	}
 	small.Batch(&b)
@@ -174,21 +182,33 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 		var b netsync.InputBatch
 		var pkt []byte
 		var decoded netsync.InputBatch
-		tick := uint32(rng.IntN(3))
-		confirmed := uint32(0)
+		tick := gw.Tick(rng.IntN(3))
+		var confirmed gw.Tick
+		hasConfirmed := false
 		first := tick
 		for range 500 {
 			raw := randomCommand(rng)
 			raw.Tick = tick
 			raw.ViewTick = min(raw.ViewTick, tick)
 			stored := s.Record(raw)
-			if rng.IntN(3) == 0 && tick > 0 {
-				confirmed = max(confirmed, tick-uint32(rng.IntN(int(min(tick, 40)))))
-				s.Confirm(confirmed)
+			if rng.IntN(3) == 0 { // tick 0 can be confirmed too
+				c := tick.Add(-rng.IntN(min(int(tick), 40) + 1))
+				if !hasConfirmed || c.After(confirmed) {
+					confirmed, hasConfirmed = c, true
+				}
+				s.Confirm(c)
 			}
+			got, ok := s.Confirmed()
+			require.Equal(t, hasConfirmed, ok)
+			require.Equal(t, confirmed, got)
 			s.Batch(&b)
-			unconfirmed := int(tick - min(confirmed, tick))
-			available := int(min(tick-first+1, uint32(capacity)))
+			unconfirmed := netsync.MaxInputsPerBatch // none confirmed: a full batch
+			if hasConfirmed {
+				unconfirmed = max(0, int(tick.Sub(confirmed)))
+			}
+			// The ring rounds its slots up to a power of two: it holds
+			// at least the last capacity ticks.
+			available := min(int(tick.Sub(first))+1, 1<<bits.Len(uint(capacity-1)))
 			want := min(netsync.MaxInputsPerBatch, max(unconfirmed, redundancy), available)
 			require.Len(t, b.Inputs, want, "run %d tick %d confirmed %d", run, tick, confirmed)
 			if commandBits(stored) != commandBits(b.Inputs[want-1]) {
@@ -196,7 +216,7 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 			}
 			for i, c := range b.Inputs {
 				r, ok := s.Get(c.Tick)
-				if c.Tick != tick-uint32(want-1-i) || !ok || commandBits(r) != commandBits(c) {
+				if c.Tick != tick.Add(-(want-1-i)) || !ok || commandBits(r) != commandBits(c) {
 					t.Fatalf("tick %d: batch input %d is %+v; ring holds %+v, %v", tick, i, c, r, ok)
 				}
 			}
@@ -217,7 +237,7 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 func TestInputStreamAllocatesNothing(t *testing.T) {
 	s := newInputStream(t, netsync.InputStreamOptions{})
 	b := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, netsync.MaxInputsPerBatch)}
-	tick := uint32(1)
+	tick := gw.Tick(1)
 	allocs := testing.AllocsPerRun(500, func() {
 		s.Record(components.InputCommand{Tick: tick, MoveX: 0.3})
 		if tick > 10 {

@@ -2,6 +2,7 @@ package netsync
 
 import (
 	"fmt"
+	"github.com/ghostwire/ghostwire/ecs"
 	"math"
 	"time"
 )
@@ -32,7 +33,7 @@ type InterpolationClock struct {
 	opts     InterpolationOptions
 	offset   float64 // server tick − client time in ticks
 	started  bool
-	newest   uint32
+	newest   ecs.Tick
 	gapMin   float64 // send interval estimate, ticks
 	gaps     [32]float64
 	gapN     int
@@ -69,7 +70,7 @@ func (c *InterpolationClock) ticks(d time.Duration) float64 { return float64(d) 
 
 // Observe notes the arrival at client time at of a snapshot of tick. Only
 // snapshots newer than every earlier one count.
-func (c *InterpolationClock) Observe(tick uint32, at time.Duration) {
+func (c *InterpolationClock) Observe(tick ecs.Tick, at time.Duration) {
 	now := c.ticks(at)
 	o := float64(tick) - now
 	if !c.started {
@@ -79,10 +80,10 @@ func (c *InterpolationClock) Observe(tick uint32, at time.Duration) {
 		c.last = now
 		return
 	}
-	if int32(tick-c.newest) <= 0 {
+	if !tick.After(c.newest) {
 		return
 	}
-	gap := float64(tick - c.newest)
+	gap := float64(tick.Sub(c.newest))
 	c.gaps[c.gapN%len(c.gaps)] = gap
 	c.gapN++
 	c.gapMin = gap
@@ -135,7 +136,7 @@ func (c *InterpolationClock) Advance(now time.Duration) float64 {
 func (c *InterpolationClock) Delay() float64 { return c.delay }
 
 // Newest returns the newest snapshot tick observed.
-func (c *InterpolationClock) Newest() uint32 { return c.newest }
+func (c *InterpolationClock) Newest() ecs.Tick { return c.newest }
 
 // ServerTick returns the estimated current server tick at client time now.
 func (c *InterpolationClock) ServerTick(now time.Duration) float64 { return c.ticks(now) + c.offset }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -18,7 +19,7 @@ const icTick = 10 * time.Millisecond
 
 // icArrival is one snapshot reaching the client.
 type icArrival struct {
-	tick uint32
+	tick gw.Tick
 	at   time.Duration
 }
 
@@ -26,9 +27,9 @@ type icArrival struct {
 // ... up to last, sent at tick·icTick of a clock the client shares, each
 // arriving latency(tick) later unless drop(tick); sorted by arrival time
 // (ties keep send order). nil drop drops nothing.
-func icStream(first, last uint32, every int, latency func(tick uint32) time.Duration, drop func(tick uint32) bool) []icArrival {
+func icStream(first, last gw.Tick, every int, latency func(tick gw.Tick) time.Duration, drop func(tick gw.Tick) bool) []icArrival {
 	var out []icArrival
-	for k := first; k <= last; k += uint32(every) {
+	for k := first; !k.After(last); k = k.Add(every) {
 		if drop != nil && drop(k) {
 			continue
 		}
@@ -60,8 +61,8 @@ func newIC(t *testing.T, opts netsync.InterpolationOptions) *netsync.Interpolati
 	return c
 }
 
-func constLatency(d time.Duration) func(uint32) time.Duration {
-	return func(uint32) time.Duration { return d }
+func constLatency(d time.Duration) func(gw.Tick) time.Duration {
+	return func(gw.Tick) time.Duration { return d }
 }
 
 func TestInterpolationClockSteadyStream(t *testing.T) {
@@ -84,13 +85,13 @@ func TestInterpolationClockSteadyStream(t *testing.T) {
 		}
 		// At an arrival the render tick trails the newest tick by the delay.
 		if (now-35*time.Millisecond)%icTick == 0 {
-			require.Equal(t, uint32((now-35*time.Millisecond)/icTick), c.Newest())
+			require.Equal(t, gw.Tick((now-35*time.Millisecond)/icTick), c.Newest())
 			require.Equal(t, float64(c.Newest())-c.Delay(), r, "render tick at the arrival of %d", c.Newest())
 		}
 		last = r
 		frames++
 	})
-	assert.Equal(t, uint32(396), c.Newest())
+	assert.Equal(t, gw.Tick(396), c.Newest())
 	assert.Greater(t, frames, 1000)
 }
 
@@ -125,7 +126,7 @@ func TestInterpolationClockSendIntervalThree(t *testing.T) {
 	assert.Equal(t, 0.0, c.Loss(), "a steady send interval of 3 is not loss")
 	assert.Equal(t, 0.0, c.Jitter())
 	// Steady state: one render tick per tick, 6 behind the newest at its arrival.
-	assert.Equal(t, uint32(3030), c.Newest())
+	assert.Equal(t, gw.Tick(3030), c.Newest())
 	assert.InDelta(t, 3030-6, prevR, 1e-9, "render tick at the arrival of 3030")
 	assert.InDelta(t, 3030-6+1, c.Advance(3031*icTick+50*time.Millisecond), 1e-9)
 }
@@ -133,13 +134,13 @@ func TestInterpolationClockSendIntervalThree(t *testing.T) {
 // icDelayRun runs a stream of snapshots every tick for n ticks with the
 // given latency and drops, and returns the clock, the mean of Loss over the
 // second half and the last frame's time.
-func icDelayRun(t *testing.T, c *netsync.InterpolationClock, first uint32, n int, lat func(uint32) time.Duration, drop func(uint32) bool, fn func(now time.Duration, r float64)) (meanLoss float64, end time.Duration) {
-	arr := icStream(first, first+uint32(n), 1, lat, drop)
+func icDelayRun(t *testing.T, c *netsync.InterpolationClock, first gw.Tick, n int, lat func(gw.Tick) time.Duration, drop func(gw.Tick) bool, fn func(now time.Duration, r float64)) (meanLoss float64, end time.Duration) {
+	arr := icStream(first, first.Add(n), 1, lat, drop)
 	var sum float64
 	var cnt int
-	end = time.Duration(first+uint32(n))*icTick + 50*time.Millisecond
+	end = time.Duration(first.Add(n))*icTick + 50*time.Millisecond
 	icDrive(c, arr, time.Duration(first)*icTick, end, icTick, func(now time.Duration, r float64) {
-		if now > time.Duration(first+uint32(n/2))*icTick {
+		if now > time.Duration(first.Add(n/2))*icTick {
 			sum += c.Loss()
 			cnt++
 		}
@@ -155,7 +156,7 @@ func icDelayRun(t *testing.T, c *netsync.InterpolationClock, first uint32, n int
 // time and returns how long it took to come back to 2 ticks exactly.
 func icCalmDown(t *testing.T, c *netsync.InterpolationClock, from time.Duration) time.Duration {
 	t.Helper()
-	first := uint32(from/icTick) + 20 // past anything the rough phase sent
+	first := gw.Tick(from/icTick) + 20 // past anything the rough phase sent
 	arr := icStream(first, first+3000, 1, constLatency(30*time.Millisecond), nil)
 	start := time.Duration(first) * icTick
 	prevD, prevNow, prevR := c.Delay(), from, c.Advance(from)
@@ -185,7 +186,7 @@ func TestInterpolationClockJitterRaisesDelay(t *testing.T) {
 	// in order (a queue), so the jitter is not mistaken for loss.
 	rng := rand.New(rand.NewPCG(41, 43))
 	var prevArrival time.Duration
-	lat := func(k uint32) time.Duration {
+	lat := func(k gw.Tick) time.Duration {
 		at := time.Duration(k)*icTick + 50*time.Millisecond + time.Duration(rng.Float64()*float64(60*time.Millisecond))
 		at = max(at, prevArrival)
 		prevArrival = at
@@ -213,7 +214,7 @@ func TestInterpolationClockJitterRaisesDelay(t *testing.T) {
 func TestInterpolationClockLossRaisesDelay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 53))
 	lost := 0
-	drop := func(k uint32) bool {
+	drop := func(k gw.Tick) bool {
 		if rng.Float64() < 0.1 {
 			lost++
 			return true
@@ -243,7 +244,7 @@ func TestInterpolationClockRenderNeverGoesBack(t *testing.T) {
 	// 30 ms latency, then from tick 200 a 1 s spike for 100 ticks, then
 	// back: the estimated server tick falls back by up to 97 ticks, faster
 	// than client time moves it on.
-	lat := func(k uint32) time.Duration {
+	lat := func(k gw.Tick) time.Duration {
 		if k >= 200 && k < 300 {
 			return time.Second
 		}
@@ -256,17 +257,17 @@ func TestInterpolationClockRenderNeverGoesBack(t *testing.T) {
 
 	var prevR float64
 	clamped := false
-	newest := uint32(0)
+	newest := gw.Tick(0)
 	icDrive(c, arr, arr[0].at, 520*icTick, icTick/2, func(now time.Duration, r float64) {
 		require.GreaterOrEqual(t, r, prevR, "render tick went back at %v", now)
-		require.GreaterOrEqual(t, c.Newest(), newest, "Newest went back at %v", now)
+		require.False(t, c.Newest().Before(newest), "Newest went back at %v", now)
 		if c.ServerTick(now)-c.Delay() < prevR-0.5 {
 			clamped = true // without the clamp it would have gone back
 		}
 		prevR, newest = r, c.Newest()
 	})
 	assert.True(t, clamped, "test setup: the spike never pulled the estimate back")
-	assert.Equal(t, uint32(500), c.Newest())
+	assert.Equal(t, gw.Tick(500), c.Newest())
 
 	// Client time going backwards cannot move it back either.
 	r := c.Advance(520 * icTick)
@@ -286,8 +287,8 @@ func TestInterpolationClockFixedDelay(t *testing.T) {
 	})
 	// Then jitter and loss: the fixed delay does not move.
 	arr = icStream(201, 1200, 1,
-		func(uint32) time.Duration { return 20*time.Millisecond + time.Duration(rng.IntN(80))*time.Millisecond },
-		func(uint32) bool { return rng.IntN(5) == 0 })
+		func(gw.Tick) time.Duration { return 20*time.Millisecond + time.Duration(rng.IntN(80))*time.Millisecond },
+		func(gw.Tick) bool { return rng.IntN(5) == 0 })
 	icDrive(c, arr, 201*icTick, 1300*icTick, icTick, func(now time.Duration, r float64) {
 		require.Equal(t, 4.5, c.Delay(), "fixed delay moved at %v", now)
 	})
@@ -335,13 +336,13 @@ func TestInterpolationClockGetters(t *testing.T) {
 	c := newIC(t, netsync.InterpolationOptions{})
 	// Nothing observed yet.
 	assert.Equal(t, 0.0, c.Advance(time.Second))
-	assert.Equal(t, uint32(0), c.Newest())
+	assert.Equal(t, gw.Tick(0), c.Newest())
 	assert.Equal(t, 0.0, c.Delay())
 	assert.Equal(t, 0.0, c.Jitter())
 	assert.Equal(t, 0.0, c.Loss())
 
 	c.Observe(50, 120*time.Millisecond)
-	assert.Equal(t, uint32(50), c.Newest())
+	assert.Equal(t, gw.Tick(50), c.Newest())
 	assert.InDelta(t, 50, c.ServerTick(120*time.Millisecond), 1e-9)
 	assert.InDelta(t, 52.5, c.ServerTick(145*time.Millisecond), 1e-9)
 	assert.Equal(t, 2.0, c.Delay())
@@ -350,14 +351,14 @@ func TestInterpolationClockGetters(t *testing.T) {
 	// Older and equal ticks are ignored entirely.
 	c.Observe(49, 125*time.Millisecond)
 	c.Observe(50, 400*time.Millisecond)
-	assert.Equal(t, uint32(50), c.Newest())
+	assert.Equal(t, gw.Tick(50), c.Newest())
 	assert.InDelta(t, 52.5, c.ServerTick(145*time.Millisecond), 1e-9)
 	assert.Equal(t, 0.0, c.Jitter())
 	assert.Equal(t, 0.0, c.Loss())
 
 	// On time: no jitter, no loss.
 	c.Observe(51, 130*time.Millisecond)
-	assert.Equal(t, uint32(51), c.Newest())
+	assert.Equal(t, gw.Tick(51), c.Newest())
 	assert.Equal(t, 0.0, c.Jitter())
 	assert.Equal(t, 0.0, c.Loss())
 	// One late by 2 ticks: jitter rises, the server estimate moves a little.
@@ -369,5 +370,5 @@ func TestInterpolationClockGetters(t *testing.T) {
 	c.Observe(55, 190*time.Millisecond)
 	assert.Greater(t, c.Loss(), 0.0)
 	assert.Less(t, c.Loss(), 0.2)
-	assert.Equal(t, uint32(55), c.Newest())
+	assert.Equal(t, gw.Tick(55), c.Newest())
 }

@@ -2,6 +2,7 @@ package netsync
 
 import (
 	"fmt"
+	"github.com/ghostwire/ghostwire/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
 )
@@ -126,7 +127,7 @@ func DecodeHello(p []byte, h *Hello) error {
 // Welcome accepts a connection and starts the client's clock.
 type Welcome struct {
 	Conn       components.ConnID // the client's connection ID
-	ServerTick uint32            // the server's last simulated tick when sent
+	ServerTick ecs.Tick          // the server's last simulated tick when sent
 	TickRate   uint16
 	EchoTime   uint32 // the hello's ClientTime
 	Hold       uint16 // ms between receiving the hello and sending this
@@ -162,7 +163,7 @@ func DecodeWelcome(p []byte, m *Welcome) error {
 	if conn == 0 || rate == 0 {
 		return fmt.Errorf("netsync: welcome with connection %d and tick rate %d; both must be > 0: %w", conn, rate, ErrOutOfRange)
 	}
-	*m = Welcome{Conn: components.ConnID(conn), ServerTick: uint32(tick), TickRate: uint16(rate), EchoTime: uint32(echo), Hold: uint16(hold)}
+	*m = Welcome{Conn: components.ConnID(conn), ServerTick: ecs.Tick(tick), TickRate: uint16(rate), EchoTime: uint32(echo), Hold: uint16(hold)}
 	return nil
 }
 
@@ -224,8 +225,8 @@ func DecodeReason(p []byte, t MsgType) (RejectReason, error) {
 // (oldest first, consecutive ticks) for redundancy against loss, the newest
 // snapshot tick it has received, and its clock for RTT measurement.
 type InputBatch struct {
-	ClientTime uint32 // client clock in ms
-	AckTick    uint32 // newest snapshot tick received (0: none yet)
+	ClientTime uint32   // client clock in ms
+	AckTick    ecs.Tick // newest snapshot tick received (0: none yet)
 	Inputs     []components.InputCommand
 }
 
@@ -248,7 +249,7 @@ func AppendInputs(buf []byte, b *InputBatch) []byte {
 	prev := &zero
 	for i := range b.Inputs {
 		c := &b.Inputs[i]
-		if c.Tick != newest-uint32(n-1-i) {
+		if c.Tick != newest.Add(-(n - 1 - i)) {
 			panic(fmt.Sprintf("netsync: input batch ticks are not consecutive at %d", c.Tick))
 		}
 		writeInput(&w, c, prev)
@@ -274,10 +275,7 @@ func DecodeInputs(p []byte, b *InputBatch) error {
 		return err
 	}
 	n := int(n1) + 1
-	if uint64(n-1) > newest {
-		return fmt.Errorf("netsync: %d inputs ending at tick %d would start before tick 0: %w", n, newest, ErrOutOfRange)
-	}
-	b.ClientTime, b.AckTick = uint32(ct), uint32(ack)
+	b.ClientTime, b.AckTick = uint32(ct), ecs.Tick(ack)
 	if cap(b.Inputs) < MaxInputsPerBatch {
 		b.Inputs = make([]components.InputCommand, 0, MaxInputsPerBatch)
 	}
@@ -285,7 +283,7 @@ func DecodeInputs(p []byte, b *InputBatch) error {
 	var zero components.InputCommand
 	prev := &zero
 	for i := 0; i < n; i++ {
-		if err := readInput(&r, &b.Inputs[i], prev, uint32(newest)-uint32(n-1-i)); err != nil {
+		if err := readInput(&r, &b.Inputs[i], prev, ecs.Tick(newest).Add(-(n - 1 - i))); err != nil {
 			b.Inputs = b.Inputs[:0]
 			return err
 		}

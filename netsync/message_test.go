@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -218,13 +219,13 @@ func TestDecodersNeverPanicOnRandomBytes(t *testing.T) {
 }
 
 // randomBatch returns a batch of n quantized commands ending at tick newest
-// (newest >= n-1), with every field varied and, half the time, carried over
+// (starting before tick 0, wrapped, when newest < n-1), with every field varied and, half the time, carried over
 // from the previous command so the "unchanged" encodings are used too.
-func randomBatch(rng *rand.Rand, n int, newest uint32) netsync.InputBatch {
-	b := netsync.InputBatch{ClientTime: rng.Uint32(), AckTick: rng.Uint32(), Inputs: make([]components.InputCommand, n)}
+func randomBatch(rng *rand.Rand, n int, newest gw.Tick) netsync.InputBatch {
+	b := netsync.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), Inputs: make([]components.InputCommand, n)}
 	var prev components.InputCommand
 	for i := range b.Inputs {
-		tick := newest - uint32(n-1-i)
+		tick := newest.Add(-(n - 1 - i))
 		c := prev
 		c.Tick = tick
 		keep := func() bool { return i > 0 && rng.IntN(2) == 0 }
@@ -244,7 +245,11 @@ func randomBatch(rng *rand.Rand, n int, newest uint32) netsync.InputBatch {
 				c.ViewFraction, c.InterpolationDelay = rng.Float32(), rng.Float32()*10
 			}
 		} else {
-			c.ViewTick = tick - uint32(rng.Int64N(int64(min(tick, 300)))) // 1..tick
+			// 0..299 ticks before, across the wrap too; tick 0 means none.
+			c.ViewTick = tick.Add(-rng.IntN(300))
+			if c.ViewTick == 0 {
+				c.ViewTick = tick
+			}
 			c.ViewFraction = rng.Float32()
 			c.InterpolationDelay = rng.Float32() * 140 // beyond the maximum too
 		}
@@ -288,7 +293,7 @@ func TestInputBatchRoundTrip(t *testing.T) {
 	var got netsync.InputBatch
 	buf := make([]byte, 0, 64)
 	for n := 1; n <= netsync.MaxInputsPerBatch; n++ {
-		for _, newest := range []uint32{uint32(n - 1), uint32(n), 1000, uint32(rng.Int64N(math.MaxUint32)), math.MaxUint32} {
+		for _, newest := range []gw.Tick{gw.Tick(n - 1), gw.Tick(n), 0, 1000, gw.Tick(rng.Int64N(math.MaxUint32)), math.MaxUint32} {
 			for range 20 {
 				b := randomBatch(rng, n, newest)
 				buf = netsync.AppendInputs(buf, &b)
@@ -307,7 +312,7 @@ func TestInputBatchRoundTrip(t *testing.T) {
 func TestInputBatchEncodesOnlyWhatChanged(t *testing.T) {
 	same := make([]components.InputCommand, 32)
 	for i := range same {
-		same[i] = components.InputCommand{Tick: uint32(100 + i), Buttons: 5, MoveX: 1, Aim: 1}
+		same[i] = components.InputCommand{Tick: gw.Tick(100 + i), Buttons: 5, MoveX: 1, Aim: 1}
 		netsync.QuantizeInput(&same[i])
 	}
 	one := netsync.AppendInputs(nil, &netsync.InputBatch{Inputs: same[:1]})
@@ -368,7 +373,7 @@ type inputPacket struct {
 	w netsync.BitWriter
 }
 
-func newInputPacket(newest uint32, n int) *inputPacket {
+func newInputPacket(newest gw.Tick, n int) *inputPacket {
 	p := &inputPacket{}
 	p.w.WriteBits(netsync.ProtocolVersion, 8)
 	p.w.WriteBits(uint64(netsync.MsgInputs), 8)
@@ -425,6 +430,18 @@ func TestDecodeInputsRefusesOutOfRangeValues(t *testing.T) {
 	assert.Equal(t, components.InputCommand{Tick: 100, Buttons: 3, MoveX: 1, MoveY: -1, Aim: b.Inputs[0].Aim,
 		ViewTick: 96, ViewFraction: 255.0 / 256, InterpolationDelay: 2047.0 / 16, OriginX: 1, OriginY: 2, OriginZ: 3}, b.Inputs[0])
 
+	// Ticks wrap: a batch and a view may start before tick 0, and a view
+	// may be up to 2^20-1 ticks back.
+	wrapped := newInputPacket(2, 4).command(nil, nil, nil, &[3]int64{5, 0, 0}, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).
+		command(nil, nil, nil, &[3]int64{1<<20 - 1, 0, 0}, nil).bytes()
+	require.NoError(t, netsync.DecodeInputs(wrapped, &b), "4 inputs ending at tick 2")
+	require.Len(t, b.Inputs, 4)
+	for i, want := range []gw.Tick{math.MaxUint32, 0, 1, 2} {
+		assert.Equal(t, want, b.Inputs[i].Tick)
+	}
+	assert.Equal(t, gw.Tick(math.MaxUint32-5), b.Inputs[0].ViewTick)
+	assert.Equal(t, gw.Tick(2).Add(-(1<<20 - 1)), b.Inputs[3].ViewTick)
+
 	tests := map[string]struct {
 		p    []byte
 		want error
@@ -433,13 +450,13 @@ func TestDecodeInputsRefusesOutOfRangeValues(t *testing.T) {
 		"move x code 255":         {newInputPacket(100, 1).command(nil, &[2]uint64{255, 127}, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "255"},
 		"move y code 255":         {newInputPacket(100, 1).command(nil, &[2]uint64{127, 255}, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "255"},
 		"buttons beyond 32 bits":  {newInputPacket(100, 1).command(u(1<<32), nil, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "4294967296"},
-		"view tick after input":   {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{-1, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "101"},
-		"view tick 0":             {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{100, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick 0"},
-		"view tick before zero":   {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{math.MaxInt64, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
+		"view tick after input":   {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{-1, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "-1 ticks before"},
+		"view after the input":    {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{-1, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
+		"view 2^20 ticks back":    {newInputPacket(1<<21, 1).command(nil, nil, nil, &[3]int64{1 << 20, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "1048576 ticks before"},
+		"view delta max int64":    {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{math.MaxInt64, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
 		"view delta min int64":    {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{math.MinInt64, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
 		"NaN origin":              {newInputPacket(100, 1).command(nil, nil, nil, nil, &[3]float32{0, nan, 0}).bytes(), netsync.ErrOutOfRange, "NaN"},
 		"infinite origin":         {newInputPacket(100, 1).command(nil, nil, nil, nil, &[3]float32{0, 0, inf}).bytes(), netsync.ErrOutOfRange, "-Inf"},
-		"ticks before zero":       {newInputPacket(2, 4).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "4 inputs"},
 		"second command bad move": {newInputPacket(100, 2).command(nil, nil, nil, nil, nil).command(nil, &[2]uint64{0, 255}, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "255"},
 		"count beyond data":       {newInputPacket(100, 32).command(nil, nil, nil, nil, nil).bytes(), netsync.ErrShortBuffer, ""},
 	}
@@ -467,7 +484,7 @@ func TestDecodeInputsKeepsLongMoveVectorsForTheBuffer(t *testing.T) {
 
 func TestInputViewRepeatsCostOneBit(t *testing.T) {
 	batch := netsync.InputBatch{}
-	for tick := uint32(200); tick < 208; tick++ {
+	for tick := gw.Tick(200); tick < 208; tick++ {
 		c := components.InputCommand{Tick: tick, ViewTick: tick - 9, ViewFraction: float32(tick%4) / 4, InterpolationDelay: 5.5}
 		if tick == 204 {
 			c.ViewTick, c.InterpolationDelay = tick-11, 6 // the delay changed: sent in full once

@@ -3,6 +3,7 @@ package netsync
 import (
 	"errors"
 	"fmt"
+	"github.com/ghostwire/ghostwire/ecs"
 	"math"
 	"unsafe"
 
@@ -26,10 +27,11 @@ var ErrUnsupported = errors.New("unsupported feature")
 // SnapshotHeader is the per-connection part of a snapshot.
 type SnapshotHeader struct {
 	// Tick is the server tick whose end state the snapshot holds.
-	Tick uint32
+	Tick ecs.Tick
 	// Confirmed is the newest input tick of the receiving client the
-	// server has applied (0 when none yet).
-	Confirmed uint32
+	// server has applied, when HasConfirmed.
+	Confirmed    ecs.Tick
+	HasConfirmed bool
 	// Lead is how many ticks before it was needed the client's input
 	// arrived lately (a window minimum, 1/256 tick precision): the clock
 	// sync feedback. Negative means late.
@@ -58,7 +60,7 @@ type SnapshotWriter struct {
 	kept    int // bits of the ghost section that fit
 	full    bool
 	lastID  int64
-	tick    uint32
+	tick    ecs.Tick
 	copyBuf BitReader
 }
 
@@ -80,7 +82,7 @@ func NewSnapshotWriter(s *Schema, maxBytes int) (*SnapshotWriter, error) {
 }
 
 // Begin starts a snapshot of the given server tick.
-func (s *SnapshotWriter) Begin(tick uint32) {
+func (s *SnapshotWriter) Begin(tick ecs.Tick) {
 	s.ghosts.Reset(s.gbuf[:0])
 	s.count, s.kept, s.full, s.lastID, s.tick = 0, 0, false, 0, tick
 }
@@ -100,7 +102,7 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) b
 	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
 	s.ghosts.WriteUvarint(uint64(g.Type))
 	s.ghosts.WriteUvarint(uint64(g.Owner))
-	s.ghosts.WriteUvarint(uint64(s.tick - min(g.Spawned, s.tick)))
+	s.ghosts.WriteUvarint(uint64(max(0, s.tick.Sub(g.Spawned))))
 	for i, c := range gt.Components {
 		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
 		s.schema.codecs[c].Encode(&s.ghosts, values[i])
@@ -128,11 +130,11 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 	w := &s.out
 	begin(w, s.obuf, MsgSnapshot)
 	w.WriteBits(uint64(h.Tick), 32)
-	if h.Confirmed == 0 || int64(h.Confirmed) > int64(h.Tick)+1<<20 { // int64: Tick+2^20 overflows uint32 near the end of the range
+	if d := h.Tick.Sub(h.Confirmed); !h.HasConfirmed || d < -1<<20 || d > 1<<20 {
 		w.WriteBool(false)
 	} else {
 		w.WriteBool(true)
-		w.WriteVarint(int64(h.Tick) - int64(h.Confirmed))
+		w.WriteVarint(int64(d))
 	}
 	lead := math.Round(float64(h.Lead) * 256)
 	if math.IsNaN(lead) { // min and max pass NaN on, and NaN to int64 is implementation-defined
@@ -202,18 +204,17 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 	}
 	s.schema = schema
 	tick, _ := r.ReadBits(32)
-	h := SnapshotHeader{Tick: uint32(tick)}
+	h := SnapshotHeader{Tick: ecs.Tick(tick)}
 	if has, _ := r.ReadBool(); has {
 		d, err := r.ReadVarint()
 		if err != nil {
 			return err
 		}
-		// The writer sends confirmed ticks up to 2^20 after the snapshot's.
-		c := int64(tick) - d
-		if hi := min(int64(tick)+1<<20, math.MaxUint32); c < 1 || c > hi {
-			return fmt.Errorf("netsync: snapshot confirmed tick %d outside 1..%d: %w", c, hi, ErrOutOfRange)
+		// The writer sends confirmed ticks within 2^20 of the snapshot's.
+		if d < -1<<20 || d > 1<<20 {
+			return fmt.Errorf("netsync: snapshot confirmed tick %d ticks before tick %d, outside ±%d: %w", d, tick, 1<<20, ErrOutOfRange)
 		}
-		h.Confirmed = uint32(c)
+		h.Confirmed, h.HasConfirmed = h.Tick.Add(-int(d)), true
 	}
 	lead, _ := r.ReadVarint()
 	if lead < -1<<20 || lead > 1<<20 {
@@ -259,15 +260,15 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 		if owner > math.MaxUint16 {
 			return fmt.Errorf("netsync: ghost %d has owner %d outside 0..%d: %w", id, owner, math.MaxUint16, ErrOutOfRange)
 		}
-		if age > tick {
-			return fmt.Errorf("netsync: ghost %d spawned %d ticks before tick %d: %w", id, age, tick, ErrOutOfRange)
+		if age > math.MaxInt32 {
+			return fmt.Errorf("netsync: ghost %d spawned %d ticks before tick %d, more than %d: %w", id, age, tick, math.MaxInt32, ErrOutOfRange)
 		}
 		for j := range s.Ghosts {
 			if s.Ghosts[j].ID == components.GhostID(id) {
 				return fmt.Errorf("netsync: ghost %d appears twice: %w", id, ErrMalformed)
 			}
 		}
-		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: uint32(tick - age)}, off: len(s.data)}
+		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: h.Tick.Add(-int(age))}, off: len(s.data)}
 		gt := schema.types[typ]
 		size := 0
 		for _, c := range gt.Components {

@@ -56,7 +56,7 @@ func benchmarkSnapshot(b *testing.B, n int) {
 				b.Fatalf("ghost %d does not fit", i)
 			}
 		}
-		h := netsync.SnapshotHeader{Tick: 1000, Confirmed: 998, Lead: 1.25, EchoTime: 5, Hold: 1, Complete: true}
+		h := netsync.SnapshotHeader{Tick: 1000, Confirmed: 998, HasConfirmed: true, Lead: 1.25, EchoTime: 5, Hold: 1, Complete: true}
 		p := w.Finish(&h)
 		size = len(p)
 		if err := netsync.DecodeSnapshot(p, ts.Schema, &s); err != nil {

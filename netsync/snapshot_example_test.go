@@ -50,7 +50,7 @@ func ExampleSnapshotWriter() {
 	w.Begin(120)
 	w.AddGhost(components.Ghost{ID: 7, Type: uint16(player), Owner: 2, Spawned: 100}, []unsafe.Pointer{unsafe.Pointer(&mine)})
 	w.AddGhost(components.Ghost{ID: 3, Type: uint16(player), Owner: 1, Spawned: 110}, []unsafe.Pointer{unsafe.Pointer(&theirs)})
-	packet := w.Finish(&netsync.SnapshotHeader{Tick: 120, Confirmed: 119, Lead: 1.5, EchoTime: 4000, Hold: 3, Complete: true})
+	packet := w.Finish(&netsync.SnapshotHeader{Tick: 120, Confirmed: 119, HasConfirmed: true, Lead: 1.5, EchoTime: 4000, Hold: 3, Complete: true})
 	fmt.Println(len(packet), "bytes")
 
 	// Client: decode into a Snapshot that is reused packet after packet.

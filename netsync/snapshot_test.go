@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // randomGhosts returns n quantized ghosts of random types with distinct
 // IDs; the ghosts owned by conn come first, and IDs are not ascending.
-func randomGhosts(t testing.TB, ts *testSchema, rng *rand.Rand, n int, tick uint32, conn components.ConnID) []testGhost {
+func randomGhosts(t testing.TB, ts *testSchema, rng *rand.Rand, n int, tick gw.Tick, conn components.ConnID) []testGhost {
 	var rt netsync.RoundTrip
 	ids := rng.Perm(4 * n)
 	ghosts := make([]testGhost, n)
@@ -33,7 +34,7 @@ func randomGhosts(t testing.TB, ts *testSchema, rng *rand.Rand, n int, tick uint
 				g.Owner = 0
 			}
 		}
-		g.Spawned = tick - uint32(rng.IntN(int(min(tick, 1000))+1))
+		g.Spawned = tick.Add(-rng.IntN(1001)) // wraps below tick 0
 		g.Pos = tPos{float32(rng.NormFloat64() * 200), float32(rng.NormFloat64() * 200), float32(rng.NormFloat64() * 10)}
 		g.Vel = tVel{float32(rng.NormFloat64() * 10), float32(rng.NormFloat64() * 10)}
 		g.Health = tHealth{HP: uint8(rng.Uint32()), Armor: uint16(rng.IntN(1001)), Alive: rng.IntN(2) == 0}
@@ -74,11 +75,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		ghosts[i].quantize(ts, &rt)
 	}
 	headers := []netsync.SnapshotHeader{
-		{Tick: 1000, Confirmed: 995, Lead: 2.3, EchoTime: 123456, Hold: 17, Complete: true},
-		{Tick: 1000, Confirmed: 0, Lead: -1.7, EchoTime: 0, Hold: 0, Complete: false},
-		{Tick: 1000, Confirmed: 1003, Lead: 0, EchoTime: math.MaxUint32, Hold: math.MaxUint16, Complete: true},
-		{Tick: 1000, Confirmed: 1, Lead: 4096, Complete: true},
-		{Tick: 1000, Confirmed: 1000, Lead: -4096, Complete: true},
+		{Tick: 1000, Confirmed: 995, HasConfirmed: true, Lead: 2.3, EchoTime: 123456, Hold: 17, Complete: true},
+		{Tick: 1000, Lead: -1.7, EchoTime: 0, Hold: 0, Complete: false},
+		{Tick: 1000, Confirmed: 1003, HasConfirmed: true, Lead: 0, EchoTime: math.MaxUint32, Hold: math.MaxUint16, Complete: true},
+		{Tick: 1000, Confirmed: 1, HasConfirmed: true, Lead: 4096, Complete: true},
+		{Tick: 1000, Confirmed: 0, HasConfirmed: true, Lead: 1, Complete: true},
+		{Tick: 1000, Confirmed: 1000, HasConfirmed: true, Lead: -4096, Complete: true},
 	}
 	for _, h := range headers {
 		p := encodeSnapshot(t, ts, w, h, ghosts)
@@ -90,6 +92,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		require.NoError(t, netsync.DecodeSnapshot(p, ts.Schema, &s))
 		assert.Equal(t, h.Tick, s.Tick)
 		assert.Equal(t, h.Confirmed, s.Confirmed)
+		assert.Equal(t, h.HasConfirmed, s.HasConfirmed)
 		assert.Equal(t, h.EchoTime, s.EchoTime)
 		assert.Equal(t, h.Hold, s.Hold)
 		assert.Equal(t, h.Complete, s.Complete)
@@ -103,16 +106,17 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 	// Many random snapshots, each decoded into the same reused Snapshot.
 	for i := range 300 {
-		tick := uint32(1 + rng.IntN(100000))
+		tick := gw.Tick(1 + rng.IntN(100000))
 		if i%10 == 0 {
-			tick = math.MaxUint32 - uint32(rng.IntN(100))
+			tick = gw.Tick(math.MaxUint32).Add(-rng.IntN(100))
 		}
 		ghosts := randomGhosts(t, ts, rng, rng.IntN(40), tick, 2)
-		h := netsync.SnapshotHeader{Tick: tick, Confirmed: tick - uint32(rng.IntN(int(min(tick, 64)))), Lead: float32(rng.NormFloat64() * 5),
+		h := netsync.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-rng.IntN(64)), HasConfirmed: true, Lead: float32(rng.NormFloat64() * 5),
 			EchoTime: rng.Uint32(), Hold: uint16(rng.Uint32()), Complete: rng.IntN(2) == 0}
 		p := encodeSnapshot(t, ts, w, h, ghosts)
 		require.NoError(t, netsync.DecodeSnapshot(p, ts.Schema, &s), "snapshot %d", i)
 		assert.Equal(t, h.Confirmed, s.Confirmed, "snapshot %d", i)
+		assert.True(t, s.HasConfirmed, "snapshot %d", i)
 		assert.Equal(t, h.Complete, s.Complete)
 		require.Len(t, s.Ghosts, len(ghosts))
 		for gi := range ghosts {
@@ -166,16 +170,39 @@ func TestSnapshotHeaderEdgeCases(t *testing.T) {
 		assert.Empty(t, s.Ghosts)
 		return s.SnapshotHeader
 	}
-	// Ticks near the end of the uint32 range keep their confirmed tick.
-	for _, tick := range []uint32{math.MaxUint32, math.MaxUint32 - 1<<19, math.MaxUint32 - 1<<20 + 5} {
-		h := netsync.SnapshotHeader{Tick: tick, Confirmed: tick - 10, Complete: true}
-		assert.Equal(t, h, roundTrip(h), "tick %d", tick)
+	// Ticks near the end of the uint32 range, and just after the wrap,
+	// keep their confirmed tick.
+	for _, tick := range []gw.Tick{math.MaxUint32, math.MaxUint32 - 1<<19, math.MaxUint32 - 1<<20 + 5, 0, 5} {
+		for _, d := range []int{10, -3} {
+			h := netsync.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-d), HasConfirmed: true, Complete: true}
+			assert.Equal(t, h, roundTrip(h), "tick %d confirmed %d", tick, h.Confirmed)
+		}
 	}
-	// A confirmed tick up to 2^20 after the snapshot's tick is sent;
-	// beyond it is nonsense and sent as none.
-	assert.Equal(t, uint32(1<<20+7), roundTrip(netsync.SnapshotHeader{Tick: 7, Confirmed: 1<<20 + 7}).Confirmed)
-	assert.Zero(t, roundTrip(netsync.SnapshotHeader{Tick: 7, Confirmed: 1<<20 + 8}).Confirmed)
-	assert.Equal(t, uint32(5), roundTrip(netsync.SnapshotHeader{Tick: 0, Confirmed: 5}).Confirmed)
+	// Tick 0 is a tick like any other, and no confirmed tick is none.
+	assert.Equal(t, netsync.SnapshotHeader{Tick: 7, Confirmed: 0, HasConfirmed: true}, roundTrip(netsync.SnapshotHeader{Tick: 7, Confirmed: 0, HasConfirmed: true}))
+	assert.Equal(t, netsync.SnapshotHeader{Tick: 7}, roundTrip(netsync.SnapshotHeader{Tick: 7, Confirmed: 5}))
+	// A confirmed tick up to 2^20 either side of the snapshot's tick is
+	// sent; beyond it is nonsense and sent as none.
+	for _, tt := range []struct {
+		tick, confirmed gw.Tick
+		sent            bool
+	}{
+		{7, 1<<20 + 7, true},
+		{7, 1<<20 + 8, false},
+		{1 << 21, 1 << 20, true},
+		{1 << 21, 1<<20 - 1, false},
+		{0, 5, true},
+		{5, math.MaxUint32 - 1<<20 + 6, true},
+		{5, math.MaxUint32 - 1<<20 + 5, false},
+	} {
+		got := roundTrip(netsync.SnapshotHeader{Tick: tt.tick, Confirmed: tt.confirmed, HasConfirmed: true})
+		assert.Equal(t, tt.sent, got.HasConfirmed, "tick %d confirmed %d", tt.tick, tt.confirmed)
+		if tt.sent {
+			assert.Equal(t, tt.confirmed, got.Confirmed, "tick %d", tt.tick)
+		} else {
+			assert.Zero(t, got.Confirmed, "tick %d", tt.tick)
+		}
+	}
 
 	// Leads beyond ±4096 ticks are clamped; a NaN lead (a bug upstream)
 	// must not make the packet undecodable.
@@ -208,7 +235,7 @@ func TestSnapshotWriterBudget(t *testing.T) {
 		assert.False(t, w.AddGhost(marker.Ghost, nil))
 		assert.Equal(t, n, w.Count())
 
-		h := netsync.SnapshotHeader{Tick: 100, Confirmed: 90, Lead: -4000, EchoTime: math.MaxUint32, Hold: math.MaxUint16, Complete: true}
+		h := netsync.SnapshotHeader{Tick: 100, Confirmed: 90, HasConfirmed: true, Lead: -4000, EchoTime: math.MaxUint32, Hold: math.MaxUint16, Complete: true}
 		p := w.Finish(&h)
 		assert.False(t, h.Complete, "Finish clears Complete when a ghost was left out")
 		assert.LessOrEqual(t, len(p), maxBytes, "budget %d", maxBytes)
@@ -268,7 +295,7 @@ func TestSnapshotEncodeDecodeAllocatesNothing(t *testing.T) {
 				break
 			}
 		}
-		h := netsync.SnapshotHeader{Tick: 7000, Confirmed: 6990, Lead: 1.5, Complete: true}
+		h := netsync.SnapshotHeader{Tick: 7000, Confirmed: 6990, HasConfirmed: true, Lead: 1.5, Complete: true}
 		if err := netsync.DecodeSnapshot(w.Finish(&h), ts.Schema, &s); err != nil {
 			panic(err)
 		}
@@ -340,7 +367,18 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 	require.Len(t, s.Ghosts, 2)
 	assert.Equal(t, components.Ghost{ID: 5, Type: uint16(ts.Rocket), Owner: 1, Spawned: 90}, s.Ghosts[0].Ghost)
 	assert.Equal(t, components.Ghost{ID: 3, Type: uint16(ts.Marker), Spawned: 100}, s.Ghosts[1].Ghost)
-	assert.Equal(t, netsync.SnapshotHeader{Tick: 100, Confirmed: 97, Lead: 1, EchoTime: 11, Hold: 22, Complete: true}, s.SnapshotHeader)
+	assert.Equal(t, netsync.SnapshotHeader{Tick: 100, Confirmed: 97, HasConfirmed: true, Lead: 1, EchoTime: 11, Hold: 22, Complete: true}, s.SnapshotHeader)
+
+	// Ticks wrap: what would lie before tick 0 lies at the end of the range.
+	wrapped := newRawSnapshot(rawHeader{tick: 100, confirmed: i64(100), count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 101, marker).bytes()
+	require.NoError(t, netsync.DecodeSnapshot(wrapped, ts.Schema, &s), "spawned before tick 0, confirmed tick 0")
+	assert.Equal(t, gw.Tick(0), s.Confirmed)
+	assert.True(t, s.HasConfirmed)
+	assert.Equal(t, gw.Tick(math.MaxUint32), s.Ghosts[0].Spawned)
+	ahead := newRawSnapshot(rawHeader{tick: math.MaxUint32, confirmed: i64(-1)}).bytes()
+	require.NoError(t, netsync.DecodeSnapshot(ahead, ts.Schema, &s), "confirmed one tick after the wrap")
+	assert.Equal(t, gw.Tick(0), s.Confirmed)
+	assert.True(t, s.HasConfirmed)
 
 	badHealth := &testGhost{Ghost: components.Ghost{Type: uint16(ts.Player)}, Health: tHealth{Armor: 1000}}
 	badHealthPkt := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, badHealth).bytes()
@@ -364,34 +402,34 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 		want error
 		text string
 	}{
-		"nonzero baseline":        {newRawSnapshot(rawHeader{tick: 100, baseline: 4}).bytes(), netsync.ErrUnsupported, "tick 96"},
-		"ghost type beyond":       {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, 4, 0, 0, nil).bytes(), netsync.ErrOutOfRange, "type 4"},
-		"huge ghost type":         {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, math.MaxUint64, 0, 0, nil).bytes(), netsync.ErrOutOfRange, "type"},
-		"more ghosts than fit":    {newRawSnapshot(rawHeader{tick: 100, count: 3}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "3 ghosts"},
-		"too many ghosts":         {newRawSnapshot(rawHeader{tick: 100, count: netsync.MaxGhostsPerSnapshot + 1}).bytes(), netsync.ErrOutOfRange, "1025"},
-		"huge ghost count":        {newRawSnapshot(rawHeader{tick: 100, count: math.MaxUint64}).bytes(), netsync.ErrOutOfRange, "ghosts"},
-		"duplicate ghost ID":      {newRawSnapshot(rawHeader{tick: 100, count: 3}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, -1, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrMalformed, "ghost 8 appears twice"},
-		"same ID twice in a row":  {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 0, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrMalformed, "twice"},
-		"ghost ID 0":              {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 0, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID 0"},
-		"negative ghost ID":       {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 3, uint64(ts.Marker), 0, 0, nil).ghost(ts, -5, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID -2"},
-		"ghost ID beyond uint32":  {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1<<32, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "4294967296"},
-		"ghost ID overflow":       {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, math.MaxInt64, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID"},
-		"owner beyond uint16":     {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 1<<16, 0, nil).bytes(), netsync.ErrOutOfRange, "owner 65536"},
-		"spawned before tick 0":   {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 101, nil).bytes(), netsync.ErrOutOfRange, "101 ticks"},
-		"confirmed tick 0":        {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(100)}).bytes(), netsync.ErrOutOfRange, "confirmed tick 0"},
-		"confirmed before 0":      {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(math.MaxInt64)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
-		"confirmed min int64":     {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(math.MinInt64)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
-		"confirmed far ahead":     {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(-(1 << 20) - 1)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
-		"confirmed beyond uint32": {newRawSnapshot(rawHeader{tick: math.MaxUint32, confirmed: i64(-1)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
-		"lead too large":          {newRawSnapshot(rawHeader{tick: 100, lead: 1<<20 + 1}).bytes(), netsync.ErrOutOfRange, "lead"},
-		"lead too small":          {newRawSnapshot(rawHeader{tick: 100, lead: -1<<20 - 1}).bytes(), netsync.ErrOutOfRange, "lead"},
-		"component unchanged":     {unchanged.bytes(), netsync.ErrMalformed, "unchanged without a baseline"},
-		"codec refuses value":     {badHealthPkt, netsync.ErrOutOfRange, "armor 1023"},
-		"short in a component":    {short.bytes(), netsync.ErrShortBuffer, "ghost 1 component"},
-		"trailing garbage":        {append(append([]byte(nil), valid...), 0), netsync.ErrMalformed, "bits after"},
-		"wrong message type":      {netsync.AppendHello(nil, &netsync.Hello{}), netsync.ErrMalformed, "hello"},
-		"wrong version":           {append([]byte{netsync.ProtocolVersion + 1}, valid[1:]...), netsync.ErrOutOfRange, "version"},
-		"unknown message type":    {append([]byte{netsync.ProtocolVersion, 0}, valid[2:]...), netsync.ErrOutOfRange, "type 0"},
+		"nonzero baseline":       {newRawSnapshot(rawHeader{tick: 100, baseline: 4}).bytes(), netsync.ErrUnsupported, "tick 96"},
+		"ghost type beyond":      {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, 4, 0, 0, nil).bytes(), netsync.ErrOutOfRange, "type 4"},
+		"huge ghost type":        {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, math.MaxUint64, 0, 0, nil).bytes(), netsync.ErrOutOfRange, "type"},
+		"more ghosts than fit":   {newRawSnapshot(rawHeader{tick: 100, count: 3}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "3 ghosts"},
+		"too many ghosts":        {newRawSnapshot(rawHeader{tick: 100, count: netsync.MaxGhostsPerSnapshot + 1}).bytes(), netsync.ErrOutOfRange, "1025"},
+		"huge ghost count":       {newRawSnapshot(rawHeader{tick: 100, count: math.MaxUint64}).bytes(), netsync.ErrOutOfRange, "ghosts"},
+		"duplicate ghost ID":     {newRawSnapshot(rawHeader{tick: 100, count: 3}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, -1, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrMalformed, "ghost 8 appears twice"},
+		"same ID twice in a row": {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 0, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrMalformed, "twice"},
+		"ghost ID 0":             {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 0, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID 0"},
+		"negative ghost ID":      {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 3, uint64(ts.Marker), 0, 0, nil).ghost(ts, -5, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID -2"},
+		"ghost ID beyond uint32": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1<<32, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "4294967296"},
+		"ghost ID overflow":      {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, math.MaxInt64, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID"},
+		"owner beyond uint16":    {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 1<<16, 0, nil).bytes(), netsync.ErrOutOfRange, "owner 65536"},
+		"spawned 2^31 ticks ago": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 1<<31, nil).bytes(), netsync.ErrOutOfRange, "2147483648 ticks"},
+		"spawned max uint64 ago": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, math.MaxUint64, nil).bytes(), netsync.ErrOutOfRange, "ticks before tick 100"},
+		"confirmed far behind":   {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(1<<20 + 1)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
+		"confirmed max int64":    {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(math.MaxInt64)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
+		"confirmed min int64":    {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(math.MinInt64)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
+		"confirmed far ahead":    {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(-(1 << 20) - 1)}).bytes(), netsync.ErrOutOfRange, "confirmed"},
+		"lead too large":         {newRawSnapshot(rawHeader{tick: 100, lead: 1<<20 + 1}).bytes(), netsync.ErrOutOfRange, "lead"},
+		"lead too small":         {newRawSnapshot(rawHeader{tick: 100, lead: -1<<20 - 1}).bytes(), netsync.ErrOutOfRange, "lead"},
+		"component unchanged":    {unchanged.bytes(), netsync.ErrMalformed, "unchanged without a baseline"},
+		"codec refuses value":    {badHealthPkt, netsync.ErrOutOfRange, "armor 1023"},
+		"short in a component":   {short.bytes(), netsync.ErrShortBuffer, "ghost 1 component"},
+		"trailing garbage":       {append(append([]byte(nil), valid...), 0), netsync.ErrMalformed, "bits after"},
+		"wrong message type":     {netsync.AppendHello(nil, &netsync.Hello{}), netsync.ErrMalformed, "hello"},
+		"wrong version":          {append([]byte{netsync.ProtocolVersion + 1}, valid[1:]...), netsync.ErrOutOfRange, "version"},
+		"unknown message type":   {append([]byte{netsync.ProtocolVersion, 0}, valid[2:]...), netsync.ErrOutOfRange, "type 0"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -411,8 +449,8 @@ func TestDecodeSnapshotRefusesTruncatedPackets(t *testing.T) {
 	require.NoError(t, err)
 	var s netsync.Snapshot
 	for _, h := range []netsync.SnapshotHeader{
-		{Tick: 0, Confirmed: 5, Lead: 3},
-		{Tick: 100000, Confirmed: 99990, Lead: -2.5, Complete: true},
+		{Tick: 0, Confirmed: 5, HasConfirmed: true, Lead: 3},
+		{Tick: 100000, Confirmed: 99990, HasConfirmed: true, Lead: -2.5, Complete: true},
 		{Tick: math.MaxUint32, Lead: 4000},
 	} {
 		for _, n := range []int{0, 1, 5, 40} {
@@ -445,7 +483,7 @@ func TestDecodeSnapshotNeverPanicsOnMutations(t *testing.T) {
 	var s netsync.Snapshot
 	for range 300 {
 		ghosts := randomGhosts(t, ts, rng, rng.IntN(30), 5000, 1)
-		p := append([]byte(nil), encodeSnapshot(t, ts, w, netsync.SnapshotHeader{Tick: 5000, Confirmed: 4999}, ghosts)...)
+		p := append([]byte(nil), encodeSnapshot(t, ts, w, netsync.SnapshotHeader{Tick: 5000, Confirmed: 4999, HasConfirmed: true}, ghosts)...)
 		for range 100 {
 			q := append([]byte(nil), p...)
 			for range 1 + rng.IntN(4) {

@@ -44,7 +44,7 @@ func (p RollbackPolicy) String() string {
 // InputSource samples the local player's input for a tick. It is called
 // once per tick, never during replay; it may read devices (it is not a
 // system). The returned command's Tick is set by the client.
-type InputSource func(w *gw.World, tick uint32) components.InputCommand
+type InputSource func(w *gw.World, tick gw.Tick) components.InputCommand
 
 // ClientOptions configures a [Client]. The zero value is usable.
 type ClientOptions struct {
@@ -193,7 +193,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		return nil, err
 	}
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: opts.HistoryCapacity})
+	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: opts.HistoryCapacity})
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +384,7 @@ func (c *Client) start(now time.Duration) {
 	c.rtt.Sample(rtt)
 	interval := c.Clock.Interval()
 	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
-	c.World.SetTick(c.welcome.ServerTick + uint32(ahead))
+	c.World.SetTick(c.welcome.ServerTick.Add(int(ahead)))
 	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.World.Tick(), "rtt", rtt)
 }
 
@@ -400,7 +400,7 @@ func (c *Client) reconcile(w *gw.World) {
 	tick := s.Tick
 	c.stats.Lead = float64(s.Lead)
 	c.stats.Ahead = float64(w.Tick()) - (float64(tick) + float64(c.rtt.Smoothed())/2/float64(c.Clock.Interval()))
-	if s.Confirmed != 0 {
+	if s.HasConfirmed {
 		c.Inputs.Confirm(s.Confirmed)
 		if c.opts.FixedScale == 0 {
 			scale, jump := c.sync.Feedback(float64(s.Lead), s.Confirmed, w.Tick())
@@ -512,7 +512,7 @@ func (c *Client) sample(w *gw.World) {
 	// What the player sees is the last frame's render tick: the server
 	// rewinds to it for lag compensation.
 	if c.render >= 1 {
-		cmd.ViewTick = uint32(c.render)
+		cmd.ViewTick = gw.Tick(uint32(uint64(c.render)))
 		cmd.ViewFraction = float32(c.render - math.Floor(c.render))
 		cmd.InterpolationDelay = float32(c.InterpolationClock.Delay())
 	}

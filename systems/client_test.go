@@ -117,11 +117,11 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	opts := g.options(2, link(100*time.Millisecond, 0, 0))
 	opts.Step = 33 * time.Millisecond // about 30 frames per second, two ticks each
 	opts.FrameRate = 30
-	opts.Clients[0].Options.Input = func(_ *gw.World, tick uint32) components.InputCommand {
+	opts.Clients[0].Options.Input = func(_ *gw.World, tick gw.Tick) components.InputCommand {
 		return components.InputCommand{MoveX: float32(int(tick%2)*2 - 1)} // zig-zag every tick
 	}
 	opts.Clients[1].Options.Interpolation.Delay = 100 * time.Millisecond
-	serverPos := map[uint32]float32{}
+	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
 		s.Schedule.Add(gw.StagePrediction, g.move)
 		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
@@ -142,8 +142,8 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 		e, ok := viewer.Ghosts.Lookup(1)
 		require.True(t, ok)
 		rt := viewer.Stats().RenderTick
-		a, okA := serverPos[uint32(rt)]
-		b, okB := serverPos[uint32(rt)+1]
+		a, okA := serverPos[gw.Tick(rt)]
+		b, okB := serverPos[gw.Tick(rt)+1]
 		require.True(t, okA && okB, "render tick %v", rt)
 		f := float32(rt - math.Floor(rt))
 		want := a + (b-a)*f

@@ -455,7 +455,7 @@ func (s *Server) applyInputs(w *gw.World) {
 // send writes one snapshot per connection every SendInterval ticks.
 func (s *Server) send(w *gw.World) {
 	tick := w.Tick()
-	if tick%uint32(s.opts.SendInterval) != 0 {
+	if uint32(tick)%uint32(s.opts.SendInterval) != 0 {
 		return
 	}
 	now := s.src.Now()
@@ -465,7 +465,7 @@ func (s *Server) send(w *gw.World) {
 		h := netsync.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
 			Hold: uint16(min(ms(now-sc.echoAt), 65535))}
 		if applied, ok := sc.inputs.Applied(); ok {
-			h.Confirmed = applied
+			h.Confirmed, h.HasConfirmed = applied, true
 		}
 		if lead, ok := sc.lead.Lead(); ok {
 			h.Lead = float32(lead)

@@ -68,7 +68,7 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 	}
 	for i := 0; i < n; i++ {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{
-			Input: func(_ *gw.World, tick uint32) components.InputCommand {
+			Input: func(_ *gw.World, tick gw.Tick) components.InputCommand {
 				if tick/60%2 == 0 {
 					return components.InputCommand{MoveX: 1}
 				}

@@ -33,10 +33,10 @@ type Walker struct{ Index uint32 }
 // tick, never read from a device inside a system.
 type inputs struct{ ring *gw.TickRing[[4]float32] }
 
-func (in *inputs) sample(tick uint32) {
+func (in *inputs) sample(tick gw.Tick) {
 	var row [4]float32
 	for i := range row {
-		row[i] = float32(int((tick*7+uint32(i)*13)%5) - 2)
+		row[i] = float32(int((uint32(tick)*7+uint32(i)*13)%5) - 2)
 	}
 	in.ring.Set(tick, row)
 }
@@ -83,7 +83,7 @@ func run(args []string, out io.Writer) error {
 	}
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	h, err := w.EnableHistory(gw.HistoryOptions{Capacity: 64})
+	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 64})
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func run(args []string, out io.Writer) error {
 		if i%*every != 0 || i <= *back {
 			continue
 		}
-		at := w.Tick() - uint32(*back)
+		at := w.Tick().Add(-*back)
 		predicted, _ := gw.HistoryValue[Position](h, at, walkers[0])
 		before := *pos.Get(walkers[0])
 		// The "server" had walker 0 a little to the right at tick `at`.
@@ -130,7 +130,7 @@ func run(args []string, out io.Writer) error {
 
 	// The determinism check on a fresh copy of the same game.
 	w2 := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	h2, err := w2.EnableHistory(gw.HistoryOptions{Capacity: 64})
+	h2, err := gw.EnableHistory[components.Predicted](w2, gw.HistoryOptions{Capacity: 64})
 	if err != nil {
 		return err
 	}

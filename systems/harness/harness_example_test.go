@@ -63,7 +63,7 @@ func Example() {
 				Down: transport.LinkConfig{Latency: 50 * time.Millisecond},
 			},
 			Options: systems.ClientOptions{
-				Input: func(*gw.World, uint32) components.InputCommand { return components.InputCommand{MoveX: 1} },
+				Input: func(*gw.World, gw.Tick) components.InputCommand { return components.InputCommand{MoveX: 1} },
 			},
 		}},
 		SetupServer: func(s *systems.Server) error {

@@ -95,7 +95,7 @@ func Reasons() []Reason {
 type Shot struct {
 	Shooter ecs.Entity
 	// Tick is the server tick the shot is judged on (the input's tick).
-	Tick uint32
+	Tick gw.Tick
 	// View is the tick the shooter saw, with its fraction.
 	View float64
 	// Origin is where the shooter claims the shot started; Dir its
@@ -176,7 +176,7 @@ type declared struct {
 
 type shooterTick struct {
 	e    ecs.Entity
-	tick uint32
+	tick gw.Tick
 }
 
 // New returns a compensator for a server world. It errors naming the value
@@ -258,7 +258,7 @@ func (c *Compensator) Update(w *gw.World) { c.Record(w.Tick()) }
 
 // Record stores the declared components of every entity with hitboxes as
 // the state at tick.
-func (c *Compensator) Record(tick uint32) {
+func (c *Compensator) Record(tick gw.Tick) {
 	c.hist.Record(tick)
 	c.stats.Records++
 }
@@ -275,7 +275,7 @@ func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
 	if math.IsNaN(view) || view < float64(newest)-c.window || view > float64(newest) {
 		return nil, fmt.Errorf("lagcomp: view tick %.3f outside the window %.3f..%d", view, float64(newest)-c.window, newest)
 	}
-	t0 := uint32(math.Floor(view))
+	t0 := gw.Tick(uint32(math.Floor(view)))
 	f := float32(view - math.Floor(view))
 	v0, err := c.hist.View(t0)
 	if err != nil {
@@ -389,9 +389,9 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		if i == len(c.lastShot) {
 			c.pruneShooters()
 			i = len(c.lastShot)
-			c.lastShot = append(c.lastShot, shooterTick{e: s.Shooter, tick: s.Tick - c.opts.MinShotInterval})
+			c.lastShot = append(c.lastShot, shooterTick{e: s.Shooter, tick: s.Tick.Add(-int(c.opts.MinShotInterval))})
 		}
-		if int32(s.Tick-c.lastShot[i].tick) < int32(c.opts.MinShotInterval) {
+		if s.Tick.Sub(c.lastShot[i].tick) < int32(c.opts.MinShotInterval) {
 			v.Reason = FireRate
 			return v
 		}

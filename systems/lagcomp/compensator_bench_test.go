@@ -47,7 +47,7 @@ func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic
 		b.Fatalf("%d hitboxes", total)
 	}
 	pos := generic.NewMap[Position](w.Arche())
-	for tick := uint32(1); tick <= 40; tick++ {
+	for tick := gw.Tick(1); tick <= 40; tick++ {
 		w.SetTick(tick)
 		lc.Record(tick)
 	}
@@ -69,7 +69,7 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		lc.Record(41 + uint32(i%2))
+		lc.Record(gw.Tick(41 + i%2))
 	}
 	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
 	b.ReportMetric(per, "ns/entity")
@@ -88,11 +88,11 @@ func BenchmarkRewoundRay(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		shot.Tick, shot.View = 40+uint32(2*i), 25.5
+		shot.Tick, shot.View = gw.Tick(40).Add(2*i), 25.5
 		t0 := time.Now()
 		lc.Judge(shot)
 		t1 := time.Now()
-		shot.Tick, shot.View = 41+uint32(2*i), 40
+		shot.Tick, shot.View = gw.Tick(41).Add(2*i), 40
 		lc.Judge(shot)
 		present += time.Since(t1)
 		rewound += t1.Sub(t0)

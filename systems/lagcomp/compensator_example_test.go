@@ -28,7 +28,7 @@ func ExampleCompensator_Judge() {
 	shooter := spawn.NewWith(&Position{}, &hb)
 	target := spawn.NewWith(&Position{X: 10}, &hb)
 	pos := generic.NewMap[Position](w.Arche())
-	for tick := uint32(1); tick <= 30; tick++ {
+	for tick := gw.Tick(1); tick <= 30; tick++ {
 		pos.Get(target).Y = float32(tick) / 10
 		w.SetTick(tick)
 		lc.Record(tick)

@@ -59,7 +59,7 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	s := &scene{w: w, lc: lc, pos: generic.NewMap[Position](w.Arche())}
 	s.shooter = m.NewWith(&Position{}, &Facing{}, &hb)
 	s.target = m.NewWith(&Position{X: 10}, &Facing{Yaw: math.Pi}, &hb) // facing the shooter
-	for tick := uint32(1); tick <= 60; tick++ {
+	for tick := gw.Tick(1); tick <= 60; tick++ {
 		s.pos.Get(s.target).Y = float32(tick) * 0.1
 		w.SetTick(tick)
 		lc.Record(tick)
@@ -230,7 +230,7 @@ func TestFireRateStateForgetsDeadShooters(t *testing.T) {
 		e := m.NewWith(&Position{}, &Facing{}, &hb)
 		s.lc.Record(60) // the shooter is recorded at the newest tick
 		shot := s.aim(10, 4, 50)
-		shot.Shooter, shot.Tick = e, uint32(100+i)
+		shot.Shooter, shot.Tick = e, gw.Tick(100+i)
 		assert.NotEqual(t, lagcomp.FireRate, s.lc.Judge(shot).Reason)
 		s.w.Arche().RemoveEntity(e)
 	}

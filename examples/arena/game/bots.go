@@ -31,13 +31,13 @@ type Bot struct {
 	clock   gw.TimeSource
 	stopAt  time.Duration
 	mode    botMode
-	until   uint32
+	until   gw.Tick
 	dx, dy  float32
 	others  *generic.Filter2[Position, Health]
 	own     *generic.Filter2[Position, Health]
 	started bool
 	aim     float32
-	ready   uint32 // tick the weapon is ready again
+	ready   gw.Tick // tick the weapon is ready again
 	// Moving counts the sampled inputs whose move vector is not zero on
 	// the wire.
 	Moving uint64
@@ -61,7 +61,7 @@ func NewBot(seed uint64, clock gw.TimeSource, stopAt time.Duration) *Bot {
 // Input samples the bot's command for a tick: a move by its current mode,
 // and, when its weapon is ready and a living player is in view, a shot
 // aimed exactly at where its client draws that player.
-func (b *Bot) Input(w *gw.World, tick uint32) components.InputCommand {
+func (b *Bot) Input(w *gw.World, tick gw.Tick) components.InputCommand {
 	cmd := components.InputCommand{Aim: b.aim}
 	if b.clock.Now() >= b.stopAt {
 		return cmd
@@ -70,7 +70,7 @@ func (b *Bot) Input(w *gw.World, tick uint32) components.InputCommand {
 	if !b.started || int32(tick-b.until) >= 0 {
 		b.started = true
 		b.mode = botMode(b.rng.IntN(3))
-		b.until = tick + 30 + uint32(b.rng.IntN(90))
+		b.until = tick.Add(30 + b.rng.IntN(90))
 		a := b.rng.Float64() * 2 * math.Pi
 		b.dx, b.dy = float32(math.Cos(a)), float32(math.Sin(a))
 	}

@@ -7,6 +7,7 @@ package game
 
 import (
 	"fmt"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"math"
 
 	"github.com/ghostwire/ghostwire/netsync"
@@ -25,7 +26,7 @@ type Facing struct{ Yaw float32 }
 // the server tick Respawn, when it reappears at a spawn point.
 type Health struct {
 	HP      int16
-	Respawn uint32
+	Respawn gw.Tick
 }
 
 // Alive reports whether the player is alive.
@@ -124,7 +125,7 @@ func NewSchema() *Schema {
 			if hp < -MaxHP || hp > MaxHP || at > math.MaxUint32 {
 				return fmt.Errorf("arena: health %d outside ±%d or respawn tick %d beyond uint32: %w", hp, MaxHP, at, netsync.ErrOutOfRange)
 			}
-			h.HP, h.Respawn = int16(hp), uint32(at)
+			h.HP, h.Respawn = int16(hp), gw.Tick(at)
 			return nil
 		}))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -20,11 +21,11 @@ func arenaSnapshot(t testing.TB, s *Schema, n int) []byte {
 		p := Position{X: float32(i) - 3.3, Y: 2.25}
 		v := Velocity{X: 1.5, Y: -MaxSpeed}
 		f := Facing{Yaw: float32(i) / 3}
-		h := Health{HP: int16(100 - 25*(i%5)), Respawn: uint32(i * 7)}
+		h := Health{HP: int16(100 - 25*(i%5)), Respawn: gw.Tick(i * 7)}
 		require.True(t, sw.AddGhost(components.Ghost{ID: components.GhostID(i), Type: uint16(s.Player), Owner: components.ConnID(i), Spawned: 3},
 			[]unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&v), unsafe.Pointer(&f), unsafe.Pointer(&h)}))
 	}
-	return append([]byte(nil), sw.Finish(&netsync.SnapshotHeader{Tick: 500, Confirmed: 498, Complete: true})...)
+	return append([]byte(nil), sw.Finish(&netsync.SnapshotHeader{Tick: 500, Confirmed: 498, HasConfirmed: true, Complete: true})...)
 }
 
 func TestArenaSnapshotRoundTrip(t *testing.T) {

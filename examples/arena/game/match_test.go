@@ -78,7 +78,7 @@ func TestEightCollidingClientsAreCorrectedAndConverge(t *testing.T) {
 func TestSpeedHackGainsNothing(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 2, 3*time.Second, 0, 0
-	holdUp := func(*gw.World, uint32) components.InputCommand { return components.InputCommand{MoveY: 1} }
+	holdUp := func(*gw.World, gw.Tick) components.InputCommand { return components.InputCommand{MoveY: 1} }
 	cfg.Client = func(i int, spec *harness.ClientSpec) {
 		spec.Options.Input = holdUp
 		if i == 1 {
@@ -123,7 +123,7 @@ func TestSpeedHackGainsNothing(t *testing.T) {
 func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 1, 2*time.Second, 0, 0
-	crazy := func(_ *gw.World, tick uint32) components.InputCommand {
+	crazy := func(_ *gw.World, tick gw.Tick) components.InputCommand {
 		if tick%2 == 0 {
 			return components.InputCommand{MoveX: 10}
 		}

@@ -2,6 +2,7 @@ package game
 
 import (
 	"fmt"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"io"
 	"math"
 	"time"
@@ -104,7 +105,7 @@ type WallReport struct {
 // Second is the progress of one simulated second.
 type Second struct {
 	At             time.Duration
-	ServerTick     uint32
+	ServerTick     gw.Tick
 	Connected      int
 	Mispredictions uint64
 	Rollbacks      uint64

@@ -68,13 +68,13 @@ func TestServerRefusesImpossibleShots(t *testing.T) {
 		switch i {
 		case 1: // trigger-happy: fires every tick at whoever it sees
 			bot := NewBot(99, &gw.VirtualTime{}, time.Hour)
-			spec.Options.Input = func(w *gw.World, tick uint32) components.InputCommand {
+			spec.Options.Input = func(w *gw.World, tick gw.Tick) components.InputCommand {
 				bot.ready = 0
 				return bot.Input(w, tick)
 			}
 		case 2: // claims to shoot from 5 units to its right
 			bot := NewBot(98, &gw.VirtualTime{}, time.Hour)
-			spec.Options.Input = func(w *gw.World, tick uint32) components.InputCommand {
+			spec.Options.Input = func(w *gw.World, tick gw.Tick) components.InputCommand {
 				c := bot.Input(w, tick)
 				if c.Pressed(ButtonFire) {
 					c.OriginX += 5
@@ -239,7 +239,7 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 	r := &shotRig{w: w, lc: lc, shots: NewShotSystem(w, lc), input: generic.NewMap[components.InputCommand](w.Arche())}
 	r.shooter = spawn.NewWith(&Position{X: -3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &components.InputCommand{})
 	r.target = spawn.NewWith(&Position{X: 3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &components.InputCommand{})
-	for tick := uint32(1); tick < 20; tick++ {
+	for tick := gw.Tick(1); tick < 20; tick++ {
 		r.tick(tick, false)
 	}
 	return r
@@ -247,7 +247,7 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 
 // tick records tick and runs the trigger, the shooter firing at the target
 // (as it stood one tick earlier) if fire is set.
-func (r *shotRig) tick(tick uint32, fire bool) {
+func (r *shotRig) tick(tick gw.Tick, fire bool) {
 	r.w.SetTick(tick)
 	*r.input.Get(r.shooter) = components.InputCommand{Tick: tick}
 	if fire {
@@ -282,7 +282,7 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	r.tick(20, true)
 	require.Equal(t, uint64(1), r.shots.Stats.Kills)
 	require.False(t, health.Get(r.target).Alive(), "the snapshot of tick 20 sends the target dead")
-	for tick := uint32(21); tick < 40; tick++ {
+	for tick := gw.Tick(21); tick < 40; tick++ {
 		r.tick(tick, false)
 	}
 	hp, ok := gw.HistoryValue[Health](r.lc.History(), 20, r.target)

@@ -1,0 +1,26 @@
+package ecs
+
+import "strconv"
+
+// Tick numbers a fixed simulation step. It is the same on server and
+// clients and wraps after 2³² ticks (207 days at 240 Hz): compare and
+// subtract ticks only with its methods, which stay right across the wrap
+// as long as the two ticks are less than 2³¹ apart.
+type Tick uint32
+
+// Sub returns the signed distance t − u, wrap-safe: 5.Sub(3) is 2 and
+// 0.Sub(2³²−1) is 1. It is meaningful while |t − u| < 2³¹.
+func (t Tick) Sub(u Tick) int32 { return int32(t - u) }
+
+// Add returns the tick n steps after t (before it for a negative n),
+// wrapping around 2³².
+func (t Tick) Add(n int) Tick { return t + Tick(uint32(n)) }
+
+// Before reports whether t comes before u.
+func (t Tick) Before(u Tick) bool { return t.Sub(u) < 0 }
+
+// After reports whether t comes after u.
+func (t Tick) After(u Tick) bool { return t.Sub(u) > 0 }
+
+// String returns the tick's number.
+func (t Tick) String() string { return strconv.FormatUint(uint64(t), 10) }

@@ -1,0 +1,3 @@
+package transport
+
+type Conn interface{}

@@ -1,0 +1,3 @@
+package udp
+
+func Dial() {}
