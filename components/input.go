@@ -40,3 +40,14 @@ func (c *InputCommand) Moving() bool { return c.MoveX != 0 || c.MoveY != 0 }
 
 // Pressed reports whether all buttons of mask are down.
 func (c *InputCommand) Pressed(mask uint32) bool { return c.Buttons&mask == mask }
+
+// Press is an input event that must count exactly once, such as a jump or
+// a shot: a field of a game's input type, coded with netsync's
+// Stream.Press. The framework keeps a press that falls between two ticks
+// for the next tick, applies a press whose packet was lost exactly once
+// (late rather than never), and never repeats it when it substitutes a
+// missing input. Its value is 1 on the tick it was pressed, else 0.
+type Press uint8
+
+// Pressed reports whether the event happened on this tick.
+func (p Press) Pressed() bool { return p != 0 }

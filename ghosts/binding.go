@@ -24,7 +24,7 @@ type Binding struct {
 	Predicted    ecs.ID
 	Interpolated ecs.ID
 	Input        ecs.ID
-	rt           netsync.RoundTrip
+	rt           netsync.Coder
 	values       []unsafe.Pointer
 }
 
@@ -105,7 +105,7 @@ func (b *Binding) Quantize(e ecs.Entity, t netsync.GhostTypeID) {
 	gt, _ := b.schema.GhostType(t)
 	a := b.world.Arche()
 	for i, id := range b.types[t] {
-		b.rt.Quantize(b.schema.Codec(gt.Components[i]), a.Get(e, id))
+		b.rt.Quantize(b.schema, gt.Components[i], a.Get(e, id))
 	}
 }
 

@@ -28,15 +28,11 @@ type (
 	clientOnlyB struct{ C float64 }
 )
 
-var posQ = mustQuantizer(-100, 100, 1.0/64)
+var posQ = netsync.Range(-100, 100, 1.0/64)
 
-func mustQuantizer(lo, hi, res float32) netsync.Quantizer {
-	q, err := netsync.NewQuantizer(lo, hi, res)
-	if err != nil {
-		panic(err)
-	}
-	return q
-}
+func (p *Pos) Serialize(s *netsync.Stream) { s.Float(&p.X, posQ); s.Float(&p.Y, posQ) }
+
+func (h *HP) Serialize(s *netsync.Stream) { netsync.Int(s, &h.V, math.MinInt32, math.MaxInt32) }
 
 // testSchema is the schema every test builds, the same way on both ends.
 type testSchema struct {
@@ -49,39 +45,12 @@ type testSchema struct {
 
 func newTestSchema(tb testing.TB) *testSchema {
 	tb.Helper()
-	s := netsync.NewSchema()
-	pos, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, p *Pos) { posQ.Write(w, p.X); posQ.Write(w, p.Y) },
-		func(r *netsync.BitReader, p *Pos) error {
-			x, _ := posQ.Read(r)
-			y, err := posQ.Read(r)
-			p.X, p.Y = x, y
-			return err
-		}))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	hp, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, h *HP) { w.WriteVarint(int64(h.V)) },
-		func(r *netsync.BitReader, h *HP) error {
-			v, err := r.ReadVarint()
-			if err != nil {
-				return err
-			}
-			if v < math.MinInt32 || v > math.MaxInt32 {
-				return fmt.Errorf("hp %d outside int32: %w", v, netsync.ErrOutOfRange)
-			}
-			h.V = int32(v)
-			return nil
-		}))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	player, err := s.AddGhostType("player", pos, hp)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	crate, err := s.AddGhostType("crate", hp, pos)
+	var b netsync.SchemaBuilder
+	pos := netsync.Component[Pos](&b)
+	hp := netsync.Component[HP](&b)
+	player := b.GhostType("player", pos, hp)
+	crate := b.GhostType("crate", hp, pos)
+	s, err := b.Build()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -237,19 +206,7 @@ func TestBindingQuantize(t *testing.T) {
 				t.Errorf("type %d: Quantize(%v) = %v, want %v", typ, p, got, want)
 			}
 			if h := getHP(w, e).V; h != -12345 {
-				t.Errorf("type %d: Quantize changed HP to %d, want -12345 (varint is lossless)", typ, h)
-			}
-			// What the codec carries: encode and decode through the schema.
-			var bw netsync.BitWriter
-			s.Codec(s.pos).Encode(&bw, unsafe.Pointer(&p))
-			var br netsync.BitReader
-			br.Reset(bw.Bytes())
-			var wire Pos
-			if err := s.Codec(s.pos).Decode(&br, unsafe.Pointer(&wire)); err != nil {
-				t.Fatal(err)
-			}
-			if bitsOf(&got) != bitsOf(&wire) {
-				t.Errorf("type %d: Quantize(%v) = %v, but the codec carries %v", typ, p, got, wire)
+				t.Errorf("type %d: Quantize changed HP to %d, want -12345 (the full int32 range is lossless)", typ, h)
 			}
 			// Idempotent, bit for bit.
 			b.Quantize(e, typ)

@@ -163,23 +163,25 @@ func (c *Client) despawn(id components.GhostID) {
 }
 
 // Compare reports whether the values the history recorded for e at tick
-// encode to the same bits as the gi-th ghost of snap: whether the
-// prediction at that tick was right. recorded is false (and equal
-// meaningless) when the history does not hold e at tick.
-func (c *Client) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *netsync.Snapshot, gi int) (equal, recorded bool) {
+// have the same wire codes as the gi-th ghost of snap: whether the
+// prediction at that tick was right. When not, diff names the first
+// component and field that differ, with the predicted value as A and the
+// server's as B. recorded is false (and the rest meaningless) when the
+// history does not hold e at tick.
+func (c *Client) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *netsync.Snapshot, gi int) (diff netsync.FieldDiff, equal, recorded bool) {
 	gs := &snap.Ghosts[gi]
 	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(gs.Type))
 	equal = true
 	for ci, id := range c.b.types[gs.Type] {
 		p, err := h.Lookup(tick, e, id)
 		if err != nil || p == nil {
-			return false, false
+			return netsync.FieldDiff{}, false, false
 		}
-		if equal && !c.b.rt.Equal(c.b.schema.Codec(gt.Components[ci]), p, snap.Value(gi, ci)) {
-			equal = false
+		if equal {
+			diff, equal = c.b.rt.Diff(c.b.schema, gt.Components[ci], p, snap.Value(gi, ci))
 		}
 	}
-	return equal, true
+	return diff, equal, true
 }
 
 // Sweep handles the ghosts missing from snap when snap is complete (an

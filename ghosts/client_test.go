@@ -1,6 +1,7 @@
 package ghosts_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -396,7 +397,7 @@ func TestClientCompare(t *testing.T) {
 	}
 
 	for _, id := range []components.GhostID{1, 2} {
-		if eq, rec := p.cl.Compare(h, 5, ce(id), snap, gi(snap, id)); !eq || !rec {
+		if _, eq, rec := p.cl.Compare(h, 5, ce(id), snap, gi(snap, id)); !eq || !rec {
 			t.Errorf("ghost %d: Compare with the values recorded = %v, %v; want true, true", id, eq, rec)
 		}
 	}
@@ -404,7 +405,7 @@ func TestClientCompare(t *testing.T) {
 	// A prediction within the wire's resolution encodes the same.
 	getPos(p.cw, ce(1)).X += 1.0 / 256
 	h.Record(6)
-	if eq, rec := p.cl.Compare(h, 6, ce(1), snap, gi(snap, 1)); !eq || !rec {
+	if _, eq, rec := p.cl.Compare(h, 6, ce(1), snap, gi(snap, 1)); !eq || !rec {
 		t.Errorf("prediction off by a quarter step: Compare = %v, %v; want true, true", eq, rec)
 	}
 
@@ -414,21 +415,27 @@ func TestClientCompare(t *testing.T) {
 	p.srv.Quantize()
 	snap2, _ := writeSnapshot(t, p.s, p.srv, 0, 5, me)
 	for _, id := range []components.GhostID{1, 2} {
-		if eq, rec := p.cl.Compare(h, 5, ce(id), snap2, gi(snap2, id)); eq || !rec {
+		if _, eq, rec := p.cl.Compare(h, 5, ce(id), snap2, gi(snap2, id)); eq || !rec {
 			t.Errorf("ghost %d: Compare with a differing value = %v, %v; want false, true", id, eq, rec)
 		}
 	}
+	// The difference names the component, the field and both values.
+	diff, _, _ := p.cl.Compare(h, 5, ce(1), snap2, gi(snap2, 1))
+	want := fmt.Sprintf("ghosts_test.Pos.Y: %v then %v", getPos(p.sw, mine).Y-0.5, getPos(p.sw, mine).Y)
+	if diff.String() != want {
+		t.Errorf("Compare's difference = %q, want %q", diff, want)
+	}
 	// The history's values, not the live ones, are compared.
 	*getPos(p.cw, ce(1)) = *getPos(p.sw, mine)
-	if eq, _ := p.cl.Compare(h, 5, ce(1), snap2, gi(snap2, 1)); eq {
+	if _, eq, _ := p.cl.Compare(h, 5, ce(1), snap2, gi(snap2, 1)); eq {
 		t.Error("Compare read the live value instead of the one recorded at the tick")
 	}
 
 	// Not recorded: a tick never recorded, and an interpolated ghost.
-	if _, rec := p.cl.Compare(h, 4, ce(1), snap, gi(snap, 1)); rec {
+	if _, _, rec := p.cl.Compare(h, 4, ce(1), snap, gi(snap, 1)); rec {
 		t.Error("Compare at an unrecorded tick reports recorded")
 	}
-	if _, rec := p.cl.Compare(h, 5, ce(3), snap, gi(snap, 3)); rec {
+	if _, _, rec := p.cl.Compare(h, 5, ce(3), snap, gi(snap, 3)); rec {
 		t.Error("Compare of an interpolated (unrecorded) ghost reports recorded")
 	}
 	// A ghost spawned after the tick.
@@ -436,7 +443,7 @@ func TestClientCompare(t *testing.T) {
 	p.srv.Quantize()
 	snap3, _ := writeSnapshot(t, p.s, p.srv, 0, 7, me)
 	p.apply(snap3)
-	if _, rec := p.cl.Compare(h, 5, ce(4), snap3, gi(snap3, 4)); rec {
+	if _, _, rec := p.cl.Compare(h, 5, ce(4), snap3, gi(snap3, 4)); rec {
 		t.Error("Compare of a ghost spawned after the tick reports recorded")
 	}
 }

@@ -142,7 +142,7 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 	if ig.n > 1 {
 		before := ig.data[prev*ig.stride:]
 		for ci, c := range gt.Components {
-			if ip.interp[c].Teleported(unsafe.Pointer(&before[ig.offs[ci]]), unsafe.Pointer(&state[ig.offs[ci]])) {
+			if ip.interp[c].Teleported(at(before, ig.offs[ci]), at(state, ig.offs[ci])) {
 				ig.tele[ig.head] = true
 				break
 			}
@@ -259,7 +259,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	}
 	for ci, c := range gt.Components {
 		in := &ip.interp[c]
-		in.Apply(unsafe.Pointer(&sa[ig.offs[ci]]), unsafe.Pointer(&sb[ig.offs[ci]]), unsafe.Pointer(&out[ig.offs[ci]]), tt, ip.b.sizes[c], teleported)
+		in.Apply(at(sa, ig.offs[ci]), at(sb, ig.offs[ci]), at(out, ig.offs[ci]), tt, ip.b.sizes[c], teleported)
 	}
 	// The jump of a teleport shows on the first frame whose render tick
 	// passed the teleported state (or the first after it arrived late).
@@ -298,13 +298,13 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		ip.target = append(ip.target[:0], out...)
 		for ci, c := range gt.Components {
 			off := ig.offs[ci]
-			ip.interp[c].Blend(unsafe.Pointer(&ip.target[off]), unsafe.Pointer(&ig.from[off]), unsafe.Pointer(&out[off]), float32(ig.fade))
+			ip.interp[c].Blend(at(ip.target, off), at(ig.from, off), at(out, off), float32(ig.fade))
 		}
 	}
 	copy(ig.last, out)
 	ip.vals = ip.vals[:0]
 	for ci := range gt.Components {
-		ip.vals = append(ip.vals, unsafe.Pointer(&out[ig.offs[ci]]))
+		ip.vals = append(ip.vals, at(out, ig.offs[ci]))
 	}
 	if !ig.shown {
 		ig.e = ip.c.spawn(ig.g, ip.vals, false)
@@ -316,3 +316,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	a := ip.b.world.Arche()
 	*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
 }
+
+// at returns a pointer to b[off]; off may be len(b) for a zero-size value
+// stored last, which is never read or written through the pointer.
+func at(b []byte, off int) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b[off:])) }

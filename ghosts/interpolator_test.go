@@ -56,41 +56,31 @@ type ipRig struct {
 	lastRender         float64
 }
 
+func (v *ipYaw) Serialize(s *netsync.Stream) { s.Float32(&v.A) }
+
+func (v *ipPos) Serialize(s *netsync.Stream) { s.Float32(&v.X); s.Float32(&v.Y) }
+
+func (v *ipLife) Serialize(s *netsync.Stream) {
+	netsync.Int(s, &v.HP, math.MinInt32, math.MaxInt32)
+	s.Bool(&v.Alive)
+}
+
 func ipSchema(tb testing.TB) (*netsync.Schema, netsync.ComponentID, netsync.ComponentID, netsync.ComponentID, netsync.GhostTypeID) {
 	tb.Helper()
-	s := netsync.NewSchema()
-	yaw, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *ipYaw) { w.WriteFloat32(v.A) },
-		func(r *netsync.BitReader, v *ipYaw) (err error) { v.A, err = r.ReadFloat32(); return err }))
-	require.NoError(tb, err)
-	pos, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *ipPos) { w.WriteFloat32(v.X); w.WriteFloat32(v.Y) },
-		func(r *netsync.BitReader, v *ipPos) error {
-			v.X, _ = r.ReadFloat32()
-			var err error
-			v.Y, err = r.ReadFloat32()
-			return err
-		}))
-	require.NoError(tb, err)
-	life, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *ipLife) { w.WriteVarint(int64(v.HP)); w.WriteBool(v.Alive) },
-		func(r *netsync.BitReader, v *ipLife) error {
-			hp, _ := r.ReadVarint()
-			alive, err := r.ReadBool()
-			v.HP, v.Alive = int32(hp), alive
-			return err
-		}))
-	require.NoError(tb, err)
-	require.NoError(tb, s.SetInterpolation(yaw, netsync.Interpolation{
+	var b netsync.SchemaBuilder
+	yaw := netsync.Component[ipYaw](&b)
+	pos := netsync.Component[ipPos](&b)
+	life := netsync.Component[ipLife](&b)
+	b.Interpolate(yaw, netsync.Interpolation{
 		Blend: netsync.Lerp(func(a, b *ipYaw, t float32) ipYaw { return ipYaw{netsync.LerpAngle(a.A, b.A, t)} }),
-	}))
-	require.NoError(tb, s.SetInterpolation(pos, netsync.Interpolation{
+	})
+	b.Interpolate(pos, netsync.Interpolation{
 		Distance: netsync.Distance(func(a, b *ipPos) float32 {
 			return float32(math.Hypot(float64(b.X-a.X), float64(b.Y-a.Y)))
 		}),
 		Teleport: ipTeleport,
-	}))
-	require.NoError(tb, s.SetInterpolation(life, netsync.Interpolation{
+	})
+	b.Interpolate(life, netsync.Interpolation{
 		Distance: netsync.Distance(func(a, b *ipLife) float32 {
 			if !a.Alive && b.Alive {
 				return 1
@@ -98,8 +88,9 @@ func ipSchema(tb testing.TB) (*netsync.Schema, netsync.ComponentID, netsync.Comp
 			return 0
 		}),
 		Teleport: 0.5,
-	}))
-	mover, err := s.AddGhostType("mover", yaw, pos, life)
+	})
+	mover := b.GhostType("mover", yaw, pos, life)
+	s, err := b.Build()
 	require.NoError(tb, err)
 	return s, pos, yaw, life, mover
 }

@@ -14,19 +14,20 @@ import (
 // A server replicates one player's health to a client: spawn the ghost,
 // write a snapshot for the player's connection, decode it on the client and
 // spawn the ghost there.
-func ExampleServer_WriteSnapshot() {
-	type Health struct{ V int32 }
+// Health is a replicated component: its Serialize method is its wire form.
+type Health struct{ V int32 }
 
+func (h *Health) Serialize(s *netsync.Stream) { netsync.Int(s, &h.V, -1000, 1000) }
+
+func ExampleServer_WriteSnapshot() {
 	// Both ends build the same schema.
-	schema := netsync.NewSchema()
-	health, _ := schema.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, h *Health) { w.WriteVarint(int64(h.V)) },
-		func(r *netsync.BitReader, h *Health) error {
-			v, err := r.ReadVarint()
-			h.V = int32(v)
-			return err
-		}))
-	player, _ := schema.AddGhostType("player", health)
+	var b netsync.SchemaBuilder
+	health := netsync.Component[Health](&b)
+	player := b.GhostType("player", health)
+	schema, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
 
 	// Server: spawn a ghost owned by connection 1 and write its snapshot.
 	sw := gw.NewWorld(gw.WorldOptions{})

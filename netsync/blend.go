@@ -1,7 +1,6 @@
 package netsync
 
 import (
-	"fmt"
 	"math"
 	"reflect"
 	"unsafe"
@@ -71,26 +70,6 @@ func wrapAngle(v float32) float32 {
 	}
 	return float32(r - math.Pi)
 }
-
-// SetInterpolation sets how component id is interpolated. It errors on an
-// unknown ID or a negative teleport threshold.
-func (s *Schema) SetInterpolation(id ComponentID, in Interpolation) error {
-	if int(id) >= len(s.codecs) {
-		return fmt.Errorf("netsync: component ID %d outside 0..%d", id, len(s.codecs)-1)
-	}
-	if !(in.Teleport >= 0) {
-		return fmt.Errorf("netsync: teleport threshold %v must be >= 0", in.Teleport)
-	}
-	if in.Blend == nil {
-		in.Blend = defaultBlend(s.codecs[id].Type())
-	}
-	s.interp[id] = in
-	return nil
-}
-
-// Interpolation returns how component id is interpolated (the default
-// blend filled in). It panics on an unknown ID.
-func (s *Schema) Interpolation(id ComponentID) Interpolation { return s.interp[id] }
 
 // Teleported reports whether a and b of component id are a teleport apart.
 func (in *Interpolation) Teleported(a, b unsafe.Pointer) bool {

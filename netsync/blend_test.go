@@ -208,10 +208,9 @@ func blendBytes[T any](v *T) []byte {
 
 func TestDefaultBlendLerpsFloatsAndStepsTheRest(t *testing.T) {
 	typ := reflect.TypeOf(blendState{})
-	s := netsync.NewSchema()
-	id, err := s.AddComponent(netsync.NewCodec(
-		func(*netsync.BitWriter, *blendState) {},
-		func(*netsync.BitReader, *blendState) error { return nil }))
+	var sb netsync.SchemaBuilder
+	id := netsync.Component[blendState](&sb)
+	s, err := sb.Build()
 	require.NoError(t, err)
 	for name, in := range map[string]netsync.Interpolation{
 		"DefaultInterpolation": netsync.DefaultInterpolation(typ),
@@ -368,52 +367,47 @@ func TestLerpAdapter(t *testing.T) {
 
 type blendAngle struct{ A float32 }
 
-func blendSchema(t *testing.T) (*netsync.Schema, netsync.ComponentID, netsync.ComponentID) {
-	t.Helper()
-	s := netsync.NewSchema()
-	vec, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *blendVec) { w.WriteFloat32(v.X); w.WriteFloat32(v.Y) },
-		func(r *netsync.BitReader, v *blendVec) error {
-			v.X, _ = r.ReadFloat32()
-			var err error
-			v.Y, err = r.ReadFloat32()
-			return err
-		}))
-	require.NoError(t, err)
-	ang, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *blendAngle) { w.WriteFloat32(v.A) },
-		func(r *netsync.BitReader, v *blendAngle) (err error) { v.A, err = r.ReadFloat32(); return err }))
-	require.NoError(t, err)
-	return s, vec, ang
+func (v *blendState) Serialize(*netsync.Stream) {}
+
+func (v *blendVec) Serialize(s *netsync.Stream) { s.Float32(&v.X); s.Float32(&v.Y) }
+
+func (v *blendAngle) Serialize(s *netsync.Stream) { s.Float32(&v.A) }
+
+// interpolated builds a schema of blendVec and blendAngle with set applied
+// and returns it with their IDs, or Build's error.
+func interpolated(set func(b *netsync.SchemaBuilder, vec, ang netsync.ComponentID)) (*netsync.Schema, netsync.ComponentID, netsync.ComponentID, error) {
+	var b netsync.SchemaBuilder
+	vec := netsync.Component[blendVec](&b)
+	ang := netsync.Component[blendAngle](&b)
+	set(&b, vec, ang)
+	s, err := b.Build()
+	return s, vec, ang, err
 }
 
-func TestSetInterpolation(t *testing.T) {
-	s, vec, ang := blendSchema(t)
+func TestInterpolate(t *testing.T) {
 	dist := netsync.Distance(func(a, b *blendVec) float32 { return float32(math.Abs(float64(b.X - a.X))) })
 
-	// Errors, each naming the value at fault, leave the schema as it was.
-	before := s.Interpolation(vec)
-	err := s.SetInterpolation(2, netsync.Interpolation{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "2")
-	err = s.SetInterpolation(1000, netsync.Interpolation{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "1000")
-	err = s.SetInterpolation(vec, netsync.Interpolation{Distance: dist, Teleport: -0.5})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "-0.5")
-	err = s.SetInterpolation(vec, netsync.Interpolation{Distance: dist, Teleport: float32(math.NaN())})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "NaN")
-	err = s.SetInterpolation(vec, netsync.Interpolation{Teleport: float32(math.Inf(-1))})
-	require.Error(t, err)
-	after := s.Interpolation(vec)
-	assert.False(t, after.Snap)
-	assert.Nil(t, after.Distance, "a refused setting must not be stored")
-	assert.Equal(t, before.Teleport, after.Teleport)
+	// Errors name the value at fault.
+	for want, in := range map[string]struct {
+		id netsync.ComponentID
+		in netsync.Interpolation
+	}{
+		"2":    {2, netsync.Interpolation{}},
+		"1000": {1000, netsync.Interpolation{}},
+		"-0.5": {0, netsync.Interpolation{Distance: dist, Teleport: -0.5}},
+		"NaN":  {0, netsync.Interpolation{Distance: dist, Teleport: float32(math.NaN())}},
+		"-Inf": {0, netsync.Interpolation{Teleport: float32(math.Inf(-1))}},
+	} {
+		_, _, _, err := interpolated(func(b *netsync.SchemaBuilder, _, _ netsync.ComponentID) { b.Interpolate(in.id, in.in) })
+		require.Error(t, err, want)
+		assert.Contains(t, err.Error(), want)
+	}
 
 	// A nil Blend gets the type's default, the rest is kept.
-	require.NoError(t, s.SetInterpolation(vec, netsync.Interpolation{Distance: dist, Teleport: 50}))
+	s, vec, _, err := interpolated(func(b *netsync.SchemaBuilder, vec, _ netsync.ComponentID) {
+		b.Interpolate(vec, netsync.Interpolation{Distance: dist, Teleport: 50})
+	})
+	require.NoError(t, err)
 	in := s.Interpolation(vec)
 	require.NotNil(t, in.Blend)
 	assert.Equal(t, float32(50), in.Teleport)
@@ -427,20 +421,30 @@ func TestSetInterpolation(t *testing.T) {
 	assert.True(t, in.Teleported(unsafe.Pointer(&a), unsafe.Pointer(&far)))
 
 	// A threshold of 0 is allowed; so is +Inf (never a teleport).
-	require.NoError(t, s.SetInterpolation(vec, netsync.Interpolation{Distance: dist}))
-	require.NoError(t, s.SetInterpolation(vec, netsync.Interpolation{Distance: dist, Teleport: float32(math.Inf(1))}))
-	in = s.Interpolation(vec)
-	assert.False(t, in.Teleported(unsafe.Pointer(&a), unsafe.Pointer(&far)))
+	for _, th := range []float32{0, float32(math.Inf(1))} {
+		s, vec, _, err := interpolated(func(b *netsync.SchemaBuilder, vec, _ netsync.ComponentID) {
+			b.Interpolate(vec, netsync.Interpolation{Distance: dist, Teleport: th})
+		})
+		require.NoError(t, err)
+		in := s.Interpolation(vec)
+		assert.Equal(t, th == 0, in.Teleported(unsafe.Pointer(&a), unsafe.Pointer(&far)))
+	}
 
 	// A Blend of its own is kept; Snap is kept.
 	angles := netsync.Lerp(func(a, b *blendAngle, t float32) blendAngle { return blendAngle{netsync.LerpAngle(a.A, b.A, t)} })
-	require.NoError(t, s.SetInterpolation(ang, netsync.Interpolation{Blend: angles}))
+	s, _, ang, err := interpolated(func(b *netsync.SchemaBuilder, _, ang netsync.ComponentID) {
+		b.Interpolate(ang, netsync.Interpolation{Blend: angles})
+	})
+	require.NoError(t, err)
 	aa, ab := blendAngle{3}, blendAngle{-3}
 	var ao blendAngle
 	in = s.Interpolation(ang)
 	in.Blend(unsafe.Pointer(&aa), unsafe.Pointer(&ab), unsafe.Pointer(&ao), 0.5)
 	assert.InDelta(t, math.Pi, math.Abs(float64(ao.A)), 1e-6, "the schema's angle blend goes through π")
-	require.NoError(t, s.SetInterpolation(ang, netsync.Interpolation{Snap: true}))
+	s, _, ang, err = interpolated(func(b *netsync.SchemaBuilder, _, ang netsync.ComponentID) {
+		b.Interpolate(ang, netsync.Interpolation{Snap: true})
+	})
+	require.NoError(t, err)
 	in = s.Interpolation(ang)
 	assert.True(t, in.Snap)
 	require.NotNil(t, in.Blend)

@@ -23,9 +23,11 @@ import (
 // value within a quarter step, so it always re-encodes to its own code:
 // Encode(Decode(c)) == c for every code, and Quantize is idempotent.
 //
-// The zero Quantizer encodes every value as code 0 in 0 bits and decodes it
-// as 0. Quantizer is a small value type: pass and copy it freely.
+// Make one with [Range]. The zero Quantizer is unconfigured: a schema
+// refuses a component that codes a field with it (it would encode every
+// value as 0). Quantizer is a small value type: pass and copy it freely.
 type Quantizer struct {
+	err      error // why the configuration is invalid, or that there is none
 	min, max float32
 	min64    float64
 	res64    float64
@@ -33,6 +35,35 @@ type Quantizer struct {
 	maxCode  uint32
 	nbits    int
 }
+
+// Range returns a Quantizer for [min, max] at the given resolution. It
+// never fails: a bad configuration is kept in the quantizer, returned by
+// [Quantizer.Err], and refused with the component's name when a schema is
+// built with it. So games declare quantizers as package variables without
+// a must helper:
+//
+//	var coord = netsync.Range(-16, 16, 1.0/256)
+func Range(min, max, resolution float32) Quantizer {
+	q, err := NewQuantizer(min, max, resolution)
+	if err != nil {
+		return Quantizer{err: err}
+	}
+	return q
+}
+
+// Err returns why q cannot be used: its configuration error, or that it is
+// the unconfigured zero value; nil for a usable quantizer.
+func (q Quantizer) Err() error {
+	if q.err != nil {
+		return q.err
+	}
+	if q.maxCode == 0 && q.nbits == 0 && q.inv == 0 {
+		return errUnconfigured
+	}
+	return nil
+}
+
+var errUnconfigured = fmt.Errorf("netsync: an unconfigured Quantizer (the zero value) would encode every value as 0; make one with Range")
 
 // NewQuantizer returns a Quantizer for [min, max] at the given resolution.
 // It returns an error naming the value at fault and its allowed range if any
@@ -175,9 +206,11 @@ const MaxAngleBits = 23
 // rounding puts just below -π. Encode(Decode(c)) == c for every code, and
 // Quantize is idempotent.
 //
-// The zero AngleQuantizer encodes every angle as code 0 in 0 bits and decodes
-// it as 0. AngleQuantizer is a small value type: pass and copy it freely.
+// Make one with [Angle]. The zero AngleQuantizer is unconfigured and a
+// schema refuses it. AngleQuantizer is a small value type: pass and copy it
+// freely.
 type AngleQuantizer struct {
+	err   error
 	nbits int
 	scale float64 // codes per radian
 	step  float64 // radians per code
@@ -185,6 +218,30 @@ type AngleQuantizer struct {
 	half  int64   // code of angle 0
 	mask  uint32  // largest code
 }
+
+// Angle returns an AngleQuantizer using bits bits per angle. Like [Range]
+// it never fails: bits outside 1..[MaxAngleBits] is kept as the error of
+// [AngleQuantizer.Err] and refused when a schema is built.
+func Angle(bits int) AngleQuantizer {
+	q, err := NewAngleQuantizer(bits)
+	if err != nil {
+		return AngleQuantizer{err: err}
+	}
+	return q
+}
+
+// Err returns why q cannot be used, or nil.
+func (q AngleQuantizer) Err() error {
+	if q.err != nil {
+		return q.err
+	}
+	if q.nbits == 0 {
+		return errUnconfiguredAngle
+	}
+	return nil
+}
+
+var errUnconfiguredAngle = fmt.Errorf("netsync: an unconfigured AngleQuantizer (the zero value); make one with Angle")
 
 // NewAngleQuantizer returns an AngleQuantizer using bits bits per angle. It
 // returns an error naming bits if it is outside 1..[MaxAngleBits].

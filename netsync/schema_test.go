@@ -26,6 +26,28 @@ type (
 	tTeam struct{ ID uint8 } // 0..2
 )
 
+// The test components' wire forms.
+var (
+	testPosQ = netsync.Range(-500, 500, 0.01)
+	testVelQ = netsync.Range(-50, 50, 0.01)
+)
+
+func (v *tPos) Serialize(s *netsync.Stream) {
+	s.Float(&v.X, testPosQ)
+	s.Float(&v.Y, testPosQ)
+	s.Float(&v.Z, testPosQ)
+}
+
+func (v *tVel) Serialize(s *netsync.Stream) { s.Float(&v.X, testVelQ); s.Float(&v.Y, testVelQ) }
+
+func (v *tHealth) Serialize(s *netsync.Stream) {
+	netsync.Int(s, &v.HP, 0, 255)
+	netsync.Int(s, &v.Armor, 0, 1000)
+	s.Bool(&v.Alive)
+}
+
+func (v *tTeam) Serialize(s *netsync.Stream) { netsync.Int(s, &v.ID, 0, 2) }
+
 // testSchema is the schema most tests of this package share: four
 // components and four ghost types, one of them with no component at all.
 type testSchema struct {
@@ -37,104 +59,20 @@ type testSchema struct {
 
 func newTestSchema(t testing.TB) *testSchema {
 	t.Helper()
-	ts := &testSchema{
-		Schema: netsync.NewSchema(),
-		PosQ:   mustQuantizer(t, -500, 500, 0.01),
-		VelQ:   mustQuantizer(t, -50, 50, 0.01),
-	}
-	add := func(c netsync.Codec) netsync.ComponentID {
-		id, err := ts.AddComponent(c)
-		require.NoError(t, err)
-		return id
-	}
-	ts.Pos = add(posCodec(ts.PosQ))
-	ts.Vel = add(velCodec(ts.VelQ))
-	ts.Health = add(healthCodec())
-	ts.Team = add(teamCodec())
-	typ := func(name string, comps ...netsync.ComponentID) netsync.GhostTypeID {
-		id, err := ts.AddGhostType(name, comps...)
-		require.NoError(t, err)
-		return id
-	}
-	ts.Player = typ("player", ts.Pos, ts.Vel, ts.Health, ts.Team)
-	ts.Rocket = typ("rocket", ts.Pos, ts.Vel)
-	ts.Pickup = typ("pickup", ts.Team, ts.Pos) // not in registration order
-	ts.Marker = typ("marker")
+	ts := &testSchema{PosQ: testPosQ, VelQ: testVelQ}
+	var b netsync.SchemaBuilder
+	ts.Pos = netsync.Component[tPos](&b)
+	ts.Vel = netsync.Component[tVel](&b)
+	ts.Health = netsync.Component[tHealth](&b)
+	ts.Team = netsync.Component[tTeam](&b)
+	ts.Player = b.GhostType("player", ts.Pos, ts.Vel, ts.Health, ts.Team)
+	ts.Rocket = b.GhostType("rocket", ts.Pos, ts.Vel)
+	ts.Pickup = b.GhostType("pickup", ts.Team, ts.Pos) // not in declaration order
+	ts.Marker = b.GhostType("marker")
+	s, err := b.Build()
+	require.NoError(t, err)
+	ts.Schema = s
 	return ts
-}
-
-func posCodec(q netsync.Quantizer) netsync.Codec {
-	return netsync.NewCodec(
-		func(w *netsync.BitWriter, v *tPos) {
-			q.Write(w, v.X)
-			q.Write(w, v.Y)
-			q.Write(w, v.Z)
-		},
-		func(r *netsync.BitReader, v *tPos) error {
-			x, _ := q.Read(r)
-			y, _ := q.Read(r)
-			z, err := q.Read(r) // reader errors are sticky
-			if err != nil {
-				return err
-			}
-			*v = tPos{x, y, z}
-			return nil
-		})
-}
-
-func velCodec(q netsync.Quantizer) netsync.Codec {
-	return netsync.NewCodec(
-		func(w *netsync.BitWriter, v *tVel) {
-			q.Write(w, v.X)
-			q.Write(w, v.Y)
-		},
-		func(r *netsync.BitReader, v *tVel) error {
-			x, _ := q.Read(r)
-			y, err := q.Read(r)
-			if err != nil {
-				return err
-			}
-			*v = tVel{x, y}
-			return nil
-		})
-}
-
-func healthCodec() netsync.Codec {
-	return netsync.NewCodec(
-		func(w *netsync.BitWriter, v *tHealth) {
-			w.WriteBits(uint64(v.HP), 8)
-			w.WriteBits(uint64(min(v.Armor, 1000)), 10)
-			w.WriteBool(v.Alive)
-		},
-		func(r *netsync.BitReader, v *tHealth) error {
-			hp, _ := r.ReadBits(8)
-			armor, _ := r.ReadBits(10)
-			alive, err := r.ReadBool()
-			if err != nil {
-				return err
-			}
-			if armor > 1000 {
-				return fmt.Errorf("armor %d outside 0..1000: %w", armor, netsync.ErrOutOfRange)
-			}
-			*v = tHealth{HP: uint8(hp), Armor: uint16(armor), Alive: alive}
-			return nil
-		})
-}
-
-func teamCodec() netsync.Codec {
-	return netsync.NewCodec(
-		func(w *netsync.BitWriter, v *tTeam) { w.WriteBits(uint64(min(v.ID, 2)), 2) },
-		func(r *netsync.BitReader, v *tTeam) error {
-			id, err := r.ReadBits(2)
-			if err != nil {
-				return err
-			}
-			if id > 2 {
-				return fmt.Errorf("team %d outside 0..2: %w", id, netsync.ErrOutOfRange)
-			}
-			v.ID = uint8(id)
-			return nil
-		})
 }
 
 // testGhost is a ghost's identity and the values of every test component;
@@ -170,10 +108,10 @@ func (g *testGhost) values(ts *testSchema) []unsafe.Pointer {
 
 // quantize applies every replicated component's round trip in place, as
 // the server does at the end of its tick.
-func (g *testGhost) quantize(ts *testSchema, q *netsync.RoundTrip) {
+func (g *testGhost) quantize(ts *testSchema, q *netsync.Coder) {
 	gt, _ := ts.GhostType(netsync.GhostTypeID(g.Type))
 	for i, p := range g.values(ts) {
-		q.Quantize(ts.Codec(gt.Components[i]), p)
+		q.Quantize(ts.Schema, gt.Components[i], p)
 	}
 }
 
@@ -197,7 +135,6 @@ func TestSchemaRegistersComponentsAndGhostTypes(t *testing.T) {
 	assert.Equal(t, 4, ts.NumGhostTypes())
 	assert.Equal(t, []netsync.ComponentID{0, 1, 2, 3}, []netsync.ComponentID{ts.Pos, ts.Vel, ts.Health, ts.Team})
 	assert.Equal(t, reflect.TypeFor[tHealth](), ts.ComponentType(ts.Health))
-	assert.Equal(t, reflect.TypeFor[tVel](), ts.Codec(ts.Vel).Type())
 
 	gt, ok := ts.GhostType(ts.Pickup)
 	require.True(t, ok)
@@ -211,106 +148,133 @@ func TestSchemaRegistersComponentsAndGhostTypes(t *testing.T) {
 	assert.False(t, ok, "a ghost type beyond the schema is unknown")
 	_, ok = ts.GhostType(65535)
 	assert.False(t, ok)
-	assert.Panics(t, func() { ts.Codec(4) })
 	assert.Panics(t, func() { ts.ComponentType(99) })
 }
 
 func TestSchemaGhostTypeKeepsItsOwnCopyOfTheComponentList(t *testing.T) {
-	s := netsync.NewSchema()
-	a, err := s.AddComponent(teamCodec())
+	var b netsync.SchemaBuilder
+	x := netsync.Component[tTeam](&b)
+	y := netsync.Component[tHealth](&b)
+	comps := []netsync.ComponentID{x, y}
+	id := b.GhostType("x", comps...)
+	comps[0] = y // the caller reuses its slice
+	s, err := b.Build()
 	require.NoError(t, err)
-	b, err := s.AddComponent(healthCodec())
-	require.NoError(t, err)
-	comps := []netsync.ComponentID{a, b}
-	id, err := s.AddGhostType("x", comps...)
-	require.NoError(t, err)
-	comps[0] = b // the caller reuses its slice
 	gt, _ := s.GhostType(id)
-	assert.Equal(t, []netsync.ComponentID{a, b}, gt.Components)
+	assert.Equal(t, []netsync.ComponentID{x, y}, gt.Components)
 }
 
-func TestSchemaErrors(t *testing.T) {
-	s := netsync.NewSchema()
-	_, err := s.AddGhostType("empty-schema", 0)
-	require.Error(t, err, "no component registered yet")
-	assert.Contains(t, err.Error(), "component ID 0")
-
-	pos, err := s.AddComponent(posCodec(mustQuantizer(t, -1, 1, 0.5)))
-	require.NoError(t, err)
-	_, err = s.AddComponent(posCodec(mustQuantizer(t, -9, 9, 0.5)))
-	require.Error(t, err, "a second codec for the same type")
-	assert.Contains(t, err.Error(), "tPos")
-	assert.Contains(t, err.Error(), "ID 0")
-	assert.Equal(t, 1, s.NumComponents(), "the refused codec is not added")
-
-	team, err := s.AddComponent(teamCodec())
-	require.NoError(t, err)
-
-	_, err = s.AddGhostType("a", pos, 7)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "component ID 7")
-	assert.Contains(t, err.Error(), `"a"`)
-
-	_, err = s.AddGhostType("b", team, pos, team)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "twice")
-	assert.Contains(t, err.Error(), "tTeam")
-
-	many := make([]netsync.ComponentID, netsync.MaxComponentsPerGhost+1)
-	_, err = s.AddGhostType("c", many...)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), fmt.Sprint(netsync.MaxComponentsPerGhost+1))
-
-	_, err = s.AddGhostType("d", pos)
-	require.NoError(t, err)
-	_, err = s.AddGhostType("d", team)
-	require.Error(t, err, "a name already used")
-	assert.Contains(t, err.Error(), `"d"`)
-	assert.Equal(t, 1, s.NumGhostTypes(), "refused types are not added")
+// buildErr declares with f and returns Build's error.
+func buildErr(f func(b *netsync.SchemaBuilder)) error {
+	var b netsync.SchemaBuilder
+	f(&b)
+	_, err := b.Build()
+	return err
 }
+
+func TestSchemaBuildReturnsTheFirstDeclarationError(t *testing.T) {
+	tests := map[string]struct {
+		declare func(b *netsync.SchemaBuilder)
+		want    []string
+	}{
+		"unknown component in a ghost type": {func(b *netsync.SchemaBuilder) { b.GhostType("empty-schema", 0) }, []string{"component ID 0", `"empty-schema"`}},
+		"a type declared twice": {func(b *netsync.SchemaBuilder) {
+			netsync.Component[tPos](b)
+			netsync.Component[tPos](b)
+		}, []string{"tPos", "twice"}},
+		"component listed twice": {func(b *netsync.SchemaBuilder) {
+			team := netsync.Component[tTeam](b)
+			pos := netsync.Component[tPos](b)
+			b.GhostType("b", team, pos, team)
+		}, []string{"twice", "tTeam"}},
+		"too many components": {func(b *netsync.SchemaBuilder) {
+			netsync.Component[tPos](b)
+			b.GhostType("c", make([]netsync.ComponentID, netsync.MaxComponentsPerGhost+1)...)
+		}, []string{fmt.Sprint(netsync.MaxComponentsPerGhost + 1)}},
+		"a name already used": {func(b *netsync.SchemaBuilder) {
+			pos := netsync.Component[tPos](b)
+			b.GhostType("d", pos)
+			b.GhostType("d", pos)
+		}, []string{`"d"`, "already"}},
+		"unconfigured quantizer":                {func(b *netsync.SchemaBuilder) { netsync.Component[zeroQuantized](b) }, []string{"zeroQuantized", "field 1", "unconfigured"}},
+		"invalid quantizer":                     {func(b *netsync.SchemaBuilder) { netsync.Component[badRange](b) }, []string{"badRange", "field 0", "min 5 must be less than max 1"}},
+		"invalid angle":                         {func(b *netsync.SchemaBuilder) { netsync.Component[badAngle](b) }, []string{"badAngle", "bits 40"}},
+		"empty integer range":                   {func(b *netsync.SchemaBuilder) { netsync.Component[badInt](b) }, []string{"badInt", "5..1"}},
+		"interpolation of an unknown component": {func(b *netsync.SchemaBuilder) { b.Interpolate(3, netsync.Interpolation{}) }, []string{"component ID 3"}},
+		"negative teleport": {func(b *netsync.SchemaBuilder) {
+			b.Interpolate(netsync.Component[tPos](b), netsync.Interpolation{Teleport: -1})
+		}, []string{"tPos", "-1"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := buildErr(tt.declare)
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	var b netsync.SchemaBuilder
+	netsync.Component[tPos](&b)
+	_, err := b.Build()
+	require.NoError(t, err)
+	_, err = b.Build()
+	require.Error(t, err, "a builder builds once: the schema cannot change after")
+}
+
+type (
+	zeroQuantized struct{ A, B float32 }
+	badRange      struct{ A float32 }
+	badAngle      struct{ A float32 }
+	badInt        struct{ A int16 }
+)
+
+func (v *zeroQuantized) Serialize(s *netsync.Stream) {
+	s.Float(&v.A, testPosQ)
+	s.Float(&v.B, netsync.Quantizer{})
+}
+func (v *badRange) Serialize(s *netsync.Stream) { s.Float(&v.A, netsync.Range(5, 1, 0.1)) }
+func (v *badAngle) Serialize(s *netsync.Stream) { s.Angle(&v.A, netsync.Angle(40)) }
+func (v *badInt) Serialize(s *netsync.Stream)   { netsync.Int(s, &v.A, 5, 1) }
 
 func TestSchemaHash(t *testing.T) {
-	type build func(s *netsync.Schema) error
-	comps := func(cs ...netsync.Codec) build {
-		return func(s *netsync.Schema) error {
-			for _, c := range cs {
-				if _, err := s.AddComponent(c); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+	type step func(b *netsync.SchemaBuilder)
+	all := func(b *netsync.SchemaBuilder) {
+		netsync.Component[tPos](b)
+		netsync.Component[tVel](b)
+		netsync.Component[tTeam](b)
 	}
-	typ := func(name string, ids ...netsync.ComponentID) build {
-		return func(s *netsync.Schema) error {
-			_, err := s.AddGhostType(name, ids...)
-			return err
-		}
+	typ := func(name string, ids ...netsync.ComponentID) step {
+		return func(b *netsync.SchemaBuilder) { b.GhostType(name, ids...) }
 	}
-	q := mustQuantizer(t, -1, 1, 0.01)
-	hash := func(steps ...build) uint64 {
-		s := netsync.NewSchema()
-		for _, step := range steps {
-			require.NoError(t, step(s))
+	hash := func(steps ...step) uint64 {
+		var b netsync.SchemaBuilder
+		for _, s := range steps {
+			s(&b)
 		}
+		s, err := b.Build()
+		require.NoError(t, err)
 		return s.Hash()
 	}
 
-	base := hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("a", 0, 1), typ("b", 2))
-	assert.Equal(t, base, hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("a", 0, 1), typ("b", 2)),
-		"schemas built by the same code hash the same")
+	base := hash(all, typ("a", 0, 1), typ("b", 2))
+	assert.Equal(t, base, hash(all, typ("a", 0, 1), typ("b", 2)), "schemas built by the same code hash the same")
 	assert.Equal(t, newTestSchema(t).Hash(), newTestSchema(t).Hash())
 
 	different := map[string]uint64{
-		"empty":                   hash(),
-		"component order":         hash(comps(velCodec(q), posCodec(q), teamCodec()), typ("a", 0, 1), typ("b", 2)),
-		"extra component":         hash(comps(posCodec(q), velCodec(q), teamCodec(), healthCodec()), typ("a", 0, 1), typ("b", 2)),
-		"ghost type order":        hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("b", 2), typ("a", 0, 1)),
-		"ghost type name":         hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("A", 0, 1), typ("b", 2)),
-		"components of a type":    hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("a", 1, 0), typ("b", 2)),
-		"component moved between": hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("a", 0), typ("b", 1, 2)),
-		"missing ghost type":      hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("a", 0, 1)),
-		"extra ghost type":        hash(comps(posCodec(q), velCodec(q), teamCodec()), typ("a", 0, 1), typ("b", 2), typ("c")),
+		"empty": hash(),
+		"component order": hash(func(b *netsync.SchemaBuilder) {
+			netsync.Component[tVel](b)
+			netsync.Component[tPos](b)
+			netsync.Component[tTeam](b)
+		}, typ("a", 0, 1), typ("b", 2)),
+		"extra component":         hash(all, func(b *netsync.SchemaBuilder) { netsync.Component[tHealth](b) }, typ("a", 0, 1), typ("b", 2)),
+		"ghost type order":        hash(all, typ("b", 2), typ("a", 0, 1)),
+		"ghost type name":         hash(all, typ("A", 0, 1), typ("b", 2)),
+		"components of a type":    hash(all, typ("a", 1, 0), typ("b", 2)),
+		"component moved between": hash(all, typ("a", 0), typ("b", 1, 2)),
+		"missing ghost type":      hash(all, typ("a", 0, 1)),
+		"extra ghost type":        hash(all, typ("a", 0, 1), typ("b", 2), typ("c")),
 	}
 	seen := map[uint64]string{base: "base"}
 	for name, h := range different {
@@ -321,21 +285,56 @@ func TestSchemaHash(t *testing.T) {
 	}
 }
 
-func TestSchemaHashSeesCodecPrecision(t *testing.T) {
-	build := func(res float32) uint64 {
-		q, err := netsync.NewQuantizer(-100, 100, res)
-		require.NoError(t, err)
-		s := netsync.NewSchema()
-		id, err := s.AddComponent(netsync.NewCodec(
-			func(w *netsync.BitWriter, v *hashPos) { q.Write(w, v.X) },
-			func(r *netsync.BitReader, v *hashPos) (err error) { v.X, err = q.Read(r); return err }))
-		require.NoError(t, err)
-		_, err = s.AddGhostType("p", id)
-		require.NoError(t, err)
-		return s.Hash()
-	}
-	assert.Equal(t, build(1.0/64), build(1.0/64))
-	assert.NotEqual(t, build(1.0/64), build(1.0/256), "a client with another precision must be refused")
+// hashQ is what hashPos codes its field with; tests change it between
+// builds, as two builds of a game with other ranges would.
+var hashQ netsync.Quantizer
+
+type hashPos struct {
+	X float32
+	N int16
 }
 
-type hashPos struct{ X float32 }
+var hashLo, hashHi int16 = -10, 10
+
+func (p *hashPos) Serialize(s *netsync.Stream) {
+	s.Float(&p.X, hashQ)
+	netsync.Int(s, &p.N, hashLo, hashHi)
+}
+
+func TestSchemaHashCoversEveryParameterThatChangesTheBits(t *testing.T) {
+	build := func(q netsync.Quantizer, lo, hi int16) (uint64, uint64) {
+		hashQ, hashLo, hashHi = q, lo, hi
+		var b netsync.SchemaBuilder
+		id := netsync.Component[hashPos](&b)
+		b.GhostType("p", id)
+		s, err := b.Build()
+		require.NoError(t, err)
+		return s.Hash(), s.ComponentHash(id)
+	}
+	base, baseComp := build(netsync.Range(-100, 100, 1.0/64), -10, 10)
+	same, _ := build(netsync.Range(-100, 100, 1.0/64), -10, 10)
+	assert.Equal(t, base, same)
+	for name, h := range map[string][2]uint64{
+		"precision":     pair(build(netsync.Range(-100, 100, 1.0/256), -10, 10)),
+		"range min":     pair(build(netsync.Range(-99, 100, 1.0/64), -10, 10)),
+		"range max":     pair(build(netsync.Range(-100, 99, 1.0/64), -10, 10)),
+		"integer range": pair(build(netsync.Range(-100, 100, 1.0/64), -10, 11)),
+	} {
+		assert.NotEqual(t, base, h[0], "a client with another %s must be refused", name)
+		assert.NotEqual(t, baseComp, h[1], "the component hash sees the %s", name)
+	}
+}
+
+func pair(a, b uint64) [2]uint64 { return [2]uint64{a, b} }
+
+func TestSchemaMismatchNamesTheComponent(t *testing.T) {
+	ts := newTestSchema(t)
+	hashes := make([]uint64, ts.NumComponents())
+	for i := range hashes {
+		hashes[i] = ts.ComponentHash(netsync.ComponentID(i))
+	}
+	assert.Empty(t, ts.Mismatch(hashes))
+	hashes[ts.Health]++
+	assert.Contains(t, ts.Mismatch(hashes), "tHealth")
+	assert.Contains(t, ts.Mismatch(hashes[:2]), "2 components")
+}

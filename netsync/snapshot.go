@@ -62,6 +62,7 @@ type SnapshotWriter struct {
 	lastID  int64
 	tick    ecs.Tick
 	copyBuf BitReader
+	st      Stream
 }
 
 // NewSnapshotWriter returns a writer for packets of at most maxBytes
@@ -105,7 +106,7 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) b
 	s.ghosts.WriteUvarint(uint64(max(0, s.tick.Sub(g.Spawned))))
 	for i, c := range gt.Components {
 		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
-		s.schema.codecs[c].Encode(&s.ghosts, values[i])
+		s.schema.encode(&s.st, c, &s.ghosts, values[i])
 	}
 	if s.ghosts.BitLen() > s.budget {
 		s.full = true
@@ -170,6 +171,7 @@ type Snapshot struct {
 	data   []byte
 	schema *Schema
 	r      BitReader
+	st     Stream
 }
 
 // GhostState is one ghost of a decoded snapshot.
@@ -180,6 +182,10 @@ type GhostState struct {
 
 func align8(n int) int { return (n + 7) &^ 7 }
 
+// at returns a pointer to b[off]; off may be len(b) for a zero-size value
+// stored last, whose pointer is never read or written through.
+func at(b []byte, off int) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b[off:])) }
+
 // Value returns a pointer to the value of the ci-th component (in the
 // ghost type's order) of the gi-th ghost. It panics on indexes out of range.
 func (s *Snapshot) Value(gi, ci int) unsafe.Pointer {
@@ -187,10 +193,10 @@ func (s *Snapshot) Value(gi, ci int) unsafe.Pointer {
 	gt := s.schema.types[g.Type]
 	off := g.off
 	for _, c := range gt.Components[:ci] {
-		off += align8(int(s.schema.codecs[c].Type().Size()))
+		off += align8(int(s.schema.comps[c].typ.Size()))
 	}
 	_ = gt.Components[ci]
-	return unsafe.Pointer(&s.data[off])
+	return at(s.data, off)
 }
 
 // DecodeSnapshot decodes a snapshot packet into s, checking every value:
@@ -272,7 +278,7 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 		gt := schema.types[typ]
 		size := 0
 		for _, c := range gt.Components {
-			size += align8(int(schema.codecs[c].Type().Size()))
+			size += align8(int(schema.comps[c].typ.Size()))
 		}
 		s.data = grow(s.data, size)
 		off := g.off
@@ -282,12 +288,12 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 				return err
 			}
 			if !changed {
-				return fmt.Errorf("netsync: ghost %d component %v unchanged without a baseline: %w", id, schema.codecs[c].Type(), ErrMalformed)
+				return fmt.Errorf("netsync: ghost %d component %v unchanged without a baseline: %w", id, schema.comps[c].name, ErrMalformed)
 			}
-			if err := schema.codecs[c].Decode(r, unsafe.Pointer(&s.data[off])); err != nil {
-				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.codecs[c].Type(), err)
+			if err := schema.decode(&s.st, c, r, at(s.data, off)); err != nil {
+				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.comps[c].name, err)
 			}
-			off += align8(int(schema.codecs[c].Type().Size()))
+			off += align8(int(schema.comps[c].typ.Size()))
 		}
 		s.Ghosts = append(s.Ghosts, g)
 	}

@@ -28,7 +28,7 @@ func BenchmarkSnapshot(b *testing.B) {
 func benchmarkSnapshot(b *testing.B, n int) {
 	ts := newTestSchema(b)
 	rng := rand.New(rand.NewPCG(81, 82))
-	var rt netsync.RoundTrip
+	var rt netsync.Coder
 	ghosts := make([]testGhost, n)
 	values := make([][]unsafe.Pointer, n)
 	for i := range ghosts {

@@ -8,34 +8,24 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
+// Position is a 2D position to the centimetre: its Serialize method is
+// its one wire form.
+type Position struct{ X, Y float32 }
+
+var centimetres = netsync.Range(-100, 100, 0.01)
+
+func (p *Position) Serialize(s *netsync.Stream) {
+	s.Float(&p.X, centimetres)
+	s.Float(&p.Y, centimetres)
+}
+
 func ExampleSnapshotWriter() {
-	// The schema: one replicated component, a 2D position to the
-	// centimetre, and one ghost type that carries it. Server and clients
-	// build it with the same code.
-	type Position struct{ X, Y float32 }
-	q, err := netsync.NewQuantizer(-100, 100, 0.01)
-	if err != nil {
-		panic(err)
-	}
-	schema := netsync.NewSchema()
-	pos, err := schema.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, p *Position) {
-			q.Write(w, p.X)
-			q.Write(w, p.Y)
-		},
-		func(r *netsync.BitReader, p *Position) error {
-			x, _ := q.Read(r)
-			y, err := q.Read(r) // errors are sticky: one check covers both reads
-			if err != nil {
-				return err
-			}
-			*p = Position{x, y}
-			return nil
-		}))
-	if err != nil {
-		panic(err)
-	}
-	player, err := schema.AddGhostType("player", pos)
+	// The schema: one replicated component and one ghost type that
+	// carries it. Server and clients build it with the same code.
+	var b netsync.SchemaBuilder
+	pos := netsync.Component[Position](&b)
+	player := b.GhostType("player", pos)
+	schema, err := b.Build()
 	if err != nil {
 		panic(err)
 	}
@@ -65,7 +55,7 @@ func ExampleSnapshotWriter() {
 	}
 	// The client sees the quantized position, the value the server keeps
 	// too when it quantizes its state at the end of the tick.
-	fmt.Println(*(*Position)(s.Value(0, 0)) == Position{q.Quantize(mine.X), q.Quantize(mine.Y)})
+	fmt.Println(*(*Position)(s.Value(0, 0)) == Position{centimetres.Quantize(mine.X), centimetres.Quantize(mine.Y)})
 	// Output:
 	// 33 bytes
 	// tick 120 confirmed 119 lead 1.5 complete true

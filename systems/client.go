@@ -429,7 +429,7 @@ func (c *Client) reconcile(w *gw.World) {
 		}
 		// A ghost the history does not hold at this tick was spawned later
 		// on this client: the snapshot says nothing new about it.
-		if equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
+		if _, equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
 			mismatch = true
 		}
 	}

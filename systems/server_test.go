@@ -26,8 +26,7 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h.AddClient(harness.ClientSpec{}))
 
-	other := newTestGame()
-	_, _ = other.schema.AddGhostType("extra", 0)
+	other := newTestGameWith(func(b *netsync.SchemaBuilder) { b.GhostType("extra", 0) })
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
 	quiet := systems.ClientOptions{Logger: slog.New(slog.DiscardHandler)}

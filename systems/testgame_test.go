@@ -25,16 +25,27 @@ type testGame struct {
 	move   gw.System
 }
 
-func newTestGame() *testGame {
-	q, _ := netsync.NewQuantizer(-1000, 1000, 1.0/64)
-	s := netsync.NewSchema()
-	pos, _ := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, p *Pos) { q.Write(w, p.X) },
-		func(r *netsync.BitReader, p *Pos) (err error) { p.X, err = q.Read(r); return err }))
-	speed, _ := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *Speed) { q.Write(w, v.V) },
-		func(r *netsync.BitReader, v *Speed) (err error) { v.V, err = q.Read(r); return err }))
-	player, _ := s.AddGhostType("player", pos, speed)
+var testQ = netsync.Range(-1000, 1000, 1.0/64)
+
+func (p *Pos) Serialize(s *netsync.Stream)   { s.Float(&p.X, testQ) }
+func (v *Speed) Serialize(s *netsync.Stream) { s.Float(&v.V, testQ) }
+
+func newTestGame() *testGame { return newTestGameWith(nil) }
+
+// newTestGameWith builds the test game; extra, if set, declares more in
+// the schema (a client built otherwise).
+func newTestGameWith(extra func(b *netsync.SchemaBuilder)) *testGame {
+	var b netsync.SchemaBuilder
+	pos := netsync.Component[Pos](&b)
+	speed := netsync.Component[Speed](&b)
+	player := b.GhostType("player", pos, speed)
+	if extra != nil {
+		extra(&b)
+	}
+	s, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
 	movers := generic.NewFilter3[Pos, Speed, components.InputCommand]().With(generic.T[components.Predicted]())
 	move := gw.SystemFunc(func(w *gw.World) {
 		q := movers.Query(w.Arche())

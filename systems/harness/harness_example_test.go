@@ -15,9 +15,15 @@ import (
 	"github.com/ghostwire/ghostwire/transport"
 )
 
-// Pos and Speed are the example game's two components.
+// Pos and Speed are the example game's two components; each one's
+// Serialize method is its wire form, written once.
 type Pos struct{ X float32 }
 type Speed struct{ V float32 }
+
+var coord = netsync.Range(-1000, 1000, 1.0/64)
+
+func (p *Pos) Serialize(s *netsync.Stream)   { s.Float(&p.X, coord) }
+func (v *Speed) Serialize(s *netsync.Stream) { s.Float(&v.V, coord) }
 
 // The whole path of a ghostwire game: define components and their wire
 // codecs, register a prediction system (shared by server and client) and a
@@ -25,15 +31,14 @@ type Speed struct{ V float32 }
 // 100 ms link on virtual time.
 func Example() {
 	// 1. Components and the schema that replicates them.
-	q, _ := netsync.NewQuantizer(-1000, 1000, 1.0/64)
-	schema := netsync.NewSchema()
-	pos, _ := schema.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, p *Pos) { q.Write(w, p.X) },
-		func(r *netsync.BitReader, p *Pos) (err error) { p.X, err = q.Read(r); return err }))
-	speed, _ := schema.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, s *Speed) { q.Write(w, s.V) },
-		func(r *netsync.BitReader, s *Speed) (err error) { s.V, err = q.Read(r); return err }))
-	player, _ := schema.AddGhostType("player", pos, speed)
+	var b netsync.SchemaBuilder
+	pos := netsync.Component[Pos](&b)
+	speed := netsync.Component[Speed](&b)
+	player := b.GhostType("player", pos, speed)
+	schema, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
 
 	// 2. The prediction system: reads the tick's input from the entity.
 	movers := generic.NewFilter3[Pos, Speed, components.InputCommand]().With(generic.T[components.Predicted]())

@@ -331,7 +331,7 @@ func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
 		off := 0
 		for k := 0; k < nd; k++ {
 			d := &c.declared[k]
-			out := unsafe.Pointer(&c.data[base+off])
+			out := unsafe.Pointer(unsafe.SliceData(c.data[base+off:]))
 			off += (int(d.size) + 7) &^ 7
 			pa, pb := c.pairs[k][0], c.pairs[k][1]
 			if pa == nil {

@@ -6,10 +6,7 @@
 package game
 
 import (
-	"fmt"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"math"
-
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -47,33 +44,32 @@ const (
 // running at MaxSpeed plus the largest shove.
 func MaxStep(tickRate int) float32 { return MaxSpeed/float32(tickRate) + PushPerTick }
 
-// Wire precision: 1/256 unit for positions and velocities, 2^14 steps
-// per turn for the facing.
+// Wire forms: 1/256 unit for positions and velocities, 2^14 steps per
+// turn for the facing, the health in the bits its range needs and the
+// respawn tick in 32 bits (its size never grows with uptime).
 var (
-	posQuant = mustQuantizer(-16, 16, 1.0/256)
-	velQuant = mustQuantizer(-16, 16, 1.0/256)
-	yawQuant = mustAngle(14)
+	coord = netsync.Range(-16, 16, 1.0/256)
+	yaw   = netsync.Angle(14)
 )
 
-func mustAngle(bits int) netsync.AngleQuantizer {
-	q, err := netsync.NewAngleQuantizer(bits)
-	if err != nil {
-		panic(err)
-	}
-	return q
+// Serialize is Position's wire form.
+func (p *Position) Serialize(s *netsync.Stream) { s.Float(&p.X, coord); s.Float(&p.Y, coord) }
+
+// Serialize is Velocity's wire form.
+func (v *Velocity) Serialize(s *netsync.Stream) { s.Float(&v.X, coord); s.Float(&v.Y, coord) }
+
+// Serialize is Facing's wire form.
+func (f *Facing) Serialize(s *netsync.Stream) { s.Angle(&f.Yaw, yaw) }
+
+// Serialize is Health's wire form.
+func (h *Health) Serialize(s *netsync.Stream) {
+	netsync.Int(s, &h.HP, -MaxHP, MaxHP)
+	s.Tick(&h.Respawn)
 }
 
 // TeleportDistance is how far a player must jump between two ticks for
 // interpolation to treat it as a teleport (a respawn): 30 ticks of running.
 const TeleportDistance = 3
-
-func mustQuantizer(lo, hi, res float32) netsync.Quantizer {
-	q, err := netsync.NewQuantizer(lo, hi, res)
-	if err != nil {
-		panic(err)
-	}
-	return q
-}
 
 // Schema is the arena's replication schema: one ghost type, the player,
 // replicating Position, Velocity, Facing and Health. Server and clients build it with
@@ -83,79 +79,34 @@ type Schema struct {
 	Player netsync.GhostTypeID
 }
 
-// NewSchema builds the schema.
-func NewSchema() *Schema {
-	s := netsync.NewSchema()
-	pos, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, p *Position) { posQuant.Write(w, p.X); posQuant.Write(w, p.Y) },
-		func(r *netsync.BitReader, p *Position) error {
-			x, _ := posQuant.Read(r)
-			y, err := posQuant.Read(r)
-			p.X, p.Y = x, y
-			return err
-		}))
-	if err != nil {
-		panic(err)
-	}
-	vel, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, v *Velocity) { velQuant.Write(w, v.X); velQuant.Write(w, v.Y) },
-		func(r *netsync.BitReader, v *Velocity) error {
-			x, _ := velQuant.Read(r)
-			y, err := velQuant.Read(r)
-			v.X, v.Y = x, y
-			return err
-		}))
-	if err != nil {
-		panic(err)
-	}
-	facing, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, f *Facing) { yawQuant.Write(w, f.Yaw) },
-		func(r *netsync.BitReader, f *Facing) (err error) { f.Yaw, err = yawQuant.Read(r); return err }))
-	if err != nil {
-		panic(err)
-	}
-	health, err := s.AddComponent(netsync.NewCodec(
-		func(w *netsync.BitWriter, h *Health) { w.WriteVarint(int64(h.HP)); w.WriteUvarint(uint64(h.Respawn)) },
-		func(r *netsync.BitReader, h *Health) error {
-			hp, _ := r.ReadVarint()
-			at, err := r.ReadUvarint()
-			if err != nil {
-				return err
-			}
-			if hp < -MaxHP || hp > MaxHP || at > math.MaxUint32 {
-				return fmt.Errorf("arena: health %d outside ±%d or respawn tick %d beyond uint32: %w", hp, MaxHP, at, netsync.ErrOutOfRange)
-			}
-			h.HP, h.Respawn = int16(hp), gw.Tick(at)
-			return nil
-		}))
-	if err != nil {
-		panic(err)
-	}
-	must(s.SetInterpolation(pos, netsync.Interpolation{
+// NewSchema builds the schema. It errors only if a declaration is wrong,
+// which a test of the arena would catch.
+func NewSchema() (*Schema, error) {
+	var b netsync.SchemaBuilder
+	pos := netsync.Component[Position](&b)
+	vel := netsync.Component[Velocity](&b)
+	facing := netsync.Component[Facing](&b)
+	health := netsync.Component[Health](&b)
+	b.Interpolate(pos, netsync.Interpolation{
 		Distance: netsync.Distance(func(a, b *Position) float32 { return length(b.X-a.X, b.Y-a.Y) }),
 		Teleport: TeleportDistance,
-	}))
-	must(s.SetInterpolation(facing, netsync.Interpolation{
+	})
+	b.Interpolate(facing, netsync.Interpolation{
 		Blend: netsync.Lerp(func(a, b *Facing, t float32) Facing { return Facing{Yaw: netsync.LerpAngle(a.Yaw, b.Yaw, t)} }),
-	}))
+	})
 	// A respawn (dead, then alive) is a teleport whatever the distance.
-	must(s.SetInterpolation(health, netsync.Interpolation{Snap: true,
+	b.Interpolate(health, netsync.Interpolation{Snap: true,
 		Distance: netsync.Distance(func(a, b *Health) float32 {
 			if !a.Alive() && b.Alive() {
 				return 1
 			}
 			return 0
 		}),
-	}))
-	player, err := s.AddGhostType("player", pos, vel, facing, health)
+	})
+	player := b.GhostType("player", pos, vel, facing, health)
+	s, err := b.Build()
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return &Schema{Schema: s, Player: player}
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+	return &Schema{Schema: s, Player: player}, nil
 }

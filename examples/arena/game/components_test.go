@@ -1,6 +1,7 @@
 package game
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
@@ -28,36 +29,42 @@ func arenaSnapshot(t testing.TB, s *Schema, n int) []byte {
 	return append([]byte(nil), sw.Finish(&netsync.SnapshotHeader{Tick: 500, Confirmed: 498, HasConfirmed: true, Complete: true})...)
 }
 
+func mustSchema(t testing.TB) *Schema {
+	t.Helper()
+	s, err := NewSchema()
+	require.NoError(t, err)
+	return s
+}
+
 func TestArenaSnapshotRoundTrip(t *testing.T) {
-	s := NewSchema()
+	s := mustSchema(t)
 	p := arenaSnapshot(t, s, 8)
-	assert.LessOrEqual(t, len(p), 160, "8 players take about 18 bytes each")
+	assert.LessOrEqual(t, len(p), 176, "8 players take about 21 bytes each (the respawn tick is 32 bits: it never grows with uptime)")
 	var snap netsync.Snapshot
 	require.NoError(t, netsync.DecodeSnapshot(p, s.Schema, &snap))
 	require.Len(t, snap.Ghosts, 8)
 	h := *(*Health)(snap.Value(2, 3))
 	assert.Equal(t, Health{HP: 100 - 25*3, Respawn: 21}, h)
 	pos := *(*Position)(snap.Value(0, 0))
-	assert.Equal(t, Position{X: posQuant.Quantize(1 - 3.3), Y: 2.25}, pos)
+	assert.Equal(t, Position{X: coord.Quantize(1 - 3.3), Y: 2.25}, pos)
 }
 
-func TestHealthDecoderRefusesOutOfRange(t *testing.T) {
-	s := NewSchema()
-	var w netsync.BitWriter
-	w.WriteVarint(30000) // far beyond MaxHP
-	w.WriteUvarint(0)
-	var h Health
-	var r netsync.BitReader
-	r.Reset(w.Bytes())
-	err := s.Codec(3).Decode(&r, unsafe.Pointer(&h))
-	assert.ErrorIs(t, err, netsync.ErrOutOfRange)
+func TestHealthWireFormIsBoundedAndKeepsLateTicks(t *testing.T) {
+	s := mustSchema(t)
+	var c netsync.Coder
+	h := Health{HP: 30000, Respawn: math.MaxUint32}
+	c.Quantize(s.Schema, 3, unsafe.Pointer(&h))
+	assert.Equal(t, Health{HP: MaxHP, Respawn: math.MaxUint32}, h, "HP clamps to its range; a respawn tick near 2^32 is exact")
+	h = Health{HP: -30000, Respawn: 7}
+	c.Quantize(s.Schema, 3, unsafe.Pointer(&h))
+	assert.Equal(t, Health{HP: -MaxHP, Respawn: 7}, h)
 }
 
 // FuzzArenaSnapshot: snapshots off the wire, decoded with the arena's
 // codecs, never panic, and what decodes re-encodes to a packet that
 // decodes the same.
 func FuzzArenaSnapshot(f *testing.F) {
-	s := NewSchema()
+	s := mustSchema(f)
 	f.Add(arenaSnapshot(f, s, 1))
 	f.Add(arenaSnapshot(f, s, 8))
 	f.Add([]byte{netsync.ProtocolVersion, byte(netsync.MsgSnapshot)})

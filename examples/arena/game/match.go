@@ -139,7 +139,11 @@ func NewMatch(cfg Config) (*Match, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Match{Config: cfg, Schema: NewSchema(), stopAt: cfg.Duration}
+	schema, err := NewSchema()
+	if err != nil {
+		return nil, err
+	}
+	m := &Match{Config: cfg, Schema: schema, stopAt: cfg.Duration}
 	specs := make([]harness.ClientSpec, cfg.Clients)
 	m.Players = make([]*PlayerStats, cfg.Clients)
 	opts := harness.Options{

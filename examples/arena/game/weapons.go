@@ -172,5 +172,5 @@ func SpawnPoint(conn components.ConnID) Position {
 	if k >= 8 {
 		r = 8
 	}
-	return Position{X: posQuant.Quantize(float32(r * math.Cos(a))), Y: posQuant.Quantize(float32(r * math.Sin(a)))}
+	return Position{X: coord.Quantize(float32(r * math.Cos(a))), Y: coord.Quantize(float32(r * math.Sin(a)))}
 }

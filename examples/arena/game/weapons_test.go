@@ -223,7 +223,7 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 	w := gw.NewWorld(gw.WorldOptions{})
 	lc, err := lagcomp.New(w, lagcomp.Options{
 		TickRate: 60, Walls: Walls, Range: ShotRange, MinShotInterval: FireInterval, MaxOriginError: MaxOriginError,
-		Schema: NewSchema().Schema, Present: !lagComp,
+		Schema: mustSchema(t).Schema, Present: !lagComp,
 		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
 			p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
 			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
