@@ -472,3 +472,25 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	assert.Greater(t, acked, before)
 	assert.Positive(t, s.a.Stats().ReliableResent, "resends are part of the steady state")
 }
+
+func TestReliableProgressUnderTightReceiveCap(t *testing.T) {
+	// The receiver keeps at most one whole message of the largest class
+	// out of order, so most packets after a loss are refused unacked and
+	// sent again; the channel still delivers everything in order.
+	s := newSim(t, 9, lossy, packet.Options{}, packet.Options{MaxReceiveBytes: 1186})
+	const total = 1000
+	got := &inOrder{t: t}
+	sent := 0
+	for tick := 0; got.next < total && tick < 20000; tick++ {
+		for range 5 {
+			if sent < total && s.a.SendReliable(numbered(sent)) == nil {
+				sent++
+			}
+		}
+		s.step(10*time.Millisecond, nil, got.check)
+	}
+	require.Equal(t, total, got.next)
+	st := s.b.Stats()
+	assert.Positive(t, st.ReceiveBytesFull)
+	assert.LessOrEqual(t, st.HeldBytes, 2*1186)
+}
