@@ -489,7 +489,7 @@ func TestReliableProgressUnderTightReceiveCap(t *testing.T) {
 		}
 		s.step(10*time.Millisecond, nil, got.check)
 	}
-	require.Equal(t, total, got.next)
+	require.Equal(t, total, got.next, "a %+v\nb %+v", s.a.Stats(), s.b.Stats())
 	st := s.b.Stats()
 	assert.Positive(t, st.ReceiveBytesFull)
 	assert.LessOrEqual(t, st.HeldBytes, 2*1186)

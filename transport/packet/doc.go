@@ -49,10 +49,15 @@
 // holds exactly FragmentSize bytes and the last 1 to FragmentSize. A packet
 // with no entries is ack-only; it is never acknowledged on its own account.
 // Message ids wrap like sequences. A sender keeps its reliable messages on
-// the wire within 256 ids of its oldest unacknowledged one, and sends a
-// fragmented message only once it is that oldest one; a receiver accepts
-// ids within 256 of the next it will deliver, and fragments only of the
-// next message it misses. Anything else about a datagram (short, unknown
+// the wire within 256 ids of its oldest unacknowledged one; it sends a
+// fragmented message only once it is that oldest one, in packets of its own;
+// and a packet carrying the oldest message carries after it only an unbroken
+// run of messages. A receiver accepts ids within 256 of the next it will
+// deliver and fragments only of the next message it misses, and always
+// admits the messages that continue its in-order run; only messages that
+// must wait for a missing one count against its byte cap. So caps can make a
+// receiver drop packets (unacknowledged, to be resent) but never lock the
+// channel. Anything else about a datagram (short, unknown
 // version or kind, an entry running past the end, a malformed fragment)
 // drops it whole.
 package packet

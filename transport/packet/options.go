@@ -46,9 +46,12 @@ type Options struct {
 	MaxReliablePending int
 
 	// MaxReceiveBytes caps the bytes held for reliable messages that arrived
-	// before an earlier one they must wait for. A packet that would pass it
-	// is dropped unacknowledged, so the peer resends it later. Zero means
-	// DefaultMaxReceiveBytes; at least 1186 (one whole reliable message).
+	// before an earlier one they must wait for, counted by buffer class
+	// (64, 256 or 1186 bytes). A packet that would pass it is dropped
+	// unacknowledged, so the peer resends it later. Messages that continue
+	// the in-order run are exempt: Receive hands them out before it reads
+	// the next datagram. Zero means DefaultMaxReceiveBytes; at least 1186
+	// (one whole reliable message).
 	MaxReceiveBytes int
 
 	// SendBudget is the most bytes per second this end sends, enforced by a

@@ -79,20 +79,15 @@ func (c *Conn) process(d []byte, now time.Duration) {
 		if e.kind == kindUnreliable {
 			continue
 		}
-		// Asked again because earlier entries of this packet changed the
-		// window. For what admit accepted the answer is the same, except
-		// that an entry an earlier one completed is now a duplicate; a
-		// hostile packet's self-contradicting entries are skipped.
-		var scratch int
-		switch c.window.admit(e, &scratch) {
-		case accept:
-			if e.kind == kindReliable {
-				c.window.store(e, &c.pool)
-			} else if c.window.storeFragment(e) {
-				c.stats.FragmentsReceived++
-			}
-		case duplicate:
+		if !c.window.fresh(e) {
 			c.stats.ReliableDuplicates++
+			continue
+		}
+		if e.kind == kindReliable {
+			c.window.store(e, &c.pool)
+		} else {
+			c.window.storeFragment(e)
+			c.stats.FragmentsReceived++
 		}
 	}
 	c.reader, c.reading = newEntryReader(d), true
@@ -101,7 +96,7 @@ func (c *Conn) process(d []byte, now time.Duration) {
 // admit reports whether every reliable entry of d can be kept, and counts
 // the cap that refuses the packet when one cannot.
 func (c *Conn) admit(d []byte) bool {
-	extra := 0
+	a := c.window.begin()
 	r := newEntryReader(d)
 	for {
 		e, ok, _ := r.next()
@@ -111,7 +106,7 @@ func (c *Conn) admit(d []byte) bool {
 		if e.kind == kindUnreliable {
 			continue
 		}
-		switch c.window.admit(e, &extra) {
+		switch c.window.admit(e, &a) {
 		case accept, duplicate:
 			continue
 		case outOfWindow:

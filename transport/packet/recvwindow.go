@@ -49,10 +49,25 @@ type recvWindow struct {
 
 func (w *recvWindow) slot(id uint16) *recvSlot { return &w.slots[id%reliableWindow] }
 
-// admit decides whether entry e of an arriving packet can be stored. extra
-// accumulates the bytes the packet's earlier entries will hold, so the cap
-// holds for the packet as a whole. It changes nothing.
-func (w *recvWindow) admit(e entry, extra *int) verdict {
+// admission is the state of one packet's check: the bytes its earlier
+// entries will hold out of order, and the id that would be next missing
+// after them.
+type admission struct {
+	extra int
+	next  uint16
+}
+
+func (w *recvWindow) begin() admission { return admission{next: w.recvNext} }
+
+// admit decides whether entry e of an arriving packet can be stored, given
+// the packet's earlier entries in a. It changes nothing but a.
+//
+// A message that continues the run of received ones (its id is next missing
+// once the packet's earlier entries are in) is always admitted: Receive
+// hands it out before it reads another datagram, so it never waits, and
+// refusing it could lock out the very message later ones wait for. Only
+// messages that must wait for a missing one count against maxHeld.
+func (w *recvWindow) admit(e entry, a *admission) verdict {
 	d := int16(e.id - w.deliverNext)
 	switch {
 	case d < 0:
@@ -63,35 +78,65 @@ func (w *recvWindow) admit(e entry, extra *int) verdict {
 		return duplicate
 	}
 	if e.kind == kindReliable {
-		// The next message to deliver is always admitted, so buffered later
-		// messages can never lock out the one they wait for.
-		if e.id == w.deliverNext {
+		if e.id == a.next {
+			w.skipReceived(a)
 			return accept
 		}
 		c := classSizes[classOf(len(e.data))]
-		if w.held+*extra+c > w.maxHeld {
+		if w.held+a.extra+c > w.maxHeld {
 			return receiveBytesFull
 		}
-		*extra += c
+		a.extra += c
 		return accept
 	}
+	asm := &w.asm
 	switch {
 	case int(e.count) > w.maxFrags:
 		return fragmentCap
-	case e.id != w.recvNext || w.asm.complete:
+	case e.id != w.recvNext || asm.complete:
 		// Receive hands out every deliverable message before it reads
 		// the next datagram, so a complete reassembly has always been
 		// delivered (its id is before recvNext) when this runs.
 		return fragmentRefused
-	case w.asm.active && w.asm.id == e.id && w.asm.count != int(e.count):
+	case asm.active && asm.id == e.id && asm.count != int(e.count):
 		return fragmentMismatch
-	case w.asm.active && w.asm.id == e.id && w.asm.got.has(int(e.index)):
+	case asm.active && asm.id == e.id && asm.got.has(int(e.index)):
 		return duplicate
+	}
+	if e.id == a.next && asm.active && asm.id == e.id && asm.gotN == asm.count-1 {
+		w.skipReceived(a) // this fragment completes the message
 	}
 	return accept
 }
 
-// store keeps a reliable message sent whole; admit accepted it.
+// skipReceived moves a.next past itself and the messages already received
+// after it.
+func (w *recvWindow) skipReceived(a *admission) {
+	a.next++
+	for int(a.next-w.deliverNext) < reliableWindow && w.slot(a.next).present {
+		a.next++
+	}
+}
+
+// fresh reports whether an admitted entry still needs storing, now that the
+// packet's earlier entries are stored: it is not a duplicate of one of them,
+// and a misbehaving peer's self-contradicting fragments are skipped.
+func (w *recvWindow) fresh(e entry) bool {
+	if idBefore(e.id, w.deliverNext) || w.slot(e.id).present {
+		return false
+	}
+	if e.kind == kindReliable {
+		return true
+	}
+	asm := &w.asm
+	if e.id != w.recvNext || asm.complete {
+		return false
+	}
+	return !asm.active || asm.id != e.id || (asm.count == int(e.count) && !asm.got.has(int(e.index)))
+}
+
+// store keeps a reliable message sent whole; admit accepted it and fresh
+// found it new.
 func (w *recvWindow) store(e entry, pool *bufferPool) {
 	class := classOf(len(e.data))
 	*w.slot(e.id) = recvSlot{present: true, class: class, data: append(pool.get(class), e.data...)}
@@ -99,18 +144,15 @@ func (w *recvWindow) store(e entry, pool *bufferPool) {
 	w.advance()
 }
 
-// storeFragment adds a fragment to the reassembly; admit accepted it. It
-// reports whether the fragment was new.
-func (w *recvWindow) storeFragment(e entry) bool {
+// storeFragment adds a fragment to the reassembly; admit accepted it and
+// fresh found it new.
+func (w *recvWindow) storeFragment(e entry) {
 	a := &w.asm
 	if !a.active || a.id != e.id {
 		*a = reassembly{active: true, id: e.id, count: int(e.count), buf: a.buf}
 		if a.buf == nil {
 			a.buf = make([]byte, w.maxFrags*FragmentSize)
 		}
-	}
-	if a.got.has(int(e.index)) {
-		return false
 	}
 	a.got.set(int(e.index))
 	a.gotN++
@@ -124,7 +166,6 @@ func (w *recvWindow) storeFragment(e entry) bool {
 		*w.slot(a.id) = recvSlot{present: true, class: largeClass, data: a.buf[:size]}
 		w.advance()
 	}
-	return true
 }
 
 // advance moves recvNext past the messages received contiguously, and drops

@@ -40,8 +40,8 @@ type sendEntry struct {
 
 // sendQueue is the reliable channel's sending end: a ring of the messages
 // from the oldest unacknowledged one on, in id order. A fragmented message is
-// sent only once it is the oldest, so the receiver reassembles one message at
-// a time and never holds more than one reassembly buffer.
+// sent only once it is the oldest, and alone, so the receiver reassembles one
+// message at a time and never holds more than one reassembly buffer.
 type sendQueue struct {
 	ring   []sendEntry // allocated on the first SendReliable
 	head   int         // ring index of the oldest message
@@ -150,21 +150,19 @@ func (e *sendEntry) fragment(f int) []byte {
 
 // hasDue reports whether fill would write anything into an empty packet.
 func (q *sendQueue) hasDue(now, rto time.Duration) bool {
-	for i := range q.inWindow() {
-		e := q.at(i)
-		switch {
-		case e.acked:
-		case e.frags == 0:
-			if due(e.sent, e.sentAt, now, rto) {
+	if q.count > 0 && q.at(0).frags > 0 {
+		e := q.at(0)
+		q.fragmentsFor(e)
+		for f := range e.frags {
+			if !e.fragAcked.has(f) && due(q.fragEver.has(f), q.fragSent[f], now, rto) {
 				return true
 			}
-		case i == 0:
-			q.fragmentsFor(e)
-			for f := range e.frags {
-				if !e.fragAcked.has(f) && due(q.fragEver.has(f), q.fragSent[f], now, rto) {
-					return true
-				}
-			}
+		}
+		return false
+	}
+	for i := range q.inWindow() {
+		if e := q.at(i); !e.acked && e.frags == 0 && due(e.sent, e.sentAt, now, rto) {
+			return true
 		}
 	}
 	return false
@@ -172,43 +170,62 @@ func (q *sendQueue) hasDue(now, rto time.Duration) bool {
 
 // fill appends to packet b the due units that fit, oldest first, and
 // records them in units. It returns both extended.
+//
+// While the oldest message is fragmented, a packet carries only its
+// fragments. A packet that carries the oldest message carries after it only
+// an unbroken run: every message between the oldest and one it carries is
+// acknowledged or in the packet too. The receiver always admits such a
+// packet, whatever its caps, so the message everything waits for cannot be
+// locked out by the ones after it.
 func (q *sendQueue) fill(b []byte, units []unitRef, now, rto time.Duration, st *Stats) ([]byte, []unitRef) {
+	if q.count > 0 && q.at(0).frags > 0 {
+		return q.fillFragments(b, units, now, rto, st)
+	}
+	withOldest := false
 	for i := range q.inWindow() {
-		if len(units) == cap(units) || transport.MaxDatagramSize-len(b) <= fragmentOverhead {
+		if len(units) == cap(units) || transport.MaxDatagramSize-len(b) <= reliableOverhead {
 			break
 		}
 		e := q.at(i)
-		switch {
-		case e.acked:
-		case e.frags == 0:
-			if !due(e.sent, e.sentAt, now, rto) || len(b)+reliableOverhead+len(e.data) > transport.MaxDatagramSize {
-				continue
-			}
-			if e.sent {
-				st.ReliableResent++
-			}
-			b = appendEntry(b, entry{kind: kindReliable, id: e.id, data: e.data})
-			e.sent, e.sentAt = true, now
-			units = append(units, unitRef{id: e.id})
-		case i == 0:
-			q.fragmentsFor(e)
-			for f := 0; f < e.frags && len(units) < cap(units); f++ {
-				chunk := e.fragment(f)
-				ever := q.fragEver.has(f)
-				if e.fragAcked.has(f) || !due(ever, q.fragSent[f], now, rto) ||
-					len(b)+fragmentOverhead+len(chunk) > transport.MaxDatagramSize {
-					continue
-				}
-				if ever {
-					st.ReliableResent++
-				}
-				b = appendEntry(b, entry{kind: kindFragment, id: e.id, index: uint8(f), count: uint8(e.frags), data: chunk})
-				q.fragEver.set(f)
-				q.fragSent[f] = now
-				st.FragmentsSent++
-				units = append(units, unitRef{id: e.id, index: uint8(f), frag: true})
-			}
+		if e.acked {
+			continue
 		}
+		if e.frags > 0 || !due(e.sent, e.sentAt, now, rto) || len(b)+reliableOverhead+len(e.data) > transport.MaxDatagramSize {
+			if withOldest {
+				break // the run would break
+			}
+			continue
+		}
+		withOldest = withOldest || i == 0
+		if e.sent {
+			st.ReliableResent++
+		}
+		b = appendEntry(b, entry{kind: kindReliable, id: e.id, data: e.data})
+		e.sent, e.sentAt = true, now
+		units = append(units, unitRef{id: e.id})
+	}
+	return b, units
+}
+
+// fillFragments is fill while the oldest message is fragmented.
+func (q *sendQueue) fillFragments(b []byte, units []unitRef, now, rto time.Duration, st *Stats) ([]byte, []unitRef) {
+	e := q.at(0)
+	q.fragmentsFor(e)
+	for f := 0; f < e.frags && len(units) < cap(units); f++ {
+		chunk := e.fragment(f)
+		ever := q.fragEver.has(f)
+		if e.fragAcked.has(f) || !due(ever, q.fragSent[f], now, rto) ||
+			len(b)+fragmentOverhead+len(chunk) > transport.MaxDatagramSize {
+			continue
+		}
+		if ever {
+			st.ReliableResent++
+		}
+		b = appendEntry(b, entry{kind: kindFragment, id: e.id, index: uint8(f), count: uint8(e.frags), data: chunk})
+		q.fragEver.set(f)
+		q.fragSent[f] = now
+		st.FragmentsSent++
+		units = append(units, unitRef{id: e.id, index: uint8(f), frag: true})
 	}
 	return b, units
 }
