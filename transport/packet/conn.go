@@ -65,7 +65,8 @@ type Conn struct {
 	reader     entryReader // unreliable entries of the current datagram not yet returned
 	reading    bool
 	acks       recvAcks
-	ackPending bool // a packet that wants an ack arrived since the last send
+	known      recvAcks // the acks of our packets taken so far, in the peer's header form
+	ackPending bool     // a packet that wants an ack arrived since the last send
 	window     recvWindow
 
 	pool      bufferPool
