@@ -292,10 +292,11 @@ func TestAcksReportedExactlyOnceAcrossWrap(t *testing.T) {
 }
 
 func TestRTTAndLossEstimates(t *testing.T) {
+	const latency = 50 * time.Millisecond
 	for _, loss := range []float64{0, 0.1, 0.25} {
 		s := newSim(t, 5, transport.Conditions{
-			Up:   transport.LinkConfig{Latency: 60 * time.Millisecond, Loss: loss},
-			Down: transport.LinkConfig{Latency: 40 * time.Millisecond},
+			Up:   transport.LinkConfig{Latency: latency, Loss: loss},
+			Down: transport.LinkConfig{Latency: latency},
 		}, packet.Options{}, packet.Options{})
 		msg := make([]byte, 50)
 		for range 3000 { // 30 s at 100 Hz
@@ -305,7 +306,8 @@ func TestRTTAndLossEstimates(t *testing.T) {
 			require.NoError(t, err)
 			s.step(10*time.Millisecond, nil, nil)
 		}
-		assert.InDelta(t, 100*time.Millisecond, s.a.RTT(), float64(5*time.Millisecond), "loss %v: RTT = 60+40 ms", loss)
+		assert.InDelta(t, 2*latency, s.a.RTT(), float64(5*time.Millisecond), "loss %v: RTT = 2 × latency", loss)
+		assert.InDelta(t, 2*latency, s.b.RTT(), float64(5*time.Millisecond), "loss %v: RTT = 2 × latency", loss)
 		assert.InDelta(t, loss, s.a.Loss(), 0.06, "loss %v: recent estimate", loss)
 		st := s.a.Stats()
 		assert.InDelta(t, loss, float64(st.PacketsLost)/float64(st.PacketsLost+st.PacketsAcked), 0.02, "loss %v: over the run", loss)
@@ -368,6 +370,19 @@ func TestPeerThatStopsReading(t *testing.T) {
 	require.ErrorIs(t, err, packet.ErrBacklogged)
 	assert.Contains(t, err.Error(), "cap 131072")
 	assert.Zero(t, st.PacketsAcked)
+}
+
+func TestBacklogRefusesALargeMessage(t *testing.T) {
+	s := newSim(t, 1, transport.Conditions{}, packet.Options{MaxQueuedBytes: 70000}, packet.Options{})
+	require.NoError(t, s.a.SendReliable(make([]byte, 10000)))
+	err := s.a.SendReliable(make([]byte, 64<<10))
+	require.ErrorIs(t, err, packet.ErrBacklogged)
+	assert.Equal(t, "packet: reliable send queue backlogged: no room for a message of 65536 bytes: "+
+		"it holds 1 messages (cap 1024) in 10000 bytes (cap 70000)", err.Error())
+	assert.NoError(t, s.a.Backlogged(), "small messages still fit")
+	assert.Equal(t, uint64(1), s.a.Stats().BacklogRefused)
+	s.settle(nil, nil)
+	require.NoError(t, s.a.SendReliable(make([]byte, 64<<10)), "room once the first is acked")
 }
 
 func TestBackloggedWhenAcksStop(t *testing.T) {
@@ -493,4 +508,30 @@ func TestReliableProgressUnderTightReceiveCap(t *testing.T) {
 	st := s.b.Stats()
 	assert.Positive(t, st.ReceiveBytesFull)
 	assert.LessOrEqual(t, st.HeldBytes, 2*1186)
+}
+
+func TestStatsOfACleanExchange(t *testing.T) {
+	s := newSim(t, 1, transport.Conditions{}, packet.Options{}, packet.Options{})
+	_, err := s.a.SendUnreliable([]byte("u1"))
+	require.NoError(t, err)
+	require.NoError(t, s.a.SendReliable([]byte("r1")))
+	require.NoError(t, s.a.SendReliable(make([]byte, 3000))) // 3 fragments
+	s.settle(nil, nil)
+	a, b := s.a.Stats(), s.b.Stats()
+	assert.Equal(t, uint64(1), a.UnreliableSent)
+	assert.Equal(t, uint64(1), b.UnreliableDelivered)
+	assert.Equal(t, uint64(2), a.ReliableQueued)
+	assert.Equal(t, uint64(2), b.ReliableDelivered)
+	assert.Equal(t, uint64(3), a.FragmentsSent)
+	assert.Equal(t, uint64(3), b.FragmentsReceived)
+	// Packets: u1 with r1, then the fragments once r1 is acked (one each).
+	assert.Equal(t, uint64(4), a.PacketsSent)
+	assert.Equal(t, uint64(4), a.PacketsAcked)
+	assert.Zero(t, a.PacketsLost+a.ReliableResent+b.ReliableDuplicates)
+	assert.Equal(t, a.BytesSent, b.BytesReceived)
+	assert.Equal(t, b.BytesSent, a.BytesReceived)
+	assert.Equal(t, b.PacketsSent, b.AckOnlySent)
+	assert.Equal(t, a.PacketsSent, b.PacketsReceived)
+	assert.Equal(t, uint64(9+3+2+5+2), a.BytesSent-3*(9+7)-3000, "header, u1 and r1 entries")
+	assert.Zero(t, a.QueuedBytes+a.ReliablePending+b.HeldBytes)
 }

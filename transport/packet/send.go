@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/ghostwire/ghostwire/transport"
@@ -69,7 +70,7 @@ func (c *Conn) SendReliable(msg []byte) error {
 	q := &c.queue
 	if q.count >= c.opts.MaxReliablePending || q.bytes+cost(len(msg)) > c.opts.MaxQueuedBytes {
 		c.stats.BacklogRefused++
-		return c.Backlogged()
+		return c.backlogError("no room for a message of " + strconv.Itoa(len(msg)) + " bytes: " + c.queueState())
 	}
 	q.push(msg, c.clock.Now(), c.opts.MaxReliablePending, &c.pool)
 	c.stats.ReliableQueued++
