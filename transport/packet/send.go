@@ -91,12 +91,10 @@ func (c *Conn) Flush() error {
 	now := c.clock.Now()
 	c.budget.refill(now)
 	c.judge(now)
-	sent := false
 	if len(c.out) > 0 {
 		if err := c.sendOpen(now, true); err != nil {
 			return err
 		}
-		sent = true
 	}
 	rto := c.rto()
 	for c.queue.hasDue(now, rto) {
@@ -112,9 +110,9 @@ func (c *Conn) Flush() error {
 		if err := c.sendOpen(now, false); err != nil {
 			return err
 		}
-		sent = true
 	}
-	if sent || !c.ackPending || (c.ackOnlyAny && now-c.lastAckOn < c.opts.AckInterval) {
+	// Every packet carries acks, so ackPending is clear if anything went out.
+	if !c.ackPending || (c.ackOnlyAny && now-c.lastAckOn < c.opts.AckInterval) {
 		return nil
 	}
 	if !c.budget.allows() {
@@ -130,21 +128,16 @@ func (c *Conn) Flush() error {
 }
 
 // sendOpen fills the open packet with due reliable units (when fill is
-// set), writes its header and sends it.
+// set), writes its header and sends it. The packet's sequence is spent even
+// if the transport fails, so a sequence SendUnreliable returned never names
+// another packet.
 func (c *Conn) sendOpen(now time.Duration, fill bool) error {
 	if fill {
 		c.out, c.units = c.queue.fill(c.out, c.units, now, c.rto(), &c.stats)
 	}
 	seq := c.nextSeq
-	c.acks.header(seq).put(c.out)
-	err := c.conn.Send(c.out)
-	ackOnly := len(c.out) == HeaderSize
-	n := len(c.out)
-	c.out = c.out[:0]
-	if err != nil {
-		c.units = c.units[:0]
-		return err
-	}
+	c.nextSeq++
+	// The record of the packet 1024 sequences back gives way.
 	r := &c.history[int(seq)%historySize]
 	if r.inUse && !r.judged {
 		c.judgeRecord(r)
@@ -152,17 +145,23 @@ func (c *Conn) sendOpen(now time.Duration, fill bool) error {
 	if c.judged == seq-historySize {
 		c.judged++
 	}
-	*r = sentRecord{seq: seq, inUse: true, ackOnly: ackOnly, sentAt: now, units: append(r.units[:0], c.units...)}
-	c.units = c.units[:0]
-	c.nextSeq++
-	c.ackPending = false
-	c.budget.spend(n)
-	c.stats.PacketsSent++
-	c.stats.BytesSent += uint64(n)
-	if ackOnly {
-		c.stats.AckOnlySent++
+	r.inUse = false
+	c.acks.header(seq).put(c.out)
+	n, ackOnly := len(c.out), len(c.out) == HeaderSize
+	err := c.conn.Send(c.out)
+	c.out = c.out[:0]
+	if err == nil {
+		*r = sentRecord{seq: seq, inUse: true, ackOnly: ackOnly, sentAt: now, units: append(r.units[:0], c.units...)}
+		c.ackPending = false
+		c.budget.spend(n)
+		c.stats.PacketsSent++
+		c.stats.BytesSent += uint64(n)
+		if ackOnly {
+			c.stats.AckOnlySent++
+		}
 	}
-	return nil
+	c.units = c.units[:0]
+	return err
 }
 
 // judge counts in the loss estimate the packets acked or old enough to be
