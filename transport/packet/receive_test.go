@@ -255,7 +255,7 @@ func FuzzReceive(f *testing.F) {
 	))
 	f.Add(frame(encode(header{seq: 5}, fragmentOf(0, 0, 9, FragmentSize)), []byte{0x11}))
 	f.Add(frame(encode(header{seq: 65535, ack: 0, ackBits: 0xffffffff, hasAck: true}, reliable(300, 1))))
-	opts := Options{MaxMessageSize: 8 * FragmentSize, MaxReceiveBytes: 2 * maxSmallReliable}
+	opts := Options{MaxMessageSize: 8 * FragmentSize, MaxReceiveBytes: 2 * maxSmallReliable, MaxReliablePending: 16}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		h := newHostile(t, opts)
 		require.NoError(t, h.c.SendReliable([]byte("so acks have something to ack")))
