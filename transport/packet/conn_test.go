@@ -415,31 +415,6 @@ func TestAckOnlyPackets(t *testing.T) {
 	assert.InDelta(t, 100, s.a.Stats().PacketsAcked, 5)
 }
 
-func TestOptionsValidate(t *testing.T) {
-	require.NoError(t, packet.Options{}.Validate())
-	for _, tc := range []struct {
-		o    packet.Options
-		want string
-	}{
-		{packet.Options{MaxMessageSize: 300000}, "packet: invalid Options.MaxMessageSize = 300000, want a value in [1, 261120]"},
-		{packet.Options{MaxMessageSize: 100000, MaxQueuedBytes: 1000}, "packet: invalid Options.MaxQueuedBytes = 1000, want a value in [100000, 1073741824]"},
-		{packet.Options{MaxReliablePending: 40000}, "packet: invalid Options.MaxReliablePending = 40000, want a value in [1, 32768]"},
-		{packet.Options{MaxReceiveBytes: 10}, "packet: invalid Options.MaxReceiveBytes = 10, want a value in [1186, 1073741824]"},
-		{packet.Options{SendBudget: -1}, "packet: invalid Options.SendBudget = -1, want a value in [0, 1073741824]"},
-		{packet.Options{AckInterval: -time.Second}, "packet: invalid Options.AckInterval = -1s, want a value in [0s, ∞)"},
-	} {
-		err := tc.o.Validate()
-		require.ErrorIs(t, err, packet.ErrInvalidOptions)
-		assert.Equal(t, tc.want, err.Error())
-	}
-	clock := &testClock{}
-	raw, _, err := transport.NewMemoryNetwork(clock, 1).Pair(transport.Conditions{})
-	require.NoError(t, err)
-	_, err = packet.NewConn(raw, clock, packet.Options{SendBudget: -5})
-	require.ErrorIs(t, err, packet.ErrInvalidOptions)
-	assert.Panics(t, func() { _, _ = packet.NewConn(nil, clock, packet.Options{}) })
-}
-
 func TestClose(t *testing.T) {
 	s := newSim(t, 1, transport.Conditions{}, packet.Options{}, packet.Options{})
 	require.NoError(t, s.a.Close())
@@ -454,14 +429,6 @@ func TestClose(t *testing.T) {
 	_, err = s.b.SendUnreliable([]byte("x"))
 	require.NoError(t, err, "queued in the open packet")
 	require.True(t, errors.Is(s.b.Flush(), transport.ErrClosed))
-}
-
-func TestChannelString(t *testing.T) {
-	assert.Equal(t, "reliable", packet.Reliable.String())
-	assert.Equal(t, "unreliable", packet.Unreliable.String())
-	assert.True(t, packet.Seq(65535).Before(0), "wrap")
-	assert.False(t, packet.Seq(0).Before(65535))
-	assert.True(t, packet.Seq(1).Before(2))
 }
 
 func TestSteadyStateAllocatesNothing(t *testing.T) {
@@ -534,4 +501,20 @@ func TestStatsOfACleanExchange(t *testing.T) {
 	assert.Equal(t, a.PacketsSent, b.PacketsReceived)
 	assert.Equal(t, uint64(9+3+2+5+2), a.BytesSent-3*(9+7)-3000, "header, u1 and r1 entries")
 	assert.Zero(t, a.QueuedBytes+a.ReliablePending+b.HeldBytes)
+}
+
+func TestReliablePendingCap(t *testing.T) {
+	s := newSim(t, 1, transport.Conditions{}, packet.Options{MaxReliablePending: 3}, packet.Options{})
+	for range 3 {
+		require.NoError(t, s.a.SendReliable([]byte("x")))
+	}
+	err := s.a.SendReliable([]byte("x"))
+	require.ErrorIs(t, err, packet.ErrBacklogged)
+	assert.Contains(t, err.Error(), "it holds 3 messages (cap 3)")
+	require.ErrorIs(t, s.a.Backlogged(), packet.ErrBacklogged)
+	assert.Equal(t, uint64(1), s.a.Stats().BacklogRefused)
+	s.settle(nil, nil)
+	require.NoError(t, s.a.Backlogged(), "acks empty the queue")
+	require.NoError(t, s.a.SendReliable([]byte("x")))
+	assert.Equal(t, uint64(3), s.b.Stats().ReliableDelivered)
 }

@@ -174,62 +174,6 @@ func TestFragmentFloodCannotGrowMemory(t *testing.T) {
 		"heap growth stays within the caps plus the memory link's buffers")
 }
 
-func TestRecvAcksShift(t *testing.T) {
-	var r recvAcks
-	r.record(65530)
-	for _, s := range []Seq{65531, 65535, 2} { // across the wrap
-		dup, stale := r.seen(s)
-		require.False(t, dup || stale)
-		r.record(s)
-	}
-	assert.Equal(t, Seq(2), r.newest)
-	// 65535 is 3 below 2, 65531 is 7 below, 65530 is 8 below.
-	assert.Equal(t, uint32(1<<2|1<<6|1<<7), r.bits)
-	dup, _ := r.seen(65531)
-	assert.True(t, dup)
-	dup, stale := r.seen(1)
-	assert.False(t, dup || stale)
-	r.record(40) // 38 ahead: the old bits fall off
-	assert.Equal(t, uint32(1<<(38-1)&0xffffffff), r.bits)
-	_, stale = r.seen(7)
-	assert.True(t, stale, "33 behind")
-	dup, stale = r.seen(8)
-	assert.False(t, dup || stale, "32 behind is the oldest bit")
-}
-
-func TestLossWindowSlides(t *testing.T) {
-	var w lossWindow
-	assert.Zero(t, w.rate())
-	for range 256 {
-		w.push(true)
-	}
-	assert.Equal(t, 1.0, w.rate())
-	for range 192 {
-		w.push(false)
-	}
-	assert.Equal(t, 0.25, w.rate())
-	for range 1000 {
-		w.push(false)
-	}
-	assert.Zero(t, w.rate())
-}
-
-func TestBucket(t *testing.T) {
-	b := newBucket(1000, 0)
-	assert.True(t, b.allows(), "starts at zero, which allows one packet")
-	b.spend(500)
-	assert.False(t, b.allows())
-	b.refill(400 * time.Millisecond)
-	assert.False(t, b.allows(), "earned 400 of the 500 owed")
-	b.refill(500 * time.Millisecond)
-	assert.True(t, b.allows())
-	b.refill(time.Hour)
-	assert.Equal(t, 100.0, b.tokens, "at most 100 ms of budget kept")
-	free := newBucket(0, 0)
-	free.spend(1 << 20)
-	assert.True(t, free.allows(), "zero means unlimited")
-}
-
 // FuzzReceive feeds arbitrary datagrams to a Conn: the input is a list of
 // datagrams, each prefixed by its length as a uint16. Nothing may panic,
 // and the caps must hold after every datagram.
