@@ -19,6 +19,10 @@
 //     than one packet are cut into fragments of FragmentSize bytes, each
 //     acknowledged and resent on its own, up to Options.MaxMessageSize.
 //
+// Each packet acknowledges the 33 newest packets received when it is sent,
+// so an end should send (Flush) at least once per 33 packets it receives;
+// an ack-only packet goes out when there is nothing else to send.
+//
 // Several messages share a datagram. The API is polled, with time from a
 // transport.Clock: SendUnreliable and SendReliable queue, Flush sends,
 // Receive reads. Every cap (send queue, pending messages, held and
@@ -50,14 +54,14 @@
 // with no entries is ack-only; it is never acknowledged on its own account.
 // Message ids wrap like sequences. A sender keeps its reliable messages on
 // the wire within 256 ids of its oldest unacknowledged one; it sends a
-// fragmented message only once it is that oldest one, in packets of its own;
-// and a packet carrying the oldest message carries after it only an unbroken
-// run of messages. A receiver accepts ids within 256 of the next it will
-// deliver and fragments only of the next message it misses, and always
-// admits the messages that continue its in-order run; only messages that
-// must wait for a missing one count against its byte cap. So caps can make a
-// receiver drop packets (unacknowledged, to be resent) but never lock the
-// channel. Anything else about a datagram (short, unknown
-// version or kind, an entry running past the end, a malformed fragment)
-// drops it whole.
+// fragmented message only once it is that oldest one, with no other reliable
+// message beside its fragments; and a packet carrying the oldest message
+// carries after it only an unbroken run of messages. A receiver accepts ids
+// within 256 of the next it will deliver and fragments only of the next
+// message it misses, and always admits the messages that continue its
+// in-order run; only messages that must wait for a missing one count against
+// its byte cap. So caps can make a receiver drop packets (unacknowledged, to
+// be resent) but never lock the channel. Anything else wrong with a datagram
+// (short, unknown version or kind, an entry running past the end, a
+// malformed fragment) drops it whole.
 package packet
