@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// Defaults used for the zero fields of Options.
+// Values used for the zero fields of Options.
 const (
-	DefaultMaxMessageSize     = 64 << 10
-	DefaultMaxQueuedBytes     = 256 << 10
-	DefaultMaxReliablePending = 1024
-	DefaultMaxReceiveBytes    = 128 << 10
-	DefaultBacklogTimeout     = 10 * time.Second
+	defaultMaxMessageSize     = 64 << 10
+	defaultMaxQueuedBytes     = 256 << 10
+	defaultMaxReliablePending = 1024
+	defaultMaxReceiveBytes    = 128 << 10
+	defaultBacklogTimeout     = 10 * time.Second
 )
 
 // Upper bounds of Options fields.
@@ -32,17 +32,17 @@ type Options struct {
 	// MaxMessageSize is the largest reliable message in bytes; larger ones
 	// are refused by SendReliable and, from the peer, never reassembled. It
 	// also caps fragments per message at ceil(MaxMessageSize/FragmentSize).
-	// Zero means DefaultMaxMessageSize; at most MaxFragments×FragmentSize.
+	// Zero means 64 KiB; at most MaxFragments×FragmentSize.
 	MaxMessageSize int
 
 	// MaxQueuedBytes caps the bytes held for (re)sending reliable messages,
 	// counted by the buffer sizes actually retained. SendReliable refuses a
 	// message that would pass it with an error matching ErrBacklogged.
-	// Zero means DefaultMaxQueuedBytes; at least MaxMessageSize.
+	// Zero means 256 KiB (or MaxMessageSize, if larger); at least MaxMessageSize.
 	MaxQueuedBytes int
 
 	// MaxReliablePending caps the reliable messages sent but not yet acked.
-	// Zero means DefaultMaxReliablePending; at most 32768.
+	// Zero means 1024; at most 32768.
 	MaxReliablePending int
 
 	// MaxReceiveBytes caps the bytes held for reliable messages that arrived
@@ -50,7 +50,7 @@ type Options struct {
 	// (64, 256 or 1186 bytes). A packet that would pass it is dropped
 	// unacknowledged, so the peer resends it later. Messages that continue
 	// the in-order run are exempt: Receive hands them out before it reads
-	// the next datagram. Zero means DefaultMaxReceiveBytes; at least 1186
+	// the next datagram. Zero means 128 KiB; at least 1186
 	// (one whole reliable message).
 	MaxReceiveBytes int
 
@@ -68,7 +68,7 @@ type Options struct {
 
 	// BacklogTimeout is how long the oldest reliable message may stay
 	// unacknowledged before Backlogged reports the peer as stalled. Zero
-	// means DefaultBacklogTimeout.
+	// means 10 s.
 	BacklogTimeout time.Duration
 
 	// OnAck, if not nil, is called once for every packet sent by
@@ -115,19 +115,19 @@ func (o Options) Validate() error {
 // for Validate to refuse.
 func (o Options) withDefaults() Options {
 	if o.MaxMessageSize == 0 {
-		o.MaxMessageSize = DefaultMaxMessageSize
+		o.MaxMessageSize = defaultMaxMessageSize
 	}
 	if o.MaxQueuedBytes == 0 {
-		o.MaxQueuedBytes = max(DefaultMaxQueuedBytes, o.MaxMessageSize)
+		o.MaxQueuedBytes = max(defaultMaxQueuedBytes, o.MaxMessageSize)
 	}
 	if o.MaxReliablePending == 0 {
-		o.MaxReliablePending = DefaultMaxReliablePending
+		o.MaxReliablePending = defaultMaxReliablePending
 	}
 	if o.MaxReceiveBytes == 0 {
-		o.MaxReceiveBytes = DefaultMaxReceiveBytes
+		o.MaxReceiveBytes = defaultMaxReceiveBytes
 	}
 	if o.BacklogTimeout == 0 {
-		o.BacklogTimeout = DefaultBacklogTimeout
+		o.BacklogTimeout = defaultBacklogTimeout
 	}
 	return o
 }
