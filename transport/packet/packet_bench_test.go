@@ -11,21 +11,28 @@ import (
 const benchPayload = 1000
 
 // bareBaseline returns the cost in ns of n bare memory-link Send+Receive
-// pairs of size bytes on a zero-latency link: what any packet layer over
+// pairs of size bytes on a zero-latency link, each answered by a Send+Receive
+// of reply bytes the other way when reply > 0: what any packet layer over
 // that link costs at least.
-func bareBaseline(tb testing.TB, n, size int) float64 {
+func bareBaseline(tb testing.TB, n, size, reply int) float64 {
 	clock := &testClock{}
 	client, server, err := transport.NewMemoryNetwork(clock, 1).Pair(transport.Conditions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	msg, buf := make([]byte, size), make([]byte, transport.MaxDatagramSize)
-	op := func() {
-		if err := client.Send(msg); err != nil {
+	exchange := func(from, to transport.Conn, p []byte) {
+		if err := from.Send(p); err != nil {
 			tb.Fatal(err)
 		}
-		if _, ok := server.Receive(buf); !ok {
+		if _, ok := to.Receive(buf); !ok {
 			tb.Fatal("bare datagram lost on a perfect link")
+		}
+	}
+	op := func() {
+		exchange(client, server, msg)
+		if reply > 0 {
+			exchange(server, client, msg[:reply])
 		}
 	}
 	for range 1000 {
@@ -42,7 +49,7 @@ func bareBaseline(tb testing.TB, n, size int) float64 {
 // of the payload on a zero-latency memory link.
 func BenchmarkBareMemoryLink(b *testing.B) {
 	b.ReportAllocs()
-	ns := bareBaseline(b, b.N, benchPayload)
+	ns := bareBaseline(b, b.N, benchPayload, 0)
 	b.ReportMetric(ns, "ns/datagram")
 }
 
@@ -80,19 +87,19 @@ func roundTrip(b *testing.B, clock *testClock, a, peer *packet.Conn) {
 	clock.Advance(time.Millisecond)
 }
 
-// report adds the per-op cost beside the bare baseline and the wire
-// overhead of a's packets.
-func report(b *testing.B, a *packet.Conn, bareNs float64, unit string) {
+// report adds the per-op cost beside the bare baselines (one way, and a
+// round trip answered by a 9-byte datagram like the ack-only packet) and
+// the size of the packet header.
+func report(b *testing.B, bareNs, bareRTNs float64, unit string) {
 	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(ns, "ns/"+unit)
 	b.ReportMetric(bareNs, "bare-ns/datagram")
-	if bareNs > 0 {
+	b.ReportMetric(bareRTNs, "bare-rt-ns/exchange")
+	if bareNs > 0 && bareRTNs > 0 {
 		b.ReportMetric(ns/bareNs, "x-bare")
+		b.ReportMetric(ns/bareRTNs, "x-bare-rt")
 	}
-	st := a.Stats()
-	if st.PacketsSent > 0 {
-		b.ReportMetric(float64(st.BytesSent)/float64(st.PacketsSent)-benchPayload, "header-bytes/packet")
-	}
+	b.ReportMetric(packet.HeaderSize, "header-bytes")
 }
 
 // BenchmarkUnreliable measures one 1,000-byte unreliable message sent,
@@ -110,7 +117,8 @@ func BenchmarkUnreliable(b *testing.B) {
 	for range 1000 {
 		op()
 	}
-	bareNs := bareBaseline(b, max(b.N, 1000), benchPayload)
+	bareNs := bareBaseline(b, max(b.N, 1000), benchPayload, 0)
+	bareRTNs := bareBaseline(b, max(b.N, 1000), benchPayload, packet.HeaderSize)
 	before := *acked
 	a0 := a.Stats()
 	b.ReportAllocs()
@@ -122,9 +130,9 @@ func BenchmarkUnreliable(b *testing.B) {
 	if *acked-before != b.N {
 		b.Fatalf("%d of %d packets acked", *acked-before, b.N)
 	}
-	report(b, a, bareNs, "packet")
-	st := a.Stats()
-	b.ReportMetric(float64(st.BytesSent-a0.BytesSent)/float64(b.N)-benchPayload, "overhead-bytes/msg")
+	report(b, bareNs, bareRTNs, "packet")
+	// Bytes on the wire per message beyond the payload: header and entry.
+	b.ReportMetric(float64(a.Stats().BytesSent-a0.BytesSent)/float64(b.N)-benchPayload, "overhead-bytes/msg")
 }
 
 // BenchmarkReliable measures one 1,000-byte reliable message queued, sent,
@@ -141,7 +149,8 @@ func BenchmarkReliable(b *testing.B) {
 	for range 1000 {
 		op()
 	}
-	bareNs := bareBaseline(b, max(b.N, 1000), benchPayload)
+	bareNs := bareBaseline(b, max(b.N, 1000), benchPayload, 0)
+	bareRTNs := bareBaseline(b, max(b.N, 1000), benchPayload, packet.HeaderSize)
 	a0, p0 := a.Stats(), peer.Stats()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -152,7 +161,7 @@ func BenchmarkReliable(b *testing.B) {
 	if got := peer.Stats().ReliableDelivered - p0.ReliableDelivered; got != uint64(b.N) {
 		b.Fatalf("%d of %d messages delivered", got, b.N)
 	}
-	report(b, a, bareNs, "msg")
+	report(b, bareNs, bareRTNs, "msg")
 	b.ReportMetric(float64(a.Stats().BytesSent-a0.BytesSent)/float64(b.N)-benchPayload, "overhead-bytes/msg")
 }
 
@@ -174,7 +183,7 @@ func BenchmarkReliableSmallBatch(b *testing.B) {
 	for range 1000 {
 		op()
 	}
-	bareNs := bareBaseline(b, max(b.N, 1000), batch*size)
+	bareNs := bareBaseline(b, max(b.N, 1000), batch*size, 0)
 	a0 := a.Stats()
 	b.ReportAllocs()
 	b.ResetTimer()
