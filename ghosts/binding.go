@@ -23,9 +23,13 @@ type Binding struct {
 	Ghost        ecs.ID
 	Predicted    ecs.ID
 	Interpolated ecs.ID
-	Input        ecs.ID
-	rt           netsync.Coder
-	values       []unsafe.Pointer
+	// Header is the ID of components.InputHeader; Input the ID of the
+	// schema's input type, when HasInput.
+	Header   ecs.ID
+	Input    ecs.ID
+	HasInput bool
+	rt       netsync.Coder
+	values   []unsafe.Pointer
 }
 
 // Bind registers the schema's component types with the world's arche
@@ -38,7 +42,10 @@ func Bind(w *gw.World, s *netsync.Schema) *Binding {
 		Ghost:        ecs.ComponentID[components.Ghost](a),
 		Predicted:    ecs.ComponentID[components.Predicted](a),
 		Interpolated: ecs.ComponentID[components.Interpolated](a),
-		Input:        ecs.ComponentID[components.InputCommand](a),
+		Header:       ecs.ComponentID[components.InputHeader](a),
+	}
+	if t := s.InputType(); t != nil {
+		b.Input, b.HasInput = ecs.TypeID(a, t), true
 	}
 	for i := 0; i < s.NumComponents(); i++ {
 		t := s.ComponentType(netsync.ComponentID(i))

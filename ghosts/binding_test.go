@@ -34,6 +34,11 @@ func (p *Pos) Serialize(s *netsync.Stream) { s.Float(&p.X, posQ); s.Float(&p.Y, 
 
 func (h *HP) Serialize(s *netsync.Stream) { netsync.Int(s, &h.V, math.MinInt32, math.MaxInt32) }
 
+// Ctl is the test game's input type.
+type Ctl struct{ Turn float32 }
+
+func (c *Ctl) Serialize(s *netsync.Stream) { s.Float(&c.Turn, posQ) }
+
 // testSchema is the schema every test builds, the same way on both ends.
 type testSchema struct {
 	*netsync.Schema
@@ -50,6 +55,7 @@ func newTestSchema(tb testing.TB) *testSchema {
 	hp := netsync.Component[HP](&b)
 	player := b.GhostType("player", pos, hp)
 	crate := b.GhostType("crate", hp, pos)
+	netsync.Input[Ctl](&b, netsync.InputRules[Ctl]{})
 	s, err := b.Build()
 	if err != nil {
 		tb.Fatal(err)
@@ -167,7 +173,8 @@ func TestBindMapsTypesPerWorld(t *testing.T) {
 			{"Ghost", side.b.Ghost, ecs.ComponentID[components.Ghost](side.a)},
 			{"Predicted", side.b.Predicted, ecs.ComponentID[components.Predicted](side.a)},
 			{"Interpolated", side.b.Interpolated, ecs.ComponentID[components.Interpolated](side.a)},
-			{"Input", side.b.Input, ecs.ComponentID[components.InputCommand](side.a)},
+			{"Header", side.b.Header, ecs.ComponentID[components.InputHeader](side.a)},
+			{"Input", side.b.Input, ecs.ComponentID[Ctl](side.a)},
 		} {
 			if m.got != m.want {
 				t.Errorf("%s: Binding.%s = %d, want %d", side.name, m.name, m.got, m.want)

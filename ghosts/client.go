@@ -20,7 +20,7 @@ type ClientStats struct {
 
 // Client maps ghost IDs to local entities and creates or destroys them from
 // snapshots. The ghosts this connection owns are predicted (they get
-// [components.Predicted] and [components.InputCommand]); all others are
+// [components.Predicted], [components.InputHeader] and the input type); all others are
 // [components.Interpolated].
 type Client struct {
 	b      *Binding
@@ -104,7 +104,10 @@ func (c *Client) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool
 	c.ids = append(c.ids[:0], c.b.types[g.Type]...)
 	c.ids = append(c.ids, c.b.Ghost)
 	if predicted {
-		c.ids = append(c.ids, c.b.Predicted, c.b.Input)
+		c.ids = append(c.ids, c.b.Predicted, c.b.Header)
+		if c.b.HasInput {
+			c.ids = append(c.ids, c.b.Input)
+		}
 	} else {
 		c.ids = append(c.ids, c.b.Interpolated)
 	}

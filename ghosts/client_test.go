@@ -134,17 +134,18 @@ func TestClientSpawn(t *testing.T) {
 		if got := p.cl.Owned(&sg); got != owned {
 			t.Errorf("ghost %d (owner %d): Owned = %v, want %v", sg.ID, owners[i], got, owned)
 		}
-		if has[components.Predicted](p.cw, ce) != owned || has[components.InputCommand](p.cw, ce) != owned {
-			t.Errorf("ghost %d (owner %d): Predicted %v, InputCommand %v; want both %v",
-				sg.ID, owners[i], has[components.Predicted](p.cw, ce), has[components.InputCommand](p.cw, ce), owned)
+		if has[components.Predicted](p.cw, ce) != owned || has[components.InputHeader](p.cw, ce) != owned || has[Ctl](p.cw, ce) != owned {
+			t.Errorf("ghost %d (owner %d): Predicted %v, InputHeader %v, input %v; want all %v",
+				sg.ID, owners[i], has[components.Predicted](p.cw, ce), has[components.InputHeader](p.cw, ce), has[Ctl](p.cw, ce), owned)
 		}
 		if has[components.Interpolated](p.cw, ce) == owned {
 			t.Errorf("ghost %d (owner %d): Interpolated %v, want %v", sg.ID, owners[i], !owned, !owned)
 		}
-		// Exactly the replicated components plus identity and mode.
+		// Exactly the replicated components plus identity and mode (and
+		// for a predicted ghost its input: header and the game's type).
 		want := 4
 		if owned {
-			want = 5
+			want = 6
 		}
 		if n := len(p.cw.Arche().Ids(ce)); n != want {
 			t.Errorf("ghost %d: %d components, want %d", sg.ID, n, want)

@@ -2,6 +2,7 @@ package ghosts
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/mlange-42/arche/ecs"
@@ -36,8 +37,8 @@ func NewServer(b *Binding) *Server { return &Server{b: b} }
 // Spawn makes e a ghost of type t owned by owner (0: the server) and
 // returns its ID. It adds the [components.Ghost] identity and the
 // [components.Predicted] marker (the server simulates every ghost in the
-// prediction stages) and, for an owned ghost, a [components.InputCommand]
-// that the server rewrites every tick. It errors when e is dead, already a
+// prediction stages) and, for an owned ghost, a [components.InputHeader]
+// and the schema's input type, which the server rewrites every tick. It errors when e is dead, already a
 // ghost, or lacks a replicated component of t (the error names it). It
 // panics if the arche world is locked, like any structural change.
 func (s *Server) Spawn(e ecs.Entity, t netsync.GhostTypeID, owner components.ConnID) (components.GhostID, error) {
@@ -57,8 +58,11 @@ func (s *Server) Spawn(e ecs.Entity, t netsync.GhostTypeID, owner components.Con
 	if !a.Has(e, s.b.Predicted) {
 		add = append(add, ecs.Component{ID: s.b.Predicted, Comp: &components.Predicted{}})
 	}
-	if owner != 0 && !a.Has(e, s.b.Input) {
-		add = append(add, ecs.Component{ID: s.b.Input, Comp: &components.InputCommand{}})
+	if owner != 0 && !a.Has(e, s.b.Header) {
+		add = append(add, ecs.Component{ID: s.b.Header, Comp: &components.InputHeader{}})
+	}
+	if owner != 0 && s.b.HasInput && !a.Has(e, s.b.Input) {
+		add = append(add, ecs.Component{ID: s.b.Input, Comp: reflect.New(s.b.schema.InputType()).Interface()})
 	}
 	a.Assign(e, add...)
 	s.ghosts = append(s.ghosts, serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned})

@@ -72,8 +72,11 @@ func TestServerSpawn(t *testing.T) {
 		if !has[components.Predicted](w, e) {
 			t.Errorf("Spawn #%d: no Predicted marker", i)
 		}
-		if got, want := has[components.InputCommand](w, e), tt.owner != 0; got != want {
-			t.Errorf("Spawn #%d (owner %d): has InputCommand = %v, want %v", i, tt.owner, got, want)
+		if got, want := has[components.InputHeader](w, e), tt.owner != 0; got != want {
+			t.Errorf("Spawn #%d (owner %d): has InputHeader = %v, want %v", i, tt.owner, got, want)
+		}
+		if got, want := has[Ctl](w, e), tt.owner != 0; got != want {
+			t.Errorf("Spawn #%d (owner %d): has the input type = %v, want %v", i, tt.owner, got, want)
 		}
 		if has[components.Interpolated](w, e) {
 			t.Errorf("Spawn #%d: a server ghost is Interpolated", i)
@@ -101,18 +104,23 @@ func TestServerSpawnKeepsExistingMarkers(t *testing.T) {
 	w, b := newServerWorld(t, s)
 	srv := ghosts.NewServer(b)
 	a := w.Arche()
-	in := components.InputCommand{Tick: 9, Buttons: 5}
+	head := components.InputHeader{Tick: 9, HasView: true, ViewTick: 5}
+	in := Ctl{Turn: 0.5}
 	e := a.NewEntityWith(
 		ecs.Component{ID: ecs.ComponentID[Pos](a), Comp: &Pos{1, 2}},
 		ecs.Component{ID: ecs.ComponentID[HP](a), Comp: &HP{3}},
 		ecs.Component{ID: b.Predicted, Comp: &components.Predicted{}},
+		ecs.Component{ID: b.Header, Comp: &head},
 		ecs.Component{ID: b.Input, Comp: &in},
 	)
 	if _, err := srv.Spawn(e, s.player, 2); err != nil {
-		t.Fatalf("Spawn of an entity already Predicted with an InputCommand: %v", err)
+		t.Fatalf("Spawn of an entity already Predicted with an input: %v", err)
 	}
-	if got := *(*components.InputCommand)(a.Get(e, b.Input)); got != in {
-		t.Errorf("Spawn overwrote the existing InputCommand: %+v, want %+v", got, in)
+	if got := *(*components.InputHeader)(a.Get(e, b.Header)); got != head {
+		t.Errorf("Spawn overwrote the existing InputHeader: %+v, want %+v", got, head)
+	}
+	if got := *(*Ctl)(a.Get(e, b.Input)); got != in {
+		t.Errorf("Spawn overwrote the existing input: %+v, want %+v", got, in)
 	}
 }
 

@@ -28,52 +28,70 @@ func requireDecodeError(t *testing.T, err error) {
 }
 
 func FuzzDecodeInputs(f *testing.F) {
+	headerOnly := newHeaderOnlySchema(f)
 	rng := rand.New(rand.NewPCG(71, 72))
-	for _, n := range []int{1, 2, 3, 5, 8, 16, 31, 32} {
-		for _, newest := range []gw.Tick{gw.Tick(n - 1), 0, 1000, math.MaxUint32} {
-			b := randomBatch(rng, n, newest)
-			f.Add(netsync.AppendInputs(nil, &b))
+	for _, s := range []*netsync.Schema{msgInputSchema, headerOnly} {
+		for _, n := range []int{1, 2, 3, 5, 8, 16, 31, 32} {
+			for _, newest := range []gw.Tick{gw.Tick(n - 1), 0, 1000, math.MaxUint32} {
+				b := randomBatch(rng, s, n, newest)
+				f.Add(netsync.AppendInputs(nil, s, &b))
+			}
 		}
 	}
-	u := func(v uint64) *uint64 { return &v }
-	f.Add(newInputPacket(100, 1).command(u(3), &[2]uint64{254, 0}, u(65535), &[3]int64{4, 255, 2047}, &[3]float32{1, 2, 3}).bytes())
-	f.Add(newInputPacket(100, 1).command(nil, &[2]uint64{255, 127}, nil, nil, nil).bytes())
-	f.Add(newInputPacket(3, 4).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).bytes())
+	f.Add(newInputPacket(100, 1).input(&[3]int64{4, 255, 2047}, &[4]uint64{128, 0, 1, 6}).bytes())
+	f.Add(newInputPacket(100, 1).input(nil, &[4]uint64{129, 64, 0, 3}).bytes())
+	f.Add(newInputPacket(100, 1).input(nil, &[4]uint64{64, 64, 0, 7}).bytes())
+	f.Add(newInputPacket(3, 4).input(nil, zero).input(nil, nil).input(&[3]int64{1<<20 - 1, 0, 0}, nil).input(nil, zero).bytes())
+	f.Add(newInputPacket(100, 1).input(nil, nil).bytes())
+	f.Add(newInputPacket(100, 1).input(&[3]int64{-1, 0, 0}, zero).bytes())
+	f.Add(newInputPacket(7, 2).view(nil).view(&[3]int64{3, 1, 2}).bytes())
 	f.Add([]byte{netsync.ProtocolVersion, byte(netsync.MsgInputs)})
 
 	f.Fuzz(func(t *testing.T, p []byte) {
-		var b netsync.InputBatch
-		err := netsync.DecodeInputs(p, &b)
-		require.LessOrEqual(t, cap(b.Inputs), netsync.MaxInputsPerBatch, "a packet cannot make the batch grow")
-		if err != nil {
-			requireDecodeError(t, err)
-			require.Empty(t, b.Inputs)
-			return
-		}
-		n := len(b.Inputs)
-		require.True(t, n >= 1 && n <= netsync.MaxInputsPerBatch)
-		for i, c := range b.Inputs {
-			require.Equal(t, b.Inputs[n-1].Tick.Add(-(n - 1 - i)), c.Tick, "consecutive ticks")
-			if c.ViewTick != 0 {
-				d := c.Tick.Sub(c.ViewTick)
-				require.True(t, d >= 0 && d < 1<<20, "view tick %d is %d ticks before tick %d", c.ViewTick, d, c.Tick)
+		for _, s := range []*netsync.Schema{msgInputSchema, headerOnly} {
+			size := s.InputSize()
+			var b netsync.InputBatch
+			err := netsync.DecodeInputs(p, s, &b)
+			require.LessOrEqual(t, cap(b.Heads), netsync.MaxInputsPerBatch, "a packet cannot make the batch grow")
+			require.LessOrEqual(t, cap(b.Data), netsync.MaxInputsPerBatch*size)
+			if err != nil {
+				requireDecodeError(t, err)
+				require.Empty(t, b.Heads)
+				require.Empty(t, b.Data)
+				continue
 			}
-			require.True(t, c.ViewFraction >= 0 && c.ViewFraction < 1)
-			require.True(t, c.InterpolationDelay >= 0 && c.InterpolationDelay <= netsync.MaxInterpolationDelay)
-			require.True(t, c.MoveX >= -1 && c.MoveX <= 1 && c.MoveY >= -1 && c.MoveY <= 1)
-		}
+			n := len(b.Heads)
+			require.True(t, n >= 1 && n <= netsync.MaxInputsPerBatch)
+			require.Len(t, b.Data, n*size)
+			for i, h := range b.Heads {
+				require.Equal(t, b.Heads[n-1].Tick.Add(-(n - 1 - i)), h.Tick, "consecutive ticks")
+				if h.HasView {
+					d := h.Tick.Sub(h.ViewTick)
+					require.True(t, d >= 0 && d < 1<<20, "view tick %d is %d ticks before tick %d", h.ViewTick, d, h.Tick)
+				} else {
+					require.Equal(t, components.InputHeader{Tick: h.Tick}, h)
+				}
+				require.True(t, h.ViewFraction >= 0 && h.ViewFraction < 1)
+				require.True(t, h.InterpolationDelay >= 0 && h.InterpolationDelay <= netsync.MaxInterpolationDelay)
+				if size > 0 {
+					in := inputOf(t, b.Data[i*size:(i+1)*size])
+					require.Equal(t, in, quantized(s, in), "a decoded input is on the wire's grid")
+				}
+			}
 
-		// Re-encoding the decoded batch gives a packet that decodes to the
-		// same batch, and is no longer than the original (the encoding
-		// the writer picks is the shortest).
-		q := netsync.AppendInputs(nil, &b)
-		require.LessOrEqual(t, len(q), len(p))
-		b2 := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, netsync.MaxInputsPerBatch)}
-		require.NoError(t, netsync.DecodeInputs(q, &b2))
-		require.Equal(t, b.ClientTime, b2.ClientTime)
-		require.Equal(t, b.AckTick, b2.AckTick)
-		require.Equal(t, b.Inputs, b2.Inputs)
-		require.Equal(t, q, netsync.AppendInputs(nil, &b2), "the writer's encoding is a fixed point")
+			// Re-encoding the decoded batch gives a packet that decodes to
+			// the same batch, and is no longer than the original (the
+			// encoding the writer picks is the shortest).
+			q := netsync.AppendInputs(nil, s, &b)
+			require.LessOrEqual(t, len(q), len(p))
+			b2 := netsync.InputBatch{Heads: make([]components.InputHeader, 0, netsync.MaxInputsPerBatch)}
+			require.NoError(t, netsync.DecodeInputs(q, s, &b2))
+			require.Equal(t, b.ClientTime, b2.ClientTime)
+			require.Equal(t, b.AckTick, b2.AckTick)
+			require.Equal(t, b.Heads, b2.Heads)
+			require.Equal(t, b.Data, b2.Data)
+			require.Equal(t, q, netsync.AppendInputs(nil, s, &b2), "the writer's encoding is a fixed point")
+		}
 	})
 }
 

@@ -2,250 +2,310 @@ package netsync
 
 import (
 	"fmt"
-	"github.com/ghostwire/ghostwire/ecs"
 	"math"
+	"reflect"
+	"unsafe"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/ecs"
 )
 
-// Input wire precision. Move axes use 127 steps per unit (a signed byte
-// without -128), aim 2^16 steps per turn, the view fraction 1/256 tick and
-// the interpolation delay 1/16 tick up to MaxInterpolationDelay.
+// Input wire limits. The view fraction travels in 1/256 tick and the
+// interpolation delay in 1/16 tick up to MaxInterpolationDelay.
 const (
-	moveSteps             = 127
-	aimBits               = 16
 	viewFractionSteps     = 256
 	delaySteps            = 16
 	delayBits             = 11
 	MaxInterpolationDelay = float32((1<<delayBits)-1) / delaySteps // ticks
 	MaxInputsPerBatch     = 32
+	// maxViewBack bounds how far before its input a view tick may lie:
+	// 2^20 ticks is over 4 hours at 60 Hz, more than any rewind.
+	maxViewBack = 1<<20 - 1
 )
 
-var aimQuantizer = mustAngle(aimBits)
+// MissingPolicy says what the server applies on a tick for which a
+// client's input has not arrived.
+type MissingPolicy uint8
 
-func mustAngle(bits int) AngleQuantizer {
-	q, err := NewAngleQuantizer(bits)
-	if err != nil {
-		panic(err)
+const (
+	// RepeatLast applies the client's previous input again, its presses
+	// cleared: players mostly keep holding the same keys, so a late input
+	// often equals the repeated one and the client's prediction stays
+	// right. The default.
+	RepeatLast MissingPolicy = iota
+	// Neutral applies the input type's zero value: the player lets go of
+	// everything.
+	Neutral
+)
+
+// String names the policy.
+func (p MissingPolicy) String() string {
+	switch p {
+	case RepeatLast:
+		return "repeat-last"
+	case Neutral:
+		return "neutral"
 	}
-	return q
+	return fmt.Sprintf("MissingPolicy(%d)", uint8(p))
 }
 
-// QuantizeMove returns the move vector the wire carries for (x, y): longer
-// than 1 it is scaled to length 1, then each axis is truncated toward zero
-// to 1/127 steps (then shortened by a step if rounding left it longer than
-// 1), so the result's length never exceeds 1 and quantizing it again
-// changes nothing. NaN or infinite axes give (0, 0).
-func QuantizeMove(x, y float32) (float32, float32) {
-	if !finite(x) || !finite(y) {
-		return 0, 0
+// InputRules says how the server treats a game's input type T.
+type InputRules[T any] struct {
+	// Validate checks a decoded input; it may clamp fields in place and
+	// then reports clamped. A non-empty refuse refuses the input (the tick
+	// then runs on the missing-input policy), counted under that reason;
+	// keep reasons few and constant. The client runs it on its own input
+	// before predicting, so it predicts what the server applies: a clamped
+	// value must therefore be one the wire form keeps (on the
+	// quantization grid). nil accepts everything.
+	Validate func(in *T) (clamped bool, refuse string)
+	// Missing is the policy for a tick whose input has not arrived.
+	Missing MissingPolicy
+	// Substitute, if set, replaces Missing: it writes the input to apply
+	// from the last one applied. Presses are cleared after it, so a
+	// substitute never presses anything.
+	Substitute func(last, out *T)
+}
+
+// input is what the schema knows of the game's input type.
+type input struct {
+	name       string
+	typ        reflect.Type
+	size       int
+	serialize  func(p unsafe.Pointer, s *Stream)
+	fields     []field
+	presses    []uintptr // offsets of the Press fields
+	hash       uint64
+	validate   func(p unsafe.Pointer) (bool, string)
+	substitute func(last, out unsafe.Pointer)
+	missing    MissingPolicy
+}
+
+// Input declares the game's input type T, whose pointer implements
+// [Serializer]: what a player did on one tick, as the game sees it (move
+// axes, steering, unit orders), with [components.Press] fields for events
+// that must count exactly once. Systems read it as a component of the
+// entities the player owns, beside the framework's
+// [components.InputHeader]. A schema declares at most one input type; a
+// second one, or an invalid description, makes Build fail.
+func Input[T any, PT interface {
+	*T
+	Serializer
+}](b *SchemaBuilder, rules InputRules[T]) {
+	t := reflect.TypeFor[T]()
+	if b.s.input != nil {
+		b.fail(fmt.Errorf("netsync: input type %v declared after %v: a schema has one input type", t, b.s.input.typ))
+		return
 	}
-	if moveLen2(x, y) > 1 {
-		// Divide in float64: a float32 length overflows to +Inf for axes
-		// near MaxFloat32, which would zero the vector.
-		l := math.Sqrt(moveLen2(x, y))
-		x, y = float32(float64(x)/l), float32(float64(y)/l)
+	if rules.Missing > Neutral {
+		b.fail(fmt.Errorf("netsync: input type %v: unknown missing-input policy %d", t, rules.Missing))
+		return
 	}
-	cx, cy := truncCode(x), truncCode(y)
-	for moveLen2(float32(cx)/moveSteps, float32(cy)/moveSteps) > 1 {
-		if abs(cx) >= abs(cy) {
-			cx -= sign(cx)
-		} else {
-			cy -= sign(cy)
+	in := &input{
+		name:      t.String(),
+		typ:       t,
+		size:      int(t.Size()),
+		serialize: func(p unsafe.Pointer, s *Stream) { PT((*T)(p)).Serialize(s) },
+		missing:   rules.Missing,
+	}
+	var zero T
+	fields, err := describe(in.serialize, unsafe.Pointer(&zero), t)
+	if err != nil {
+		b.fail(fmt.Errorf("netsync: input type %v: %w", t, err))
+		return
+	}
+	in.fields = fields
+	for _, f := range fields {
+		if f.kind == kindPress {
+			in.presses = append(in.presses, f.off)
 		}
 	}
-	return float32(cx) / moveSteps, float32(cy) / moveSteps
+	in.hash = hashComponent("input "+in.name, t.Size(), fields)
+	if v := rules.Validate; v != nil {
+		in.validate = func(p unsafe.Pointer) (bool, string) { return v((*T)(p)) }
+	}
+	if f := rules.Substitute; f != nil {
+		in.substitute = func(last, out unsafe.Pointer) { f((*T)(last), (*T)(out)) }
+	}
+	b.s.input = in
 }
 
-// moveLen2 is the squared length the server checks inputs with.
-func moveLen2(x, y float32) float64 { return float64(x)*float64(x) + float64(y)*float64(y) }
-
-// truncCode truncates v·127 toward zero, but snaps values within 1e-4 of a
-// whole step to it, so a value already on the grid (c/127 computed in
-// float32) maps back to c.
-func truncCode(v float32) int64 {
-	f := float64(v) * moveSteps
-	c := math.Round(f)
-	if math.Abs(f-c) > 1e-4 {
-		c = math.Trunc(f)
+// InputType returns the game's input type, or nil when the schema declares
+// none (its clients then send only headers).
+func (s *Schema) InputType() reflect.Type {
+	if s.input == nil {
+		return nil
 	}
-	return int64(max(-moveSteps, min(moveSteps, c)))
+	return s.input.typ
 }
 
-// moveCode is the wire code of an axis already on the grid.
-func moveCode(v float32) int64 { return truncCode(v) }
-
-func abs(v int64) int64 {
-	if v < 0 {
-		return -v
+// InputSize returns the size in bytes of the game's input type (0 without
+// one).
+func (s *Schema) InputSize() int {
+	if s.input == nil {
+		return 0
 	}
-	return v
+	return s.input.size
 }
 
-func sign(v int64) int64 {
-	if v < 0 {
-		return -1
+// QuantizeInput rounds the input at p (of the schema's input type) to
+// what the wire carries, then validates it as the server will; a client
+// predicts with the result, so it simulates exactly what the server
+// applies. refuse is the reason the server would refuse it ("" when
+// accepted).
+func (c *Coder) QuantizeInput(s *Schema, p unsafe.Pointer) (clamped bool, refuse string) {
+	in := s.input
+	if in == nil {
+		return false, ""
 	}
-	return 1
+	c.st = Stream{mode: modeQuantize, codes: c.st.codes}
+	in.serialize(p, &c.st)
+	if in.validate != nil {
+		clamped, refuse = in.validate(p)
+	}
+	return clamped, refuse
+}
+
+// clearPresses zeroes every press of the input record rec.
+func (in *input) clearPresses(rec []byte) {
+	for _, off := range in.presses {
+		rec[off] = 0
+	}
+}
+
+// orPresses sets in dst every press set in src.
+func (in *input) orPresses(dst, src []byte) {
+	for _, off := range in.presses {
+		if src[off] != 0 {
+			dst[off] = 1
+		}
+	}
+}
+
+// hasPress reports whether any press of rec is set.
+func (in *input) hasPress(rec []byte) bool {
+	for _, off := range in.presses {
+		if rec[off] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// quantizeHeader rounds the header's view fraction and delay to what the
+// wire carries; without a view both are 0.
+func quantizeHeader(h *components.InputHeader) {
+	if !h.HasView || !finite(h.ViewFraction) || h.ViewFraction < 0 {
+		h.ViewFraction = 0
+	}
+	// Clamp before converting: float-to-int conversion of a value too
+	// large for int is implementation-defined.
+	h.ViewFraction = float32(min(viewFractionSteps-1, int(min(h.ViewFraction, 1)*viewFractionSteps))) / viewFractionSteps
+	if !h.HasView || !finite(h.InterpolationDelay) || h.InterpolationDelay < 0 {
+		h.InterpolationDelay = 0
+	}
+	h.InterpolationDelay = float32(min((1<<delayBits)-1, int(min(h.InterpolationDelay, MaxInterpolationDelay)*delaySteps+0.5))) / delaySteps
+	if !h.HasView {
+		h.ViewTick = 0
+	}
 }
 
 func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
-// QuantizeInput rounds every field of c to what the wire carries. A client
-// predicts with the quantized command, so it simulates exactly what the
-// server will; quantizing twice changes nothing. Non-finite values become
-// 0.
-func QuantizeInput(c *components.InputCommand) {
-	c.MoveX, c.MoveY = QuantizeMove(c.MoveX, c.MoveY)
-	if !finite(c.Aim) {
-		c.Aim = 0
-	}
-	c.Aim = aimQuantizer.Quantize(c.Aim)
-	// Without a view tick the wire carries no fraction and no delay.
-	if !finite(c.ViewFraction) || c.ViewFraction < 0 || c.ViewTick == 0 {
-		c.ViewFraction = 0
-	}
-	// Clamp before converting: float-to-int conversion of a value too large
-	// for int is implementation-defined (a huge negative on amd64).
-	c.ViewFraction = float32(min(viewFractionSteps-1, int(min(c.ViewFraction, 1)*viewFractionSteps))) / viewFractionSteps
-	if !finite(c.InterpolationDelay) || c.InterpolationDelay < 0 || c.ViewTick == 0 {
-		c.InterpolationDelay = 0
-	}
-	c.InterpolationDelay = float32(min((1<<delayBits)-1, int(min(c.InterpolationDelay, MaxInterpolationDelay)*delaySteps+0.5))) / delaySteps
-	for _, o := range []*float32{&c.OriginX, &c.OriginY, &c.OriginZ} {
-		if !finite(*o) || *o == 0 { // -0 too: an all-zero origin is not sent, and decodes as +0
-			*o = 0
-		}
-	}
-}
-
-// writeInput encodes c after prev (the previous input of the batch, or a
-// zero command), sending only what changed.
-func writeInput(w *BitWriter, c, prev *components.InputCommand) {
-	if c.Buttons == prev.Buttons {
+// writeInput encodes one input of a batch after prev (the previous input
+// of the batch, or nil): the header's view as a distance to its tick, one
+// bit when the distance and delay repeat, and the game's input in one bit
+// when it repeats.
+func (s *Schema) writeInput(st *Stream, w *BitWriter, h, prevH *components.InputHeader, rec, prev []byte) {
+	if !h.HasView {
 		w.WriteBool(false)
 	} else {
 		w.WriteBool(true)
-		w.WriteUvarint(uint64(c.Buttons))
-	}
-	if c.MoveX == prev.MoveX && c.MoveY == prev.MoveY {
-		w.WriteBool(false)
-	} else {
-		w.WriteBool(true)
-		w.WriteBits(uint64(moveCode(c.MoveX)+moveSteps), 8)
-		w.WriteBits(uint64(moveCode(c.MoveY)+moveSteps), 8)
-	}
-	if c.Aim == prev.Aim {
-		w.WriteBool(false)
-	} else {
-		w.WriteBool(true)
-		aimQuantizer.Write(w, c.Aim)
-	}
-	// The view tick usually keeps its distance to the input's tick and the
-	// delay its value: one bit each then.
-	if c.ViewTick == 0 {
-		w.WriteBool(false)
-	} else {
-		w.WriteBool(true)
-		d := int64(c.Tick.Sub(c.ViewTick))
-		if prev.ViewTick != 0 && d == int64(prev.Tick.Sub(prev.ViewTick)) {
+		d := int64(h.Tick.Sub(h.ViewTick))
+		if prevH != nil && prevH.HasView && d == int64(prevH.Tick.Sub(prevH.ViewTick)) {
 			w.WriteBool(true)
 		} else {
 			w.WriteBool(false)
 			w.WriteVarint(d)
 		}
-		w.WriteBits(uint64(c.ViewFraction*viewFractionSteps), 8)
-		if prev.ViewTick != 0 && c.InterpolationDelay == prev.InterpolationDelay {
+		w.WriteBits(uint64(h.ViewFraction*viewFractionSteps), 8)
+		if prevH != nil && prevH.HasView && h.InterpolationDelay == prevH.InterpolationDelay {
 			w.WriteBool(true)
 		} else {
 			w.WriteBool(false)
-			w.WriteBits(uint64(c.InterpolationDelay*delaySteps), delayBits)
+			w.WriteBits(uint64(h.InterpolationDelay*delaySteps), delayBits)
 		}
 	}
-	if c.OriginX == 0 && c.OriginY == 0 && c.OriginZ == 0 {
-		w.WriteBool(false)
-	} else {
-		w.WriteBool(true)
-		w.WriteFloat32(c.OriginX)
-		w.WriteFloat32(c.OriginY)
-		w.WriteFloat32(c.OriginZ)
+	if s.input == nil {
+		return
 	}
+	if prev != nil && string(rec) == string(prev) {
+		w.WriteBool(true)
+		return
+	}
+	w.WriteBool(false)
+	*st = Stream{mode: modeEncode, w: w, codes: st.codes}
+	s.input.serialize(unsafePtr(rec), st)
 }
 
-// readInput decodes what writeInput wrote. It refuses out-of-range codes
-// and non-finite origins; a move vector longer than 1 is returned as sent
-// (the InputBuffer clamps and counts it).
-func readInput(r *BitReader, c, prev *components.InputCommand, tick ecs.Tick) error {
-	*c = components.InputCommand{Tick: tick, Buttons: prev.Buttons, MoveX: prev.MoveX, MoveY: prev.MoveY, Aim: prev.Aim}
-	if changed, _ := r.ReadBool(); changed {
-		b, _ := r.ReadUvarint()
-		if b > math.MaxUint32 {
-			return fmt.Errorf("netsync: input buttons %d outside 0..%d: %w", b, uint32(math.MaxUint32), ErrOutOfRange)
-		}
-		c.Buttons = uint32(b)
-	}
-	if changed, _ := r.ReadBool(); changed {
-		x, _ := r.ReadBits(8)
-		y, err := r.ReadBits(8)
-		if err != nil {
-			return err
-		}
-		if x > 2*moveSteps || y > 2*moveSteps {
-			return fmt.Errorf("netsync: input move code (%d, %d) outside 0..%d: %w", x, y, 2*moveSteps, ErrOutOfRange)
-		}
-		c.MoveX = float32(int64(x)-moveSteps) / moveSteps
-		c.MoveY = float32(int64(y)-moveSteps) / moveSteps
-	}
-	if changed, _ := r.ReadBool(); changed {
-		a, err := aimQuantizer.Read(r)
-		if err != nil {
-			return err
-		}
-		c.Aim = a
-	}
+// readInput decodes what writeInput wrote into h and rec (for tick).
+func (s *Schema) readInput(st *Stream, r *BitReader, h, prevH *components.InputHeader, rec, prev []byte, tick ecs.Tick) error {
+	*h = components.InputHeader{Tick: tick}
 	if has, _ := r.ReadBool(); has {
 		var d int64
-		if same, _ := r.ReadBool(); same && prev.ViewTick != 0 {
-			d = int64(prev.Tick.Sub(prev.ViewTick))
+		if same, _ := r.ReadBool(); same && prevH != nil && prevH.HasView {
+			d = int64(prevH.Tick.Sub(prevH.ViewTick))
 		} else if same {
 			return fmt.Errorf("netsync: input view tick repeats a previous one that has none: %w", ErrMalformed)
 		} else {
 			d, _ = r.ReadVarint()
 		}
 		frac, _ := r.ReadBits(8)
-		delay := uint64(prev.InterpolationDelay * delaySteps)
 		sameDelay, err := r.ReadBool()
 		if err != nil {
 			return err
 		}
-		if sameDelay && prev.ViewTick == 0 {
+		var delay uint64
+		switch {
+		case sameDelay && (prevH == nil || !prevH.HasView):
 			return fmt.Errorf("netsync: input delay repeats a previous one that has none: %w", ErrMalformed)
-		}
-		if !sameDelay {
+		case sameDelay:
+			delay = uint64(prevH.InterpolationDelay * delaySteps)
+		default:
 			if delay, err = r.ReadBits(delayBits); err != nil {
 				return err
 			}
 		}
-		// A view is in the past of the input, by less than a window no
-		// game rewinds (2^20 ticks is over 4 hours at 60 Hz).
-		if d < 0 || d >= 1<<20 {
-			return fmt.Errorf("netsync: input view tick %d ticks before the input's tick %d, outside 0..%d: %w", d, tick, 1<<20-1, ErrOutOfRange)
+		if d < 0 || d > maxViewBack {
+			return fmt.Errorf("netsync: input view tick %d ticks before the input's tick %d, outside 0..%d: %w", d, tick, maxViewBack, ErrOutOfRange)
 		}
-		c.ViewTick = tick.Add(-int(d))
-		c.ViewFraction = float32(frac) / viewFractionSteps
-		c.InterpolationDelay = float32(delay) / delaySteps
+		h.HasView, h.ViewTick = true, tick.Add(-int(d))
+		h.ViewFraction = float32(frac) / viewFractionSteps
+		h.InterpolationDelay = float32(delay) / delaySteps
 	}
-	if has, _ := r.ReadBool(); has {
-		c.OriginX, _ = r.ReadFloat32()
-		c.OriginY, _ = r.ReadFloat32()
-		z, err := r.ReadFloat32()
-		if err != nil {
-			return err
+	if s.input == nil {
+		return r.Err()
+	}
+	same, err := r.ReadBool()
+	if err != nil {
+		return err
+	}
+	if same {
+		if prev == nil {
+			return fmt.Errorf("netsync: the first input of a batch repeats a previous one: %w", ErrMalformed)
 		}
-		c.OriginZ = z
-		if !finite(c.OriginX) || !finite(c.OriginY) || !finite(c.OriginZ) {
-			return fmt.Errorf("netsync: input origin (%v, %v, %v) is not finite: %w", c.OriginX, c.OriginY, c.OriginZ, ErrOutOfRange)
-		}
+		copy(rec, prev)
+		return r.Err()
+	}
+	clear(rec)
+	*st = Stream{mode: modeDecode, r: r, codes: st.codes}
+	s.input.serialize(unsafePtr(rec), st)
+	if st.err != nil {
+		return fmt.Errorf("netsync: input %s: %w", s.input.name, st.err)
 	}
 	return r.Err()
 }
+
+// unsafePtr points at a record's first byte (nil for an empty record,
+// which nothing reads through).
+func unsafePtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

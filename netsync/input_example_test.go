@@ -2,38 +2,87 @@ package netsync_test
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
-func ExampleQuantizeInput() {
-	// The client samples its devices, quantizes the command and predicts
-	// with the quantized values: exactly what the server will decode.
-	c := components.InputCommand{Tick: 500, Buttons: 1, MoveX: 0.8, MoveY: 0.8, Aim: 1.0, ViewTick: 497, ViewFraction: 0.3}
-	netsync.QuantizeInput(&c)
-	fmt.Printf("move (%.4f, %.4f), aim %.5f, view %d+%v\n", c.MoveX, c.MoveY, c.Aim, c.ViewTick, c.ViewFraction)
+// shipInput is a game's input type: thrust, a steering notch and a shot
+// that must count exactly once.
+type shipInput struct {
+	Thrust float32
+	Steer  int8
+	Fire   components.Press
+}
 
-	// It sends its newest commands (consecutive ticks) in one packet.
-	prev := c
-	prev.Tick, prev.Buttons = 499, 0
-	batch := netsync.InputBatch{ClientTime: 16000, AckTick: 495, Inputs: []components.InputCommand{prev, c}}
-	packet := netsync.AppendInputs(nil, &batch)
-	fmt.Println(len(packet), "bytes")
+var thrustQ = netsync.Range(0, 1, 1.0/32)
 
-	// The server decodes the batch, reusing its slice packet after packet.
-	var got netsync.InputBatch
-	if err := netsync.DecodeInputs(packet, &got); err != nil {
+func (in *shipInput) Serialize(s *netsync.Stream) {
+	s.Float(&in.Thrust, thrustQ)
+	netsync.Int(s, &in.Steer, -2, 2)
+	s.Press(&in.Fire)
+}
+
+func ExampleInput() {
+	// Server and clients declare the input type in the same schema.
+	var b netsync.SchemaBuilder
+	netsync.Input[shipInput](&b, netsync.InputRules[shipInput]{
+		Validate: func(in *shipInput) (clamped bool, refuse string) {
+			if in.Thrust > 0.75 { // this ship's engine is weaker
+				in.Thrust = 0.75
+				return true, ""
+			}
+			return false, ""
+		},
+	})
+	schema, err := b.Build()
+	if err != nil {
 		panic(err)
 	}
-	for _, in := range got.Inputs {
-		fmt.Println("tick", in.Tick, "buttons", in.Buttons)
+
+	// The client records its input of every tick and predicts with the
+	// stored record: quantized and validated as the server will.
+	stream, _ := netsync.NewInputStream(schema, netsync.InputStreamOptions{})
+	bytesOf := func(in *shipInput) []byte {
+		return unsafe.Slice((*byte)(unsafe.Pointer(in)), unsafe.Sizeof(*in))
 	}
-	fmt.Println("same as predicted:", got.Inputs[1] == c)
+	for tick := 499; tick <= 500; tick++ {
+		in := shipInput{Thrust: 0.9, Steer: 1, Fire: components.Press(1 - tick%2)}
+		stored, _ := stream.Record(components.InputHeader{Tick: ecs.Tick(tick)}, bytesOf(&in))
+		p := (*shipInput)(unsafe.Pointer(&stored[0]))
+		fmt.Printf("tick %d predicts thrust %v steer %d fire %v\n", tick, p.Thrust, p.Steer, p.Fire.Pressed())
+	}
+
+	// It sends its newest inputs in one packet.
+	var batch netsync.InputBatch
+	stream.Batch(&batch)
+	packet := netsync.AppendInputs(nil, schema, &batch)
+	fmt.Println(len(packet), "bytes")
+
+	// The server decodes the batch and buffers each input by tick.
+	var got netsync.InputBatch
+	if err := netsync.DecodeInputs(packet, schema, &got); err != nil {
+		panic(err)
+	}
+	buf, _ := netsync.NewInputBuffer(schema, netsync.InputBufferOptions{})
+	size := schema.InputSize()
+	for i, h := range got.Heads {
+		buf.Add(h, got.Data[i*size:(i+1)*size], 498)
+	}
+	// Tick 501's input is missing: the last one is repeated, its shot
+	// not.
+	for tick := 499; tick <= 501; tick++ {
+		h, rec, real := buf.Take(ecs.Tick(tick))
+		in := (*shipInput)(unsafe.Pointer(&rec[0]))
+		fmt.Printf("tick %d applies thrust %v fire %v (own input: %v)\n", h.Tick, in.Thrust, in.Fire.Pressed(), real)
+	}
 	// Output:
-	// move (0.7008, 0.7008), aim 0.99996, view 497+0.296875
-	// 27 bytes
-	// tick 499 buttons 0
-	// tick 500 buttons 1
-	// same as predicted: true
+	// tick 499 predicts thrust 0.75 steer 1 fire false
+	// tick 500 predicts thrust 0.75 steer 1 fire true
+	// 18 bytes
+	// tick 499 applies thrust 0.75 fire false (own input: true)
+	// tick 500 applies thrust 0.75 fire true (own input: true)
+	// tick 501 applies thrust 0.75 fire false (own input: false)
 }

@@ -2,35 +2,10 @@ package netsync
 
 import (
 	"fmt"
-	"github.com/ghostwire/ghostwire/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/ecs"
 )
-
-// MissingPolicy says what the server applies on a tick for which a client's
-// input has not arrived.
-type MissingPolicy uint8
-
-const (
-	// RepeatLast applies the client's previous input again (with its tick
-	// changed): players mostly keep holding the same keys, so a late input
-	// often turns out to equal the repeated one and the client's prediction
-	// stays right. The default.
-	RepeatLast MissingPolicy = iota
-	// Neutral applies a zero input: the player lets go of everything.
-	Neutral
-)
-
-// String names the policy.
-func (p MissingPolicy) String() string {
-	switch p {
-	case RepeatLast:
-		return "repeat-last"
-	case Neutral:
-		return "neutral"
-	}
-	return fmt.Sprintf("MissingPolicy(%d)", uint8(p))
-}
 
 // InputBufferOptions configures an [InputBuffer]. The zero value is usable.
 type InputBufferOptions struct {
@@ -41,29 +16,33 @@ type InputBufferOptions struct {
 	// may be for; further ones are refused (a client cannot queue up
 	// seconds of input). Capacity-1 when zero; at most Capacity-1.
 	MaxAhead int
-	// Missing is the policy for ticks without input.
-	Missing MissingPolicy
-	// OneShotButtons are buttons RepeatLast never repeats (fire, jump): a
-	// press belongs to one tick, so a substitute must not press it again.
-	OneShotButtons uint32
 }
+
+// maxRefuseReasons bounds the reasons an [InputBuffer] counts one by one;
+// further reasons are counted under "other".
+const maxRefuseReasons = 8
 
 // InputStats counts what an [InputBuffer] did with what it was given.
 type InputStats struct {
-	Received    uint64 // commands offered to Add
+	Received    uint64 // inputs offered to Add
 	Accepted    uint64 // first copies stored for a future tick
 	Duplicates  uint64 // copies of a tick already stored or applied (redundancy)
 	Late        uint64 // first copies of a tick already run without them
+	LatePresses uint64 // late inputs whose presses were applied on a later tick
 	TooFarAhead uint64 // refused: beyond MaxAhead
-	Rejected    uint64 // refused: NaN or infinite values
-	Clamped     uint64 // move vectors longer than 1 scaled to length 1
+	Refused     uint64 // refused by the game's Validate
+	Clamped     uint64 // changed by the game's Validate
 	Applied     uint64 // ticks run with the client's own input
 	Missing     uint64 // ticks run with the policy's substitute
 	Buffered    int    // inputs held now
 	MaxBuffered int    // most inputs held at once
+	// RefusedBy counts refusals by the reason Validate gave (the first
+	// few reasons; later ones under "other"). Read-only: shared with the
+	// buffer.
+	RefusedBy map[string]uint64
 }
 
-// AddResult says what Add did with one command.
+// AddResult says what Add did with one input.
 type AddResult uint8
 
 // The results of Add.
@@ -72,31 +51,40 @@ const (
 	Duplicate
 	Late
 	TooFarAhead
-	Rejected
+	Refused
 )
 
-// InputBuffer is the server's per-connection store of input commands keyed
-// by tick. It drops duplicates and ticks already run, refuses ticks too far
-// ahead and non-finite values, clamps move vectors longer than 1, and hands
-// out exactly one input per tick (a client that sends faster gains
-// nothing). Its memory is fixed at construction.
+// InputBuffer is the server's per-connection store of a client's inputs
+// keyed by tick. It drops duplicates and ticks already run, refuses ticks
+// too far ahead and what the game's Validate refuses, and hands out
+// exactly one input per tick (a client that sends faster gains nothing).
+// A press that arrives after its tick was run on a substitute is applied
+// on the next tick, so it counts exactly once. Its memory is fixed at
+// construction.
 type InputBuffer struct {
 	opts    InputBufferOptions
-	inputs  []components.InputCommand
+	in      *input // nil: header-only inputs
+	size    int
+	data    []byte // Capacity records
+	heads   []components.InputHeader
 	ticks   []ecs.Tick
 	has     []bool
-	missing []bool   // per slot: tick run without input (to count late arrivals)
-	applied ecs.Tick // newest tick taken
+	missing []bool // per slot: tick run without input (to count late arrivals)
+	applied ecs.Tick
 	started bool
-	last    components.InputCommand
+	last    []byte // the last record applied
 	hasLast bool
+	carry   []byte // presses of late inputs, for the next tick
+	carried bool
+	out     []byte // what Take returns
+	late    []byte // a late input, validated without touching the caller's copy
 	stats   InputStats
 }
 
-// NewInputBuffer returns a buffer. It errors naming the value when
-// Capacity is outside 8..4096 or MaxAhead outside 1..Capacity-1, or the
-// policy is unknown.
-func NewInputBuffer(opts InputBufferOptions) (*InputBuffer, error) {
+// NewInputBuffer returns a buffer for the schema's input type. It errors
+// naming the value when Capacity is outside 8..4096 or MaxAhead outside
+// 1..Capacity-1.
+func NewInputBuffer(s *Schema, opts InputBufferOptions) (*InputBuffer, error) {
 	if opts.Capacity == 0 {
 		opts.Capacity = 64
 	}
@@ -109,12 +97,12 @@ func NewInputBuffer(opts InputBufferOptions) (*InputBuffer, error) {
 	if opts.MaxAhead < 1 || opts.MaxAhead > opts.Capacity-1 {
 		return nil, fmt.Errorf("netsync: input max-ahead %d outside 1..%d", opts.MaxAhead, opts.Capacity-1)
 	}
-	if opts.Missing > Neutral {
-		return nil, fmt.Errorf("netsync: unknown missing-input policy %d", opts.Missing)
-	}
-	n := opts.Capacity
-	return &InputBuffer{opts: opts, inputs: make([]components.InputCommand, n), ticks: make([]ecs.Tick, n),
-		has: make([]bool, n), missing: make([]bool, n)}, nil
+	n, size := opts.Capacity, s.InputSize()
+	return &InputBuffer{opts: opts, in: s.input, size: size,
+		data: make([]byte, n*size), heads: make([]components.InputHeader, n), ticks: make([]ecs.Tick, n),
+		has: make([]bool, n), missing: make([]bool, n),
+		last: make([]byte, size), carry: make([]byte, size), out: make([]byte, size), late: make([]byte, size),
+		stats: InputStats{RefusedBy: map[string]uint64{}}}, nil
 }
 
 // Stats returns the counters.
@@ -123,76 +111,131 @@ func (b *InputBuffer) Stats() InputStats { return b.stats }
 // Applied returns the newest tick taken and whether any was.
 func (b *InputBuffer) Applied() (ecs.Tick, bool) { return b.applied, b.started }
 
-func (b *InputBuffer) slot(t ecs.Tick) int { return int(uint32(t) % uint32(len(b.inputs))) }
+func (b *InputBuffer) slot(t ecs.Tick) int { return int(uint32(t) % uint32(len(b.heads))) }
 
-// Add offers one command. current is the server's newest simulated tick:
-// commands for it or earlier are duplicates or late, commands beyond
-// current+MaxAhead are refused.
-func (b *InputBuffer) Add(c components.InputCommand, current ecs.Tick) AddResult {
+func (b *InputBuffer) rec(i int) []byte { return b.data[i*b.size : (i+1)*b.size] }
+
+// Add offers one input: its header and its record (the game's input
+// type's bytes, copied). current is the server's newest simulated tick:
+// inputs for it or earlier are duplicates or late, inputs beyond
+// current+MaxAhead are refused. It allocates nothing (but the first time a
+// refusal reason is counted).
+func (b *InputBuffer) Add(h components.InputHeader, rec []byte, current ecs.Tick) AddResult {
 	b.stats.Received++
-	if !finite(c.MoveX) || !finite(c.MoveY) || !finite(c.Aim) || !finite(c.ViewFraction) ||
-		!finite(c.InterpolationDelay) || !finite(c.OriginX) || !finite(c.OriginY) || !finite(c.OriginZ) {
-		b.stats.Rejected++
-		return Rejected
-	}
-	if !c.Tick.After(current) {
-		i := b.slot(c.Tick)
-		if b.missing[i] && b.ticks[i] == c.Tick {
+	if !h.Tick.After(current) {
+		i := b.slot(h.Tick)
+		if b.missing[i] && b.ticks[i] == h.Tick {
 			b.missing[i] = false
 			b.stats.Late++
+			// The tick ran on a substitute without its presses: they
+			// count on the next tick instead of never.
+			if b.in != nil && b.in.hasPress(rec) && b.validate(b.copyLate(rec)) {
+				b.in.orPresses(b.carry, b.late)
+				b.carried = true
+				b.stats.LatePresses++
+			}
 			return Late
 		}
 		b.stats.Duplicates++
 		return Duplicate
 	}
-	if c.Tick.Sub(current) > int32(b.opts.MaxAhead) {
+	if h.Tick.Sub(current) > int32(b.opts.MaxAhead) {
 		b.stats.TooFarAhead++
 		return TooFarAhead
 	}
-	i := b.slot(c.Tick)
-	if b.has[i] && b.ticks[i] == c.Tick {
+	i := b.slot(h.Tick)
+	if b.has[i] && b.ticks[i] == h.Tick {
 		b.stats.Duplicates++
 		return Duplicate
 	}
-	if moveLen2(c.MoveX, c.MoveY) > 1 {
-		c.MoveX, c.MoveY = QuantizeMove(c.MoveX, c.MoveY)
-		b.stats.Clamped++
+	r := b.rec(i)
+	copy(r, rec)
+	if !b.validate(r) {
+		return Refused
 	}
 	if b.has[i] {
 		b.stats.Buffered-- // a stale slot (older tick never taken) is replaced
 	}
-	b.inputs[i], b.ticks[i], b.has[i], b.missing[i] = c, c.Tick, true, false
+	b.heads[i], b.ticks[i], b.has[i], b.missing[i] = h, h.Tick, true, false
 	b.stats.Accepted++
 	b.stats.Buffered++
 	b.stats.MaxBuffered = max(b.stats.MaxBuffered, b.stats.Buffered)
 	return Accepted
 }
 
+// copyLate copies a late input's record into the buffer's own scratch.
+func (b *InputBuffer) copyLate(rec []byte) []byte {
+	copy(b.late, rec)
+	return b.late
+}
+
+// validate runs the game's Validate on r in place and counts what it did;
+// it reports whether r is accepted.
+func (b *InputBuffer) validate(r []byte) bool {
+	if b.in == nil || b.in.validate == nil {
+		return true
+	}
+	clamped, refuse := b.in.validate(unsafePtr(r))
+	if refuse != "" {
+		b.stats.Refused++
+		if _, ok := b.stats.RefusedBy[refuse]; !ok && len(b.stats.RefusedBy) >= maxRefuseReasons {
+			refuse = "other"
+		}
+		b.stats.RefusedBy[refuse]++
+		return false
+	}
+	if clamped {
+		b.stats.Clamped++
+	}
+	return true
+}
+
 // Take returns the input to apply on tick and removes it: the client's own
-// (real true) or the missing-input policy's substitute (real false, counted
-// in Missing). Call it exactly once per tick, in increasing tick order.
-func (b *InputBuffer) Take(tick ecs.Tick) (c components.InputCommand, real bool) {
+// (real true) or the missing-input policy's substitute (real false,
+// counted in Missing), with the presses of late inputs added. The record
+// is valid until the next call. Call it exactly once per tick, in
+// increasing tick order.
+func (b *InputBuffer) Take(tick ecs.Tick) (h components.InputHeader, rec []byte, real bool) {
 	i := b.slot(tick)
 	if b.has[i] && b.ticks[i] == tick {
-		c = b.inputs[i]
+		h = b.heads[i]
+		copy(b.out, b.rec(i))
 		b.has[i] = false
 		b.stats.Buffered--
 		b.stats.Applied++
-		b.last, b.hasLast = c, true
+		copy(b.last, b.out)
+		b.hasLast = true
 		real = true
 	} else {
 		b.stats.Missing++
-		if b.opts.Missing == RepeatLast && b.hasLast {
-			c = b.last
-			c.Buttons &^= b.opts.OneShotButtons
-		}
-		c.Tick = tick
+		h = components.InputHeader{Tick: tick}
+		b.substitute()
 		b.ticks[i], b.missing[i] = tick, true
 		if b.has[i] { // an older tick that was never taken
 			b.has[i] = false
 			b.stats.Buffered--
 		}
 	}
+	if b.carried {
+		b.in.orPresses(b.out, b.carry)
+		clear(b.carry)
+		b.carried = false
+	}
 	b.applied, b.started = tick, true
-	return c, real
+	return h, b.out, real
+}
+
+// substitute writes the missing-input policy's input into out.
+func (b *InputBuffer) substitute() {
+	clear(b.out)
+	if b.in == nil || !b.hasLast {
+		return
+	}
+	switch {
+	case b.in.substitute != nil:
+		b.in.substitute(unsafePtr(b.last), unsafePtr(b.out))
+	case b.in.missing == RepeatLast:
+		copy(b.out, b.last)
+	}
+	b.in.clearPresses(b.out)
 }

@@ -1,6 +1,7 @@
 package netsync_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -13,21 +14,30 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
-func newInputBuffer(t testing.TB, opts netsync.InputBufferOptions) *netsync.InputBuffer {
+func newInputBuffer(t testing.TB, s *netsync.Schema, opts netsync.InputBufferOptions) *netsync.InputBuffer {
 	t.Helper()
-	b, err := netsync.NewInputBuffer(opts)
+	b, err := netsync.NewInputBuffer(s, opts)
 	require.NoError(t, err)
 	return b
 }
 
-// cmd returns a quantized command for tick with the given buttons and move.
-func cmd(tick gw.Tick, buttons uint32, x, y float32) components.InputCommand {
-	c := components.InputCommand{Tick: tick, Buttons: buttons, MoveX: x, MoveY: y}
-	netsync.QuantizeInput(&c)
-	return c
+// hd returns the header of an input for tick without a view.
+func hd(tick gw.Tick) components.InputHeader { return components.InputHeader{Tick: tick} }
+
+// rec returns the record of an input with the given steering and move.
+func rec(steer int8, x float32) []byte {
+	in := tInput{X: x, Steer: steer}
+	return recOf(&in)
+}
+
+// jump returns the record of an input pressing jump, with steering steer.
+func jump(steer int8) []byte {
+	in := tInput{Jump: 1, Steer: steer}
+	return recOf(&in)
 }
 
 func TestInputBufferOptions(t *testing.T) {
+	s := newInputSchema(t, netsync.InputRules[tInput]{})
 	for _, tt := range []struct {
 		opts netsync.InputBufferOptions
 		text string
@@ -38,206 +48,377 @@ func TestInputBufferOptions(t *testing.T) {
 		{netsync.InputBufferOptions{MaxAhead: 64}, "max-ahead 64 outside 1..63"},
 		{netsync.InputBufferOptions{Capacity: 8, MaxAhead: 8}, "max-ahead 8 outside 1..7"},
 		{netsync.InputBufferOptions{MaxAhead: -3}, "max-ahead -3"},
-		{netsync.InputBufferOptions{Missing: 2}, "policy 2"},
 	} {
-		_, err := netsync.NewInputBuffer(tt.opts)
+		_, err := netsync.NewInputBuffer(s, tt.opts)
 		require.Error(t, err, "%+v", tt.opts)
 		assert.Contains(t, err.Error(), tt.text)
 	}
 	for _, opts := range []netsync.InputBufferOptions{
-		{}, {Capacity: 8}, {Capacity: 4096, MaxAhead: 4095}, {Capacity: 8, MaxAhead: 1, Missing: netsync.Neutral},
+		{}, {Capacity: 8}, {Capacity: 4096, MaxAhead: 4095}, {Capacity: 8, MaxAhead: 1},
 	} {
-		_, err := netsync.NewInputBuffer(opts)
+		_, err := netsync.NewInputBuffer(s, opts)
 		assert.NoError(t, err, "%+v", opts)
 	}
-	assert.Equal(t, "repeat-last", netsync.RepeatLast.String())
-	assert.Equal(t, "neutral", netsync.Neutral.String())
-	assert.Equal(t, "MissingPolicy(9)", netsync.MissingPolicy(9).String())
 }
 
 func TestInputBufferDefaultsAllowCapacityMinusOneAhead(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{})
-	assert.Equal(t, netsync.Accepted, b.Add(cmd(163, 0, 0, 0), 100), "63 ahead with the default capacity 64")
-	assert.Equal(t, netsync.TooFarAhead, b.Add(cmd(164, 0, 0, 0), 100))
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
+	assert.Equal(t, netsync.Accepted, b.Add(hd(163), rec(0, 0), 100), "63 ahead with the default capacity 64")
+	assert.Equal(t, netsync.TooFarAhead, b.Add(hd(164), rec(0, 0), 100))
 }
 
 func TestInputBufferDropsAndCountsDuplicates(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{})
-	first := cmd(11, 1, 0.5, 0)
-	assert.Equal(t, netsync.Accepted, b.Add(first, 10))
-	second := cmd(11, 2, -0.5, 0) // same tick, other content: the first copy wins
-	assert.Equal(t, netsync.Duplicate, b.Add(second, 10))
-	assert.Equal(t, netsync.Duplicate, b.Add(first, 10))
-	s := b.Stats()
-	assert.Equal(t, uint64(3), s.Received)
-	assert.Equal(t, uint64(1), s.Accepted)
-	assert.Equal(t, uint64(2), s.Duplicates)
-	assert.Equal(t, 1, s.Buffered)
+	s := newInputSchema(t, netsync.InputRules[tInput]{})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
+	first := components.InputHeader{Tick: 11, HasView: true, ViewTick: 9, ViewFraction: 0.5, InterpolationDelay: 2}
+	assert.Equal(t, netsync.Accepted, b.Add(first, rec(1, 0.5), 10))
+	// Same tick, other content: the first copy wins.
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), rec(2, -0.5), 10))
+	assert.Equal(t, netsync.Duplicate, b.Add(first, rec(1, 0.5), 10))
+	st := b.Stats()
+	assert.Equal(t, uint64(3), st.Received)
+	assert.Equal(t, uint64(1), st.Accepted)
+	assert.Equal(t, uint64(2), st.Duplicates)
+	assert.Equal(t, 1, st.Buffered)
 
-	got, real := b.Take(11)
+	h, got, real := b.Take(11)
 	assert.True(t, real)
-	assert.Equal(t, first, got)
+	assert.Equal(t, first, h)
+	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got))
 	// Applied now: copies arriving later are duplicates too.
-	assert.Equal(t, netsync.Duplicate, b.Add(first, 11))
+	assert.Equal(t, netsync.Duplicate, b.Add(first, rec(1, 0.5), 11))
 	assert.Equal(t, uint64(3), b.Stats().Duplicates)
 	assert.Equal(t, 0, b.Stats().Buffered)
 }
 
+func TestInputBufferCopiesTheRecord(t *testing.T) {
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX}), netsync.InputBufferOptions{})
+	r := rec(2, 0.25)
+	require.Equal(t, netsync.Accepted, b.Add(hd(5), r, 4))
+	clear(r) // the caller reuses its packet buffer
+	_, got, _ := b.Take(5)
+	assert.Equal(t, tInput{X: 0.25, Steer: 2}, inputOf(t, got))
+
+	// Validate clamps the buffer's copy, never the caller's record: on
+	// time or late.
+	clamped := tInput{X: 1, Jump: 1, Steer: 1}
+	require.Equal(t, netsync.Accepted, b.Add(hd(6), recOf(&clamped), 5))
+	assert.Equal(t, tInput{X: 1, Jump: 1, Steer: 1}, clamped, "on time")
+	_, _, real := b.Take(6)
+	require.True(t, real)
+	_, _, real = b.Take(7)
+	require.False(t, real)
+	require.Equal(t, netsync.Late, b.Add(hd(7), recOf(&clamped), 7))
+	assert.Equal(t, tInput{X: 1, Jump: 1, Steer: 1}, clamped, "late")
+	assert.Equal(t, uint64(2), b.Stats().Clamped)
+}
+
 func TestInputBufferTicksAlreadyRunAreDuplicateOrLateOnce(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{})
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
 	// Ticks at or before current that were never taken as missing are
 	// duplicates (the server had them, or never ran them here).
-	assert.Equal(t, netsync.Duplicate, b.Add(cmd(10, 0, 0, 0), 10))
-	assert.Equal(t, netsync.Duplicate, b.Add(cmd(3, 0, 0, 0), 10))
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(10), rec(0, 0), 10))
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(3), rec(0, 0), 10))
 
-	_, real := b.Take(11) // runs without input
+	_, _, real := b.Take(11) // runs without input
 	require.False(t, real)
-	assert.Equal(t, netsync.Late, b.Add(cmd(11, 0, 0, 0), 11), "the first copy of a tick run without it")
-	assert.Equal(t, netsync.Duplicate, b.Add(cmd(11, 0, 0, 0), 11), "late only once")
-	assert.Equal(t, netsync.Duplicate, b.Add(cmd(11, 0, 0, 0), 12))
-	s := b.Stats()
-	assert.Equal(t, uint64(1), s.Late)
-	assert.Equal(t, uint64(4), s.Duplicates)
-	assert.Equal(t, uint64(1), s.Missing)
-	assert.Zero(t, s.Accepted)
-	assert.Zero(t, s.Buffered)
+	assert.Equal(t, netsync.Late, b.Add(hd(11), rec(1, 0), 11), "the first copy of a tick run without it")
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), rec(1, 0), 11), "late only once")
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), rec(1, 0), 12))
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Late)
+	assert.Equal(t, uint64(4), st.Duplicates)
+	assert.Equal(t, uint64(1), st.Missing)
+	assert.Zero(t, st.LatePresses, "the late input pressed nothing")
+	assert.Zero(t, st.Accepted)
+	assert.Zero(t, st.Buffered)
 
 	// A late arrival is not applied to any later tick.
-	got, real := b.Take(12)
+	h, got, real := b.Take(12)
 	assert.False(t, real)
-	assert.Equal(t, gw.Tick(12), got.Tick)
+	assert.Equal(t, gw.Tick(12), h.Tick)
+	assert.Equal(t, tInput{}, inputOf(t, got))
 }
 
 func TestInputBufferRefusesTicksTooFarAhead(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: 16, MaxAhead: 5})
-	assert.Equal(t, netsync.Accepted, b.Add(cmd(105, 0, 0, 0), 100))
-	assert.Equal(t, netsync.TooFarAhead, b.Add(cmd(106, 0, 0, 0), 100))
-	assert.Equal(t, netsync.TooFarAhead, b.Add(cmd(gw.Tick(100).Add(math.MaxInt32), 0, 0, 0), 100), "the farthest tick after 100")
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 16, MaxAhead: 5})
+	assert.Equal(t, netsync.Accepted, b.Add(hd(105), rec(0, 0), 100))
+	assert.Equal(t, netsync.TooFarAhead, b.Add(hd(106), rec(0, 0), 100))
+	assert.Equal(t, netsync.TooFarAhead, b.Add(hd(gw.Tick(100).Add(math.MaxInt32)), rec(0, 0), 100), "the farthest tick after 100")
 	assert.Equal(t, uint64(2), b.Stats().TooFarAhead)
 	// Ticks wrap: the last tick of the range is 101 ticks before tick 100.
-	assert.Equal(t, netsync.Duplicate, b.Add(cmd(math.MaxUint32, 0, 0, 0), 100))
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(math.MaxUint32), rec(0, 0), 100))
 	assert.Equal(t, uint64(2), b.Stats().TooFarAhead)
-	assert.Equal(t, netsync.Accepted, b.Add(cmd(106, 0, 0, 0), 101), "accepted once the server caught up")
+	assert.Equal(t, netsync.Accepted, b.Add(hd(106), rec(0, 0), 101), "accepted once the server caught up")
 }
 
-func TestInputBufferRejectsNonFiniteValues(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{})
-	set := []func(c *components.InputCommand, v float32){
-		func(c *components.InputCommand, v float32) { c.MoveX = v },
-		func(c *components.InputCommand, v float32) { c.MoveY = v },
-		func(c *components.InputCommand, v float32) { c.Aim = v },
-		func(c *components.InputCommand, v float32) { c.ViewFraction = v },
-		func(c *components.InputCommand, v float32) { c.InterpolationDelay = v },
-		func(c *components.InputCommand, v float32) { c.OriginX = v },
-		func(c *components.InputCommand, v float32) { c.OriginY = v },
-		func(c *components.InputCommand, v float32) { c.OriginZ = v },
-	}
-	n := uint64(0)
-	for i, f := range set {
-		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
-			c := components.InputCommand{Tick: 20}
-			f(&c, v)
-			assert.Equal(t, netsync.Rejected, b.Add(c, 10), "field %d = %v", i, v)
-			n++
+func TestInputBufferWrapsAcrossTickZero(t *testing.T) {
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 8})
+	start := gw.Tick(math.MaxUint32 - 20)
+	for i := range 40 {
+		tick := start.Add(i)
+		require.Equal(t, netsync.Accepted, b.Add(hd(tick.Add(2)), rec(int8(tick.Add(2)%3), 0), tick.Add(-1).Add(2)), "tick %d", tick.Add(2))
+		if i == 0 {
+			require.Equal(t, netsync.Accepted, b.Add(hd(tick), rec(int8(tick%3), 0), tick.Add(-1)))
+			require.Equal(t, netsync.Accepted, b.Add(hd(tick.Add(1)), rec(int8(tick.Add(1)%3), 0), tick.Add(-1)))
 		}
+		h, got, real := b.Take(tick)
+		require.True(t, real, "tick %d", tick)
+		require.Equal(t, tick, h.Tick)
+		require.Equal(t, int8(tick%3), inputOf(t, got).Steer, "tick %d got another tick's input", tick)
 	}
-	assert.Equal(t, n, b.Stats().Rejected)
-	assert.Zero(t, b.Stats().Buffered)
-	assert.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: 20}, 10), "a refused copy does not occupy the tick")
+	assert.Zero(t, b.Stats().Missing)
+	assert.Equal(t, uint64(40), b.Stats().Applied)
 }
 
-func TestInputBufferClampsLongMoveVectors(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{})
-	for i, v := range [][2]float32{{10, 0}, {0, -10}, {6, 8}, {1, 1}, {math.MaxFloat32, -math.MaxFloat32}} {
-		tick := gw.Tick(11 + i)
-		require.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: tick, MoveX: v[0], MoveY: v[1]}, 10))
-		got, real := b.Take(tick)
-		require.True(t, real)
-		l := math.Sqrt(moveLength2(got.MoveX, got.MoveY))
-		assert.LessOrEqual(t, l, 1.0, "%v", v)
-		assert.Greater(t, l, 0.98, "%v", v)
-		dot := (float64(v[0])*float64(got.MoveX) + float64(v[1])*float64(got.MoveY)) / math.Hypot(float64(v[0]), float64(v[1]))
-		assert.Greater(t, dot, 0.98, "%v keeps its direction: (%v, %v)", v, got.MoveX, got.MoveY)
-		assert.Equal(t, uint64(i+1), b.Stats().Clamped)
+func TestInputBufferValidateRefusesAndCountsByReason(t *testing.T) {
+	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: func(in *tInput) (bool, string) {
+		if in.Steer < 0 {
+			return false, fmt.Sprintf("reason %d", -in.Steer)
+		}
+		return false, ""
+	}})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
+	for steer := int8(-1); steer >= -3; steer-- {
+		assert.Equal(t, netsync.Refused, b.Add(hd(20), rec(steer, 0), 10), "steering %d", steer)
 	}
-	got := [2]float32{}
-	require.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: 30, MoveX: 6, MoveY: 8}, 29))
-	c, _ := b.Take(30)
-	got[0], got[1] = c.MoveX, c.MoveY
-	assert.Equal(t, [2]float32{76.0 / 127, 101.0 / 127}, got, "(6, 8)/10 = (0.6, 0.8) truncated to 1/127 steps")
-	// Length exactly 1 is not clamped; (0.6, 0.8) is, as float32 rounds
-	// both axes up.
-	require.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: 31, MoveX: 1}, 30))
-	require.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: 32, MoveY: -1}, 30))
-	assert.Equal(t, uint64(6), b.Stats().Clamped)
-	require.Equal(t, netsync.Accepted, b.Add(components.InputCommand{Tick: 33, MoveX: 0.6, MoveY: 0.8}, 30))
-	assert.Equal(t, uint64(7), b.Stats().Clamped)
+	assert.Equal(t, netsync.Refused, b.Add(hd(21), rec(-1, 0), 10))
+	st := b.Stats()
+	assert.Equal(t, uint64(4), st.Refused)
+	assert.Equal(t, map[string]uint64{"reason 1": 2, "reason 2": 1, "reason 3": 1}, st.RefusedBy)
+	assert.Zero(t, st.Buffered)
+	assert.Zero(t, st.Accepted)
+	assert.Equal(t, st.Received, st.Accepted+st.Duplicates+st.Late+st.TooFarAhead+st.Refused)
+
+	assert.Equal(t, netsync.Accepted, b.Add(hd(20), rec(2, 0), 10), "a refused copy does not occupy the tick")
+	_, got, real := b.Take(11)
+	assert.False(t, real)
+	assert.Equal(t, tInput{}, inputOf(t, got))
+	// A refused tick runs on the missing-input policy.
+	for tick := gw.Tick(12); tick <= 21; tick++ {
+		_, got, real = b.Take(tick)
+		assert.Equal(t, tick == 20, real, "tick %d", tick)
+	}
+	assert.Equal(t, tInput{Steer: 2}, inputOf(t, got), "tick 21 repeats tick 20's input")
+}
+
+func TestInputBufferCountsAtMostEightRefusalReasons(t *testing.T) {
+	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: func(in *tInput) (bool, string) {
+		return false, fmt.Sprintf("reason %v", in.X)
+	}})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
+	for i := range 12 {
+		require.Equal(t, netsync.Refused, b.Add(hd(20), rec(0, float32(i)/64), 10))
+	}
+	// The first eight reasons again: still counted one by one.
+	for i := range 8 {
+		require.Equal(t, netsync.Refused, b.Add(hd(20), rec(0, float32(i)/64), 10))
+	}
+	want := map[string]uint64{"other": 4}
+	for i := range 8 {
+		want[fmt.Sprintf("reason %v", float32(i)/64)] = 2
+	}
+	st := b.Stats()
+	assert.Equal(t, want, st.RefusedBy, "reasons beyond the eighth are counted as other")
+	assert.Equal(t, uint64(20), st.Refused)
+}
+
+func TestInputBufferValidateClamps(t *testing.T) {
+	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
+	for i, x := range []float32{1, -1, 0.75, 0.5, -0.5, 0.25, 0} {
+		tick := gw.Tick(11 + i)
+		require.Equal(t, netsync.Accepted, b.Add(hd(tick), rec(1, x), 10))
+		_, got, real := b.Take(tick)
+		require.True(t, real)
+		want := max(-0.5, min(0.5, x))
+		assert.Equal(t, tInput{X: want, Steer: 1}, inputOf(t, got), "X %v", x)
+	}
+	st := b.Stats()
+	assert.Equal(t, uint64(3), st.Clamped, "1, -1 and 0.75 were clamped")
+	assert.Zero(t, st.Refused)
+	assert.Equal(t, uint64(7), st.Accepted)
 }
 
 func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 	for _, policy := range []netsync.MissingPolicy{netsync.RepeatLast, netsync.Neutral} {
-		b := newInputBuffer(t, netsync.InputBufferOptions{Missing: policy})
+		s := newInputSchema(t, netsync.InputRules[tInput]{Missing: policy})
+		b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 		_, ok := b.Applied()
 		assert.False(t, ok)
 
-		// Before any real input, both policies give a neutral command.
-		got, real := b.Take(1)
+		// Before any real input, both policies give a neutral input.
+		h, got, real := b.Take(1)
 		assert.False(t, real)
-		assert.Equal(t, components.InputCommand{Tick: 1}, got)
+		assert.Equal(t, hd(1), h)
+		assert.Equal(t, tInput{}, inputOf(t, got))
 
-		held := components.InputCommand{Tick: 3, Buttons: 5, MoveX: 1, Aim: 0.5, ViewTick: 2, ViewFraction: 0.5, InterpolationDelay: 2, OriginX: 9}
-		netsync.QuantizeInput(&held)
-		require.Equal(t, netsync.Accepted, b.Add(cmd(2, 1, 0, 1), 1))
-		require.Equal(t, netsync.Accepted, b.Add(held, 1))
+		held := tInput{X: 1, Y: -0.5, Steer: 2}
+		view := components.InputHeader{Tick: 3, HasView: true, ViewTick: 2, ViewFraction: 0.5, InterpolationDelay: 2}
+		require.Equal(t, netsync.Accepted, b.Add(hd(2), rec(1, 0), 1))
+		require.Equal(t, netsync.Accepted, b.Add(view, recOf(&held), 1))
 
-		got, real = b.Take(2)
+		h, got, real = b.Take(2)
 		assert.True(t, real)
-		assert.Equal(t, cmd(2, 1, 0, 1), got)
-		got, real = b.Take(3)
+		assert.Equal(t, hd(2), h)
+		assert.Equal(t, tInput{Steer: 1}, inputOf(t, got))
+		h, got, real = b.Take(3)
 		assert.True(t, real)
-		assert.Equal(t, held, got)
+		assert.Equal(t, view, h)
+		assert.Equal(t, held, inputOf(t, got))
 
 		for tick := gw.Tick(4); tick < 8; tick++ {
-			got, real = b.Take(tick)
+			h, got, real = b.Take(tick)
 			assert.False(t, real, "tick %d has no input", tick)
-			want := components.InputCommand{Tick: tick}
+			assert.Equal(t, hd(tick), h, "a substitute has no view: nothing to rewind to")
+			want := tInput{}
 			if policy == netsync.RepeatLast {
 				want = held
-				want.Tick = tick
 			}
-			assert.Equal(t, want, got, "%v at tick %d", policy, tick)
+			assert.Equal(t, want, inputOf(t, got), "%v at tick %d", policy, tick)
 			applied, ok := b.Applied()
 			assert.True(t, ok)
 			assert.Equal(t, tick, applied)
 		}
 		// A real input again; repeating then uses the newest real one.
-		require.Equal(t, netsync.Accepted, b.Add(cmd(8, 8, 0, 0), 7))
-		got, real = b.Take(8)
+		require.Equal(t, netsync.Accepted, b.Add(hd(8), rec(3, 0), 7))
+		_, got, real = b.Take(8)
 		assert.True(t, real)
-		assert.Equal(t, uint32(8), got.Buttons)
-		got, _ = b.Take(9)
+		assert.Equal(t, int8(3), inputOf(t, got).Steer)
+		_, got, _ = b.Take(9)
 		if policy == netsync.RepeatLast {
-			assert.Equal(t, cmd(9, 8, 0, 0), got)
+			assert.Equal(t, tInput{Steer: 3}, inputOf(t, got))
 		} else {
-			assert.Equal(t, components.InputCommand{Tick: 9}, got)
+			assert.Equal(t, tInput{}, inputOf(t, got))
 		}
-		s := b.Stats()
-		assert.Equal(t, uint64(3), s.Applied)
-		assert.Equal(t, uint64(6), s.Missing)
-		assert.Zero(t, s.Buffered)
-		assert.Equal(t, 2, s.MaxBuffered)
+		st := b.Stats()
+		assert.Equal(t, uint64(3), st.Applied)
+		assert.Equal(t, uint64(6), st.Missing)
+		assert.Zero(t, st.Buffered)
+		assert.Equal(t, 2, st.MaxBuffered)
 	}
 }
 
+func TestInputBufferRepeatLastNeverRepeatsAPress(t *testing.T) {
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
+	pressed := tInput{X: 0.5, Jump: 1, Steer: 1}
+	require.Equal(t, netsync.Accepted, b.Add(hd(5), recOf(&pressed), 4))
+	_, got, real := b.Take(5)
+	require.True(t, real)
+	assert.Equal(t, pressed, inputOf(t, got), "the real input presses")
+	for tick := gw.Tick(6); tick < 10; tick++ {
+		_, got, real = b.Take(tick)
+		require.False(t, real)
+		assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got), "tick %d holds the axes but never jumps again", tick)
+	}
+}
+
+func TestInputBufferSubstituteReplacesThePolicy(t *testing.T) {
+	calls := 0
+	s := newInputSchema(t, netsync.InputRules[tInput]{
+		Missing: netsync.Neutral, // ignored: Substitute is set
+		Substitute: func(last, out *tInput) {
+			calls++
+			*out = tInput{X: last.X / 2, Y: last.Y, Jump: 1, Steer: -last.Steer}
+		},
+	})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
+
+	_, got, real := b.Take(1)
+	assert.False(t, real)
+	assert.Equal(t, tInput{}, inputOf(t, got), "before any real input the substitute is neutral")
+	assert.Zero(t, calls, "with nothing to substitute from")
+
+	last := tInput{X: 1, Y: 0.25, Jump: 1, Steer: 2}
+	require.Equal(t, netsync.Accepted, b.Add(hd(2), recOf(&last), 1))
+	_, got, real = b.Take(2)
+	require.True(t, real)
+	assert.Equal(t, last, inputOf(t, got))
+	for tick := gw.Tick(3); tick < 6; tick++ {
+		_, got, real = b.Take(tick)
+		require.False(t, real)
+		assert.Equal(t, tInput{X: 0.5, Y: 0.25, Steer: -2}, inputOf(t, got), "tick %d: the game's substitute, its press cleared", tick)
+	}
+	assert.Equal(t, 3, calls)
+	assert.Equal(t, uint64(4), b.Stats().Missing)
+}
+
+func TestInputBufferAppliesALatePressOnce(t *testing.T) {
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
+	require.Equal(t, netsync.Accepted, b.Add(hd(10), rec(1, 0.5), 9))
+	_, _, real := b.Take(10)
+	require.True(t, real)
+	_, got, real := b.Take(11) // tick 11's input (a jump) is late
+	require.False(t, real)
+	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got))
+
+	assert.Equal(t, netsync.Late, b.Add(hd(11), jump(3), 11))
+	assert.Equal(t, uint64(1), b.Stats().LatePresses)
+	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), jump(3), 11), "a second late copy")
+	assert.Equal(t, uint64(1), b.Stats().LatePresses, "is not applied again")
+
+	_, got, real = b.Take(12)
+	assert.False(t, real)
+	assert.Equal(t, tInput{X: 0.5, Jump: 1, Steer: 1}, inputOf(t, got), "the jump counts on the next tick; only its press is carried")
+	_, got, _ = b.Take(13)
+	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got), "and exactly once")
+
+	// A late press is added to the next tick's real input too.
+	_, _, real = b.Take(14)
+	require.False(t, real)
+	require.Equal(t, netsync.Accepted, b.Add(hd(15), rec(-2, 0), 14))
+	assert.Equal(t, netsync.Late, b.Add(hd(14), jump(0), 14))
+	_, got, real = b.Take(15)
+	assert.True(t, real)
+	assert.Equal(t, tInput{Jump: 1, Steer: -2}, inputOf(t, got))
+	_, got, _ = b.Take(16)
+	assert.Equal(t, tInput{Steer: -2}, inputOf(t, got), "repeated without the carried press")
+
+	st := b.Stats()
+	assert.Equal(t, uint64(2), st.LatePresses)
+	assert.Equal(t, uint64(2), st.Late)
+	assert.Equal(t, uint64(1), st.Duplicates)
+}
+
+func TestInputBufferRefusedLateInputPressesNothing(t *testing.T) {
+	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
+	_, _, real := b.Take(1)
+	require.False(t, real)
+	assert.Equal(t, netsync.Late, b.Add(hd(1), jump(-3), 1), "late: it is counted as late, whatever it holds")
+	st := b.Stats()
+	assert.Zero(t, st.LatePresses, "but a refused input presses nothing")
+	assert.Equal(t, uint64(1), st.Refused)
+	assert.Equal(t, uint64(1), st.RefusedBy["steer"])
+	_, got, _ := b.Take(2)
+	assert.Equal(t, tInput{}, inputOf(t, got))
+}
+
 func TestInputBufferDropsAnInputWhoseTickWasSkipped(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: 8})
-	require.Equal(t, netsync.Accepted, b.Add(cmd(5, 5, 0, 0), 4))
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 8})
+	require.Equal(t, netsync.Accepted, b.Add(hd(5), rec(3, 0), 4))
 	// The server never takes tick 5; tick 13 shares its slot.
-	got, real := b.Take(13)
+	h, got, real := b.Take(13)
 	assert.False(t, real, "tick 5's input is not tick 13's")
-	assert.Equal(t, gw.Tick(13), got.Tick)
-	assert.Zero(t, got.Buttons)
+	assert.Equal(t, gw.Tick(13), h.Tick)
+	assert.Equal(t, tInput{}, inputOf(t, got))
 	assert.Zero(t, b.Stats().Buffered)
+}
+
+func TestInputBufferWithoutAnInputType(t *testing.T) {
+	b := newInputBuffer(t, newHeaderOnlySchema(t), netsync.InputBufferOptions{})
+	view := components.InputHeader{Tick: 5, HasView: true, ViewTick: 3, ViewFraction: 0.25}
+	require.Equal(t, netsync.Accepted, b.Add(view, nil, 4))
+	h, got, real := b.Take(5)
+	assert.True(t, real)
+	assert.Equal(t, view, h)
+	assert.Empty(t, got)
+	h, got, real = b.Take(6)
+	assert.False(t, real)
+	assert.Equal(t, hd(6), h)
+	assert.Empty(t, got)
+	assert.Equal(t, netsync.Late, b.Add(hd(6), nil, 6))
+	assert.Zero(t, b.Stats().LatePresses)
 }
 
 func TestInputBufferSpeedHackGainsNothing(t *testing.T) {
@@ -245,52 +426,56 @@ func TestInputBufferSpeedHackGainsNothing(t *testing.T) {
 	// until MaxAhead refuses it, and the server never applies more than
 	// one input per tick.
 	const ticks = 20000
-	b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: 32, MaxAhead: 20})
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 32, MaxAhead: 20})
 	next := gw.Tick(1)
 	for tick := gw.Tick(1); tick <= ticks; tick++ {
 		for range 2 {
-			if b.Add(cmd(next, uint32(next), 0, 0), tick-1) == netsync.Accepted {
+			if b.Add(hd(next), rec(int8(next%4), 0), tick-1) == netsync.Accepted {
 				next++
 			}
 		}
-		got, real := b.Take(tick)
-		require.Equal(t, tick, got.Tick)
+		h, got, real := b.Take(tick)
+		require.Equal(t, tick, h.Tick)
 		if real {
-			require.Equal(t, uint32(tick), got.Buttons, "tick %d got the input of another tick", tick)
+			require.Equal(t, int8(tick%4), inputOf(t, got).Steer, "tick %d got the input of another tick", tick)
 		}
-		s := b.Stats()
-		require.LessOrEqual(t, s.Buffered, 20)
-		require.LessOrEqual(t, s.MaxBuffered, 32)
+		st := b.Stats()
+		require.LessOrEqual(t, st.Buffered, 20)
+		require.LessOrEqual(t, st.MaxBuffered, 32)
 	}
-	s := b.Stats()
-	assert.LessOrEqual(t, s.Applied, uint64(ticks))
-	assert.Equal(t, uint64(ticks), s.Applied+s.Missing)
-	assert.Equal(t, uint64(ticks), s.Applied, "the hacker never misses a tick")
-	assert.Greater(t, s.TooFarAhead, uint64(ticks/2), "and half of what it sends is refused")
-	assert.Equal(t, s.Received, s.Accepted+s.Duplicates+s.Late+s.TooFarAhead+s.Rejected)
-	assert.Equal(t, 20, s.MaxBuffered)
+	st := b.Stats()
+	assert.LessOrEqual(t, st.Applied, uint64(ticks))
+	assert.Equal(t, uint64(ticks), st.Applied+st.Missing)
+	assert.Equal(t, uint64(ticks), st.Applied, "the hacker never misses a tick")
+	assert.Greater(t, st.TooFarAhead, uint64(ticks/2), "and half of what it sends is refused")
+	assert.Equal(t, st.Received, st.Accepted+st.Duplicates+st.Late+st.TooFarAhead+st.Refused)
+	assert.Equal(t, 20, st.MaxBuffered)
 }
 
 func TestInputBufferLongRandomRun(t *testing.T) {
 	// Redundant batches over a link with delay, jitter, loss, duplication
 	// and reordering, from a client whose clock wanders (sometimes two
 	// inputs per server tick). Every tick takes one input, the client's own
-	// when it arrived in time, and the counters add up.
+	// when it arrived in time, and the counters add up. Every press the
+	// client made is applied exactly once, on its tick or (late) on a
+	// later one, unless all of its copies were lost or refused.
 	rng := rand.New(rand.NewPCG(51, 52))
 	const ticks = 50000
+	s := newInputSchema(t, netsync.InputRules[tInput]{Missing: netsync.Neutral})
 	for _, capacity := range []int{8, 64, 256} {
-		b := newInputBuffer(t, netsync.InputBufferOptions{Capacity: capacity, Missing: netsync.Neutral})
+		b := newInputBuffer(t, s, netsync.InputBufferOptions{Capacity: capacity})
 		type packet struct {
 			at     gw.Tick
-			inputs []components.InputCommand
+			inputs []gw.Tick
 		}
 		var inflight []packet
-		sent := map[gw.Tick]components.InputCommand{}
+		sent := map[gw.Tick]tInput{}
 		clientTick := gw.Tick(3)
 		lead := 3 // how far ahead of the server the client runs
 		arrived := map[gw.Tick]bool{}
 		takenMissing := map[gw.Tick]bool{}
-		var real uint64
+		var real, presses, lateApplied, pressesMade uint64
+		carried := false
 		for tick := gw.Tick(1); tick <= ticks; tick++ {
 			// The client: its lead over the server wanders (clock drift)
 			// and sometimes leaps (a speed hack burst), so it produces
@@ -301,13 +486,16 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 			}
 			for clientTick.Before(tick.Add(lead)) {
 				clientTick++
-				c := components.InputCommand{Tick: clientTick, Buttons: rng.Uint32(), MoveX: float32(rng.NormFloat64()), MoveY: float32(rng.NormFloat64())}
-				netsync.QuantizeInput(&c)
-				sent[clientTick] = c
+				in := quantized(s, tInput{X: float32(rng.NormFloat64()), Y: float32(rng.NormFloat64()),
+					Jump: components.Press(b2i(rng.IntN(8) == 0)), Steer: int8(rng.IntN(7) - 3)})
+				sent[clientTick] = in
+				if in.Jump != 0 {
+					pressesMade++
+				}
 				first := clientTick.Add(-min(int(clientTick.Sub(1)), rng.IntN(5)))
-				var batch []components.InputCommand
+				var batch []gw.Tick
 				for t := first; !t.After(clientTick); t++ {
-					batch = append(batch, sent[t])
+					batch = append(batch, t)
 				}
 				if rng.IntN(10) > 0 { // 10% loss
 					inflight = append(inflight, packet{at: tick.Add(rng.IntN(8)), inputs: batch})
@@ -323,60 +511,94 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 					keep = append(keep, p)
 					continue
 				}
-				for _, c := range p.inputs {
-					res := b.Add(c, tick-1)
-					switch res {
+				for _, it := range p.inputs {
+					in := sent[it]
+					switch b.Add(hd(it), recOf(&in), tick-1) {
 					case netsync.Accepted:
-						require.False(t, arrived[c.Tick], "tick %d accepted twice", c.Tick)
-						arrived[c.Tick] = true
+						require.False(t, arrived[it], "tick %d accepted twice", it)
+						arrived[it] = true
 					case netsync.Late:
-						require.True(t, takenMissing[c.Tick], "tick %d late but not taken as missing", c.Tick)
-						delete(takenMissing, c.Tick)
+						require.True(t, takenMissing[it], "tick %d late but not taken as missing", it)
+						delete(takenMissing, it)
+						if in.Jump != 0 {
+							carried = true
+							lateApplied++
+						}
 					}
 				}
 			}
 			inflight = keep
-			got, ok := b.Take(tick)
-			require.Equal(t, tick, got.Tick)
+			h, got, ok := b.Take(tick)
+			require.Equal(t, tick, h.Tick)
+			g := inputOf(t, got)
+			want := tInput{}
 			if ok {
 				real++
-				require.Equal(t, sent[tick], got, "tick %d", tick)
+				want = sent[tick]
 			} else {
-				require.Equal(t, components.InputCommand{Tick: tick}, got)
 				takenMissing[tick] = true
 			}
+			if carried {
+				want.Jump = 1
+				carried = false
+			}
+			require.Equal(t, want, g, "tick %d", tick)
+			if g.Jump != 0 {
+				presses++
+			}
 			if tick%1000 == 0 {
-				s := b.Stats()
-				require.GreaterOrEqual(t, s.Buffered, 0)
-				require.LessOrEqual(t, s.Buffered, capacity)
-				require.LessOrEqual(t, s.MaxBuffered, capacity)
+				st := b.Stats()
+				require.GreaterOrEqual(t, st.Buffered, 0)
+				require.LessOrEqual(t, st.Buffered, capacity)
+				require.LessOrEqual(t, st.MaxBuffered, capacity)
 			}
 		}
-		s := b.Stats()
-		assert.Equal(t, uint64(ticks), s.Applied+s.Missing, "capacity %d", capacity)
-		assert.Equal(t, real, s.Applied)
-		assert.LessOrEqual(t, s.Applied, uint64(ticks))
-		assert.Equal(t, s.Received, s.Accepted+s.Duplicates+s.Late+s.TooFarAhead+s.Rejected)
-		assert.Zero(t, s.Clamped, "quantized inputs are never clamped")
-		assert.Zero(t, s.Rejected)
-		assert.Positive(t, s.Duplicates)
-		assert.Positive(t, s.Missing)
-		assert.LessOrEqual(t, s.MaxBuffered, capacity)
-		assert.GreaterOrEqual(t, s.Buffered, 0)
-		t.Logf("capacity %d: %+v", capacity, s)
+		st := b.Stats()
+		assert.Equal(t, uint64(ticks), st.Applied+st.Missing, "capacity %d", capacity)
+		assert.Equal(t, real, st.Applied)
+		assert.LessOrEqual(t, st.Applied, uint64(ticks))
+		assert.Equal(t, st.Received, st.Accepted+st.Duplicates+st.Late+st.TooFarAhead+st.Refused)
+		assert.Equal(t, lateApplied, st.LatePresses)
+		assert.Positive(t, st.LatePresses)
+		assert.LessOrEqual(t, presses, pressesMade, "no press applied twice")
+		assert.Zero(t, st.Clamped)
+		assert.Zero(t, st.Refused)
+		assert.Positive(t, st.Duplicates)
+		assert.Positive(t, st.Missing)
+		assert.LessOrEqual(t, st.MaxBuffered, capacity)
+		assert.GreaterOrEqual(t, st.Buffered, 0)
+		t.Logf("capacity %d: %+v", capacity, st)
 	}
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func TestInputBufferAddAndTakeAllocateNothing(t *testing.T) {
-	b := newInputBuffer(t, netsync.InputBufferOptions{})
+	// Steady state with every path: accepted, duplicate, missing, late
+	// with a press carried, clamped.
+	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX})
+	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 	tick := gw.Tick(1)
-	c := cmd(0, 3, 0.5, 0.5)
+	var in tInput
 	allocs := testing.AllocsPerRun(1000, func() {
-		c.Tick = tick + 2
-		b.Add(c, tick-1)
-		b.Add(c, tick-1)
+		in = tInput{X: 0.75, Jump: 1, Steer: 1}
+		if tick%2 == 0 {
+			b.Add(hd(tick+2), recOf(&in), tick-1)
+			b.Add(hd(tick+2), recOf(&in), tick-1)
+		}
 		b.Take(tick)
+		b.Add(hd(tick), recOf(&in), tick)
 		tick++
 	})
 	assert.Zero(t, allocs)
+	st := b.Stats()
+	assert.Positive(t, st.Clamped)
+	assert.Positive(t, st.Duplicates)
+	assert.Positive(t, st.LatePresses)
+	assert.Positive(t, st.Applied)
 }

@@ -19,12 +19,19 @@ type InputStreamOptions struct {
 	Redundancy int
 }
 
-// InputStream is the client's record of its own input commands: a
-// tick-indexed ring (slots carry their tick) read by prediction and
-// replay, and the source of the batches sent to the server, trimmed by
-// what the server has confirmed.
+// InputStream is the client's record of its own inputs: a tick-indexed
+// ring (slots carry their tick) of headers and records of the game's input
+// type, read by prediction and replay, and the source of the batches sent
+// to the server, trimmed by what the server has confirmed.
 type InputStream struct {
-	ring        *ecs.TickRing[components.InputCommand]
+	schema      *Schema
+	coder       Coder
+	size        int
+	capacity    int
+	mask        uint32
+	heads       []components.InputHeader
+	valid       []bool
+	data        []byte
 	redundancy  int
 	newest      ecs.Tick
 	has         bool
@@ -32,9 +39,9 @@ type InputStream struct {
 	confirmedOK bool
 }
 
-// NewInputStream returns a stream. It errors naming the value when an
-// option is out of range.
-func NewInputStream(opts InputStreamOptions) (*InputStream, error) {
+// NewInputStream returns a stream for the schema's input type. It errors
+// naming the value when an option is out of range.
+func NewInputStream(s *Schema, opts InputStreamOptions) (*InputStream, error) {
 	if opts.Capacity == 0 {
 		opts.Capacity = 256
 	}
@@ -47,25 +54,52 @@ func NewInputStream(opts InputStreamOptions) (*InputStream, error) {
 	if opts.Redundancy < 1 || opts.Redundancy > MaxInputsPerBatch {
 		return nil, fmt.Errorf("netsync: input redundancy %d outside 1..%d", opts.Redundancy, MaxInputsPerBatch)
 	}
-	return &InputStream{ring: ecs.NewTickRing[components.InputCommand](opts.Capacity), redundancy: opts.Redundancy}, nil
+	// A power of two keeps neighbouring ticks in distinct slots across the
+	// tick wrap.
+	n := 1
+	for n < opts.Capacity {
+		n <<= 1
+	}
+	size := s.InputSize()
+	return &InputStream{schema: s, size: size, capacity: opts.Capacity, mask: uint32(n - 1),
+		heads: make([]components.InputHeader, n), valid: make([]bool, n), data: make([]byte, n*size),
+		redundancy: opts.Redundancy}, nil
 }
 
 // Capacity returns the number of ticks of input kept.
-func (s *InputStream) Capacity() int { return s.ring.Size() }
+func (s *InputStream) Capacity() int { return s.capacity }
 
-// Record quantizes c (see [QuantizeInput]), stores it as the input of
-// c.Tick and returns the stored value, which is what prediction must use.
-func (s *InputStream) Record(c components.InputCommand) components.InputCommand {
-	QuantizeInput(&c)
-	s.ring.Set(c.Tick, c)
-	if !s.has || c.Tick.After(s.newest) {
-		s.newest, s.has = c.Tick, true
+func (s *InputStream) slot(t ecs.Tick) int { return int(uint32(t) & s.mask) }
+
+func (s *InputStream) rec(i int) []byte { return s.data[i*s.size : (i+1)*s.size] }
+
+// Record stores the input of h.Tick: the header with its view quantized
+// and a copy of rec (the game's input type's bytes) rounded to what the
+// wire carries and validated as the server will. It returns the stored
+// record, valid until the ring wraps: what prediction must use. refuse is
+// the reason the server would refuse it ("" when accepted).
+func (s *InputStream) Record(h components.InputHeader, rec []byte) (stored []byte, refuse string) {
+	quantizeHeader(&h)
+	i := s.slot(h.Tick)
+	r := s.rec(i)
+	copy(r, rec)
+	_, refuse = s.coder.QuantizeInput(s.schema, unsafePtr(r))
+	s.heads[i], s.valid[i] = h, true
+	if !s.has || h.Tick.After(s.newest) {
+		s.newest, s.has = h.Tick, true
 	}
-	return c
+	return r, refuse
 }
 
-// Get returns the input of tick, if the ring still holds it.
-func (s *InputStream) Get(tick ecs.Tick) (components.InputCommand, bool) { return s.ring.Get(tick) }
+// Get returns the input of tick, if the ring still holds it; the record is
+// the stream's own memory.
+func (s *InputStream) Get(tick ecs.Tick) (h components.InputHeader, rec []byte, ok bool) {
+	i := s.slot(tick)
+	if !s.valid[i] || s.heads[i].Tick != tick || s.newest.Sub(tick) >= int32(s.capacity) {
+		return components.InputHeader{}, nil, false
+	}
+	return s.heads[i], s.rec(i), true
+}
 
 // Confirm notes that the server has applied inputs up to tick.
 func (s *InputStream) Confirm(tick ecs.Tick) {
@@ -78,12 +112,12 @@ func (s *InputStream) Confirm(tick ecs.Tick) {
 // before the first confirmation.
 func (s *InputStream) Confirmed() (tick ecs.Tick, ok bool) { return s.confirmed, s.confirmedOK }
 
-// Batch fills b.Inputs with the inputs to send now: every unconfirmed one
-// up to MaxInputsPerBatch, and never fewer than Redundancy (when the ring
-// has them), oldest first, ending with the newest. It reuses b.Inputs'
-// capacity and leaves it empty when nothing was recorded.
+// Batch fills b with the inputs to send now: every unconfirmed one up to
+// MaxInputsPerBatch, and never fewer than Redundancy (when the ring has
+// them), oldest first, ending with the newest. It reuses b's capacity and
+// leaves it empty when nothing was recorded.
 func (s *InputStream) Batch(b *InputBatch) {
-	b.Inputs = b.Inputs[:0]
+	b.Heads, b.Data = b.Heads[:0], b.Data[:0]
 	if !s.has {
 		return
 	}
@@ -94,10 +128,11 @@ func (s *InputStream) Batch(b *InputBatch) {
 		}
 	}
 	for t := s.newest.Add(1 - k); ; t++ {
-		if c, ok := s.ring.Get(t); ok {
-			b.Inputs = append(b.Inputs, c)
+		if h, rec, ok := s.Get(t); ok {
+			b.Heads = append(b.Heads, h)
+			b.Data = append(b.Data, rec...)
 		} else {
-			b.Inputs = b.Inputs[:0] // keep the batch consecutive
+			b.Heads, b.Data = b.Heads[:0], b.Data[:0] // keep the batch consecutive
 		}
 		if t == s.newest {
 			break

@@ -2,7 +2,6 @@ package netsync_test
 
 import (
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -14,17 +13,17 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
-func newInputStream(t testing.TB, opts netsync.InputStreamOptions) *netsync.InputStream {
+func newInputStream(t testing.TB, s *netsync.Schema, opts netsync.InputStreamOptions) *netsync.InputStream {
 	t.Helper()
-	s, err := netsync.NewInputStream(opts)
+	st, err := netsync.NewInputStream(s, opts)
 	require.NoError(t, err)
-	return s
+	return st
 }
 
 func batchTicks(b *netsync.InputBatch) []gw.Tick {
-	ticks := make([]gw.Tick, len(b.Inputs))
-	for i, c := range b.Inputs {
-		ticks[i] = c.Tick
+	ticks := make([]gw.Tick, len(b.Heads))
+	for i, h := range b.Heads {
+		ticks[i] = h.Tick
 	}
 	return ticks
 }
@@ -39,7 +38,13 @@ func tickRange(first, last gw.Tick) []gw.Tick {
 	}
 }
 
+// record records an input for tick with the given steering.
+func record(s *netsync.InputStream, tick gw.Tick, steer int8) {
+	s.Record(hd(tick), rec(steer, 0))
+}
+
 func TestInputStreamOptions(t *testing.T) {
+	s := newInputSchema(t, netsync.InputRules[tInput]{})
 	for _, tt := range []struct {
 		opts netsync.InputStreamOptions
 		text string
@@ -50,77 +55,147 @@ func TestInputStreamOptions(t *testing.T) {
 		{netsync.InputStreamOptions{Redundancy: 33}, "redundancy 33 outside 1..32"},
 		{netsync.InputStreamOptions{Redundancy: -1}, "redundancy -1"},
 	} {
-		_, err := netsync.NewInputStream(tt.opts)
+		_, err := netsync.NewInputStream(s, tt.opts)
 		require.Error(t, err, "%+v", tt.opts)
 		assert.Contains(t, err.Error(), tt.text)
 	}
 	for _, opts := range []netsync.InputStreamOptions{{}, {Capacity: 16, Redundancy: 1}, {Capacity: 65536, Redundancy: 32}} {
-		_, err := netsync.NewInputStream(opts)
-		assert.NoError(t, err, "%+v", opts)
+		st, err := netsync.NewInputStream(s, opts)
+		require.NoError(t, err, "%+v", opts)
+		want := opts.Capacity
+		if want == 0 {
+			want = 256
+		}
+		assert.Equal(t, want, st.Capacity())
 	}
 }
 
 func TestInputStreamRecordQuantizesAndStores(t *testing.T) {
-	s := newInputStream(t, netsync.InputStreamOptions{Capacity: 16})
-	raw := components.InputCommand{Tick: 7, Buttons: 3, MoveX: 0.9, MoveY: 0.9, Aim: 10, ViewTick: 5, ViewFraction: 0.77, InterpolationDelay: 1.01, OriginZ: float32(math.NaN())}
-	got := s.Record(raw)
-	want := raw
-	netsync.QuantizeInput(&want)
-	assert.Equal(t, commandBits(want), commandBits(got), "Record returns the quantized command")
-	assert.LessOrEqual(t, moveLength2(got.MoveX, got.MoveY), 1.0)
-	stored, ok := s.Get(7)
+	schema := newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX})
+	s := newInputStream(t, schema, netsync.InputStreamOptions{Capacity: 16})
+	raw := tInput{X: 0.3, Y: 7, Jump: 9, Steer: 2}
+	h := components.InputHeader{Tick: 7, HasView: true, ViewTick: 5, ViewFraction: 0.77, InterpolationDelay: 1.01}
+	got, refuse := s.Record(h, recOf(&raw))
+	assert.Empty(t, refuse)
+	assert.Equal(t, tInput{X: float32(19) / 64, Y: 1, Jump: 1, Steer: 2}, inputOf(t, got), "Record returns the quantized input")
+	assert.Equal(t, tInput{X: 0.3, Y: 7, Jump: 9, Steer: 2}, raw, "the caller's input is copied, not changed")
+	sh, stored, ok := s.Get(7)
 	require.True(t, ok)
-	assert.Equal(t, commandBits(got), commandBits(stored), "and stores exactly that")
+	assert.Equal(t, got, stored, "and stores exactly that")
+	assert.Equal(t, components.InputHeader{Tick: 7, HasView: true, ViewTick: 5, ViewFraction: float32(197) / 256, InterpolationDelay: 1},
+		sh, "0.77·256 = 197.1 truncates; 1.01·16 = 16.16 rounds to 16")
 
-	_, ok = s.Get(6)
+	_, _, ok = s.Get(6)
 	assert.False(t, ok, "never recorded")
 
-	// Recording a tick again (a re-sampled input) replaces it.
-	s.Record(components.InputCommand{Tick: 7, Buttons: 9})
-	stored, _ = s.Get(7)
-	assert.Equal(t, uint32(9), stored.Buttons)
+	// Recording a tick again (a re-sampled input) replaces it, clamped
+	// by the game's rule.
+	got, refuse = s.Record(hd(7), rec(1, 0.9))
+	assert.Empty(t, refuse)
+	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got))
+	_, stored, _ = s.Get(7)
+	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, stored))
+
+	// A refused input is still recorded (and sent): the server decides.
+	got, refuse = s.Record(hd(8), rec(-5, 0))
+	assert.Equal(t, "steer", refuse)
+	assert.Equal(t, int8(-3), inputOf(t, got).Steer)
+}
+
+func TestInputStreamRecordQuantizesTheHeader(t *testing.T) {
+	s := newInputStream(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputStreamOptions{})
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, tt := range []struct {
+		in, want components.InputHeader
+		why      string
+	}{
+		{components.InputHeader{Tick: 50, HasView: true, ViewTick: 48, ViewFraction: 0.3, InterpolationDelay: 2.03},
+			components.InputHeader{Tick: 50, HasView: true, ViewTick: 48, ViewFraction: float32(76) / 256, InterpolationDelay: 2},
+			"0.3·256 = 76.8 truncates to 76; 2.03·16 = 32.48 rounds to 32"},
+		{components.InputHeader{Tick: 50, HasView: true, ViewTick: 1, ViewFraction: 1e30, InterpolationDelay: 1e30},
+			components.InputHeader{Tick: 50, HasView: true, ViewTick: 1, ViewFraction: float32(255) / 256, InterpolationDelay: netsync.MaxInterpolationDelay},
+			"fractions clamp below 1, delays to the maximum"},
+		{components.InputHeader{Tick: 50, HasView: true, ViewTick: 3, ViewFraction: -0.5, InterpolationDelay: nan},
+			components.InputHeader{Tick: 50, HasView: true, ViewTick: 3},
+			"negative and NaN become 0"},
+		{components.InputHeader{Tick: 50, HasView: true, ViewTick: 3, ViewFraction: inf, InterpolationDelay: -inf},
+			components.InputHeader{Tick: 50, HasView: true, ViewTick: 3},
+			"infinities become 0"},
+		{components.InputHeader{Tick: 50, ViewTick: 3, ViewFraction: 0.5, InterpolationDelay: 2},
+			components.InputHeader{Tick: 50},
+			"without a view the wire carries no view tick, fraction or delay"},
+	} {
+		s.Record(tt.in, rec(0, 0))
+		got, _, ok := s.Get(50)
+		require.True(t, ok)
+		assert.Equal(t, tt.want, got, tt.why)
+	}
 }
 
 func TestInputStreamGetFailsForOverwrittenTicks(t *testing.T) {
-	s := newInputStream(t, netsync.InputStreamOptions{Capacity: 16})
+	s := newInputStream(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputStreamOptions{Capacity: 16})
 	for tick := gw.Tick(0); tick <= 40; tick++ {
-		s.Record(components.InputCommand{Tick: tick, Buttons: uint32(tick)})
+		record(s, tick, int8(tick%4))
 	}
 	for tick := gw.Tick(0); tick <= 24; tick++ {
-		_, ok := s.Get(tick)
+		_, _, ok := s.Get(tick)
 		assert.False(t, ok, "tick %d was overwritten", tick)
 	}
 	for tick := gw.Tick(25); tick <= 40; tick++ {
-		c, ok := s.Get(tick)
+		h, r, ok := s.Get(tick)
 		require.True(t, ok, "tick %d", tick)
-		assert.Equal(t, uint32(tick), c.Buttons)
+		assert.Equal(t, tick, h.Tick)
+		assert.Equal(t, int8(tick%4), inputOf(t, r).Steer)
 	}
-	_, ok := s.Get(41)
+	_, _, ok := s.Get(41)
 	assert.False(t, ok, "not recorded yet (its slot holds tick 25)")
 }
 
-func TestInputStreamBatch(t *testing.T) {
-	s := newInputStream(t, netsync.InputStreamOptions{Redundancy: 4})
+func TestInputStreamKeepsExactlyCapacityTicks(t *testing.T) {
+	// 20 ticks kept, in a ring of 32 slots: the older 12 slots still hold
+	// inputs, which Get does not hand out.
+	s := newInputStream(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputStreamOptions{Capacity: 20, Redundancy: 32})
+	for tick := gw.Tick(1); tick <= 31; tick++ {
+		record(s, tick, 0)
+	}
+	for tick := gw.Tick(1); tick <= 31; tick++ {
+		_, _, ok := s.Get(tick)
+		assert.Equal(t, tick >= 12, ok, "tick %d", tick)
+	}
 	var b netsync.InputBatch
 	s.Batch(&b)
-	assert.Empty(t, b.Inputs, "nothing recorded")
+	assert.Equal(t, tickRange(12, 31), batchTicks(&b))
+}
 
-	s.Record(components.InputCommand{Tick: 1})
+func TestInputStreamBatch(t *testing.T) {
+	schema := newInputSchema(t, netsync.InputRules[tInput]{})
+	s := newInputStream(t, schema, netsync.InputStreamOptions{Redundancy: 4})
+	var b netsync.InputBatch
+	s.Batch(&b)
+	assert.Empty(t, b.Heads, "nothing recorded")
+	assert.Empty(t, b.Data)
+
+	record(s, 1, 1)
 	s.Batch(&b)
 	assert.Equal(t, []gw.Tick{1}, batchTicks(&b), "redundancy wants 4, the ring has one")
+	assert.Equal(t, tInput{Steer: 1}, inputOf(t, b.Data))
 
 	// Tick 0 exists too.
-	s0 := newInputStream(t, netsync.InputStreamOptions{Redundancy: 4})
-	s0.Record(components.InputCommand{Tick: 0})
-	s0.Record(components.InputCommand{Tick: 1})
+	s0 := newInputStream(t, schema, netsync.InputStreamOptions{Redundancy: 4})
+	record(s0, 0, 0)
+	record(s0, 1, 0)
 	s0.Batch(&b)
 	assert.Equal(t, []gw.Tick{0, 1}, batchTicks(&b))
 
 	for tick := gw.Tick(2); tick <= 100; tick++ {
-		s.Record(components.InputCommand{Tick: tick})
+		record(s, tick, int8(tick%4))
 	}
 	s.Batch(&b)
 	assert.Equal(t, tickRange(69, 100), batchTicks(&b), "100 unconfirmed: the newest 32")
+	require.Len(t, b.Data, 32*schema.InputSize())
+	for i, h := range b.Heads {
+		assert.Equal(t, int8(h.Tick%4), inputOf(t, b.Data[i*schema.InputSize():(i+1)*schema.InputSize()]).Steer, "record %d", i)
+	}
 
 	_, ok := s.Confirmed()
 	assert.False(t, ok, "nothing confirmed yet")
@@ -149,36 +224,57 @@ func TestInputStreamBatch(t *testing.T) {
 	assert.Equal(t, tickRange(97, 100), batchTicks(&b))
 }
 
+func TestInputStreamBatchWrapsAcrossTickZero(t *testing.T) {
+	schema := newInputSchema(t, netsync.InputRules[tInput]{})
+	s := newInputStream(t, schema, netsync.InputStreamOptions{Redundancy: 4})
+	for tick := gw.Tick(math.MaxUint32 - 10); tick != 5; tick++ {
+		record(s, tick, int8(tick%4))
+	}
+	s.Confirm(math.MaxUint32 - 2)
+	var b netsync.InputBatch
+	s.Batch(&b)
+	assert.Equal(t, tickRange(math.MaxUint32-1, 4), batchTicks(&b), "the unconfirmed inputs across the wrap")
+	p := netsync.AppendInputs(nil, schema, &b)
+	var got netsync.InputBatch
+	require.NoError(t, netsync.DecodeInputs(p, schema, &got))
+	assert.Equal(t, b.Heads, got.Heads)
+	requireSameInputs(t, schema, b.Data, got.Data)
+}
+
 func TestInputStreamBatchStopsAtGaps(t *testing.T) {
 	// After a clock jump the client skips ticks: a batch never spans the
 	// gap, as AppendInputs needs consecutive ticks.
-	s := newInputStream(t, netsync.InputStreamOptions{Redundancy: 8})
+	schema := newInputSchema(t, netsync.InputRules[tInput]{})
+	s := newInputStream(t, schema, netsync.InputStreamOptions{Redundancy: 8})
 	for tick := gw.Tick(10); tick <= 20; tick++ {
-		s.Record(components.InputCommand{Tick: tick})
+		record(s, tick, 0)
 	}
 	for tick := gw.Tick(26); tick <= 28; tick++ {
-		s.Record(components.InputCommand{Tick: tick})
+		record(s, tick, 0)
 	}
 	var b netsync.InputBatch
 	s.Batch(&b)
 	assert.Equal(t, tickRange(26, 28), batchTicks(&b))
-	assert.NotPanics(t, func() { netsync.AppendInputs(nil, &b) })
+	assert.Len(t, b.Data, 3*schema.InputSize())
+	assert.NotPanics(t, func() { netsync.AppendInputs(nil, schema, &b) })
 
 	// The ring is smaller than a batch: only what it still holds.
-	small := newInputStream(t, netsync.InputStreamOptions{Capacity: 16, Redundancy: 32})
+	small := newInputStream(t, schema, netsync.InputStreamOptions{Capacity: 16, Redundancy: 32})
 	for tick := gw.Tick(1); tick <= 50; tick++ {
-		small.Record(components.InputCommand{Tick: tick})
+		record(small, tick, 0)
 	}
 	small.Batch(&b)
 	assert.Equal(t, tickRange(35, 50), batchTicks(&b))
 }
 
 func TestInputStreamBatchRandomized(t *testing.T) {
+	schema := newInputSchema(t, netsync.InputRules[tInput]{})
+	size := schema.InputSize()
 	rng := rand.New(rand.NewPCG(61, 62))
 	for run := range 50 {
 		redundancy := 1 + rng.IntN(netsync.MaxInputsPerBatch)
 		capacity := 16 + rng.IntN(100)
-		s := newInputStream(t, netsync.InputStreamOptions{Capacity: capacity, Redundancy: redundancy})
+		s := newInputStream(t, schema, netsync.InputStreamOptions{Capacity: capacity, Redundancy: redundancy})
 		var b netsync.InputBatch
 		var pkt []byte
 		var decoded netsync.InputBatch
@@ -187,10 +283,14 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 		hasConfirmed := false
 		first := tick
 		for range 500 {
-			raw := randomCommand(rng)
-			raw.Tick = tick
-			raw.ViewTick = min(raw.ViewTick, tick)
-			stored := s.Record(raw)
+			raw := randomInput(rng)
+			h := components.InputHeader{Tick: tick}
+			if rng.IntN(2) == 0 {
+				h.HasView, h.ViewTick = true, tick.Add(-rng.IntN(1<<20))
+				h.ViewFraction, h.InterpolationDelay = wildFloat(rng), wildFloat(rng)*100
+			}
+			stored, _ := s.Record(h, recOf(&raw))
+			stored = append([]byte(nil), stored...)
 			if rng.IntN(3) == 0 { // tick 0 can be confirmed too
 				c := tick.Add(-rng.IntN(min(int(tick), 40) + 1))
 				if !hasConfirmed || c.After(confirmed) {
@@ -206,40 +306,51 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 			if hasConfirmed {
 				unconfirmed = max(0, int(tick.Sub(confirmed)))
 			}
-			// The ring rounds its slots up to a power of two: it holds
-			// at least the last capacity ticks.
-			available := min(int(tick.Sub(first))+1, 1<<bits.Len(uint(capacity-1)))
+			// The ring holds the last capacity ticks.
+			available := min(int(tick.Sub(first))+1, capacity)
 			want := min(netsync.MaxInputsPerBatch, max(unconfirmed, redundancy), available)
-			require.Len(t, b.Inputs, want, "run %d tick %d confirmed %d", run, tick, confirmed)
-			if commandBits(stored) != commandBits(b.Inputs[want-1]) {
-				t.Fatalf("tick %d: batch ends with %+v, recorded %+v", tick, b.Inputs[want-1], stored)
-			}
-			for i, c := range b.Inputs {
-				r, ok := s.Get(c.Tick)
-				if c.Tick != tick.Add(-(want-1-i)) || !ok || commandBits(r) != commandBits(c) {
-					t.Fatalf("tick %d: batch input %d is %+v; ring holds %+v, %v", tick, i, c, r, ok)
+			require.Len(t, b.Heads, want, "run %d tick %d confirmed %d", run, tick, confirmed)
+			require.Len(t, b.Data, want*size)
+			require.Equal(t, stored, b.Data[(want-1)*size:], "tick %d: the batch ends with what was recorded", tick)
+			for i, bh := range b.Heads {
+				rh, r, ok := s.Get(bh.Tick)
+				if !ok || bh.Tick != tick.Add(-(want-1-i)) || rh != bh || string(r) != string(b.Data[i*size:(i+1)*size]) {
+					t.Fatalf("tick %d: batch input %d is %+v % x; ring holds %+v % x, %v", tick, i, bh, b.Data[i*size:(i+1)*size], rh, r, ok)
 				}
 			}
 			// Every batch the stream builds encodes, and the server decodes
 			// exactly what the client predicted with.
-			pkt = netsync.AppendInputs(pkt, &b)
-			require.NoError(t, netsync.DecodeInputs(pkt, &decoded))
-			for i := range b.Inputs {
-				if commandBits(b.Inputs[i]) != commandBits(decoded.Inputs[i]) {
-					t.Fatalf("tick %d: sent %+v, decoded %+v", tick, b.Inputs[i], decoded.Inputs[i])
-				}
-			}
+			pkt = netsync.AppendInputs(pkt, schema, &b)
+			require.NoError(t, netsync.DecodeInputs(pkt, schema, &decoded))
+			require.Equal(t, b.Heads, decoded.Heads, "tick %d", tick)
+			requireSameInputs(t, schema, b.Data, decoded.Data, "tick %d", tick)
 			tick++
 		}
 	}
 }
 
+func TestInputStreamWithoutAnInputType(t *testing.T) {
+	schema := newHeaderOnlySchema(t)
+	s := newInputStream(t, schema, netsync.InputStreamOptions{})
+	stored, refuse := s.Record(components.InputHeader{Tick: 3, HasView: true, ViewTick: 1, ViewFraction: 0.5}, nil)
+	assert.Empty(t, stored)
+	assert.Empty(t, refuse)
+	var b netsync.InputBatch
+	s.Batch(&b)
+	assert.Equal(t, []components.InputHeader{{Tick: 3, HasView: true, ViewTick: 1, ViewFraction: 0.5}}, b.Heads)
+	assert.Empty(t, b.Data)
+}
+
 func TestInputStreamAllocatesNothing(t *testing.T) {
-	s := newInputStream(t, netsync.InputStreamOptions{})
-	b := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, netsync.MaxInputsPerBatch)}
+	schema := newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX})
+	s := newInputStream(t, schema, netsync.InputStreamOptions{})
+	b := netsync.InputBatch{Heads: make([]components.InputHeader, 0, netsync.MaxInputsPerBatch),
+		Data: make([]byte, 0, netsync.MaxInputsPerBatch*schema.InputSize())}
 	tick := gw.Tick(1)
+	var in tInput
 	allocs := testing.AllocsPerRun(500, func() {
-		s.Record(components.InputCommand{Tick: tick, MoveX: 0.3})
+		in = tInput{X: 0.7, Jump: 1, Steer: 2}
+		s.Record(components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 1, ViewFraction: 0.3}, recOf(&in))
 		if tick > 10 {
 			s.Confirm(tick - 10)
 		}
@@ -247,4 +358,5 @@ func TestInputStreamAllocatesNothing(t *testing.T) {
 		tick++
 	})
 	assert.Zero(t, allocs)
+	assert.Len(t, b.Heads, 10)
 }

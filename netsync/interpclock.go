@@ -132,6 +132,10 @@ func (c *InterpolationClock) Advance(now time.Duration) float64 {
 	return c.render
 }
 
+// Started reports whether a snapshot was observed: only then is there a
+// render tick.
+func (c *InterpolationClock) Started() bool { return c.started }
+
 // Delay returns the current interpolation delay in ticks.
 func (c *InterpolationClock) Delay() float64 { return c.delay }
 

@@ -9,7 +9,7 @@ import (
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
 // another version is refused.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // MsgType says what a packet holds; it is the packet's second byte.
 type MsgType uint8
@@ -221,50 +221,59 @@ func DecodeReason(p []byte, t MsgType) (RejectReason, error) {
 	return RejectReason(v), nil
 }
 
-// InputBatch is what a client sends every tick: its newest input commands
-// (oldest first, consecutive ticks) for redundancy against loss, the newest
+// InputBatch is what a client sends every tick: its newest inputs (oldest
+// first, consecutive ticks) for redundancy against loss, the newest
 // snapshot tick it has received, and its clock for RTT measurement.
 type InputBatch struct {
 	ClientTime uint32   // client clock in ms
 	AckTick    ecs.Tick // newest snapshot tick received (0: none yet)
-	Inputs     []components.InputCommand
+	Heads      []components.InputHeader
+	// Data holds the records of the schema's input type, InputSize bytes
+	// each, one per header.
+	Data []byte
+	st   Stream
+	w    BitWriter
+	r    BitReader
 }
 
 // AppendInputs encodes b into buf[:0] and returns the packet. It panics if
-// b holds no input, more than MaxInputsPerBatch or non-consecutive ticks:
-// the client library builds batches, never the network.
-func AppendInputs(buf []byte, b *InputBatch) []byte {
-	n := len(b.Inputs)
-	if n == 0 || n > MaxInputsPerBatch {
-		panic(fmt.Sprintf("netsync: input batch of %d commands; want 1..%d", n, MaxInputsPerBatch))
+// b holds no input, more than MaxInputsPerBatch, non-consecutive ticks or
+// records that do not match the headers: the client library builds
+// batches, never the network. It allocates nothing.
+func AppendInputs(buf []byte, s *Schema, b *InputBatch) []byte {
+	n := len(b.Heads)
+	size := s.InputSize()
+	if n == 0 || n > MaxInputsPerBatch || len(b.Data) != n*size {
+		panic(fmt.Sprintf("netsync: input batch of %d inputs and %d record bytes; want 1..%d inputs of %d bytes", n, len(b.Data), MaxInputsPerBatch, size))
 	}
-	var w BitWriter
-	begin(&w, buf, MsgInputs)
+	w := &b.w
+	begin(w, buf, MsgInputs)
 	w.WriteBits(uint64(b.ClientTime), 32)
 	w.WriteBits(uint64(b.AckTick), 32)
-	newest := b.Inputs[n-1].Tick
+	newest := b.Heads[n-1].Tick
 	w.WriteBits(uint64(newest), 32)
 	w.WriteBits(uint64(n-1), 5)
-	var zero components.InputCommand
-	prev := &zero
-	for i := range b.Inputs {
-		c := &b.Inputs[i]
-		if c.Tick != newest.Add(-(n - 1 - i)) {
-			panic(fmt.Sprintf("netsync: input batch ticks are not consecutive at %d", c.Tick))
+	var prevH *components.InputHeader
+	var prev []byte
+	for i := range b.Heads {
+		h := &b.Heads[i]
+		if h.Tick != newest.Add(-(n - 1 - i)) {
+			panic(fmt.Sprintf("netsync: input batch ticks are not consecutive at %d", h.Tick))
 		}
-		writeInput(&w, c, prev)
-		prev = c
+		rec := b.Data[i*size : (i+1)*size]
+		s.writeInput(&b.st, w, h, prevH, rec, prev)
+		prevH, prev = h, rec
 	}
 	return w.Bytes()
 }
 
-// DecodeInputs decodes an inputs packet into b, reusing b.Inputs'
-// capacity (at most MaxInputsPerBatch commands, so a hostile packet cannot
-// make it grow). Values are range-checked; move vectors longer than 1 are
-// left for the InputBuffer to clamp and count.
-func DecodeInputs(p []byte, b *InputBatch) error {
-	var r BitReader
-	if err := open(&r, p, MsgInputs); err != nil {
+// DecodeInputs decodes an inputs packet into b, reusing its capacity (at
+// most MaxInputsPerBatch inputs, so a hostile packet cannot make it grow).
+// Every value is checked by the input type's description; the game's
+// Validate runs later, in the InputBuffer.
+func DecodeInputs(p []byte, s *Schema, b *InputBatch) error {
+	r := &b.r
+	if err := open(r, p, MsgInputs); err != nil {
 		return err
 	}
 	ct, _ := r.ReadBits(32)
@@ -275,22 +284,27 @@ func DecodeInputs(p []byte, b *InputBatch) error {
 		return err
 	}
 	n := int(n1) + 1
+	size := s.InputSize()
 	b.ClientTime, b.AckTick = uint32(ct), ecs.Tick(ack)
-	if cap(b.Inputs) < MaxInputsPerBatch {
-		b.Inputs = make([]components.InputCommand, 0, MaxInputsPerBatch)
+	if cap(b.Heads) < MaxInputsPerBatch {
+		b.Heads = make([]components.InputHeader, 0, MaxInputsPerBatch)
 	}
-	b.Inputs = b.Inputs[:n]
-	var zero components.InputCommand
-	prev := &zero
+	if cap(b.Data) < MaxInputsPerBatch*size {
+		b.Data = make([]byte, 0, MaxInputsPerBatch*size)
+	}
+	b.Heads, b.Data = b.Heads[:n], b.Data[:n*size]
+	var prevH *components.InputHeader
+	var prev []byte
 	for i := 0; i < n; i++ {
-		if err := readInput(&r, &b.Inputs[i], prev, ecs.Tick(newest).Add(-(n - 1 - i))); err != nil {
-			b.Inputs = b.Inputs[:0]
+		rec := b.Data[i*size : (i+1)*size]
+		if err := s.readInput(&b.st, r, &b.Heads[i], prevH, rec, prev, ecs.Tick(newest).Add(-(n - 1 - i))); err != nil {
+			b.Heads, b.Data = b.Heads[:0], b.Data[:0]
 			return err
 		}
-		prev = &b.Inputs[i]
+		prevH, prev = &b.Heads[i], rec
 	}
-	if err := end(&r); err != nil {
-		b.Inputs = b.Inputs[:0]
+	if err := end(r); err != nil {
+		b.Heads, b.Data = b.Heads[:0], b.Data[:0]
 		return err
 	}
 	return nil

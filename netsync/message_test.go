@@ -2,6 +2,7 @@ package netsync_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -108,7 +109,7 @@ func TestPeekTypeErrors(t *testing.T) {
 	assert.ErrorIs(t, err, netsync.ErrShortBuffer)
 	_, err = netsync.PeekType([]byte{netsync.ProtocolVersion + 1, byte(netsync.MsgHello)})
 	require.ErrorIs(t, err, netsync.ErrOutOfRange)
-	assert.Contains(t, err.Error(), "version 2")
+	assert.Contains(t, err.Error(), fmt.Sprintf("version %d", netsync.ProtocolVersion+1))
 	for _, typ := range []byte{0, 7, 255} {
 		_, err := netsync.PeekType([]byte{netsync.ProtocolVersion, typ})
 		assert.ErrorIs(t, err, netsync.ErrOutOfRange, "type %d", typ)
@@ -120,17 +121,33 @@ func TestPeekTypeErrors(t *testing.T) {
 	}
 }
 
+// msgInputSchema is the schema the inputs packets of the decoder tests
+// use: tInput without rules (the decoder never runs them). It is built in
+// init, after the quantizers its types use are.
+var msgInputSchema *netsync.Schema
+
+func init() {
+	var b netsync.SchemaBuilder
+	netsync.Component[tPos](&b)
+	netsync.Input[tInput](&b, netsync.InputRules[tInput]{})
+	s, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	msgInputSchema = s
+}
+
 // validPackets returns one valid packet of every message type but
 // snapshots, by name.
 func validPackets(t testing.TB) map[string][]byte {
 	rng := rand.New(rand.NewPCG(1, 2))
-	b := randomBatch(rng, 5, 1000)
+	b := randomBatch(rng, msgInputSchema, 5, 1000)
 	return map[string][]byte{
 		"hello":      netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, TickRate: 60, ClientTime: 7}),
 		"welcome":    netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}),
 		"reject":     netsync.AppendReason(nil, netsync.MsgReject, netsync.RejectFull),
 		"disconnect": netsync.AppendReason(nil, netsync.MsgDisconnect, netsync.ReasonClosed),
-		"inputs":     netsync.AppendInputs(nil, &b),
+		"inputs":     netsync.AppendInputs(nil, msgInputSchema, &b),
 	}
 }
 
@@ -151,7 +168,7 @@ func decodeAny(kind string, p []byte) error {
 		return err
 	case "inputs":
 		var b netsync.InputBatch
-		return netsync.DecodeInputs(p, &b)
+		return netsync.DecodeInputs(p, msgInputSchema, &b)
 	}
 	panic("unknown kind " + kind)
 }
@@ -218,152 +235,165 @@ func TestDecodersNeverPanicOnRandomBytes(t *testing.T) {
 	}
 }
 
-// randomBatch returns a batch of n quantized commands ending at tick newest
-// (starting before tick 0, wrapped, when newest < n-1), with every field varied and, half the time, carried over
-// from the previous command so the "unchanged" encodings are used too.
-func randomBatch(rng *rand.Rand, n int, newest gw.Tick) netsync.InputBatch {
-	b := netsync.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), Inputs: make([]components.InputCommand, n)}
-	var prev components.InputCommand
-	for i := range b.Inputs {
+// randomBatch returns a batch of n inputs ending at tick newest (starting
+// before tick 0, wrapped, when newest < n-1), as the client's stream
+// stores them: headers on the wire's grid and quantized records. Fields
+// are varied and, half the time, carried over from the previous input so
+// the "same as previous" encodings are used too.
+func randomBatch(rng *rand.Rand, s *netsync.Schema, n int, newest gw.Tick) netsync.InputBatch {
+	b := netsync.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), Heads: make([]components.InputHeader, n)}
+	var prev components.InputHeader
+	var in tInput
+	for i := range b.Heads {
 		tick := newest.Add(-(n - 1 - i))
-		c := prev
-		c.Tick = tick
 		keep := func() bool { return i > 0 && rng.IntN(2) == 0 }
-		if !keep() {
-			c.Buttons = rng.Uint32() >> rng.IntN(32)
-		}
-		if !keep() {
-			c.MoveX, c.MoveY = float32(rng.NormFloat64()), float32(rng.NormFloat64())
-		}
-		if !keep() {
-			c.Aim = float32((rng.Float64() - 0.5) * 20)
-		}
-		if tick == 0 || rng.IntN(3) == 0 {
-			// No view tick; a sampler may still fill in the rest.
-			c.ViewTick, c.ViewFraction, c.InterpolationDelay = 0, 0, 0
-			if rng.IntN(2) == 0 {
-				c.ViewFraction, c.InterpolationDelay = rng.Float32(), rng.Float32()*10
+		h := components.InputHeader{Tick: tick}
+		if rng.IntN(3) > 0 {
+			h.HasView = true
+			d := rng.IntN(300)
+			if keep() && prev.HasView {
+				d = int(prev.Tick.Sub(prev.ViewTick))
+			} else if rng.IntN(10) == 0 {
+				d = 1<<20 - 1 - rng.IntN(3)
 			}
-		} else {
-			// 0..299 ticks before, across the wrap too; tick 0 means none.
-			c.ViewTick = tick.Add(-rng.IntN(300))
-			if c.ViewTick == 0 {
-				c.ViewTick = tick
+			h.ViewTick = tick.Add(-d)
+			h.ViewFraction = float32(rng.IntN(256)) / 256
+			h.InterpolationDelay = float32(rng.IntN(1<<11)) / 16
+			if keep() && prev.HasView {
+				h.InterpolationDelay = prev.InterpolationDelay
 			}
-			c.ViewFraction = rng.Float32()
-			c.InterpolationDelay = rng.Float32() * 140 // beyond the maximum too
 		}
-		switch rng.IntN(4) {
-		case 0:
-			c.OriginX, c.OriginY, c.OriginZ = 0, 0, 0
-		case 1:
-			negZero := float32(math.Copysign(0, -1))
-			c.OriginX, c.OriginY, c.OriginZ = float32(rng.NormFloat64()*100), negZero, float32(rng.NormFloat64())
-			if rng.IntN(2) == 0 {
-				c.OriginX, c.OriginZ = negZero, 0 // -0 only: "no origin" on the wire
-			}
-		default:
-			c.OriginX, c.OriginY, c.OriginZ = float32(rng.NormFloat64()*1e3), float32(rng.NormFloat64()*1e-3), float32(rng.NormFloat64()*1e6)
+		b.Heads[i] = h
+		prev = h
+		if !keep() {
+			in = quantized(s, tInput{X: float32(rng.NormFloat64()), Y: float32(rng.NormFloat64()),
+				Jump: components.Press(rng.IntN(2)), Steer: int8(rng.IntN(7) - 3)})
 		}
-		netsync.QuantizeInput(&c)
-		b.Inputs[i] = c
-		prev = c
+		b.Data = append(b.Data, recOf(&in)[:s.InputSize()]...)
 	}
 	return b
 }
 
-// requireSameCommands checks that two command lists are equal bit for bit.
-func requireSameCommands(t testing.TB, want, got []components.InputCommand) {
-	t.Helper()
-	require.Len(t, got, len(want))
-	for i := range want {
-		w, g := want[i], got[i]
-		require.Equal(t, w, g, "command %d", i)
-		for j, pair := range [][2]float32{
-			{w.MoveX, g.MoveX}, {w.MoveY, g.MoveY}, {w.Aim, g.Aim}, {w.ViewFraction, g.ViewFraction},
-			{w.InterpolationDelay, g.InterpolationDelay}, {w.OriginX, g.OriginX}, {w.OriginY, g.OriginY}, {w.OriginZ, g.OriginZ},
-		} {
-			require.Equal(t, math.Float32bits(pair[0]), math.Float32bits(pair[1]), "command %d float field %d: %v vs %v", i, j, pair[0], pair[1])
-		}
-	}
-}
-
 func TestInputBatchRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var got netsync.InputBatch
-	buf := make([]byte, 0, 64)
-	for n := 1; n <= netsync.MaxInputsPerBatch; n++ {
-		for _, newest := range []gw.Tick{gw.Tick(n - 1), gw.Tick(n), 0, 1000, gw.Tick(rng.Int64N(math.MaxUint32)), math.MaxUint32} {
-			for range 20 {
-				b := randomBatch(rng, n, newest)
-				buf = netsync.AppendInputs(buf, &b)
-				typ, err := netsync.PeekType(buf)
-				require.NoError(t, err)
-				require.Equal(t, netsync.MsgInputs, typ)
-				require.NoError(t, netsync.DecodeInputs(buf, &got), "n=%d newest=%d", n, newest)
-				assert.Equal(t, b.ClientTime, got.ClientTime)
-				assert.Equal(t, b.AckTick, got.AckTick)
-				requireSameCommands(t, b.Inputs, got.Inputs)
+	for _, s := range []*netsync.Schema{msgInputSchema, newHeaderOnlySchema(t)} {
+		var got netsync.InputBatch
+		buf := make([]byte, 0, 64)
+		for n := 1; n <= netsync.MaxInputsPerBatch; n++ {
+			for _, newest := range []gw.Tick{gw.Tick(n - 1), gw.Tick(n), 0, 1000, gw.Tick(rng.Int64N(math.MaxUint32)), math.MaxUint32} {
+				for range 20 {
+					b := randomBatch(rng, s, n, newest)
+					buf = netsync.AppendInputs(buf, s, &b)
+					typ, err := netsync.PeekType(buf)
+					require.NoError(t, err)
+					require.Equal(t, netsync.MsgInputs, typ)
+					require.NoError(t, netsync.DecodeInputs(buf, s, &got), "n=%d newest=%d", n, newest)
+					assert.Equal(t, b.ClientTime, got.ClientTime)
+					assert.Equal(t, b.AckTick, got.AckTick)
+					require.Equal(t, b.Heads, got.Heads)
+					requireSameInputs(t, s, b.Data, got.Data)
+				}
 			}
 		}
 	}
 }
 
+func TestInputBatchWithoutAnInputTypeCarriesHeadersOnly(t *testing.T) {
+	s := newHeaderOnlySchema(t)
+	heads := []components.InputHeader{{Tick: 9}, {Tick: 10, HasView: true, ViewTick: 7, ViewFraction: 0.5, InterpolationDelay: 1.5}}
+	p := netsync.AppendInputs(nil, s, &netsync.InputBatch{ClientTime: 3, AckTick: 8, Heads: heads})
+	var got netsync.InputBatch
+	require.NoError(t, netsync.DecodeInputs(p, s, &got))
+	assert.Equal(t, heads, got.Heads)
+	assert.Empty(t, got.Data)
+	assert.Equal(t, uint32(3), got.ClientTime)
+	assert.Equal(t, gw.Tick(8), got.AckTick)
+	// 14 bytes and 5 bits of header, 1 bit for the first input, 1+1+8+8+1+11
+	// for the second: no "same record" bits.
+	assert.Len(t, p, (14*8+5+1+30+7)/8)
+
+	assert.Panics(t, func() {
+		netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: heads, Data: make([]byte, 1)})
+	}, "a header-only batch has no record bytes")
+}
+
 func TestInputBatchEncodesOnlyWhatChanged(t *testing.T) {
-	same := make([]components.InputCommand, 32)
-	for i := range same {
-		same[i] = components.InputCommand{Tick: gw.Tick(100 + i), Buttons: 5, MoveX: 1, Aim: 1}
-		netsync.QuantizeInput(&same[i])
+	s := msgInputSchema
+	b := netsync.InputBatch{}
+	in := quantized(s, tInput{X: 1, Y: 0.5, Jump: 1, Steer: 2})
+	for i := range 32 {
+		b.Heads = append(b.Heads, components.InputHeader{Tick: gw.Tick(100 + i)})
+		b.Data = append(b.Data, recOf(&in)...)
 	}
-	one := netsync.AppendInputs(nil, &netsync.InputBatch{Inputs: same[:1]})
-	all := netsync.AppendInputs(nil, &netsync.InputBatch{Inputs: same})
-	// Each repeated command costs 5 "unchanged" bits.
-	assert.LessOrEqual(t, len(all)-len(one), (31*5+7)/8+1)
+	one := netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: b.Heads[:1], Data: b.Data[:s.InputSize()]})
+	all := netsync.AppendInputs(nil, s, &b)
+	// Each repeated input costs 2 bits: no view, same record.
+	assert.LessOrEqual(t, len(all)-len(one), (31*2+7)/8+1)
 }
 
 func TestAppendInputsPanicsOnBatchesTheClientNeverBuilds(t *testing.T) {
-	assert.Panics(t, func() { netsync.AppendInputs(nil, &netsync.InputBatch{}) })
+	s := msgInputSchema
+	size := s.InputSize()
+	assert.Panics(t, func() { netsync.AppendInputs(nil, s, &netsync.InputBatch{}) })
 	assert.Panics(t, func() {
-		netsync.AppendInputs(nil, &netsync.InputBatch{Inputs: make([]components.InputCommand, netsync.MaxInputsPerBatch+1)})
+		n := netsync.MaxInputsPerBatch + 1
+		heads := make([]components.InputHeader, n)
+		for i := range heads {
+			heads[i].Tick = gw.Tick(i)
+		}
+		netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: heads, Data: make([]byte, n*size)})
 	})
 	assert.Panics(t, func() {
-		netsync.AppendInputs(nil, &netsync.InputBatch{Inputs: []components.InputCommand{{Tick: 5}, {Tick: 7}}})
+		netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: []components.InputHeader{{Tick: 5}, {Tick: 7}}, Data: make([]byte, 2*size)})
 	})
 	assert.Panics(t, func() {
-		netsync.AppendInputs(nil, &netsync.InputBatch{Inputs: []components.InputCommand{{Tick: 5}, {Tick: 5}}})
+		netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: []components.InputHeader{{Tick: 5}, {Tick: 5}}, Data: make([]byte, 2*size)})
+	})
+	assert.Panics(t, func() {
+		netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: []components.InputHeader{{Tick: 5}, {Tick: 6}}, Data: make([]byte, 2*size-1)})
+	}, "records that do not match the headers")
+	assert.NotPanics(t, func() {
+		netsync.AppendInputs(nil, s, &netsync.InputBatch{Heads: []components.InputHeader{{Tick: 5}, {Tick: 6}}, Data: make([]byte, 2*size)})
 	})
 }
 
 func TestDecodeInputsReusesCapacityAndNeverGrowsBeyondABatch(t *testing.T) {
+	s := msgInputSchema
+	size := s.InputSize()
 	rng := rand.New(rand.NewPCG(5, 6))
-	b := randomBatch(rng, netsync.MaxInputsPerBatch, 5000)
-	p := netsync.AppendInputs(nil, &b)
+	b := randomBatch(rng, s, netsync.MaxInputsPerBatch, 5000)
+	p := netsync.AppendInputs(nil, s, &b)
 
 	var got netsync.InputBatch
-	require.NoError(t, netsync.DecodeInputs(p, &got))
-	assert.Equal(t, netsync.MaxInputsPerBatch, cap(got.Inputs), "a nil slice grows to one batch")
-	first := got.Inputs
-	require.NoError(t, netsync.DecodeInputs(p, &got))
-	assert.True(t, sharesArray(first, got.Inputs), "the second decode reuses the first's array")
+	require.NoError(t, netsync.DecodeInputs(p, s, &got))
+	assert.Equal(t, netsync.MaxInputsPerBatch, cap(got.Heads), "a nil slice grows to one batch")
+	assert.Equal(t, netsync.MaxInputsPerBatch*size, cap(got.Data))
+	firstHeads, firstData := got.Heads, got.Data
+	require.NoError(t, netsync.DecodeInputs(p, s, &got))
+	assert.True(t, sharesArray(firstHeads, got.Heads), "the second decode reuses the first's arrays")
+	assert.True(t, sharesArray(firstData, got.Data))
 
-	small := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, 3)}
-	require.NoError(t, netsync.DecodeInputs(p, &small))
-	assert.Equal(t, netsync.MaxInputsPerBatch, cap(small.Inputs))
+	small := netsync.InputBatch{Heads: make([]components.InputHeader, 0, 3), Data: make([]byte, 0, 3*size)}
+	require.NoError(t, netsync.DecodeInputs(p, s, &small))
+	assert.Equal(t, netsync.MaxInputsPerBatch, cap(small.Heads))
+	assert.Equal(t, netsync.MaxInputsPerBatch*size, cap(small.Data))
 
-	big := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, 100)}
-	bigData := big.Inputs
-	require.NoError(t, netsync.DecodeInputs(p, &big))
-	assert.True(t, sharesArray(bigData, big.Inputs), "a larger array is reused, not replaced")
-	assert.Len(t, big.Inputs, netsync.MaxInputsPerBatch)
+	big := netsync.InputBatch{Heads: make([]components.InputHeader, 0, 100), Data: make([]byte, 0, 100*size)}
+	bigHeads, bigData := big.Heads, big.Data
+	require.NoError(t, netsync.DecodeInputs(p, s, &big))
+	assert.True(t, sharesArray(bigHeads, big.Heads), "a larger array is reused, not replaced")
+	assert.True(t, sharesArray(bigData, big.Data))
+	assert.Len(t, big.Heads, netsync.MaxInputsPerBatch)
+	assert.Len(t, big.Data, netsync.MaxInputsPerBatch*size)
 
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := netsync.DecodeInputs(p, &got); err != nil {
+		if err := netsync.DecodeInputs(p, s, &got); err != nil {
 			panic(err)
 		}
 	})
 	assert.Zero(t, allocs)
 	buf := make([]byte, 0, 512)
-	allocs = testing.AllocsPerRun(100, func() { buf = netsync.AppendInputs(buf, &b) })
+	allocs = testing.AllocsPerRun(100, func() { buf = netsync.AppendInputs(buf, s, &b) })
 	assert.Zero(t, allocs)
 }
 
@@ -384,132 +414,157 @@ func newInputPacket(newest gw.Tick, n int) *inputPacket {
 	return p
 }
 
-// command writes one command: optional buttons, move codes, aim code,
-// view (delta, fraction code, delay code) and origin.
-func (p *inputPacket) command(buttons *uint64, move *[2]uint64, aim *uint64, view *[3]int64, origin *[3]float32) *inputPacket {
-	w := &p.w
-	w.WriteBool(buttons != nil)
-	if buttons != nil {
-		w.WriteUvarint(*buttons)
-	}
-	w.WriteBool(move != nil)
-	if move != nil {
-		w.WriteBits(move[0], 8)
-		w.WriteBits(move[1], 8)
-	}
-	w.WriteBool(aim != nil)
-	if aim != nil {
-		w.WriteBits(*aim, 16)
-	}
-	w.WriteBool(view != nil)
+// view writes an input's view part: none when view is nil, else the
+// distance to the input's tick, the fraction code and the delay code, all
+// sent in full.
+func (p *inputPacket) view(view *[3]int64) *inputPacket {
+	p.w.WriteBool(view != nil)
 	if view != nil {
-		w.WriteBool(false) // not the previous command's view distance
-		w.WriteVarint(view[0])
-		w.WriteBits(uint64(view[1]), 8)
-		w.WriteBool(false) // not the previous command's delay
-		w.WriteBits(uint64(view[2]), 11)
-	}
-	w.WriteBool(origin != nil)
-	if origin != nil {
-		w.WriteFloat32(origin[0])
-		w.WriteFloat32(origin[1])
-		w.WriteFloat32(origin[2])
+		p.w.WriteBool(false) // not the previous input's view distance
+		p.w.WriteVarint(view[0])
+		p.w.WriteBits(uint64(view[1]), 8)
+		p.w.WriteBool(false) // not the previous input's delay
+		p.w.WriteBits(uint64(view[2]), 11)
 	}
 	return p
 }
 
+// record writes a tInput record: "same as the previous record" when codes
+// is nil, else its codes (X, Y, Jump, Steer-(-3)).
+func (p *inputPacket) record(codes *[4]uint64) *inputPacket {
+	p.w.WriteBool(codes == nil)
+	if codes != nil {
+		p.w.WriteBits(codes[0], testInputQ.Bits())
+		p.w.WriteBits(codes[1], testInputQ.Bits())
+		p.w.WriteBits(codes[2], 1)
+		p.w.WriteBits(codes[3], 3)
+	}
+	return p
+}
+
+// input writes one whole input of the tInput schema.
+func (p *inputPacket) input(view *[3]int64, codes *[4]uint64) *inputPacket {
+	return p.view(view).record(codes)
+}
+
 func (p *inputPacket) bytes() []byte { return p.w.Bytes() }
 
+// zero codes a neutral tInput: both axes at 0, no jump, no steering.
+var zero = &[4]uint64{64, 64, 0, 3}
+
 func TestDecodeInputsRefusesOutOfRangeValues(t *testing.T) {
-	u := func(v uint64) *uint64 { return &v }
-	nan := float32(math.NaN())
-	inf := float32(math.Inf(-1))
-	valid := newInputPacket(100, 1).command(u(3), &[2]uint64{127 + 127, 0}, u(65535), &[3]int64{4, 255, 2047}, &[3]float32{1, 2, 3}).bytes()
+	s := msgInputSchema
+	valid := newInputPacket(100, 1).input(&[3]int64{4, 255, 2047}, &[4]uint64{128, 0, 1, 6}).bytes()
 	var b netsync.InputBatch
-	require.NoError(t, netsync.DecodeInputs(valid, &b), "the hand-built packet is valid")
-	assert.Equal(t, components.InputCommand{Tick: 100, Buttons: 3, MoveX: 1, MoveY: -1, Aim: b.Inputs[0].Aim,
-		ViewTick: 96, ViewFraction: 255.0 / 256, InterpolationDelay: 2047.0 / 16, OriginX: 1, OriginY: 2, OriginZ: 3}, b.Inputs[0])
+	require.NoError(t, netsync.DecodeInputs(valid, s, &b), "the hand-built packet is valid")
+	assert.Equal(t, []components.InputHeader{{Tick: 100, HasView: true, ViewTick: 96, ViewFraction: 255.0 / 256, InterpolationDelay: 2047.0 / 16}}, b.Heads)
+	assert.Equal(t, tInput{X: 1, Y: -1, Jump: 1, Steer: 3}, inputOf(t, b.Data))
 
 	// Ticks wrap: a batch and a view may start before tick 0, and a view
 	// may be up to 2^20-1 ticks back.
-	wrapped := newInputPacket(2, 4).command(nil, nil, nil, &[3]int64{5, 0, 0}, nil).command(nil, nil, nil, nil, nil).command(nil, nil, nil, nil, nil).
-		command(nil, nil, nil, &[3]int64{1<<20 - 1, 0, 0}, nil).bytes()
-	require.NoError(t, netsync.DecodeInputs(wrapped, &b), "4 inputs ending at tick 2")
-	require.Len(t, b.Inputs, 4)
+	wrapped := newInputPacket(2, 4).input(&[3]int64{5, 0, 0}, zero).input(nil, nil).input(nil, nil).
+		input(&[3]int64{1<<20 - 1, 0, 0}, nil).bytes()
+	require.NoError(t, netsync.DecodeInputs(wrapped, s, &b), "4 inputs ending at tick 2")
+	require.Len(t, b.Heads, 4)
 	for i, want := range []gw.Tick{math.MaxUint32, 0, 1, 2} {
-		assert.Equal(t, want, b.Inputs[i].Tick)
+		assert.Equal(t, want, b.Heads[i].Tick)
+		assert.Equal(t, tInput{}, inputOf(t, b.Data[i*s.InputSize():(i+1)*s.InputSize()]), "input %d repeats the first record", i)
 	}
-	assert.Equal(t, gw.Tick(math.MaxUint32-5), b.Inputs[0].ViewTick)
-	assert.Equal(t, gw.Tick(2).Add(-(1<<20 - 1)), b.Inputs[3].ViewTick)
+	assert.Equal(t, gw.Tick(math.MaxUint32-5), b.Heads[0].ViewTick)
+	assert.Equal(t, gw.Tick(2).Add(-(1<<20 - 1)), b.Heads[3].ViewTick)
+
+	// A view whose distance is "same as previous" but whose previous input
+	// has no view; a delay likewise.
+	sameView := newInputPacket(100, 2).input(nil, zero)
+	sameView.w.WriteBool(true) // view present
+	sameView.w.WriteBool(true) // same distance as the previous input's: it has none
+	sameView.w.WriteBits(0, 8)
+	sameView.w.WriteBool(false)
+	sameView.w.WriteBits(0, 11)
+	sameView.record(nil)
+	sameDelay := newInputPacket(100, 1)
+	sameDelay.w.WriteBool(true)
+	sameDelay.w.WriteBool(false)
+	sameDelay.w.WriteVarint(3)
+	sameDelay.w.WriteBits(0, 8)
+	sameDelay.w.WriteBool(true) // same delay as the previous input's: there is none
+	sameDelay.record(zero)
 
 	tests := map[string]struct {
 		p    []byte
 		want error
 		text string
 	}{
-		"move x code 255":         {newInputPacket(100, 1).command(nil, &[2]uint64{255, 127}, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "255"},
-		"move y code 255":         {newInputPacket(100, 1).command(nil, &[2]uint64{127, 255}, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "255"},
-		"buttons beyond 32 bits":  {newInputPacket(100, 1).command(u(1<<32), nil, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "4294967296"},
-		"view tick after input":   {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{-1, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "-1 ticks before"},
-		"view after the input":    {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{-1, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
-		"view 2^20 ticks back":    {newInputPacket(1<<21, 1).command(nil, nil, nil, &[3]int64{1 << 20, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "1048576 ticks before"},
-		"view delta max int64":    {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{math.MaxInt64, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
-		"view delta min int64":    {newInputPacket(100, 1).command(nil, nil, nil, &[3]int64{math.MinInt64, 0, 0}, nil).bytes(), netsync.ErrOutOfRange, "view tick"},
-		"NaN origin":              {newInputPacket(100, 1).command(nil, nil, nil, nil, &[3]float32{0, nan, 0}).bytes(), netsync.ErrOutOfRange, "NaN"},
-		"infinite origin":         {newInputPacket(100, 1).command(nil, nil, nil, nil, &[3]float32{0, 0, inf}).bytes(), netsync.ErrOutOfRange, "-Inf"},
-		"second command bad move": {newInputPacket(100, 2).command(nil, nil, nil, nil, nil).command(nil, &[2]uint64{0, 255}, nil, nil, nil).bytes(), netsync.ErrOutOfRange, "255"},
-		"count beyond data":       {newInputPacket(100, 32).command(nil, nil, nil, nil, nil).bytes(), netsync.ErrShortBuffer, ""},
+		"X code 129":               {newInputPacket(100, 1).input(nil, &[4]uint64{129, 64, 0, 3}).bytes(), netsync.ErrOutOfRange, "code 129 out of range 0..128"},
+		"Y code 255":               {newInputPacket(100, 1).input(nil, &[4]uint64{64, 255, 0, 3}).bytes(), netsync.ErrOutOfRange, "code 255"},
+		"steering code 7":          {newInputPacket(100, 1).input(nil, &[4]uint64{64, 64, 0, 7}).bytes(), netsync.ErrOutOfRange, "integer 4 outside -3..3"},
+		"view tick after input":    {newInputPacket(100, 1).input(&[3]int64{-1, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "-1 ticks before"},
+		"view 2^20 ticks back":     {newInputPacket(1<<21, 1).input(&[3]int64{1 << 20, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "1048576 ticks before the input's tick 2097152, outside 0..1048575"},
+		"view delta max int64":     {newInputPacket(100, 1).input(&[3]int64{math.MaxInt64, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "view tick"},
+		"view delta min int64":     {newInputPacket(100, 1).input(&[3]int64{math.MinInt64, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "view tick"},
+		"second input bad X":       {newInputPacket(100, 2).input(nil, zero).input(nil, &[4]uint64{200, 0, 0, 0}).bytes(), netsync.ErrOutOfRange, "200"},
+		"first record repeats":     {newInputPacket(100, 1).input(nil, nil).bytes(), netsync.ErrMalformed, "first input of a batch repeats"},
+		"view repeats none":        {sameView.bytes(), netsync.ErrMalformed, "view tick repeats a previous one that has none"},
+		"delay repeats none":       {sameDelay.bytes(), netsync.ErrMalformed, "delay repeats a previous one that has none"},
+		"count beyond data":        {newInputPacket(100, 32).input(nil, zero).bytes(), netsync.ErrShortBuffer, ""},
+		"trailing garbage":         {append(newInputPacket(100, 1).input(nil, zero).bytes(), 0, 0), netsync.ErrMalformed, "bits after the end"},
+		"names the input type":     {newInputPacket(100, 1).input(nil, &[4]uint64{129, 0, 0, 0}).bytes(), netsync.ErrOutOfRange, "input netsync_test.tInput"},
+		"count of a header packet": {newInputPacket(100, 2).view(nil).view(nil).bytes(), netsync.ErrShortBuffer, ""},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			b := netsync.InputBatch{Inputs: make([]components.InputCommand, 0, netsync.MaxInputsPerBatch)}
-			err := netsync.DecodeInputs(tt.p, &b)
+			b := netsync.InputBatch{Heads: make([]components.InputHeader, 0, netsync.MaxInputsPerBatch)}
+			err := netsync.DecodeInputs(tt.p, s, &b)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, tt.want), "%v is not %v", err, tt.want)
 			assert.Contains(t, err.Error(), tt.text)
-			assert.Empty(t, b.Inputs, "a refused batch holds no command")
+			assert.Empty(t, b.Heads, "a refused batch holds no input")
+			assert.Empty(t, b.Data)
 		})
 	}
 }
 
-func TestDecodeInputsKeepsLongMoveVectorsForTheBuffer(t *testing.T) {
-	// (1, 1) is longer than 1; the decoder passes it on and the input
-	// buffer clamps and counts it.
-	p := newInputPacket(10, 1).command(nil, &[2]uint64{254, 254}, nil, nil, nil).bytes()
+func TestDecodeHeaderOnlyInputsRefusesHostilePackets(t *testing.T) {
+	s := newHeaderOnlySchema(t)
 	var b netsync.InputBatch
-	require.NoError(t, netsync.DecodeInputs(p, &b))
-	assert.Equal(t, float32(1), b.Inputs[0].MoveX)
-	assert.Equal(t, float32(1), b.Inputs[0].MoveY)
+	require.NoError(t, netsync.DecodeInputs(newInputPacket(7, 2).view(nil).view(&[3]int64{3, 1, 2}).bytes(), s, &b))
+	assert.Equal(t, []components.InputHeader{{Tick: 6}, {Tick: 7, HasView: true, ViewTick: 4, ViewFraction: 1.0 / 256, InterpolationDelay: 2.0 / 16}}, b.Heads)
+
+	for name, tt := range map[string]struct {
+		p    []byte
+		want error
+		text string
+	}{
+		"view after the input": {newInputPacket(100, 1).view(&[3]int64{-5, 0, 0}).bytes(), netsync.ErrOutOfRange, "-5 ticks before"},
+		"count beyond data":    {newInputPacket(100, 9).view(nil).bytes(), netsync.ErrShortBuffer, ""},
+		"trailing garbage":     {append(newInputPacket(100, 1).view(nil).bytes(), 1), netsync.ErrMalformed, "after the end"},
+	} {
+		err := netsync.DecodeInputs(tt.p, s, &b)
+		require.Error(t, err, name)
+		assert.ErrorIs(t, err, tt.want, name)
+		assert.Contains(t, err.Error(), tt.text, name)
+		assert.Empty(t, b.Heads, name)
+	}
 }
 
 func TestInputViewRepeatsCostOneBit(t *testing.T) {
+	s := newHeaderOnlySchema(t)
 	batch := netsync.InputBatch{}
 	for tick := gw.Tick(200); tick < 208; tick++ {
-		c := components.InputCommand{Tick: tick, ViewTick: tick - 9, ViewFraction: float32(tick%4) / 4, InterpolationDelay: 5.5}
+		h := components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 9, ViewFraction: float32(tick%4) / 4, InterpolationDelay: 5.5}
 		if tick == 204 {
-			c.ViewTick, c.InterpolationDelay = tick-11, 6 // the delay changed: sent in full once
+			h.ViewTick, h.InterpolationDelay = tick-11, 6 // the delay changed: sent in full once
 		}
-		netsync.QuantizeInput(&c)
-		batch.Inputs = append(batch.Inputs, c)
+		batch.Heads = append(batch.Heads, h)
 	}
-	p := netsync.AppendInputs(nil, &batch)
+	p := netsync.AppendInputs(nil, s, &batch)
 	var got netsync.InputBatch
-	require.NoError(t, netsync.DecodeInputs(p, &got))
-	assert.Equal(t, batch.Inputs, got.Inputs)
-	// 8 inputs: two full view encodings, six at 1+1+1+8+1 bits.
-	assert.Less(t, len(p), 2+4+4+4+1+2*7+8*3, "repeated view distances and delays must be cheap")
-
-	// A first command cannot repeat a view it does not have.
-	w := newInputPacket(100, 1)
-	w.w.WriteBool(false)
-	w.w.WriteBool(false)
-	w.w.WriteBool(false)
-	w.w.WriteBool(true) // view present
-	w.w.WriteBool(true) // "same as previous": there is none
-	w.w.WriteBits(0, 8)
-	w.w.WriteBool(false)
-	w.w.WriteBits(0, 11)
-	w.w.WriteBool(false)
-	err := netsync.DecodeInputs(w.bytes(), &got)
-	assert.ErrorIs(t, err, netsync.ErrMalformed)
+	require.NoError(t, netsync.DecodeInputs(p, s, &got))
+	assert.Equal(t, batch.Heads, got.Heads)
+	// 8 inputs: three full view encodings (the first, 204 and 205, back
+	// to the old distance and delay) at 1+1+8+8+1+11 bits, the other five
+	// at 1+1+8+1 bits.
+	assert.Len(t, p, (14*8+5+3*30+5*11+7)/8, "repeated view distances and delays must be cheap")
+	assert.Equal(t, gw.Tick(197), got.Heads[6].ViewTick)
+	assert.Equal(t, float32(5.5), got.Heads[6].InterpolationDelay)
 }

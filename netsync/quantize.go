@@ -14,7 +14,9 @@ import (
 // nearest step with ties away from zero. Decoding computes min + code*resolution in
 // float64, rounding the product before the sum so that no compiler can fuse
 // them into a multiply-add (which rounds once, and only on some CPUs), then
-// rounds to float32 and caps the result at max. MaxCode is
+// rounds to float32 and caps the result at max; the code of 0 (when the
+// range holds 0) decodes to exactly 0, less than half a step from its grid
+// value. MaxCode is
 // round((max - min) × (1/resolution)), so the top code decodes to within half a
 // step of max, and every decoded value lies in [min, max].
 //
@@ -34,6 +36,8 @@ type Quantizer struct {
 	inv      float64 // 1/resolution; multiplying by it is cheaper than dividing
 	maxCode  uint32
 	nbits    int
+	zero     uint32 // the code of 0, which decodes to exactly 0, when hasZero
+	hasZero  bool
 }
 
 // Range returns a Quantizer for [min, max] at the given resolution. It
@@ -96,7 +100,7 @@ func NewQuantizer(min, max, resolution float32) (Quantizer, error) {
 	// span ≤ 2·magnitude < 2²⁵·spacing and res ≥ 2·spacing, so steps < 2²⁴.
 	inv := 1 / res
 	steps := math.Round(span * inv)
-	return Quantizer{
+	q := Quantizer{
 		min:     min,
 		max:     max,
 		min64:   float64(min),
@@ -104,7 +108,11 @@ func NewQuantizer(min, max, resolution float32) (Quantizer, error) {
 		inv:     inv,
 		maxCode: uint32(steps),
 		nbits:   bits.Len32(uint32(steps)),
-	}, nil
+	}
+	if min <= 0 && max >= 0 {
+		q.zero, q.hasZero = q.Encode(0), true
+	}
+	return q, nil
 }
 
 // float32Spacing returns the gap between adjacent float32 values of
@@ -154,6 +162,12 @@ func (q Quantizer) Decode(u uint32) (float32, error) {
 
 // decode is Decode for a code known to be in range.
 func (q Quantizer) decode(u uint32) float32 {
+	// min + code·resolution misses 0 by a rounding error when resolution
+	// is not a power of two; "no value" must stay exactly 0 (a resting
+	// stick, a stopped body).
+	if q.hasZero && u == q.zero {
+		return 0
+	}
 	// The float64 conversion rounds the product on its own, which the Go spec
 	// guarantees prevents fusing it with the addition.
 	d := float32(q.min64 + float64(float64(u)*q.res64))

@@ -134,7 +134,9 @@ func TestQuantizerDecode(t *testing.T) {
 		want uint32
 	}{
 		{mustQuantizer(t, -1, 1, 0.0013), 0, 0xbf800000},    // -1: min exactly
-		{mustQuantizer(t, -1, 1, 0.0013), 769, 0xb99d48f4},  // -0.00029999728
+		{mustQuantizer(t, -1, 1, 0.0013), 768, 0xbad1b700},  // -0.0015999973
+		{mustQuantizer(t, -1, 1, 0.0013), 769, 0x00000000},  // the code of 0 decodes to exactly 0 (its step value is -0.0003)
+		{mustQuantizer(t, -1, 1, 1.0/127), 127, 0x00000000}, // exactly 0, where -1 + 127·(1/127) rounds off it
 		{mustQuantizer(t, -1, 1, 0.0013), 1538, 0x3f7fd8ae}, // 0.9994: round(1538.46) steps stop short of max
 		{mustQuantizer(t, 0, 1, 0.3), 3, 0x3f666667},        // 0.90000004: round(3.33) steps stop short of max
 		{mustQuantizer(t, 0, 1, 0.35), 3, 0x3f800000},       // 1: round(2.86) steps would pass max and are capped

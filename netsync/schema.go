@@ -53,6 +53,7 @@ type component struct {
 type Schema struct {
 	comps []component
 	types []GhostType
+	input *input // nil without an input type
 	hash  uint64
 }
 
@@ -275,6 +276,10 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 			h = fnv(h, buf[:2])
 		}
 		h = fnv(h, []byte{0xff})
+	}
+	if s.input != nil {
+		binary.LittleEndian.PutUint64(buf[:], s.input.hash)
+		h = fnv(h, buf[:])
 	}
 	s.hash = h
 	return &s, nil

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"time"
+	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
@@ -41,17 +43,29 @@ func (p RollbackPolicy) String() string {
 	return fmt.Sprintf("RollbackPolicy(%d)", uint8(p))
 }
 
-// InputSource samples the local player's input for a tick. It is called
-// once per tick, never during replay; it may read devices (it is not a
-// system). The returned command's Tick is set by the client.
-type InputSource func(w *gw.World, tick gw.Tick) components.InputCommand
+// InputSource samples the local player's input, of the schema's input
+// type, once per tick, never during replay; it may read devices (it is not
+// a system). Make one with [InputFunc].
+type InputSource struct {
+	typ    reflect.Type
+	sample func(w *gw.World, tick gw.Tick, out unsafe.Pointer)
+}
+
+// InputFunc adapts a function returning the game's input type T for a
+// tick. A client refuses it when T is not the schema's input type.
+func InputFunc[T any](f func(w *gw.World, tick gw.Tick) T) *InputSource {
+	return &InputSource{typ: reflect.TypeFor[T](), sample: func(w *gw.World, tick gw.Tick, out unsafe.Pointer) {
+		*(*T)(out) = f(w, tick)
+	}}
+}
 
 // ClientOptions configures a [Client]. The zero value is usable.
 type ClientOptions struct {
 	// TickRate must equal the server's; 60 when zero.
 	TickRate int
-	// Input samples the player's input; nil sends neutral input.
-	Input InputSource
+	// Input samples the player's input; nil sends the input type's zero
+	// value.
+	Input *InputSource
 	// Rollback is the reconciliation policy.
 	Rollback RollbackPolicy
 	// HistoryCapacity is the prediction history in ticks; 128 when zero.
@@ -152,7 +166,8 @@ type Client struct {
 	tx        []byte
 	batch     netsync.InputBatch
 	welcome   netsync.Welcome
-	predicted *generic.Filter2[components.Ghost, components.InputCommand]
+	predicted *generic.Filter2[components.Ghost, components.InputHeader]
+	sampled   []byte // the record being sampled
 	hooks     []correctionHook
 	render    float64
 	lastFrame time.Duration
@@ -183,9 +198,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if err != nil {
 		return nil, err
 	}
-	stream, err := netsync.NewInputStream(opts.Stream)
+	stream, err := netsync.NewInputStream(schema, opts.Stream)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Input != nil && opts.Input.typ != schema.InputType() {
+		return nil, fmt.Errorf("systems: the input source samples %v but the schema's input type is %v", opts.Input.typ, schema.InputType())
 	}
 
 	iclock, err := netsync.NewInterpolationClock(clock.Interval(), opts.Interpolation)
@@ -211,7 +229,8 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		opts: opts, src: src, conn: conn, sync: sync,
 		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
-		predicted: generic.NewFilter2[components.Ghost, components.InputCommand]().With(generic.T[components.Predicted]()),
+		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
+		sampled:   make([]byte, schema.InputSize()),
 		log:       opts.Logger,
 	}
 	if c.log == nil {
@@ -504,19 +523,20 @@ func (c *Client) pushInterpolated(s *netsync.Snapshot) {
 // own ghost exists it sends neutral input: there is nothing to control, and
 // the server must not move a player the client cannot see.
 func (c *Client) sample(w *gw.World) {
-	var cmd components.InputCommand
+	clear(c.sampled)
 	if c.opts.Input != nil && c.ownsGhost(w) {
-		cmd = c.opts.Input(w, w.Tick())
+		c.opts.Input.sample(w, w.Tick(), unsafe.Pointer(unsafe.SliceData(c.sampled)))
 	}
-	cmd.Tick = w.Tick()
+	h := components.InputHeader{Tick: w.Tick()}
 	// What the player sees is the last frame's render tick: the server
 	// rewinds to it for lag compensation.
-	if c.render >= 1 {
-		cmd.ViewTick = gw.Tick(uint32(uint64(c.render)))
-		cmd.ViewFraction = float32(c.render - math.Floor(c.render))
-		cmd.InterpolationDelay = float32(c.InterpolationClock.Delay())
+	if c.InterpolationClock.Started() && c.render >= 0 {
+		h.HasView = true
+		h.ViewTick = gw.Tick(uint32(uint64(math.Floor(c.render))))
+		h.ViewFraction = float32(c.render - math.Floor(c.render))
+		h.InterpolationDelay = float32(c.InterpolationClock.Delay())
 	}
-	c.Inputs.Record(cmd)
+	c.Inputs.Record(h, c.sampled)
 }
 
 // interpolate advances the render tick and shows the interpolated ghosts
@@ -542,14 +562,21 @@ func (c *Client) ownsGhost(w *gw.World) bool {
 // applyInput writes the tick's recorded input onto the predicted ghosts,
 // on normal and replayed ticks alike.
 func (c *Client) applyInput(w *gw.World) {
-	cmd, ok := c.Inputs.Get(w.Tick())
+	h, rec, ok := c.Inputs.Get(w.Tick())
 	if !ok {
-		cmd = components.InputCommand{Tick: w.Tick()}
+		h, rec = components.InputHeader{Tick: w.Tick()}, c.sampled[:0]
 	}
-	q := c.predicted.Query(w.Arche())
+	a := w.Arche()
+	b := c.Binding
+	q := c.predicted.Query(a)
 	for q.Next() {
 		_, in := q.Get()
-		*in = cmd
+		*in = h
+		if b.HasInput {
+			dst := unsafe.Slice((*byte)(a.Get(q.Entity(), b.Input)), b.Schema().InputSize())
+			copy(dst, rec)
+			clear(dst[len(rec):])
+		}
 	}
 }
 
@@ -570,13 +597,13 @@ func (c *Client) send(w *gw.World) {
 		return
 	}
 	c.Inputs.Batch(&c.batch)
-	if len(c.batch.Inputs) == 0 {
+	if len(c.batch.Heads) == 0 {
 		return
 	}
 	c.batch.ClientTime = ms(c.src.Now())
 	if c.hasLatest {
 		c.batch.AckTick = c.latest.Tick
 	}
-	c.tx = netsync.AppendInputs(c.tx, &c.batch)
+	c.tx = netsync.AppendInputs(c.tx, c.Binding.Schema(), &c.batch)
 	_ = c.conn.Send(c.tx)
 }

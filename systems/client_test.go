@@ -117,9 +117,9 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	opts := g.options(2, link(100*time.Millisecond, 0, 0))
 	opts.Step = 33 * time.Millisecond // about 30 frames per second, two ticks each
 	opts.FrameRate = 30
-	opts.Clients[0].Options.Input = func(_ *gw.World, tick gw.Tick) components.InputCommand {
-		return components.InputCommand{MoveX: float32(int(tick%2)*2 - 1)} // zig-zag every tick
-	}
+	opts.Clients[0].Options.Input = systems.InputFunc(func(_ *gw.World, tick gw.Tick) Move {
+		return Move{X: float32(int(tick%2)*2 - 1)} // zig-zag every tick
+	})
 	opts.Clients[1].Options.Interpolation.Delay = 100 * time.Millisecond
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {

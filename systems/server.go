@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
 
@@ -28,7 +29,8 @@ type ServerOptions struct {
 	// SnapshotBytes bounds a snapshot packet; netsync.MaxDatagram when zero.
 	SnapshotBytes int
 	// Inputs configures each connection's input buffer (capacity,
-	// max-ahead, missing-input policy).
+	// max-ahead); the schema's input rules say how inputs are validated
+	// and what replaces a missing one.
 	Inputs netsync.InputBufferOptions
 	// Timeout drops a connection silent for that long, and one that sent
 	// no valid hello within that long of being accepted; 5 s when zero.
@@ -61,8 +63,9 @@ type ServerStats struct {
 	InputsApplied  uint64
 	InputsMissing  uint64
 	InputsLate     uint64
-	InputsRejected uint64 // non-finite values or undecodable input packets
-	InputsClamped  uint64
+	InputsRejected uint64 // undecodable input packets
+	InputsRefused  uint64 // inputs the game's Validate refused
+	InputsClamped  uint64 // inputs the game's Validate changed
 	InputsAhead    uint64 // refused: too far ahead
 	InputsDup      uint64
 	MaxBuffered    int // most inputs one connection held at once
@@ -144,7 +147,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
-	if _, err := netsync.NewInputBuffer(opts.Inputs); err != nil {
+	if _, err := netsync.NewInputBuffer(schema, opts.Inputs); err != nil {
 		return nil, err
 	}
 	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
@@ -193,7 +196,7 @@ func (s *Server) Stats() ServerStats {
 		add(&in, c.inputs.Stats())
 	}
 	st.InputsApplied, st.InputsMissing, st.InputsLate = in.Applied, in.Missing, in.Late
-	st.InputsRejected += in.Rejected
+	st.InputsRefused = in.Refused
 	st.InputsClamped, st.InputsAhead, st.InputsDup = in.Clamped, in.TooFarAhead, in.Duplicates
 	st.MaxBuffered = in.MaxBuffered
 	return st
@@ -205,7 +208,8 @@ func add(dst *netsync.InputStats, s netsync.InputStats) {
 	dst.Duplicates += s.Duplicates
 	dst.Late += s.Late
 	dst.TooFarAhead += s.TooFarAhead
-	dst.Rejected += s.Rejected
+	dst.Refused += s.Refused
+	dst.LatePresses += s.LatePresses
 	dst.Clamped += s.Clamped
 	dst.Applied += s.Applied
 	dst.Missing += s.Missing
@@ -305,7 +309,7 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			_ = c.Close()
 			return true
 		}
-		inputs, _ := netsync.NewInputBuffer(s.opts.Inputs)
+		inputs, _ := netsync.NewInputBuffer(s.Binding.Schema(), s.opts.Inputs)
 		s.nextConn++
 		sc := &serverConn{id: s.nextConn, conn: c, inputs: inputs, heard: now,
 			helloTime: s.hello.ClientTime, helloAt: now}
@@ -354,7 +358,7 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			s.welcome(sc, now)
 		}
 	case netsync.MsgInputs:
-		if err := netsync.DecodeInputs(p, &s.batch); err != nil {
+		if err := netsync.DecodeInputs(p, s.Binding.Schema(), &s.batch); err != nil {
 			s.stats.BadPackets++
 			s.stats.InputsRejected++
 			return false
@@ -366,11 +370,13 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			sc.echo, sc.echoAt, sc.echoed = s.batch.ClientTime, now, true
 		}
 		current := s.World.Tick()
-		for i, c := range s.batch.Inputs {
+		size := s.Binding.Schema().InputSize()
+		for i, h := range s.batch.Heads {
 			// The first copy of the newest tick says how early it came:
 			// late ones too (a negative lead), so the client moves ahead.
-			if r := sc.inputs.Add(c, current); (r == netsync.Accepted || r == netsync.Late) && i == len(s.batch.Inputs)-1 {
-				sc.lead.Observe(c.Tick, serverTime)
+			r := sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
+			if (r == netsync.Accepted || r == netsync.Late) && i == len(s.batch.Heads)-1 {
+				sc.lead.Observe(h.Tick, serverTime)
 			}
 		}
 	case netsync.MsgDisconnect:
@@ -441,12 +447,16 @@ func (s *Server) sendTo(c transport.Conn, sc *serverConn, p []byte) {
 func (s *Server) applyInputs(w *gw.World) {
 	a := w.Arche()
 	tick := w.Tick()
+	b := s.Binding
 	for _, sc := range s.conns {
-		cmd, _ := sc.inputs.Take(tick)
+		h, rec, _ := sc.inputs.Take(tick)
 		s.owned = s.Ghosts.Owned(s.owned[:0], sc.id)
 		for _, e := range s.owned {
-			if a.Has(e, s.Binding.Input) {
-				*(*components.InputCommand)(a.Get(e, s.Binding.Input)) = cmd
+			if a.Has(e, b.Header) {
+				*(*components.InputHeader)(a.Get(e, b.Header)) = h
+			}
+			if b.HasInput && a.Has(e, b.Input) {
+				copy(unsafe.Slice((*byte)(a.Get(e, b.Input)), len(rec)), rec)
 			}
 		}
 	}

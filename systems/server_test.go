@@ -176,8 +176,8 @@ func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
 
 	batch := func(clientTime uint32) []byte {
 		tick := h.Server.World.Tick() + 2
-		return netsync.AppendInputs(nil, &netsync.InputBatch{ClientTime: clientTime,
-			Inputs: []components.InputCommand{{Tick: tick}}})
+		return netsync.AppendInputs(nil, g.schema, &netsync.InputBatch{ClientTime: clientTime,
+			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, g.schema.InputSize())})
 	}
 	newest := batch(1000)
 	older := batch(900)

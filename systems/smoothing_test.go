@@ -23,7 +23,7 @@ import (
 func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float32, corrected int, sm *systems.Smoother) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
-	opts.Clients[0].Options.Input = func(*gw.World, gw.Tick) components.InputCommand { return components.InputCommand{MoveX: 1} }
+	opts.Clients[0].Options.Input = systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} })
 	const kickAt = 180
 	opts.SetupServer = func(s *systems.Server) error {
 		s.Schedule.Add(gw.StagePrediction, g.move)

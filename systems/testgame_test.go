@@ -14,7 +14,7 @@ import (
 	"github.com/ghostwire/ghostwire/transport"
 )
 
-// A one-dimensional test game: Pos moves by the input's MoveX at Speed.
+// A one-dimensional test game: Pos moves by the input's X at Speed.
 
 type Pos struct{ X float32 }
 type Speed struct{ V float32 }
@@ -27,7 +27,15 @@ type testGame struct {
 
 var testQ = netsync.Range(-1000, 1000, 1.0/64)
 
-func (p *Pos) Serialize(s *netsync.Stream)   { s.Float(&p.X, testQ) }
+func (p *Pos) Serialize(s *netsync.Stream) { s.Float(&p.X, testQ) }
+
+// Move is the test game's input: a move along the axis, at most 1 either
+// way.
+type Move struct{ X float32 }
+
+var moveQ = netsync.Range(-1, 1, 1.0/64)
+
+func (m *Move) Serialize(s *netsync.Stream)  { s.Float(&m.X, moveQ) }
 func (v *Speed) Serialize(s *netsync.Stream) { s.Float(&v.V, testQ) }
 
 func newTestGame() *testGame { return newTestGameWith(nil) }
@@ -39,6 +47,7 @@ func newTestGameWith(extra func(b *netsync.SchemaBuilder)) *testGame {
 	pos := netsync.Component[Pos](&b)
 	speed := netsync.Component[Speed](&b)
 	player := b.GhostType("player", pos, speed)
+	netsync.Input[Move](&b, netsync.InputRules[Move]{})
 	if extra != nil {
 		extra(&b)
 	}
@@ -46,12 +55,12 @@ func newTestGameWith(extra func(b *netsync.SchemaBuilder)) *testGame {
 	if err != nil {
 		panic(err)
 	}
-	movers := generic.NewFilter3[Pos, Speed, components.InputCommand]().With(generic.T[components.Predicted]())
+	movers := generic.NewFilter3[Pos, Speed, Move]().With(generic.T[components.Predicted]())
 	move := gw.SystemFunc(func(w *gw.World) {
 		q := movers.Query(w.Arche())
 		for q.Next() {
 			p, sp, in := q.Get()
-			p.X += in.MoveX * sp.V / 60
+			p.X += in.X * sp.V / 60
 		}
 	})
 	return &testGame{schema: s, player: player, move: move}
@@ -79,12 +88,12 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 	}
 	for i := 0; i < n; i++ {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{
-			Input: func(_ *gw.World, tick gw.Tick) components.InputCommand {
+			Input: systems.InputFunc(func(_ *gw.World, tick gw.Tick) Move {
 				if tick/60%2 == 0 {
-					return components.InputCommand{MoveX: 1}
+					return Move{X: 1}
 				}
-				return components.InputCommand{MoveX: -0.5}
-			},
+				return Move{X: -0.5}
+			}),
 		}})
 	}
 	return opts

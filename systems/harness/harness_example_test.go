@@ -25,6 +25,11 @@ var coord = netsync.Range(-1000, 1000, 1.0/64)
 func (p *Pos) Serialize(s *netsync.Stream)   { s.Float(&p.X, coord) }
 func (v *Speed) Serialize(s *netsync.Stream) { s.Float(&v.V, coord) }
 
+// Move is the game's input: what the player did on one tick.
+type Move struct{ X float32 }
+
+func (m *Move) Serialize(s *netsync.Stream) { s.Float(&m.X, netsync.Range(-1, 1, 1.0/64)) }
+
 // The whole path of a ghostwire game: define components and their wire
 // codecs, register a prediction system (shared by server and client) and a
 // side-effect system (client only), and run a server and a client over a
@@ -35,18 +40,19 @@ func Example() {
 	pos := netsync.Component[Pos](&b)
 	speed := netsync.Component[Speed](&b)
 	player := b.GhostType("player", pos, speed)
+	netsync.Input[Move](&b, netsync.InputRules[Move]{})
 	schema, err := b.Build()
 	if err != nil {
 		panic(err)
 	}
 
 	// 2. The prediction system: reads the tick's input from the entity.
-	movers := generic.NewFilter3[Pos, Speed, components.InputCommand]().With(generic.T[components.Predicted]())
+	movers := generic.NewFilter3[Pos, Speed, Move]().With(generic.T[components.Predicted]())
 	move := gw.SystemFunc(func(w *gw.World) {
 		query := movers.Query(w.Arche())
 		for query.Next() {
 			p, s, in := query.Get()
-			p.X += in.MoveX * s.V / 60
+			p.X += in.X * s.V / 60
 		}
 	})
 	// 3. A side effect: once per predicted tick, never in replay.
@@ -68,7 +74,7 @@ func Example() {
 				Down: transport.LinkConfig{Latency: 50 * time.Millisecond},
 			},
 			Options: systems.ClientOptions{
-				Input: func(*gw.World, gw.Tick) components.InputCommand { return components.InputCommand{MoveX: 1} },
+				Input: systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} }),
 			},
 		}},
 		SetupServer: func(s *systems.Server) error {

@@ -96,8 +96,10 @@ type Shot struct {
 	Shooter ecs.Entity
 	// Tick is the server tick the shot is judged on (the input's tick).
 	Tick gw.Tick
-	// View is the tick the shooter saw, with its fraction.
-	View float64
+	// ViewTick and ViewFraction are the tick the shooter saw, with its
+	// fraction in [0, 1).
+	ViewTick     gw.Tick
+	ViewFraction float32
 	// Origin is where the shooter claims the shot started; Dir its
 	// direction (normalized here).
 	Origin, Dir [3]float32
@@ -263,20 +265,20 @@ func (c *Compensator) Record(tick gw.Tick) {
 	c.stats.Records++
 }
 
-// Rewind returns every recorded entity at view (tick plus fraction),
-// blended between the two neighbouring ticks with each component's
-// interpolation, without touching the live world. It errors when view is
-// outside the window ending at the newest recorded tick.
-func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
+// Rewind returns every recorded entity at tick plus fraction (in
+// [0, 1)), blended between the two neighbouring ticks with each
+// component's interpolation, without touching the live world. It errors
+// when that moment is outside the window ending at the newest recorded
+// tick. Ticks compare wrap-safely.
+func (c *Compensator) Rewind(tick gw.Tick, fraction float32) ([]Rewound, error) {
 	newest, ok := c.hist.Newest()
 	if !ok {
 		return nil, errors.New("lagcomp: nothing recorded yet")
 	}
-	if math.IsNaN(view) || view < float64(newest)-c.window || view > float64(newest) {
-		return nil, fmt.Errorf("lagcomp: view tick %.3f outside the window %.3f..%d", view, float64(newest)-c.window, newest)
+	if !c.inWindow(newest, tick, fraction) {
+		return nil, fmt.Errorf("lagcomp: view tick %d%+.3f outside the window of %.3f ticks ending at %d", tick, fraction, c.window, newest)
 	}
-	t0 := gw.Tick(uint32(math.Floor(view)))
-	f := float32(view - math.Floor(view))
+	t0, f := tick, fraction
 	v0, err := c.hist.View(t0)
 	if err != nil {
 		return nil, err
@@ -349,6 +351,16 @@ func (c *Compensator) Rewind(view float64) ([]Rewound, error) {
 	return c.targets, nil
 }
 
+// inWindow reports whether tick+fraction lies in the window ending at
+// newest (never in the future, never extrapolated).
+func (c *Compensator) inWindow(newest, tick gw.Tick, fraction float32) bool {
+	if !(fraction >= 0 && fraction < 1) {
+		return false
+	}
+	back := float64(newest.Sub(tick)) - float64(fraction)
+	return back >= 0 && back <= c.window
+}
+
 // Judge decides one shot. It checks, in order: the view tick against the
 // window (never extrapolating), the fire rate, the claimed origin against
 // the shooter's recorded position, then rewinds every other entity to the
@@ -372,12 +384,13 @@ func (c *Compensator) Present() bool { return c.opts.Present }
 
 func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	newest, _ := c.hist.Newest()
-	view := s.View
+	tick, frac := s.ViewTick, s.ViewFraction
 	if present {
-		view = float64(newest)
+		tick, frac = newest, 0
 	}
+	view := float64(tick) + float64(frac)
 	v := Verdict{Tick: view}
-	if math.IsNaN(view) || view < float64(newest)-c.window || view > float64(newest) {
+	if !c.inWindow(newest, tick, frac) {
 		v.Reason = OutsideWindow
 		return v
 	}
@@ -417,7 +430,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 			return v
 		}
 	}
-	targets, err := c.Rewind(view)
+	targets, err := c.Rewind(tick, frac)
 	if err != nil {
 		v.Reason = OutsideWindow
 		return v

@@ -88,11 +88,11 @@ func BenchmarkRewoundRay(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		shot.Tick, shot.View = gw.Tick(40).Add(2*i), 25.5
+		shot.Tick, shot.ViewTick, shot.ViewFraction = gw.Tick(40).Add(2*i), 25, 0.5
 		t0 := time.Now()
 		lc.Judge(shot)
 		t1 := time.Now()
-		shot.Tick, shot.View = gw.Tick(41).Add(2*i), 40
+		shot.Tick, shot.ViewTick, shot.ViewFraction = gw.Tick(41).Add(2*i), 40, 0
 		lc.Judge(shot)
 		present += time.Since(t1)
 		rewound += t1.Sub(t0)

@@ -34,7 +34,7 @@ func ExampleCompensator_Judge() {
 		lc.Record(tick)
 	}
 
-	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, View: 20.5, Dir: [3]float32{10, 2.05, 0}}
+	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, ViewTick: 20, ViewFraction: 0.5, Dir: [3]float32{10, 2.05, 0}}
 	v := lc.Judge(shot)
 	fmt.Printf("hit %v (%v) at tick %.1f, %.2f away\n", v.Hit, v.Reason, v.Tick, v.Distance)
 	fmt.Println("against the present:", lc.Probe(shot, true).Reason)

@@ -67,9 +67,17 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	return s
 }
 
-// aim returns a shot from the shooter at the point (x, y).
+// aim returns a shot from the shooter at the point (x, y), seen at view
+// (tick plus fraction).
 func (s *scene) aim(x, y float32, view float64) lagcomp.Shot {
-	return lagcomp.Shot{Shooter: s.shooter, Tick: 60, View: view, Dir: [3]float32{x, y, 0}}
+	tick, frac := split(view)
+	return lagcomp.Shot{Shooter: s.shooter, Tick: 60, ViewTick: tick, ViewFraction: frac, Dir: [3]float32{x, y, 0}}
+}
+
+// split parts a view into its tick and fraction.
+func split(view float64) (gw.Tick, float32) {
+	t := math.Floor(view)
+	return gw.Tick(t), float32(view - t)
 }
 
 func TestShotIsJudgedAtTheViewTick(t *testing.T) {
@@ -188,14 +196,14 @@ func TestRewindLeavesTheWorldBitIdentical(t *testing.T) {
 	before := worldSum(s)
 	live := *s.pos.Get(s.target)
 	for view := 30.0; view <= 60; view += 0.25 {
-		targets, err := s.lc.Rewind(view)
+		targets, err := s.lc.Rewind(split(view))
 		require.NoError(t, err)
 		require.Len(t, targets, 2)
 		s.lc.Judge(s.aim(10, float32(view)*0.1, view))
 	}
 	assert.Equal(t, before, worldSum(s))
 	assert.Equal(t, live, *s.pos.Get(s.target))
-	_, err := s.lc.Rewind(10)
+	_, err := s.lc.Rewind(10, 0)
 	assert.ErrorContains(t, err, "outside the window")
 }
 

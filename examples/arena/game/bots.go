@@ -9,7 +9,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // botMode is what a bot is doing.
@@ -61,13 +60,13 @@ func NewBot(seed uint64, clock gw.TimeSource, stopAt time.Duration) *Bot {
 // Input samples the bot's command for a tick: a move by its current mode,
 // and, when its weapon is ready and a living player is in view, a shot
 // aimed exactly at where its client draws that player.
-func (b *Bot) Input(w *gw.World, tick gw.Tick) components.InputCommand {
-	cmd := components.InputCommand{Aim: b.aim}
+func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
+	cmd := Command{Aim: b.aim}
 	if b.clock.Now() >= b.stopAt {
 		return cmd
 	}
 	me, alive := b.me(w)
-	if !b.started || int32(tick-b.until) >= 0 {
+	if !b.started || !tick.Before(b.until) {
 		b.started = true
 		b.mode = botMode(b.rng.IntN(3))
 		b.until = tick.Add(30 + b.rng.IntN(90))
@@ -86,15 +85,15 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) components.InputCommand {
 			cmd.MoveX, cmd.MoveY = b.dx, b.dy
 		}
 	}
-	if alive && seen && int32(tick-b.ready) >= 0 {
+	if alive && seen && !tick.Before(b.ready) {
 		b.aim = float32(math.Atan2(float64(target.Y-me.Y), float64(target.X-me.X)))
 		cmd.Aim = b.aim
-		cmd.Buttons |= ButtonFire
+		cmd.Fire = 1
 		cmd.OriginX, cmd.OriginY = me.X, me.Y
-		b.ready = tick + FireInterval
+		b.ready = tick.Add(FireInterval)
 		b.Fired++
 	}
-	if x, y := netsync.QuantizeMove(cmd.MoveX, cmd.MoveY); x != 0 || y != 0 {
+	if x, y := clampMove(axis.Quantize(cmd.MoveX), axis.Quantize(cmd.MoveY)); x != 0 || y != 0 {
 		b.Moving++
 	}
 	return cmd

@@ -18,16 +18,16 @@ import (
 func TestBotSamplesWithoutOwnPlayer(t *testing.T) {
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	bot := NewBot(7, &gw.VirtualTime{}, time.Hour)
-	var cmd components.InputCommand
+	var cmd Command
 	require.NotPanics(t, func() { cmd = bot.Input(w, 1) })
-	assert.False(t, cmd.Pressed(ButtonFire), "no own player: nothing to fire with")
+	assert.False(t, cmd.Fire.Pressed(), "no own player: nothing to fire with")
 	assert.False(t, w.Arche().IsLocked(), "the bot left a query open")
 
-	own := generic.NewMap4[Position, Health, components.Predicted, components.InputCommand](w.Arche())
-	own.NewWith(&Position{}, &Health{HP: MaxHP}, &components.Predicted{}, &components.InputCommand{})
+	own := generic.NewMap4[Position, Health, components.Predicted, Command](w.Arche())
+	own.NewWith(&Position{}, &Health{HP: MaxHP}, &components.Predicted{}, &Command{})
 	other := generic.NewMap3[Position, Health, components.Interpolated](w.Arche())
 	other.NewWith(&Position{X: 2}, &Health{HP: MaxHP}, &components.Interpolated{})
 	require.NotPanics(t, func() { cmd = bot.Input(w, 2) })
-	assert.True(t, cmd.Pressed(ButtonFire), "a living player with a target in view fires")
+	assert.True(t, cmd.Fire.Pressed(), "a living player with a target in view fires")
 	assert.False(t, w.Arche().IsLocked())
 }

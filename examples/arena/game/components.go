@@ -104,6 +104,7 @@ func NewSchema() (*Schema, error) {
 		}),
 	})
 	player := b.GhostType("player", pos, vel, facing, health)
+	netsync.Input[Command](&b, netsync.InputRules[Command]{Validate: ValidateCommand})
 	s, err := b.Build()
 	if err != nil {
 		return nil, err

@@ -151,7 +151,6 @@ func NewMatch(cfg Config) (*Match, error) {
 		Schema: m.Schema.Schema,
 		Server: systems.ServerOptions{
 			TickRate:  cfg.TickRate,
-			Inputs:    netsync.InputBufferOptions{OneShotButtons: ButtonFire},
 			OnConnect: m.spawnPlayer,
 			OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 				for _, e := range owned {
@@ -180,7 +179,7 @@ func NewMatch(cfg Config) (*Match, error) {
 		ps := m.Players[i]
 		if spec.Options.Input == nil {
 			ps.Bot = NewBot(cfg.Seed*1000+uint64(i)+1, h.Time, m.stopAt)
-			spec.Options.Input = ps.Bot.Input
+			spec.Options.Input = systems.InputFunc(ps.Bot.Input)
 		}
 		own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
 		ownPos := func(w *gw.World) (Position, bool) {
@@ -260,24 +259,24 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
 	c.Schedule.Add(gw.StagePrediction, NewMoveSystem(m.Config.TickRate))
 	c.Schedule.Add(gw.StagePrediction, NewCollideSystem(c.World))
-	own := generic.NewFilter1[components.InputCommand]().With(generic.T[components.Predicted]())
+	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
 	// Input delay: ticks between sampling a key press and the predicted
 	// tick that applies it (ghostwire applies it on the same tick).
 	c.Schedule.AddSideEffect(gw.StagePrePrediction, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
 		for q.Next() {
-			in := q.Get()
+			in, h := q.Get()
 			moving := in.Moving()
 			if moving && !ps.prevMoving {
 				ps.Presses++
-				ps.InputDelay = max(ps.InputDelay, int(w.Tick()-in.Tick))
+				ps.InputDelay = max(ps.InputDelay, int(w.Tick().Sub(h.Tick)))
 			}
 			ps.prevMoving = moving
 		}
 	}))
 	// The footstep and the shot effect: side effects that must fire once
 	// per tick, however often the tick is replayed.
-	alive := generic.NewFilter2[components.InputCommand, Health]().With(generic.T[components.Predicted]())
+	alive := generic.NewFilter2[Command, Health]().With(generic.T[components.Predicted]())
 	c.Schedule.AddSideEffect(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
 		q := alive.Query(w.Arche())
 		for q.Next() {
@@ -285,7 +284,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 			if in.Moving() {
 				ps.Footsteps++
 			}
-			if in.Pressed(ButtonFire) && h.Alive() {
+			if in.Fire.Pressed() && h.Alive() {
 				ps.ShotsFired++
 			}
 		}

@@ -3,9 +3,11 @@ package game
 import (
 	"encoding/json"
 	"math"
+	"math/bits"
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
@@ -78,7 +80,7 @@ func TestEightCollidingClientsAreCorrectedAndConverge(t *testing.T) {
 func TestSpeedHackGainsNothing(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 2, 3*time.Second, 0, 0
-	holdUp := func(*gw.World, gw.Tick) components.InputCommand { return components.InputCommand{MoveY: 1} }
+	holdUp := systems.InputFunc(func(*gw.World, gw.Tick) Command { return Command{MoveY: 1} })
 	cfg.Client = func(i int, spec *harness.ClientSpec) {
 		spec.Options.Input = holdUp
 		if i == 1 {
@@ -123,12 +125,12 @@ func TestSpeedHackGainsNothing(t *testing.T) {
 func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Clients, cfg.Duration, cfg.Jitter, cfg.Loss = 1, 2*time.Second, 0, 0
-	crazy := func(_ *gw.World, tick gw.Tick) components.InputCommand {
+	crazy := systems.InputFunc(func(_ *gw.World, tick gw.Tick) Command {
 		if tick%2 == 0 {
-			return components.InputCommand{MoveX: 10}
+			return Command{MoveX: 10}
 		}
-		return components.InputCommand{MoveX: float32(math.NaN()), MoveY: float32(math.Inf(1))}
-	}
+		return Command{MoveX: float32(math.NaN()), MoveY: float32(math.Inf(1))}
+	})
 	cfg.Client = func(_ int, spec *harness.ClientSpec) { spec.Options.Input = crazy }
 	m, err := NewMatch(cfg)
 	require.NoError(t, err)
@@ -157,12 +159,14 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 		}
 		if welcomed {
 			tick := m.Harness.Server.World.Tick() + 3
-			cmd := components.InputCommand{Tick: tick, MoveX: 1, MoveY: 1} // code (127,127): length √2
+			cmd := Command{MoveX: 1, MoveY: 1} // both axes at their largest code: length √2
 			if sent%5 == 4 {
-				cmd.OriginX = float32(math.NaN())
+				require.NoError(t, conn.Send(originOutOfRange(t, schema, tick, cmd)))
+			} else {
+				buf = netsync.AppendInputs(buf, schema, &netsync.InputBatch{
+					Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&cmd)})
+				require.NoError(t, conn.Send(buf))
 			}
-			buf = netsync.AppendInputs(buf, &netsync.InputBatch{Inputs: []components.InputCommand{cmd}})
-			require.NoError(t, conn.Send(buf))
 			sent++
 		}
 	}
@@ -183,10 +187,45 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	}
 	st := m.Harness.Server.Stats()
 	assert.Greater(t, st.InputsClamped, uint64(10), "length-√2 moves are clamped")
-	assert.Greater(t, st.InputsRejected, uint64(2), "NaN origins are rejected")
+	assert.Greater(t, st.InputsRejected, uint64(2), "origins outside the arena's range are rejected")
 	assert.Greater(t, maxSpeed, MaxSpeed*0.9, "the hostile player did run")
 	assert.LessOrEqual(t, maxSpeed, MaxSpeed*1.0001, "nobody outruns the cap")
 	assert.Equal(t, 2, st.Connections)
+}
+
+// commandBytes views c as the record an InputBatch carries for it.
+func commandBytes(c *Command) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(c)), unsafe.Sizeof(*c))
+}
+
+// originOutOfRange returns the inputs packet of cmd for tick with OriginY
+// coded beyond its quantizer's largest code: the NaN origin of a hostile
+// client, which the library's encoder would clamp into range. It finds
+// the field's top bit as the one bit where the packets of the largest and
+// the smallest OriginY differ, and sets the bit below it too.
+func originOutOfRange(t *testing.T, s *netsync.Schema, tick gw.Tick, cmd Command) []byte {
+	t.Helper()
+	encode := func(y float32) []byte {
+		c := cmd
+		c.OriginY = y
+		return netsync.AppendInputs(nil, s, &netsync.InputBatch{
+			Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&c)})
+	}
+	hi, lo := encode(16), encode(-16)
+	require.Len(t, lo, len(hi))
+	top := -1
+	for i := range hi {
+		if d := hi[i] ^ lo[i]; d != 0 {
+			require.Equal(t, -1, top, "the packets differ in more than one byte")
+			require.Equal(t, 1, bits.OnesCount8(d), "the packets differ in more than one bit")
+			top = i*8 + bits.TrailingZeros8(d)
+		}
+	}
+	require.Positive(t, top, "OriginY's top bit")
+	hi[(top-1)/8] |= 1 << ((top - 1) % 8)
+	var b netsync.InputBatch
+	require.ErrorIs(t, netsync.DecodeInputs(hi, s, &b), netsync.ErrOutOfRange, "the crafted packet is undecodable")
+	return hi
 }
 
 func TestSameSeedSameReport(t *testing.T) {

@@ -16,18 +16,18 @@ import (
 // MaxSpeed) by at most Acceleration·dt, moves it, stops it at the walls and
 // pillars, and turns it to the input's aim. Server and client run exactly
 // this code in the prediction stage. It reads the tick's input from the
-// entity's InputCommand, never from a device, and dt is the fixed tick
+// entity's Command, never from a device, and dt is the fixed tick
 // length. The dead do not move.
 type MoveSystem struct {
 	DT     float32
-	filter *generic.Filter5[Position, Velocity, Facing, Health, components.InputCommand]
+	filter *generic.Filter5[Position, Velocity, Facing, Health, Command]
 }
 
 // NewMoveSystem returns the movement system for a tick rate.
 func NewMoveSystem(tickRate int) *MoveSystem {
 	return &MoveSystem{
 		DT:     1 / float32(tickRate),
-		filter: generic.NewFilter5[Position, Velocity, Facing, Health, components.InputCommand]().With(generic.T[components.Predicted]()),
+		filter: generic.NewFilter5[Position, Velocity, Facing, Health, Command]().With(generic.T[components.Predicted]()),
 	}
 }
 

@@ -11,9 +11,6 @@ import (
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
-// ButtonFire is the InputCommand.Buttons bit of the trigger.
-const ButtonFire uint32 = 1
-
 // Weapon and life.
 const (
 	MaxHP        = 100 // hit points of a fresh player
@@ -63,14 +60,14 @@ type ShotStats struct {
 type ShotSystem struct {
 	LC      *lagcomp.Compensator
 	Stats   ShotStats
-	shooter *generic.Filter3[Position, Health, components.InputCommand]
+	shooter *generic.Filter3[Health, Command, components.InputHeader]
 	health  generic.Map[Health]
 	shots   []lagcomp.Shot
 }
 
 // NewShotSystem returns the trigger system of a server world.
 func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
-	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Position, Health, components.InputCommand](),
+	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Health, Command, components.InputHeader](),
 		health: generic.NewMap[Health](w.Arche()), Stats: ShotStats{Verdicts: map[string]uint64{}}}
 	for _, r := range lagcomp.Reasons() {
 		s.Stats.Verdicts[r.String()] = 0
@@ -83,19 +80,22 @@ func (s *ShotSystem) Update(w *gw.World) {
 	s.shots = s.shots[:0]
 	q := s.shooter.Query(w.Arche())
 	for q.Next() {
-		_, h, in := q.Get()
-		if !in.Pressed(ButtonFire) || in.Tick != w.Tick() {
+		h, in, head := q.Get()
+		if !in.Fire.Pressed() || head.Tick != w.Tick() {
 			continue
 		}
 		// A player killed after the moment it saw may still fire: the
 		// shot was decided before it could know (seed 004's rule).
-		view := float64(in.ViewTick) + float64(in.ViewFraction)
-		if !h.Alive() && float64(h.Respawn-RespawnTicks) <= view {
+		if !h.Alive() && (!head.HasView || !head.ViewTick.Before(h.Respawn.Add(-RespawnTicks))) {
 			continue
 		}
 		sin, cos := math.Sincos(float64(in.Aim))
-		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: in.Tick,
-			View:   float64(in.ViewTick) + float64(in.ViewFraction),
+		// A shooter that showed nothing yet is judged against the present.
+		view, frac := head.Tick, float32(0)
+		if head.HasView {
+			view, frac = head.ViewTick, head.ViewFraction
+		}
+		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: head.Tick, ViewTick: view, ViewFraction: frac,
 			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}})
 	}
 	damaged := false

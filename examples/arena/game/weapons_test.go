@@ -13,6 +13,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
@@ -68,19 +69,19 @@ func TestServerRefusesImpossibleShots(t *testing.T) {
 		switch i {
 		case 1: // trigger-happy: fires every tick at whoever it sees
 			bot := NewBot(99, &gw.VirtualTime{}, time.Hour)
-			spec.Options.Input = func(w *gw.World, tick gw.Tick) components.InputCommand {
+			spec.Options.Input = systems.InputFunc(func(w *gw.World, tick gw.Tick) Command {
 				bot.ready = 0
 				return bot.Input(w, tick)
-			}
+			})
 		case 2: // claims to shoot from 5 units to its right
 			bot := NewBot(98, &gw.VirtualTime{}, time.Hour)
-			spec.Options.Input = func(w *gw.World, tick gw.Tick) components.InputCommand {
+			spec.Options.Input = systems.InputFunc(func(w *gw.World, tick gw.Tick) Command {
 				c := bot.Input(w, tick)
-				if c.Pressed(ButtonFire) {
+				if c.Fire.Pressed() {
 					c.OriginX += 5
 				}
 				return c
-			}
+			})
 		}
 	}
 	m, err := NewMatch(cfg)
@@ -216,7 +217,8 @@ type shotRig struct {
 	shots           *ShotSystem
 	lc              *lagcomp.Compensator
 	shooter, target ecs.Entity
-	input           generic.Map[components.InputCommand]
+	input           generic.Map[Command]
+	head            generic.Map[components.InputHeader]
 }
 
 func newShotRig(t *testing.T, lagComp bool) *shotRig {
@@ -234,11 +236,12 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 	require.NoError(t, lagcomp.Declare[Position](lc))
 	require.NoError(t, lagcomp.Declare[Facing](lc))
 	require.NoError(t, lagcomp.Declare[Health](lc))
-	spawn := generic.NewMap5[Position, Facing, Health, components.Hitboxes, components.InputCommand](w.Arche())
+	spawn := generic.NewMap6[Position, Facing, Health, components.Hitboxes, Command, components.InputHeader](w.Arche())
 	hb := PlayerHitboxes()
-	r := &shotRig{w: w, lc: lc, shots: NewShotSystem(w, lc), input: generic.NewMap[components.InputCommand](w.Arche())}
-	r.shooter = spawn.NewWith(&Position{X: -3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &components.InputCommand{})
-	r.target = spawn.NewWith(&Position{X: 3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &components.InputCommand{})
+	r := &shotRig{w: w, lc: lc, shots: NewShotSystem(w, lc), input: generic.NewMap[Command](w.Arche()),
+		head: generic.NewMap[components.InputHeader](w.Arche())}
+	r.shooter = spawn.NewWith(&Position{X: -3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &Command{}, &components.InputHeader{})
+	r.target = spawn.NewWith(&Position{X: 3, Y: 2}, &Facing{}, &Health{HP: MaxHP}, &hb, &Command{}, &components.InputHeader{})
 	for tick := gw.Tick(1); tick < 20; tick++ {
 		r.tick(tick, false)
 	}
@@ -249,9 +252,11 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 // (as it stood one tick earlier) if fire is set.
 func (r *shotRig) tick(tick gw.Tick, fire bool) {
 	r.w.SetTick(tick)
-	*r.input.Get(r.shooter) = components.InputCommand{Tick: tick}
+	*r.input.Get(r.shooter) = Command{}
+	*r.head.Get(r.shooter) = components.InputHeader{Tick: tick}
 	if fire {
-		*r.input.Get(r.shooter) = components.InputCommand{Tick: tick, Buttons: ButtonFire, ViewTick: tick - 1, OriginX: -3, OriginY: 2}
+		*r.input.Get(r.shooter) = Command{Fire: 1, OriginX: -3, OriginY: 2}
+		*r.head.Get(r.shooter) = components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 1}
 	}
 	r.lc.Update(r.w)
 	r.shots.Update(r.w)
@@ -288,8 +293,8 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	hp, ok := gw.HistoryValue[Health](r.lc.History(), 20, r.target)
 	require.True(t, ok)
 	assert.False(t, hp.Alive(), "the history of tick 20 holds the target alive: %+v", hp)
-	for _, view := range []float64{20, 20.5} {
-		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, View: view, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}}
-		assert.Equal(t, lagcomp.NotVisible, r.lc.Probe(shot, false).Reason, "view %v", view)
+	for _, frac := range []float32{0, 0.5} {
+		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, ViewFraction: frac, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}}
+		assert.Equal(t, lagcomp.NotVisible, r.lc.Probe(shot, false).Reason, "view 20 + %v", frac)
 	}
 }

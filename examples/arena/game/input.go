@@ -1,0 +1,96 @@
+package game
+
+import (
+	"math"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// Command is the arena's input: what a player did on one tick. It is the
+// game's own type; ghostwire carries it beside its header (tick, view)
+// without looking inside.
+type Command struct {
+	// MoveX and MoveY are the move axes; the vector's length is at most 1
+	// (Validate clamps longer ones).
+	MoveX, MoveY float32
+	// Aim is the view yaw in radians.
+	Aim float32
+	// Fire is the trigger: pressed on the tick of the shot.
+	Fire components.Press
+	// OriginX and OriginY are where the player claims the shot started;
+	// the server checks the claim.
+	OriginX, OriginY float32
+}
+
+// Moving reports whether the move vector is not zero.
+func (c *Command) Moving() bool { return c.MoveX != 0 || c.MoveY != 0 }
+
+// Wire forms: move axes in 1/127 steps, aim in 2^16 steps per turn, the
+// origin like a position.
+var (
+	axis = netsync.Range(-1, 1, 1.0/127)
+	aim  = netsync.Angle(16)
+)
+
+// Serialize is Command's wire form.
+func (c *Command) Serialize(s *netsync.Stream) {
+	s.Float(&c.MoveX, axis)
+	s.Float(&c.MoveY, axis)
+	s.Angle(&c.Aim, aim)
+	s.Press(&c.Fire)
+	s.Float(&c.OriginX, coord)
+	s.Float(&c.OriginY, coord)
+}
+
+// moveSteps is the move axes' grid: 1/127 per step.
+const moveSteps = 127
+
+// ValidateCommand is the arena's input rule: a move vector longer than 1
+// is scaled to length 1 and put back on the wire's grid, truncated toward
+// zero so its length stays at most 1 (clamped).
+func ValidateCommand(c *Command) (clamped bool, refuse string) {
+	x, y := clampMove(c.MoveX, c.MoveY)
+	clamped = x != c.MoveX || y != c.MoveY
+	c.MoveX, c.MoveY = x, y
+	return clamped, ""
+}
+
+// clampMove returns (x, y) when its length is at most 1, else the vector
+// scaled to length 1 with each axis truncated toward zero to the wire's
+// grid (then shortened by a step while rounding left it longer than 1).
+// The result is on the grid, so the wire carries it unchanged and the
+// server, validating it again, leaves it as it is.
+func clampMove(x, y float32) (float32, float32) {
+	if moveLen2(x, y) <= 1 {
+		return x, y
+	}
+	l := math.Sqrt(moveLen2(x, y))
+	cx := int64(math.Trunc(float64(x) / l * moveSteps))
+	cy := int64(math.Trunc(float64(y) / l * moveSteps))
+	grid := func(c int64) float32 { return axis.Quantize(float32(c) / moveSteps) }
+	for moveLen2(grid(cx), grid(cy)) > 1 {
+		if abs64(cx) >= abs64(cy) {
+			cx -= sign64(cx)
+		} else {
+			cy -= sign64(cy)
+		}
+	}
+	return grid(cx), grid(cy)
+}
+
+func moveLen2(x, y float32) float64 { return float64(x)*float64(x) + float64(y)*float64(y) }
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func sign64(v int64) int64 {
+	if v < 0 {
+		return -1
+	}
+	return 1
+}
