@@ -33,6 +33,10 @@ type HistoryStats struct {
 	Dormant uint64
 	// Layouts counts the distinct entity layouts (epochs) captured.
 	Layouts uint64
+	// UnbornWrites counts entities not yet born at a rollback's restored
+	// tick whose registered values the rollback's fix changed: each such
+	// change was undone (see the [History] rule).
+	UnbornWrites uint64
 }
 
 // TickError is returned for a tick the history does not hold: never
@@ -75,7 +79,15 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 //     the newest record stays dormant until the replay ends. Replay thus
 //     neither steps a spawn twice nor loses it. Spawning itself belongs in a
 //     side-effect system (first-time prediction), so replay does not spawn
-//     it again.
+//     it again;
+//   - such a spawn is unborn at T: the state at T the fix of
+//     [Schedule.Rollback] writes cannot concern it (the server's state of T
+//     knows nothing of it), so the fix's writes to the values of its
+//     registered components are undone and counted in
+//     HistoryStats.UnbornWrites. The spawn ends where the replay from its
+//     birth puts it, as if the fix had not touched it. [History.Unborn]
+//     tells a fix which entities to leave alone. A correction of the spawn
+//     itself belongs in a rollback to its birth tick or later.
 type History struct {
 	world        *World
 	marker       ecs.ID // the component whose entities are recorded
@@ -93,6 +105,7 @@ type History struct {
 	checksums    bool
 	dormant      []dormantEntity
 	newborn      []ecs.Entity
+	unbornValues []byte // registered values of dormant entities before a fix
 	base         []uintptr
 	stats        HistoryStats
 }
@@ -140,6 +153,10 @@ type record struct {
 type dormantEntity struct {
 	entity ecs.Entity
 	birth  Tick
+	// had and off locate the values saved before a rollback's fix: the
+	// registered components the entity had, from off in unbornValues.
+	had ecs.Mask
+	off int
 }
 
 // EnableHistory creates the world's rollback history: it records the
@@ -583,6 +600,80 @@ func (h *History) holdNewborns(tick Tick, ep *epoch) {
 		a.Remove(e, h.marker)
 		h.dormant = append(h.dormant, dormantEntity{entity: e, birth: birth})
 		h.stats.Dormant++
+	}
+}
+
+// Unborn reports whether e is a predicted spawn created after the tick a
+// rollback restored, held dormant until the replay reaches its birth tick,
+// and returns that tick: the first tick that recorded e, or the tick after
+// the newest record for an entity never recorded. It is meant for the fix
+// of [Schedule.Rollback], whose writes to unborn entities are undone (see
+// the [History] rule). Once the replay has woken every spawn it reports
+// false. It costs one pass over the dormant entities (usually none or a
+// few).
+func (h *History) Unborn(e ecs.Entity) (birth Tick, unborn bool) {
+	for i := range h.dormant {
+		if h.dormant[i].entity == e {
+			return h.dormant[i].birth, true
+		}
+	}
+	return 0, false
+}
+
+// saveUnborn keeps the registered values of the dormant entities, before a
+// rollback's fix may write them.
+func (h *History) saveUnborn() {
+	a := h.world.Arche()
+	h.unbornValues = h.unbornValues[:0]
+	for i := range h.dormant {
+		d := &h.dormant[i]
+		d.had, d.off = ecs.Mask{}, len(h.unbornValues)
+		if !a.Alive(d.entity) {
+			continue
+		}
+		for c := range h.comps {
+			ct := &h.comps[c]
+			if ct.size == 0 || !a.Has(d.entity, ct.id) {
+				continue
+			}
+			d.had.Set(ct.id, true)
+			h.unbornValues = append(h.unbornValues, unsafe.Slice((*byte)(a.Get(d.entity, ct.id)), ct.size)...)
+		}
+	}
+}
+
+// undoUnbornWrites puts back the values saveUnborn kept, counting the
+// entities whose values the fix changed.
+func (h *History) undoUnbornWrites() {
+	a := h.world.Arche()
+	for i := range h.dormant {
+		d := &h.dormant[i]
+		if !a.Alive(d.entity) {
+			continue
+		}
+		off, changed := d.off, false
+		for c := range h.comps {
+			ct := &h.comps[c]
+			if !d.had.Get(ct.id) {
+				continue
+			}
+			saved := h.unbornValues[off : off+int(ct.size)]
+			off += int(ct.size)
+			if !a.Has(d.entity, ct.id) {
+				continue
+			}
+			live := unsafe.Slice((*byte)(a.Get(d.entity, ct.id)), ct.size)
+			for _, r := range ct.ranges {
+				if string(live[r.off:r.off+r.len]) != string(saved[r.off:r.off+r.len]) {
+					changed = true
+					break
+				}
+			}
+			copy(live, saved)
+		}
+		if changed {
+			h.stats.UnbornWrites++
+		}
 	}
 }
 

@@ -140,6 +140,13 @@ func (s *Schedule) Frame(w *World) {
 // IsReplaying is true and side-effect systems are skipped; every replayed
 // tick is recorded again. The world's tick is put back afterwards.
 //
+// The fix writes the state of tick `to`, which concerns only entities that
+// existed then. A predicted spawn created after `to` is unborn during the
+// fix ([History.Unborn] says so, with its birth tick): the fix's writes to
+// its registered values are undone and counted in HistoryStats.UnbornWrites,
+// and the spawn ends where the replay from its birth puts it. To correct a
+// spawn, roll back to its birth tick or later.
+//
 // It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
 // not held, and an error when called during a replay.
 func (s *Schedule) Rollback(w *World, to Tick, fix func(w *World)) error {
@@ -163,8 +170,15 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 	if fix != nil {
 		// The fix writes the state of tick `to`: the world says so.
 		w.tick = to
+		unborn := len(h.dormant) > 0
+		if unborn {
+			h.saveUnborn()
+		}
 		fix(w)
 		w.commands.Apply()
+		if unborn {
+			h.undoUnbornWrites()
+		}
 		h.Record(to)
 	}
 	w.replaying = true

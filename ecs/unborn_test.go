@@ -1,0 +1,110 @@
+package ecs_test
+
+import (
+	"testing"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+)
+
+// Counter is predicted state that counts up by one per tick.
+type Counter struct{ N int32 }
+
+// counterGame is a client world whose one prediction system counts every
+// predicted Counter up by one per tick.
+type counterGame struct {
+	world   *gw.World
+	sched   *gw.Schedule
+	history *gw.History
+	counter *generic.Map1[Counter]
+}
+
+func newCounterGame(t *testing.T) *counterGame {
+	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
+	require.NoError(t, err)
+	require.NoError(t, gw.RegisterRollback[Counter](h))
+	filter := generic.NewFilter1[Counter]().With(generic.T[components.Predicted]())
+	s := gw.NewSchedule()
+	s.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := filter.Query(w.Arche())
+		for q.Next() {
+			q.Get().N++
+		}
+	}))
+	m := generic.NewMap1[Counter](w.Arche())
+	return &counterGame{world: w, sched: s, history: h, counter: &m}
+}
+
+func (g *counterGame) spawn(n int32) ecs.Entity {
+	m := generic.NewMap2[Counter, components.Predicted](g.world.Arche())
+	return m.NewWith(&Counter{N: n}, &components.Predicted{})
+}
+
+func (g *counterGame) ticks(n int) {
+	for i := 0; i < n; i++ {
+		g.sched.Tick(g.world)
+	}
+}
+
+// A rollback's fix that writes into a predicted spawn born after the
+// restored tick must not move the spawn: the write has no tick-`to` meaning,
+// and the spawn ends where the replay from its birth puts it. The fix can ask
+// History.Unborn, and writes it makes anyway are undone and counted.
+func TestRollbackFixWritesToUnbornEntitiesAreUndone(t *testing.T) {
+	writes := map[string]func(w *gw.World, g *counterGame, e ecs.Entity){
+		"through a pointer": func(_ *gw.World, g *counterGame, e ecs.Entity) { g.counter.Get(e).N = -2 },
+		"through Commands": func(w *gw.World, _ *counterGame, e ecs.Entity) {
+			w.Commands().Add(e, ecs.Component{ID: ecs.ComponentID[Counter](w.Arche()), Comp: &Counter{N: -2}})
+		},
+	}
+	for how, write := range writes {
+		t.Run("spawn recorded in the history, written "+how, func(t *testing.T) {
+			g := newCounterGame(t)
+			old := g.spawn(0)
+			g.ticks(5)
+			spawned := g.spawn(0) // first simulated and recorded at tick 6
+			g.ticks(5)
+			require.Equal(t, int32(5), g.counter.Get(spawned).N)
+
+			require.NoError(t, g.sched.Rollback(g.world, 3, func(w *gw.World) {
+				birth, unborn := w.History().Unborn(spawned)
+				assert.True(t, unborn)
+				assert.Equal(t, gw.Tick(6), birth)
+				_, unborn = w.History().Unborn(old)
+				assert.False(t, unborn, "an entity alive at the restored tick is born")
+				g.counter.Get(old).N = 100
+				write(w, g, spawned)
+			}))
+			assert.Equal(t, int32(5), g.counter.Get(spawned).N, "the spawn ends where the replay from its birth puts it")
+			assert.Equal(t, int32(107), g.counter.Get(old).N, "the fix of a born entity is replayed")
+			v, ok := gw.HistoryValue[Counter](g.history, 6, spawned)
+			require.True(t, ok)
+			assert.Equal(t, int32(1), v.N, "tick 6 re-recorded with the spawn's birth state")
+			assert.Equal(t, uint64(1), g.history.Stats().UnbornWrites)
+			_, unborn := g.history.Unborn(spawned)
+			assert.False(t, unborn, "born again after the replay")
+		})
+		t.Run("spawn after the newest record, written "+how, func(t *testing.T) {
+			g := newCounterGame(t)
+			g.spawn(0)
+			g.ticks(10)
+			spawned := g.spawn(7) // a ghost spawned while receiving, before the rollback
+			require.NoError(t, g.sched.Rollback(g.world, 3, func(w *gw.World) {
+				birth, unborn := w.History().Unborn(spawned)
+				assert.True(t, unborn)
+				assert.Equal(t, gw.Tick(11), birth, "born with the next tick")
+				write(w, g, spawned)
+			}))
+			assert.Equal(t, int32(7), g.counter.Get(spawned).N, "untouched by the fix and the replay")
+			assert.Equal(t, uint64(1), g.history.Stats().UnbornWrites)
+			g.ticks(1)
+			assert.Equal(t, int32(8), g.counter.Get(spawned).N)
+		})
+	}
+}
