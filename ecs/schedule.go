@@ -108,29 +108,46 @@ func (s *Schedule) Stats() ScheduleStats { return s.stats }
 
 // Tick advances the world by one tick: the tick number increments, then
 // the tick stages run in order, and the history (if enabled) records the
-// tick right after the prediction stages. It panics while replaying.
+// tick right after the prediction stages. It panics while replaying, and
+// with the system's name and stage when a system changes the world's
+// structure inside a query (see [Group.Update]).
 func (s *Schedule) Tick(w *World) {
 	if w.replaying {
 		panic("ecs: Tick called while replaying")
 	}
 	w.tick++
 	s.stats.Ticks++
-	s.groups[StageReceive].Update(w)
-	s.groups[StageInput].Update(w)
+	s.run(StageReceive, w)
+	s.run(StageInput, w)
 	s.predict(w)
 	if w.history != nil {
 		w.history.Record(w.tick)
 	}
-	s.groups[StageSimulation].Update(w)
-	s.groups[StageHistory].Update(w)
-	s.groups[StageSend].Update(w)
+	s.run(StageSimulation, w)
+	s.run(StageHistory, w)
+	s.run(StageSend, w)
+}
+
+// run updates the group of a stage; a locked-world panic of one of its
+// systems gets the stage's name (see [Group.Update]).
+func (s *Schedule) run(st Stage, w *World) {
+	defer func() {
+		if r := recover(); r != nil {
+			if p, ok := r.(*lockedWorldPanic); ok && p.stage == "" {
+				p.stage = st.String()
+				p.groups = p.groups[:len(p.groups)-1] // the stage's own group
+			}
+			panic(r)
+		}
+	}()
+	s.groups[st].Update(w)
 }
 
 // Frame runs the per-frame stages (interpolation, presentation).
 func (s *Schedule) Frame(w *World) {
 	s.stats.Frames++
-	s.groups[StageInterpolation].Update(w)
-	s.groups[StagePresentation].Update(w)
+	s.run(StageInterpolation, w)
+	s.run(StagePresentation, w)
 }
 
 // Rollback restores tick `to` from the world's history, calls fix (if not
@@ -200,7 +217,7 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 
 // predict runs the stages a replay repeats.
 func (s *Schedule) predict(w *World) {
-	s.groups[StagePrePrediction].Update(w)
-	s.groups[StagePrediction].Update(w)
-	s.groups[StagePostPrediction].Update(w)
+	s.run(StagePrePrediction, w)
+	s.run(StagePrediction, w)
+	s.run(StagePostPrediction, w)
 }

@@ -1,0 +1,87 @@
+package ecs_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mlange-42/arche/generic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	gw "github.com/ghostwire/ghostwire/ecs"
+)
+
+// spawner makes a structural change inside a query: the mistake arche
+// reports only as "attempt to modify a locked world".
+type spawner struct{ name string }
+
+func (s *spawner) Name() string { return s.name }
+
+func (s *spawner) Update(w *gw.World) { spawnInsideQuery(w) }
+
+func spawnInsideQuery(w *gw.World) {
+	q := generic.NewFilter1[Position]().Query(w.Arche())
+	for q.Next() {
+		pm := generic.NewMap1[Position](w.Arche())
+		pm.New()
+	}
+}
+
+type anonymousSpawner struct{}
+
+func (anonymousSpawner) Update(w *gw.World) { spawnInsideQuery(w) }
+
+// panicMessage runs f and returns what it panicked with, as text.
+func panicMessage(t *testing.T, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		require.NotNil(t, r, "no panic")
+		msg = fmt.Sprint(r)
+	}()
+	f()
+	return ""
+}
+
+func TestStructuralChangeInAQueryNamesTheSystemAndStage(t *testing.T) {
+	newWorld := func() *gw.World {
+		w := gw.NewWorld(gw.WorldOptions{})
+		pm := generic.NewMap1[Position](w.Arche())
+		pm.New()
+		return w
+	}
+	t.Run("named system", func(t *testing.T) {
+		s := gw.NewSchedule().Add(gw.StagePrediction, &spawner{name: "projectile spawner"})
+		msg := panicMessage(t, func() { s.Tick(newWorld()) })
+		assert.Contains(t, msg, `system "projectile spawner"`)
+		assert.Contains(t, msg, `stage "prediction"`)
+		assert.Contains(t, msg, "World.Commands()")
+		assert.Contains(t, msg, "attempt to modify a locked world", "arche's own words stay")
+	})
+	t.Run("system without a name in a nested group", func(t *testing.T) {
+		s := gw.NewSchedule().Add(gw.StageSimulation, gw.NewGroup("weapons").Add(anonymousSpawner{}))
+		msg := panicMessage(t, func() { s.Tick(newWorld()) })
+		assert.Contains(t, msg, "ecs_test.anonymousSpawner")
+		assert.Contains(t, msg, `stage "simulation"`)
+		assert.Contains(t, msg, `group "weapons"`)
+		assert.Contains(t, msg, "Commands")
+	})
+	t.Run("function system", func(t *testing.T) {
+		s := gw.NewSchedule().Add(gw.StagePresentation, gw.SystemFunc(spawnInsideQuery))
+		msg := panicMessage(t, func() { s.Frame(newWorld()) })
+		assert.Contains(t, msg, "ecs_test.spawnInsideQuery")
+		assert.Contains(t, msg, `stage "presentation"`)
+		assert.Contains(t, msg, "Commands")
+	})
+	t.Run("group run by hand", func(t *testing.T) {
+		g := gw.NewGroup("ai").Add(&spawner{name: "brain"})
+		msg := panicMessage(t, func() { g.Update(newWorld()) })
+		assert.Contains(t, msg, `system "brain"`)
+		assert.Contains(t, msg, `group "ai"`)
+		assert.Contains(t, msg, "Commands")
+	})
+	t.Run("other panics pass unchanged", func(t *testing.T) {
+		s := gw.NewSchedule().Add(gw.StagePrediction, gw.SystemFunc(func(*gw.World) { panic("boom") }))
+		assert.PanicsWithValue(t, "boom", func() { s.Tick(newWorld()) })
+	})
+}
