@@ -217,7 +217,13 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 
 // predict runs the stages a replay repeats.
 func (s *Schedule) predict(w *World) {
+	if w.probe != nil {
+		w.probe.before(w)
+	}
 	s.run(StagePrePrediction, w)
 	s.run(StagePrediction, w)
 	s.run(StagePostPrediction, w)
+	if w.probe != nil {
+		w.probe.after(w)
+	}
 }
