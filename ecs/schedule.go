@@ -164,6 +164,11 @@ func (s *Schedule) Frame(w *World) {
 // and the spawn ends where the replay from its birth puts it. To correct a
 // spawn, roll back to its birth tick or later.
 //
+// Structural changes keep their usual timing: commands queued before the
+// call (by the system calling Rollback) stay queued until that system
+// returns; those the fix queues are applied before tick `to` is recorded
+// again; those of a replayed system after it returns, as in a normal tick.
+//
 // It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
 // not held, and an error when called during a replay.
 func (s *Schedule) Rollback(w *World, to Tick, fix func(w *World)) error {
@@ -184,6 +189,8 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 	}
 	s.stats.Rollbacks++
 	saved := w.tick
+	w.commands.hold()
+	defer w.commands.release()
 	if fix != nil {
 		// The fix writes the state of tick `to`: the world says so.
 		w.tick = to
