@@ -73,15 +73,21 @@ func (g *Group) Len() int { return len(g.entries) }
 // A structural change made while a query holds the arche world locked
 // panics in arche with only "attempt to modify a locked world"; Update
 // panics instead with an error naming the system, its groups (and stage,
-// under a [Schedule]) and the cure, [World.Commands]. Other panics pass
-// through unchanged.
+// under a [Schedule]) and the cure, [World.Commands]. A system that returns
+// with a query still open (left with break, never closed) would leave the
+// world locked for everything after it: Update panics then too, naming the
+// system. Other panics pass through unchanged.
 func (g *Group) Update(w *World) {
 	for i := range g.entries {
 		e := &g.entries[i]
 		if e.sideEffect && w.replaying {
 			continue
 		}
+		wasLocked := w.arche.IsLocked()
 		g.run(w, e.sys)
+		if !wasLocked && w.arche.IsLocked() {
+			panic(&lockedWorldPanic{system: systemName(e.sys), groups: []string{g.name}, openQuery: true})
+		}
 		if w.commands.Len() > 0 {
 			w.commands.Apply()
 		}
@@ -105,6 +111,9 @@ type lockedWorldPanic struct {
 	groups []string // innermost first
 	stage  string   // empty when the group ran outside a Schedule
 	cause  string   // arche's message
+	// openQuery is set when the system returned with a query open
+	// instead.
+	openQuery bool
 }
 
 // Error names the system, where it ran and what to do instead.
@@ -116,6 +125,11 @@ func (p *lockedWorldPanic) Error() string {
 	}
 	if p.stage != "" {
 		fmt.Fprintf(&b, " in stage %q", p.stage)
+	}
+	if p.openQuery {
+		b.WriteString(" returned with a query still open, which keeps the world locked: " +
+			"iterate every query to the end or Close it (after a break too)")
+		return b.String()
 	}
 	fmt.Fprintf(&b, " changed the world's structure while a query held it locked (arche: %s): "+
 		"queue structural changes with World.Commands(), applied after the system returns", p.cause)

@@ -80,6 +80,20 @@ func TestStructuralChangeInAQueryNamesTheSystemAndStage(t *testing.T) {
 		assert.Contains(t, msg, `group "ai"`)
 		assert.Contains(t, msg, "Commands")
 	})
+	t.Run("query left open", func(t *testing.T) {
+		leaky := gw.SystemFunc(func(w *gw.World) {
+			q := generic.NewFilter1[Position]().Query(w.Arche())
+			for q.Next() {
+				break // without q.Close(): the world stays locked
+			}
+		})
+		s := gw.NewSchedule().Add(gw.StagePostPrediction, gw.NewGroup("cleanup").Add(leaky))
+		msg := panicMessage(t, func() { s.Tick(newWorld()) })
+		assert.Contains(t, msg, "ecs_test.TestStructuralChangeInAQueryNamesTheSystemAndStage")
+		assert.Contains(t, msg, `group "cleanup" in stage "post-prediction"`)
+		assert.Contains(t, msg, "query still open")
+		assert.Contains(t, msg, "Close")
+	})
 	t.Run("other panics pass unchanged", func(t *testing.T) {
 		s := gw.NewSchedule().Add(gw.StagePrediction, gw.SystemFunc(func(*gw.World) { panic("boom") }))
 		assert.PanicsWithValue(t, "boom", func() { s.Tick(newWorld()) })
