@@ -33,6 +33,10 @@ type HistoryStats struct {
 	Dormant uint64
 	// Layouts counts the distinct entity layouts (epochs) captured.
 	Layouts uint64
+	// Reshaped counts entities of restored ticks that had gained or lost
+	// registered components since the tick: a restore gives them back the
+	// registered components they had then.
+	Reshaped uint64
 	// UnbornWrites counts entities not yet born at a rollback's restored
 	// tick whose registered values the rollback's fix changed: each such
 	// change was undone (see the [History] rule).
@@ -70,6 +74,13 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 // captured only when the world's structure changed since the previous
 // record.
 //
+// Restoring a tick T restores the values of the registered components and
+// which registered components each entity has: one added since T (by a
+// prediction system's [Commands], say) is removed, one removed since T is
+// added back with its value of T. A replay thus repeats the structural
+// changes of the first run instead of starting from the newest structure.
+// Unregistered components stay as they are.
+//
 // Rule for entities whose life does not span the restored tick T:
 //   - an entity that existed at T but has died is skipped (counted in
 //     HistoryStats.SkippedEntities); it is not resurrected;
@@ -105,7 +116,8 @@ type History struct {
 	checksums    bool
 	dormant      []dormantEntity
 	newborn      []ecs.Entity
-	unbornValues []byte // registered values of dormant entities before a fix
+	add, remove  []ecs.ID // scratch of restoreEntities
+	unbornValues []byte   // registered values of dormant entities before a fix
 	base         []uintptr
 	stats        HistoryStats
 }
@@ -560,6 +572,7 @@ func (h *History) restoreEntities(rec *record, ep *epoch) {
 				h.stats.SkippedEntities++
 				continue
 			}
+			h.reshape(e, &slot.mask)
 			for _, c := range slot.comps {
 				ct := &h.comps[c]
 				if !a.Has(e, ct.id) {
@@ -569,6 +582,26 @@ func (h *History) restoreEntities(rec *record, ep *epoch) {
 				copy(unsafe.Slice((*byte)(a.Get(e, ct.id)), ct.size), rec.data[c][off:off+int(ct.size)])
 			}
 		}
+	}
+}
+
+// reshape adds and removes registered components of e so that it has those
+// of the archetype mask it was recorded in.
+func (h *History) reshape(e ecs.Entity, recorded *ecs.Mask) {
+	a := h.world.Arche()
+	h.add, h.remove = h.add[:0], h.remove[:0]
+	for c := range h.comps {
+		id := h.comps[c].id
+		switch want, has := recorded.Get(id), a.Has(e, id); {
+		case want && !has:
+			h.add = append(h.add, id)
+		case has && !want:
+			h.remove = append(h.remove, id)
+		}
+	}
+	if len(h.add) > 0 || len(h.remove) > 0 {
+		a.Exchange(e, h.add, h.remove)
+		h.stats.Reshaped++
 	}
 }
 

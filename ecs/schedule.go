@@ -168,6 +168,9 @@ func (s *Schedule) Frame(w *World) {
 // call (by the system calling Rollback) stay queued until that system
 // returns; those the fix queues are applied before tick `to` is recorded
 // again; those of a replayed system after it returns, as in a normal tick.
+// The restore puts back which registered components each entity had at
+// `to` (see [History]), so replayed systems repeat the first run's
+// structural changes from the same start.
 //
 // It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
 // not held, and an error when called during a replay.

@@ -108,3 +108,51 @@ func TestRollbackFixWritesToUnbornEntitiesAreUndone(t *testing.T) {
 		})
 	}
 }
+
+// newStunGame is a counter game whose post-prediction systems add a
+// registered Stunned tag through Commands when the counter reaches 7 (mod
+// 10) and remove it at 9; a stunned counter moves back by one per tick.
+func newStunGame(t *testing.T) (*counterGame, ecs.Entity) {
+	g := newCounterGame(t)
+	require.NoError(t, gw.RegisterRollback[Stunned](g.history))
+	stunID := ecs.ComponentID[Stunned](g.world.Arche())
+	counters := generic.NewFilter1[Counter]().With(generic.T[components.Predicted]())
+	g.sched.Add(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
+		q := counters.Query(w.Arche())
+		for q.Next() {
+			e := q.Entity()
+			switch n := q.Get().N; {
+			case n%10 == 7 && !w.Arche().Has(e, stunID):
+				w.Commands().Add(e, ecs.Component{ID: stunID, Comp: &Stunned{}})
+			case n%10 == 9 && w.Arche().Has(e, stunID):
+				w.Commands().Remove(e, stunID)
+			}
+		}
+	}))
+	stunned := generic.NewFilter1[Counter]().With(generic.T[Stunned]())
+	g.sched.Add(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
+		q := stunned.Query(w.Arche())
+		for q.Next() {
+			q.Get().N--
+		}
+	}))
+	return g, g.spawn(0)
+}
+
+// A prediction system that adds or removes a registered component through
+// Commands (the documented way) does it again when the tick is replayed. A
+// rollback must therefore put back which registered components an entity
+// had at the restored tick, or the replay runs with the newest tick's
+// structure: a stun added at tick 7 would already hold at tick 6.
+func TestRollbackRestoresWhichRegisteredComponentsAnEntityHas(t *testing.T) {
+	ref, refEntity := newStunGame(t)
+	g, e := newStunGame(t)
+	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	require.NoError(t, err)
+	for i := 1; i <= 40; i++ {
+		ref.ticks(1)
+		require.NoError(t, st.Tick(), "tick %d", i)
+		require.Equal(t, ref.counter.Get(refEntity).N, g.counter.Get(e).N, "tick %d", i)
+	}
+	assert.Positive(t, g.history.Stats().Reshaped)
+}
