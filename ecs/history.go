@@ -37,9 +37,10 @@ type HistoryStats struct {
 	// registered components since the tick: a restore gives them back the
 	// registered components they had then.
 	Reshaped uint64
-	// UnbornWrites counts entities not yet born at a rollback's restored
-	// tick whose registered values the rollback's fix changed: each such
-	// change was undone (see the [History] rule).
+	// UnbornWrites counts predicted spawns not yet born at a rollback's
+	// restored tick whose registered values or components the rollback's
+	// fix changed: each was born at the restored tick (see the [History]
+	// rule).
 	UnbornWrites uint64
 }
 
@@ -91,14 +92,17 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 //     neither steps a spawn twice nor loses it. Spawning itself belongs in a
 //     side-effect system (first-time prediction), so replay does not spawn
 //     it again;
-//   - such a spawn is unborn at T: the state at T the fix of
-//     [Schedule.Rollback] writes cannot concern it (the server's state of T
-//     knows nothing of it), so the fix's writes to the values of its
-//     registered components are undone and counted in
-//     HistoryStats.UnbornWrites. The spawn ends where the replay from its
-//     birth puts it, as if the fix had not touched it. [History.Unborn]
-//     tells a fix which entities to leave alone. A correction of the spawn
-//     itself belongs in a rollback to its birth tick or later.
+//   - such a spawn is unborn at T ([History.Unborn] tells, with its birth
+//     tick). The fix of [Schedule.Rollback] writes the state of T: when it
+//     changes an unborn spawn's registered values or components (the
+//     server says the entity existed at T, and how), the spawn is born at
+//     T with what the fix wrote, exactly as an entity the fix spawns: it
+//     is recorded at T and predicted from T+1 on, so it ends where the
+//     replay from its new birth puts it (counted in
+//     HistoryStats.UnbornWrites). A spawn the fix leaves alone stays
+//     dormant and ends where the replay from its own birth puts it. A
+//     write to an unborn spawn thus never becomes its state at a later
+//     tick than the one it was meant for.
 type History struct {
 	world        *World
 	marker       ecs.ID // the component whose entities are recorded
@@ -640,9 +644,10 @@ func (h *History) holdNewborns(tick Tick, ep *epoch) {
 // rollback restored, held dormant until the replay reaches its birth tick,
 // and returns that tick: the first tick that recorded e, or the tick after
 // the newest record for an entity never recorded. It is meant for the fix
-// of [Schedule.Rollback], whose writes to unborn entities are undone (see
-// the [History] rule). Once the replay has woken every spawn it reports
-// false. It costs one pass over the dormant entities (usually none or a
+// of [Schedule.Rollback]: writing an unborn entity makes it born at the
+// restored tick (see the [History] rule), so a fix that only corrects
+// entities the server's state of that tick holds can tell the others.
+// Once the replay has woken every spawn it reports false. It costs one pass over the dormant entities (usually none or a
 // few).
 func (h *History) Unborn(e ecs.Entity) (birth Tick, unborn bool) {
 	for i := range h.dormant {
@@ -666,7 +671,7 @@ func (h *History) saveUnborn() {
 		}
 		for c := range h.comps {
 			ct := &h.comps[c]
-			if ct.size == 0 || !a.Has(d.entity, ct.id) {
+			if !a.Has(d.entity, ct.id) {
 				continue
 			}
 			d.had.Set(ct.id, true)
@@ -675,39 +680,49 @@ func (h *History) saveUnborn() {
 	}
 }
 
-// undoUnbornWrites puts back the values saveUnborn kept, counting the
-// entities whose values the fix changed.
-func (h *History) undoUnbornWrites() {
+// bornByFix ends the dormancy of the entities whose registered values or
+// components the fix changed since saveUnborn: they are born at the
+// restored tick, which Record then records.
+func (h *History) bornByFix() {
 	a := h.world.Arche()
-	for i := range h.dormant {
-		d := &h.dormant[i]
-		if !a.Alive(d.entity) {
+	kept := h.dormant[:0]
+	for _, d := range h.dormant {
+		if !a.Alive(d.entity) || !h.changedSince(&d) {
+			kept = append(kept, d)
 			continue
 		}
-		off, changed := d.off, false
-		for c := range h.comps {
-			ct := &h.comps[c]
-			if !d.had.Get(ct.id) {
-				continue
-			}
-			saved := h.unbornValues[off : off+int(ct.size)]
-			off += int(ct.size)
-			if !a.Has(d.entity, ct.id) {
-				continue
-			}
-			live := unsafe.Slice((*byte)(a.Get(d.entity, ct.id)), ct.size)
-			for _, r := range ct.ranges {
-				if string(live[r.off:r.off+r.len]) != string(saved[r.off:r.off+r.len]) {
-					changed = true
-					break
-				}
-			}
-			copy(live, saved)
+		if !a.Has(d.entity, h.marker) {
+			a.Add(d.entity, h.marker)
 		}
-		if changed {
-			h.stats.UnbornWrites++
+		h.stats.UnbornWrites++
+	}
+	h.dormant = kept
+}
+
+// changedSince reports whether d's registered components or their values
+// differ from those saveUnborn kept.
+func (h *History) changedSince(d *dormantEntity) bool {
+	a := h.world.Arche()
+	off := d.off
+	for c := range h.comps {
+		ct := &h.comps[c]
+		had, has := d.had.Get(ct.id), a.Has(d.entity, ct.id)
+		if had != has {
+			return true
+		}
+		if !had || ct.size == 0 {
+			continue
+		}
+		saved := h.unbornValues[off : off+int(ct.size)]
+		off += int(ct.size)
+		live := unsafe.Slice((*byte)(a.Get(d.entity, ct.id)), ct.size)
+		for _, r := range ct.ranges {
+			if string(live[r.off:r.off+r.len]) != string(saved[r.off:r.off+r.len]) {
+				return true
+			}
 		}
 	}
+	return false
 }
 
 // writeEntity copies e's values from rec into the world; false if e is not

@@ -157,12 +157,14 @@ func (s *Schedule) Frame(w *World) {
 // IsReplaying is true and side-effect systems are skipped; every replayed
 // tick is recorded again. The world's tick is put back afterwards.
 //
-// The fix writes the state of tick `to`, which concerns only entities that
-// existed then. A predicted spawn created after `to` is unborn during the
-// fix ([History.Unborn] says so, with its birth tick): the fix's writes to
-// its registered values are undone and counted in HistoryStats.UnbornWrites,
-// and the spawn ends where the replay from its birth puts it. To correct a
-// spawn, roll back to its birth tick or later.
+// The fix writes the state of tick `to`. A predicted spawn created after
+// `to` is unborn during the fix ([History.Unborn] says so, with its birth
+// tick). If the fix changes its registered values or components, the spawn
+// is born at `to` with what the fix wrote, like an entity the fix spawns:
+// recorded at `to`, replayed from to+1, counted in
+// HistoryStats.UnbornWrites; it ends where the replay from that birth puts
+// it. A spawn the fix leaves alone stays dormant until the replay reaches
+// its own birth tick and ends where the replay from there puts it.
 //
 // Structural changes keep their usual timing: commands queued before the
 // call (by the system calling Rollback) stay queued until that system
@@ -204,7 +206,7 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 		fix(w)
 		w.commands.Apply()
 		if unborn {
-			h.undoUnbornWrites()
+			h.bornByFix()
 		}
 		h.Record(to)
 	}

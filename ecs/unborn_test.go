@@ -52,15 +52,29 @@ func (g *counterGame) ticks(n int) {
 	}
 }
 
+// The repro: a counter spawned after tick 5, rolled back to tick 3 with a
+// fix that sets it to -2, ended at 2: the value meant for tick 3 had become
+// its state at its birth tick 6.
+func TestRollbackFixWriteToAnUnbornSpawnIsMeantForTheRestoredTick(t *testing.T) {
+	g := newCounterGame(t)
+	g.spawn(0)
+	g.ticks(5)
+	spawned := g.spawn(0)
+	g.ticks(5)
+	require.NoError(t, g.sched.Rollback(g.world, 3, func(*gw.World) { g.counter.Get(spawned).N = -2 }))
+	assert.Equal(t, int32(5), g.counter.Get(spawned).N, "-2 at tick 3, counted up through ticks 4..10")
+}
+
 // A rollback's fix that writes into a predicted spawn born after the
-// restored tick must not move the spawn: the write has no tick-`to` meaning,
-// and the spawn ends where the replay from its birth puts it. The fix can ask
-// History.Unborn, and writes it makes anyway are undone and counted.
-func TestRollbackFixWritesToUnbornEntitiesAreUndone(t *testing.T) {
+// restored tick says the entity existed then: the spawn is born at the
+// restored tick with the fix's values, like an entity the fix spawns, and
+// ends where the replay from there puts it. A spawn the fix leaves alone
+// stays dormant until its own birth tick.
+func TestRollbackFixWritesMakeAnUnbornSpawnBornAtTheRestoredTick(t *testing.T) {
 	writes := map[string]func(w *gw.World, g *counterGame, e ecs.Entity){
-		"through a pointer": func(_ *gw.World, g *counterGame, e ecs.Entity) { g.counter.Get(e).N = -2 },
+		"through a pointer": func(_ *gw.World, g *counterGame, e ecs.Entity) { g.counter.Get(e).N = 100 },
 		"through Commands": func(w *gw.World, _ *counterGame, e ecs.Entity) {
-			w.Commands().Add(e, ecs.Component{ID: ecs.ComponentID[Counter](w.Arche()), Comp: &Counter{N: -2}})
+			w.Commands().Add(e, ecs.Component{ID: ecs.ComponentID[Counter](w.Arche()), Comp: &Counter{N: 100}})
 		},
 	}
 	for how, write := range writes {
@@ -68,7 +82,7 @@ func TestRollbackFixWritesToUnbornEntitiesAreUndone(t *testing.T) {
 			g := newCounterGame(t)
 			old := g.spawn(0)
 			g.ticks(5)
-			spawned := g.spawn(0) // first simulated and recorded at tick 6
+			spawned, untouched := g.spawn(0), g.spawn(0) // first simulated and recorded at tick 6
 			g.ticks(5)
 			require.Equal(t, int32(5), g.counter.Get(spawned).N)
 
@@ -78,33 +92,41 @@ func TestRollbackFixWritesToUnbornEntitiesAreUndone(t *testing.T) {
 				assert.Equal(t, gw.Tick(6), birth)
 				_, unborn = w.History().Unborn(old)
 				assert.False(t, unborn, "an entity alive at the restored tick is born")
-				g.counter.Get(old).N = 100
 				write(w, g, spawned)
 			}))
-			assert.Equal(t, int32(5), g.counter.Get(spawned).N, "the spawn ends where the replay from its birth puts it")
-			assert.Equal(t, int32(107), g.counter.Get(old).N, "the fix of a born entity is replayed")
-			v, ok := gw.HistoryValue[Counter](g.history, 6, spawned)
-			require.True(t, ok)
-			assert.Equal(t, int32(1), v.N, "tick 6 re-recorded with the spawn's birth state")
+			assert.Equal(t, int32(107), g.counter.Get(spawned).N, "100 at tick 3, counted up through ticks 4..10")
+			v, ok := gw.HistoryValue[Counter](g.history, 3, spawned)
+			require.True(t, ok, "recorded at the restored tick")
+			assert.Equal(t, int32(100), v.N)
+			v, _ = gw.HistoryValue[Counter](g.history, 6, spawned)
+			assert.Equal(t, int32(103), v.N)
+
+			assert.Equal(t, int32(5), g.counter.Get(untouched).N, "ends where the replay from its own birth puts it")
+			_, ok = gw.HistoryValue[Counter](g.history, 3, untouched)
+			assert.False(t, ok)
+			assert.Equal(t, int32(10), g.counter.Get(old).N)
 			assert.Equal(t, uint64(1), g.history.Stats().UnbornWrites)
-			_, unborn := g.history.Unborn(spawned)
-			assert.False(t, unborn, "born again after the replay")
+			_, unborn := g.history.Unborn(untouched)
+			assert.False(t, unborn, "woken after the replay")
 		})
 		t.Run("spawn after the newest record, written "+how, func(t *testing.T) {
 			g := newCounterGame(t)
 			g.spawn(0)
 			g.ticks(10)
 			spawned := g.spawn(7) // a ghost spawned while receiving, before the rollback
+			untouched := g.spawn(7)
 			require.NoError(t, g.sched.Rollback(g.world, 3, func(w *gw.World) {
 				birth, unborn := w.History().Unborn(spawned)
 				assert.True(t, unborn)
 				assert.Equal(t, gw.Tick(11), birth, "born with the next tick")
 				write(w, g, spawned)
 			}))
-			assert.Equal(t, int32(7), g.counter.Get(spawned).N, "untouched by the fix and the replay")
+			assert.Equal(t, int32(107), g.counter.Get(spawned).N, "100 at tick 3, counted up through ticks 4..10")
+			assert.Equal(t, int32(7), g.counter.Get(untouched).N, "not simulated by the replay")
 			assert.Equal(t, uint64(1), g.history.Stats().UnbornWrites)
 			g.ticks(1)
-			assert.Equal(t, int32(8), g.counter.Get(spawned).N)
+			assert.Equal(t, int32(108), g.counter.Get(spawned).N)
+			assert.Equal(t, int32(8), g.counter.Get(untouched).N)
 		})
 	}
 }
