@@ -647,8 +647,8 @@ func (h *History) holdNewborns(tick Tick, ep *epoch) {
 // of [Schedule.Rollback]: writing an unborn entity makes it born at the
 // restored tick (see the [History] rule), so a fix that only corrects
 // entities the server's state of that tick holds can tell the others.
-// Once the replay has woken every spawn it reports false. It costs one pass over the dormant entities (usually none or a
-// few).
+// Once the replay has woken every spawn it reports false. It costs one
+// pass over the dormant entities (usually none or a few).
 func (h *History) Unborn(e ecs.Entity) (birth Tick, unborn bool) {
 	for i := range h.dormant {
 		if h.dormant[i].entity == e {

@@ -131,6 +131,12 @@ func (p *lockedWorldPanic) Error() string {
 			"iterate every query to the end or Close it (after a break too)")
 		return b.String()
 	}
+	if strings.Contains(p.cause, "register") {
+		fmt.Fprintf(&b, " met a component type new to the world while a query held it locked (arche: %s): "+
+			"register component types before running, for example with ecs.ComponentID when the system is built; "+
+			"structural changes go through World.Commands()", p.cause)
+		return b.String()
+	}
 	fmt.Fprintf(&b, " changed the world's structure while a query held it locked (arche: %s): "+
 		"queue structural changes with World.Commands(), applied after the system returns", p.cause)
 	return b.String()

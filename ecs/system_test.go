@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,6 +94,20 @@ func TestStructuralChangeInAQueryNamesTheSystemAndStage(t *testing.T) {
 		assert.Contains(t, msg, `group "cleanup" in stage "post-prediction"`)
 		assert.Contains(t, msg, "query still open")
 		assert.Contains(t, msg, "Close")
+	})
+	t.Run("component type registered inside a query", func(t *testing.T) {
+		type lateType struct{ V int32 }
+		late := gw.SystemFunc(func(w *gw.World) {
+			q := generic.NewFilter1[Position]().Query(w.Arche())
+			for q.Next() {
+				_ = ecs.ComponentID[lateType](w.Arche())
+			}
+		})
+		s := gw.NewSchedule().Add(gw.StageInput, late)
+		msg := panicMessage(t, func() { s.Tick(newWorld()) })
+		assert.Contains(t, msg, `stage "input"`)
+		assert.Contains(t, msg, "register component types before running")
+		assert.Contains(t, msg, "World.Commands()")
 	})
 	t.Run("other panics pass unchanged", func(t *testing.T) {
 		s := gw.NewSchedule().Add(gw.StagePrediction, gw.SystemFunc(func(*gw.World) { panic("boom") }))
