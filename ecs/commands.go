@@ -18,6 +18,12 @@ type Commands struct {
 	ids     []ecs.ID
 	comps   []ecs.Component
 	skipped uint64
+
+	// held keeps the commands queued before a rollback (they belong to the
+	// system that called it) while the fix and the replay use the queue.
+	heldOps   []command
+	heldIDs   []ecs.ID
+	heldComps []ecs.Component
 }
 
 type commandKind uint8
@@ -73,6 +79,20 @@ func (c *Commands) Len() int { return len(c.ops) }
 // Skipped returns how many commands were dropped because their entity had
 // died before the queue was applied.
 func (c *Commands) Skipped() uint64 { return c.skipped }
+
+// hold sets the queued commands aside; release brings them back. In
+// between the queue starts empty, and must be empty again at release.
+func (c *Commands) hold() {
+	c.ops, c.heldOps = c.heldOps[:0], c.ops
+	c.ids, c.heldIDs = c.heldIDs[:0], c.ids
+	c.comps, c.heldComps = c.heldComps[:0], c.comps
+}
+
+func (c *Commands) release() {
+	c.ops, c.heldOps = c.heldOps, c.ops[:0]
+	c.ids, c.heldIDs = c.heldIDs, c.ids[:0]
+	c.comps, c.heldComps = c.heldComps, c.comps[:0]
+}
 
 // Apply executes the queued commands in order and empties the queue. It
 // panics if the arche world is locked (a query is still open). Commands

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 )
 
@@ -83,4 +84,38 @@ func TestCommandsOnDeadEntitiesAreSkippedAndCounted(t *testing.T) {
 	c.Apply()
 	assert.True(t, a.Has(e2, posID))
 	assert.Equal(t, uint64(4), c.Skipped())
+}
+
+// Commands queued by a system before it calls Rollback (a receive system
+// spawning the ghost of a confirmed spawn, then reconciling) belong to that
+// system: they are applied after it returns, as for any system, never
+// inside the rollback's fix or replay, where the spawn would be simulated
+// through ticks it did not exist in.
+func TestCommandsQueuedBeforeARollbackWaitForTheSystem(t *testing.T) {
+	for _, withFix := range []bool{false, true} {
+		g := newCounterGame(t)
+		g.spawn(0)
+		g.ticks(10)
+		counterID := ecs.ComponentID[Counter](g.world.Arche())
+		predID := ecs.ComponentID[components.Predicted](g.world.Arche())
+		var spawned ecs.Entity
+		var spawnedWhileReplaying bool
+		receive := gw.SystemFunc(func(w *gw.World) {
+			w.Commands().Spawn(func(w *gw.World, e ecs.Entity) {
+				spawned, spawnedWhileReplaying = e, w.IsReplaying()
+			}, ecs.Component{ID: counterID, Comp: &Counter{}}, ecs.Component{ID: predID, Comp: &components.Predicted{}})
+			var fix func(*gw.World)
+			if withFix {
+				fix = func(*gw.World) {}
+			}
+			require.NoError(t, g.sched.Rollback(w, 8, fix))
+			assert.True(t, spawned.IsZero(), "applied inside the rollback (fix: %v)", withFix)
+		})
+		g.sched.Add(gw.StageReceive, receive)
+		g.ticks(1) // tick 11: receive spawns and rolls back, then predicts
+		require.False(t, spawned.IsZero())
+		assert.False(t, spawnedWhileReplaying)
+		assert.Equal(t, int32(1), g.counter.Get(spawned).N, "stepped by tick 11 only (fix: %v)", withFix)
+		assert.Equal(t, 0, g.world.Commands().Len())
+	}
 }

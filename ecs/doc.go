@@ -16,7 +16,8 @@
 //     tick in a bounded ring; [Schedule.Rollback] restores a tick and
 //     replays the prediction group up to the newest recorded tick.
 //   - [SyncTest] is the determinism check: every tick it rolls back and
-//     replays, and reports the tick, entity and component that differ.
+//     replays, and reports the tick, entity and component that differ, or
+//     the unregistered component the prediction writes.
 //   - [TickRing] is the tick-indexed ring buffer the other layers build
 //     input buffers and per-tick records on.
 package ecs

@@ -33,6 +33,15 @@ type HistoryStats struct {
 	Dormant uint64
 	// Layouts counts the distinct entity layouts (epochs) captured.
 	Layouts uint64
+	// Reshaped counts entities of restored ticks that had gained or lost
+	// registered components since the tick: a restore gives them back the
+	// registered components they had then.
+	Reshaped uint64
+	// UnbornWrites counts predicted spawns not yet born at a rollback's
+	// restored tick whose registered values or components the rollback's
+	// fix changed: each was born at the restored tick (see the [History]
+	// rule).
+	UnbornWrites uint64
 }
 
 // TickError is returned for a tick the history does not hold: never
@@ -66,6 +75,13 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 // captured only when the world's structure changed since the previous
 // record.
 //
+// Restoring a tick T restores the values of the registered components and
+// which registered components each entity has: one added since T (by a
+// prediction system's [Commands], say) is removed, one removed since T is
+// added back with its value of T. A replay thus repeats the structural
+// changes of the first run instead of starting from the newest structure.
+// Unregistered components stay as they are.
+//
 // Rule for entities whose life does not span the restored tick T:
 //   - an entity that existed at T but has died is skipped (counted in
 //     HistoryStats.SkippedEntities); it is not resurrected;
@@ -75,7 +91,18 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 //     the newest record stays dormant until the replay ends. Replay thus
 //     neither steps a spawn twice nor loses it. Spawning itself belongs in a
 //     side-effect system (first-time prediction), so replay does not spawn
-//     it again.
+//     it again;
+//   - such a spawn is unborn at T ([History.Unborn] tells, with its birth
+//     tick). The fix of [Schedule.Rollback] writes the state of T: when it
+//     changes an unborn spawn's registered values or components (the
+//     server says the entity existed at T, and how), the spawn is born at
+//     T with what the fix wrote, exactly as an entity the fix spawns: it
+//     is recorded at T and predicted from T+1 on, so it ends where the
+//     replay from its new birth puts it (counted in
+//     HistoryStats.UnbornWrites). A spawn the fix leaves alone stays
+//     dormant and ends where the replay from its own birth puts it. A
+//     write to an unborn spawn thus never becomes its state at a later
+//     tick than the one it was meant for.
 type History struct {
 	world        *World
 	marker       ecs.ID // the component whose entities are recorded
@@ -93,6 +120,8 @@ type History struct {
 	checksums    bool
 	dormant      []dormantEntity
 	newborn      []ecs.Entity
+	add, remove  []ecs.ID // scratch of restoreEntities
+	unbornValues []byte   // registered values of dormant entities before a fix
 	base         []uintptr
 	stats        HistoryStats
 }
@@ -140,6 +169,10 @@ type record struct {
 type dormantEntity struct {
 	entity ecs.Entity
 	birth  Tick
+	// had and off locate the values saved before a rollback's fix: the
+	// registered components the entity had, from off in unbornValues.
+	had ecs.Mask
+	off int
 }
 
 // EnableHistory creates the world's rollback history: it records the
@@ -543,6 +576,7 @@ func (h *History) restoreEntities(rec *record, ep *epoch) {
 				h.stats.SkippedEntities++
 				continue
 			}
+			h.reshape(e, &slot.mask)
 			for _, c := range slot.comps {
 				ct := &h.comps[c]
 				if !a.Has(e, ct.id) {
@@ -552,6 +586,26 @@ func (h *History) restoreEntities(rec *record, ep *epoch) {
 				copy(unsafe.Slice((*byte)(a.Get(e, ct.id)), ct.size), rec.data[c][off:off+int(ct.size)])
 			}
 		}
+	}
+}
+
+// reshape adds and removes registered components of e so that it has those
+// of the archetype mask it was recorded in.
+func (h *History) reshape(e ecs.Entity, recorded *ecs.Mask) {
+	a := h.world.Arche()
+	h.add, h.remove = h.add[:0], h.remove[:0]
+	for c := range h.comps {
+		id := h.comps[c].id
+		switch want, has := recorded.Get(id), a.Has(e, id); {
+		case want && !has:
+			h.add = append(h.add, id)
+		case has && !want:
+			h.remove = append(h.remove, id)
+		}
+	}
+	if len(h.add) > 0 || len(h.remove) > 0 {
+		a.Exchange(e, h.add, h.remove)
+		h.stats.Reshaped++
 	}
 }
 
@@ -584,6 +638,91 @@ func (h *History) holdNewborns(tick Tick, ep *epoch) {
 		h.dormant = append(h.dormant, dormantEntity{entity: e, birth: birth})
 		h.stats.Dormant++
 	}
+}
+
+// Unborn reports whether e is a predicted spawn created after the tick a
+// rollback restored, held dormant until the replay reaches its birth tick,
+// and returns that tick: the first tick that recorded e, or the tick after
+// the newest record for an entity never recorded. It is meant for the fix
+// of [Schedule.Rollback]: writing an unborn entity makes it born at the
+// restored tick (see the [History] rule), so a fix that only corrects
+// entities the server's state of that tick holds can tell the others.
+// Once the replay has woken every spawn it reports false. It costs one
+// pass over the dormant entities (usually none or a few).
+func (h *History) Unborn(e ecs.Entity) (birth Tick, unborn bool) {
+	for i := range h.dormant {
+		if h.dormant[i].entity == e {
+			return h.dormant[i].birth, true
+		}
+	}
+	return 0, false
+}
+
+// saveUnborn keeps the registered values of the dormant entities, before a
+// rollback's fix may write them.
+func (h *History) saveUnborn() {
+	a := h.world.Arche()
+	h.unbornValues = h.unbornValues[:0]
+	for i := range h.dormant {
+		d := &h.dormant[i]
+		d.had, d.off = ecs.Mask{}, len(h.unbornValues)
+		if !a.Alive(d.entity) {
+			continue
+		}
+		for c := range h.comps {
+			ct := &h.comps[c]
+			if !a.Has(d.entity, ct.id) {
+				continue
+			}
+			d.had.Set(ct.id, true)
+			h.unbornValues = append(h.unbornValues, unsafe.Slice((*byte)(a.Get(d.entity, ct.id)), ct.size)...)
+		}
+	}
+}
+
+// bornByFix ends the dormancy of the entities whose registered values or
+// components the fix changed since saveUnborn: they are born at the
+// restored tick, which Record then records.
+func (h *History) bornByFix() {
+	a := h.world.Arche()
+	kept := h.dormant[:0]
+	for _, d := range h.dormant {
+		if !a.Alive(d.entity) || !h.changedSince(&d) {
+			kept = append(kept, d)
+			continue
+		}
+		if !a.Has(d.entity, h.marker) {
+			a.Add(d.entity, h.marker)
+		}
+		h.stats.UnbornWrites++
+	}
+	h.dormant = kept
+}
+
+// changedSince reports whether d's registered components or their values
+// differ from those saveUnborn kept.
+func (h *History) changedSince(d *dormantEntity) bool {
+	a := h.world.Arche()
+	off := d.off
+	for c := range h.comps {
+		ct := &h.comps[c]
+		had, has := d.had.Get(ct.id), a.Has(d.entity, ct.id)
+		if had != has {
+			return true
+		}
+		if !had || ct.size == 0 {
+			continue
+		}
+		saved := h.unbornValues[off : off+int(ct.size)]
+		off += int(ct.size)
+		live := unsafe.Slice((*byte)(a.Get(d.entity, ct.id)), ct.size)
+		for _, r := range ct.ranges {
+			if string(live[r.off:r.off+r.len]) != string(saved[r.off:r.off+r.len]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeEntity copies e's values from rec into the world; false if e is not

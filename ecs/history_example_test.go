@@ -83,3 +83,36 @@ func ExampleSyncTest() {
 	// Output:
 	// ecs: desync at tick 2: entity {1 0} component ecs_test.Pos field X is 5 after replay, was 3 in the first run
 }
+
+// The sync test names a component the prediction writes but the history
+// does not restore, instead of blaming the position it feeds.
+func ExampleSyncTest_unregistered() {
+	type Pos struct{ X float32 }
+	type Ammo struct{ Shots int32 } // forgotten: not registered
+
+	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
+	_ = gw.RegisterRollback[Pos](h)
+	spawn := generic.NewMap3[Pos, Ammo, components.Predicted](w.Arche())
+	spawn.NewWith(&Pos{}, &Ammo{}, &components.Predicted{})
+	filter := generic.NewFilter2[Pos, Ammo]()
+	sched := gw.NewSchedule()
+	sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := filter.Query(w.Arche())
+		for q.Next() {
+			p, a := q.Get()
+			a.Shots++
+			p.X -= float32(a.Shots) // recoil
+		}
+	}))
+
+	st, _ := gw.NewSyncTest(sched, w, gw.SyncTestOptions{Rollback: 2})
+	for i := 0; i < 10; i++ {
+		if err := st.Tick(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	// Output:
+	// ecs: desync at tick 2: component ecs_test.Ammo is written by the prediction but not registered for history (RegisterRollback): entity {1 0} field Shots is 4 after replay, was 2 in the first run
+}

@@ -108,29 +108,46 @@ func (s *Schedule) Stats() ScheduleStats { return s.stats }
 
 // Tick advances the world by one tick: the tick number increments, then
 // the tick stages run in order, and the history (if enabled) records the
-// tick right after the prediction stages. It panics while replaying.
+// tick right after the prediction stages. It panics while replaying, and
+// with the system's name and stage when a system changes the world's
+// structure inside a query (see [Group.Update]).
 func (s *Schedule) Tick(w *World) {
 	if w.replaying {
 		panic("ecs: Tick called while replaying")
 	}
 	w.tick++
 	s.stats.Ticks++
-	s.groups[StageReceive].Update(w)
-	s.groups[StageInput].Update(w)
+	s.run(StageReceive, w)
+	s.run(StageInput, w)
 	s.predict(w)
 	if w.history != nil {
 		w.history.Record(w.tick)
 	}
-	s.groups[StageSimulation].Update(w)
-	s.groups[StageHistory].Update(w)
-	s.groups[StageSend].Update(w)
+	s.run(StageSimulation, w)
+	s.run(StageHistory, w)
+	s.run(StageSend, w)
+}
+
+// run updates the group of a stage; a locked-world panic of one of its
+// systems gets the stage's name (see [Group.Update]).
+func (s *Schedule) run(st Stage, w *World) {
+	defer func() {
+		if r := recover(); r != nil {
+			if p, ok := r.(*lockedWorldPanic); ok && p.stage == "" {
+				p.stage = st.String()
+				p.groups = p.groups[:len(p.groups)-1] // the stage's own group
+			}
+			panic(r)
+		}
+	}()
+	s.groups[st].Update(w)
 }
 
 // Frame runs the per-frame stages (interpolation, presentation).
 func (s *Schedule) Frame(w *World) {
 	s.stats.Frames++
-	s.groups[StageInterpolation].Update(w)
-	s.groups[StagePresentation].Update(w)
+	s.run(StageInterpolation, w)
+	s.run(StagePresentation, w)
 }
 
 // Rollback restores tick `to` from the world's history, calls fix (if not
@@ -139,6 +156,23 @@ func (s *Schedule) Frame(w *World) {
 // the prediction stages only: the world's tick is set to each replayed tick,
 // IsReplaying is true and side-effect systems are skipped; every replayed
 // tick is recorded again. The world's tick is put back afterwards.
+//
+// The fix writes the state of tick `to`. A predicted spawn created after
+// `to` is unborn during the fix ([History.Unborn] says so, with its birth
+// tick). If the fix changes its registered values or components, the spawn
+// is born at `to` with what the fix wrote, like an entity the fix spawns:
+// recorded at `to`, replayed from to+1, counted in
+// HistoryStats.UnbornWrites; it ends where the replay from that birth puts
+// it. A spawn the fix leaves alone stays dormant until the replay reaches
+// its own birth tick and ends where the replay from there puts it.
+//
+// Structural changes keep their usual timing: commands queued before the
+// call (by the system calling Rollback) stay queued until that system
+// returns; those the fix queues are applied before tick `to` is recorded
+// again; those of a replayed system after it returns, as in a normal tick.
+// The restore puts back which registered components each entity had at
+// `to` (see [History]), so replayed systems repeat the first run's
+// structural changes from the same start.
 //
 // It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
 // not held, and an error when called during a replay.
@@ -160,11 +194,20 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 	}
 	s.stats.Rollbacks++
 	saved := w.tick
+	w.commands.hold()
+	defer w.commands.release()
 	if fix != nil {
 		// The fix writes the state of tick `to`: the world says so.
 		w.tick = to
+		unborn := len(h.dormant) > 0
+		if unborn {
+			h.saveUnborn()
+		}
 		fix(w)
 		w.commands.Apply()
+		if unborn {
+			h.bornByFix()
+		}
 		h.Record(to)
 	}
 	w.replaying = true
@@ -186,7 +229,13 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 
 // predict runs the stages a replay repeats.
 func (s *Schedule) predict(w *World) {
-	s.groups[StagePrePrediction].Update(w)
-	s.groups[StagePrediction].Update(w)
-	s.groups[StagePostPrediction].Update(w)
+	if w.probe != nil {
+		w.probe.before(w)
+	}
+	s.run(StagePrePrediction, w)
+	s.run(StagePrediction, w)
+	s.run(StagePostPrediction, w)
+	if w.probe != nil {
+		w.probe.after(w)
+	}
 }

@@ -19,10 +19,24 @@ type SyncTestOptions struct {
 // test: every tick it runs the schedule normally, then rolls back Rollback
 // ticks and replays them, comparing a checksum of all registered
 // components after each replayed tick with the one recorded for that tick
-// (by the first run, or by the previous replay, which matched it). A mismatch means the prediction depends on something rollback does
-// not restore: state kept outside registered components (a package
-// variable, a field of a system), input read inside a system instead of
-// from per-tick data, a variable time step, map iteration order.
+// (by the first run, or by the previous replay, which matched it). A
+// mismatch means the prediction depends on something rollback does not
+// restore: state kept outside registered components (a package variable, a
+// field of a system), input read inside a system instead of from per-tick
+// data, a variable time step, map iteration order.
+//
+// It also watches every other component of the predicted entities, the
+// ones not registered for history: when the replay leaves one with another
+// value than the first run and the prediction stages write it (its value
+// changes across them), the error names that component and says it is not
+// registered ([DesyncError.Unregistered]), rather than blaming the first
+// registered component it feeds. When registered values differ too, the
+// test re-runs the tick with the unregistered values of the first run to
+// tell cause from victim: a component rewritten from corrupted registered
+// state is not blamed for it. Unregistered components written only
+// outside the prediction stages, or rewritten from registered state every
+// tick, are not reported. Values are compared without padding; a component
+// that is not plain data is compared as a whole.
 //
 // Run it in a test or a debug build of the game; it costs Rollback replays
 // per tick.
@@ -45,11 +59,19 @@ type DesyncError struct {
 	// First and Replay are the field's bytes in the first run and after
 	// replay; both nil when the entity itself is missing from one run.
 	First, Replay []byte
-	kind          reflect.Kind
+	// Unregistered is set when Component is not registered for history
+	// but written by the prediction: rollback does not restore it, so the
+	// replay starts from a wrong value. Register it with [RegisterRollback].
+	Unregistered bool
+	kind         reflect.Kind
 }
 
 // Error names the tick, entity, component and field, with both values.
 func (e *DesyncError) Error() string {
+	if e.Unregistered {
+		return fmt.Sprintf("ecs: desync at tick %d: component %v is written by the prediction but not registered for history (RegisterRollback): entity %v %s is %s after replay, was %s in the first run",
+			e.Tick, e.Component, e.Entity, fieldName(e.Field), formatField(e.Replay, e.kind), formatField(e.First, e.kind))
+	}
 	if e.First == nil && e.Replay == nil && e.Component != nil {
 		return fmt.Sprintf("ecs: desync at tick %d: entity %v has component %v in the first run only", e.Tick, e.Entity, e.Component)
 	}
@@ -75,6 +97,7 @@ func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error)
 		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.Capacity()-1)
 	}
 	h.checksums = true
+	w.probe = newUnregisteredProbe(h, opts.Rollback)
 	return &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick}, nil
 }
 
@@ -99,16 +122,64 @@ func (st *SyncTest) Tick() error {
 		// them: the first run recorded them at t.
 		h.wake(t, false)
 		cur := h.currentEpoch()
+		u, fromStart := st.world.probe.check(t)
 		h.capture(&h.scratch, cur)
 		if h.checksum(&h.scratch, cur) == rec.sum {
+			if u != nil {
+				return u
+			}
 			return nil
 		}
-		if d := h.diff(rec, first, &h.scratch, cur); d != nil {
+		d := h.diff(rec, first, &h.scratch, cur)
+		// An unregistered component that already differed when the tick
+		// began may be the cause of the registered difference, or one more
+		// victim of hidden state: re-running the tick tells.
+		if u != nil && fromStart && st.unregisteredCause(t, rec.sum) {
+			return u
+		}
+		if d != nil {
 			d.Tick = t
 			return d
 		}
+		if u != nil {
+			return u
+		}
 		return fmt.Errorf("ecs: desync at tick %d: checksums differ but no value does", t)
 	})
+}
+
+// unregisteredCause re-runs the prediction of tick t from the registered
+// state recorded at t-1, with the unregistered components as the first run
+// had them when tick t began, and reports whether the registered state then
+// matches the first run's checksum sum. When the layout changed since t-1
+// it cannot re-run and blames the unregistered components (true).
+func (st *SyncTest) unregisteredCause(t Tick, sum uint64) bool {
+	h, w := st.world.history, st.world
+	prev := t.Add(-1)
+	if !h.has(prev) {
+		return true
+	}
+	rec := h.record(prev)
+	ep := h.epochOf(rec)
+	if ep.layout != w.layout {
+		return true
+	}
+	h.blocks(rec, ep, false)
+	w.probe.put(t)
+	st.sched.predict(w)
+	h.wake(t, false)
+	cur := h.currentEpoch()
+	h.capture(&h.scratch, cur)
+	return h.checksum(&h.scratch, cur) == sum
+}
+
+// fieldName is how an error names a field: "field X", or "value" for a
+// component compared as a whole.
+func fieldName(f string) string {
+	if f == "" {
+		return "value"
+	}
+	return "field " + f
 }
 
 // Checksum returns a checksum of every registered component of every

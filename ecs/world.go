@@ -54,6 +54,7 @@ type World struct {
 	replaying bool
 	commands  Commands
 	history   *History
+	probe     *unregisteredProbe // set by NewSyncTest
 
 	// layout counts structural changes (entity created or removed,
 	// component added or removed); equal counts mean equal archetype rows.
