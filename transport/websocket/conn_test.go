@@ -1,0 +1,17 @@
+package websocket
+
+import (
+	"testing"
+
+	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/transport/internal/conntest"
+)
+
+func TestConformance(t *testing.T) {
+	conntest.Run(t, conntest.Harness{
+		NewPair: func(t *testing.T) (transport.Conn, transport.Conn) {
+			return pair(t, ListenerOptions{}, Options{})
+		},
+		Settle: settle,
+	})
+}

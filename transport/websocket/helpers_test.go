@@ -1,0 +1,70 @@
+package websocket
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/transport/internal/conntest"
+)
+
+// settleTimeout bounds every wait on real sockets: generous, so a loaded
+// 2-core machine never fails a test that a quick one passes.
+const settleTimeout = 10 * time.Second
+
+// settle polls cond until it holds, failing t after settleTimeout.
+func settle(t *testing.T, cond func() bool) {
+	t.Helper()
+	conntest.Poll(t, settleTimeout, cond)
+}
+
+// serve starts an HTTP server on loopback with a Listener at /ws and returns
+// the Listener and the socket's ws:// URL. Both close when t ends.
+func serve(t *testing.T, opts ListenerOptions) (*Listener, string) {
+	t.Helper()
+	ln := NewListener(opts)
+	srv := httptest.NewServer(ln)
+	t.Cleanup(func() {
+		_ = ln.Close()
+		srv.Close()
+	})
+	return ln, "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+}
+
+// accept waits for the Listener's next connection.
+func accept(t *testing.T, ln *Listener) transport.Conn {
+	t.Helper()
+	var c transport.Conn
+	settle(t, func() bool {
+		var ok bool
+		c, ok = ln.Accept()
+		return ok
+	})
+	return c
+}
+
+// dial connects a client to url, closing it when t ends.
+func dial(t *testing.T, url string, opts Options) transport.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	c, err := Dial(ctx, url, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// pair returns a connected client and server over loopback WebSocket.
+func pair(t *testing.T, opts ListenerOptions, clientOpts Options) (client, server transport.Conn) {
+	t.Helper()
+	ln, url := serve(t, opts)
+	client = dial(t, url, clientOpts)
+	server = accept(t, ln)
+	t.Cleanup(func() { _ = server.Close() })
+	return client, server
+}
