@@ -12,6 +12,6 @@ func TestConformance(t *testing.T) {
 		NewPair: func(t *testing.T) (transport.Conn, transport.Conn) {
 			return pair(t, ListenerOptions{}, Options{})
 		},
-		Settle: settle,
+		Settle: func(t *testing.T, cond func() bool) { settle(t, cond) },
 	})
 }

@@ -18,14 +18,14 @@ import (
 const settleTimeout = 10 * time.Second
 
 // settle polls cond until it holds, failing t after settleTimeout.
-func settle(t *testing.T, cond func() bool) {
+func settle(t testing.TB, cond func() bool) {
 	t.Helper()
 	conntest.Poll(t, settleTimeout, cond)
 }
 
 // serve starts an HTTP server on loopback with a Listener at /ws and returns
 // the Listener and the socket's ws:// URL. Both close when t ends.
-func serve(t *testing.T, opts ListenerOptions) (*Listener, string) {
+func serve(t testing.TB, opts ListenerOptions) (*Listener, string) {
 	t.Helper()
 	ln := NewListener(opts)
 	srv := httptest.NewServer(ln)
@@ -37,7 +37,7 @@ func serve(t *testing.T, opts ListenerOptions) (*Listener, string) {
 }
 
 // accept waits for the Listener's next connection.
-func accept(t *testing.T, ln *Listener) transport.Conn {
+func accept(t testing.TB, ln *Listener) transport.Conn {
 	t.Helper()
 	var c transport.Conn
 	settle(t, func() bool {
@@ -49,7 +49,7 @@ func accept(t *testing.T, ln *Listener) transport.Conn {
 }
 
 // dial connects a client to url, closing it when t ends.
-func dial(t *testing.T, url string, opts Options) transport.Conn {
+func dial(t testing.TB, url string, opts Options) transport.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
@@ -60,7 +60,7 @@ func dial(t *testing.T, url string, opts Options) transport.Conn {
 }
 
 // pair returns a connected client and server over loopback WebSocket.
-func pair(t *testing.T, opts ListenerOptions, clientOpts Options) (client, server transport.Conn) {
+func pair(t testing.TB, opts ListenerOptions, clientOpts Options) (client, server transport.Conn) {
 	t.Helper()
 	ln, url := serve(t, opts)
 	client = dial(t, url, clientOpts)

@@ -49,7 +49,7 @@ func Run(t *testing.T, h Harness) {
 // Poll is a Settle for links that deliver in real time: it checks cond at
 // once and then every millisecond until it holds, and fails t when timeout
 // passes first.
-func Poll(t *testing.T, timeout time.Duration, cond func() bool) {
+func Poll(t testing.TB, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	if cond() {
 		return
