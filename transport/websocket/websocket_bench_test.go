@@ -21,13 +21,13 @@ func memoryRoundTrip(b *testing.B, n int, msg []byte) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	buf := make([]byte, transport.MaxDatagramSize)
+	buf, w := make([]byte, transport.MaxDatagramSize), newWaiter()
 	for range 100 { // grow the link's free list
-		roundTrip(b, client, server, msg, buf)
+		w.roundTrip(b, client, server, msg, buf)
 	}
 	start := time.Now()
 	for range n {
-		roundTrip(b, client, server, msg, buf)
+		w.roundTrip(b, client, server, msg, buf)
 	}
 	return float64(time.Since(start).Nanoseconds()) / float64(n)
 }
@@ -39,16 +39,16 @@ func memoryRoundTrip(b *testing.B, n int, msg []byte) float64 {
 func BenchmarkRoundTrip(b *testing.B) {
 	const size = 1000
 	client, server := pair(b, ListenerOptions{}, Options{})
-	msg, buf := make([]byte, size), make([]byte, transport.MaxDatagramSize)
+	msg, buf, w := make([]byte, size), make([]byte, transport.MaxDatagramSize), newWaiter()
 	for range 100 { // reach steady state: buffers and socket warmed up
-		roundTrip(b, client, server, msg, buf)
+		w.roundTrip(b, client, server, msg, buf)
 	}
 	memoryNs := memoryRoundTrip(b, max(b.N, 1000), msg)
 	b.SetBytes(2 * size)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		roundTrip(b, client, server, msg, buf)
+		w.roundTrip(b, client, server, msg, buf)
 	}
 	b.StopTimer()
 	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
