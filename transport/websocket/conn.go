@@ -3,6 +3,7 @@ package websocket
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -238,10 +239,9 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// errNotBinary ends a connection whose peer sent a text message.
-var errNotBinary = errors.New("websocket: text message where binary datagrams were expected")
-
 // readLoop moves arriving messages into recvq until the connection is over.
+// A message no Conn sends ends the connection with a close status that says
+// why: one longer than MaxDatagramSize, or a text message.
 func (c *conn) readLoop() {
 	defer c.end()
 	for {
@@ -253,59 +253,77 @@ func (c *conn) readLoop() {
 		b := c.buffer()
 		c.mu.Unlock()
 		n, err := readMessage(r, b)
-		if err == nil && typ != websocket.MessageBinary {
-			err = errNotBinary
-		}
-		c.mu.Lock()
 		switch {
+		case errors.Is(err, websocket.ErrMessageTooBig):
+			c.discard(b, true)
+			_ = c.ws.Close(websocket.StatusMessageTooBig, "datagram over transport.MaxDatagramSize")
+			return
 		case err != nil:
-			c.release(b)
-			if errors.Is(err, websocket.ErrMessageTooBig) {
-				c.stats.Truncated++
-			}
-		case c.closed:
-			c.release(b)
-		case n == 0:
-			c.stats.Truncated++ // an empty message is no datagram
-			c.release(b)
-		case c.recvq.full():
-			c.stats.Dropped++
-			c.release(b)
-		default:
-			c.recvq.push(b[:n])
-		}
-		c.mu.Unlock()
-		if errors.Is(err, errNotBinary) {
+			c.discard(b, false)
+			return
+		case typ != websocket.MessageBinary:
+			c.discard(b, false)
 			_ = c.ws.Close(websocket.StatusUnsupportedData, "binary messages only")
 			return
 		}
-		if err != nil {
-			return
-		}
+		c.deliver(b[:n])
 	}
 }
 
-// readMessage reads one whole message into b, which holds bufferSize bytes.
-// The read limit makes the WebSocket library fail a message longer than
-// MaxDatagramSize (and close the connection with StatusMessageTooBig) before
-// it is delivered, so a datagram is never half-delivered.
+// discard returns an undelivered buffer, counting it in Stats.Truncated
+// when count is set.
+func (c *conn) discard(b []byte, count bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if count {
+		c.stats.Truncated++
+	}
+	c.release(b)
+}
+
+// deliver queues an arrived datagram for Receive, or drops it: unwanted on
+// a closed end, counted when it is empty or the queue is full.
+func (c *conn) deliver(b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		c.release(b)
+	case len(b) == 0:
+		c.stats.Truncated++ // an empty message is no datagram
+		c.release(b)
+	case c.recvq.full():
+		c.stats.Dropped++
+		c.release(b)
+	default:
+		c.recvq.push(b)
+	}
+}
+
+// readMessage reads one whole message into b, which holds bufferSize bytes,
+// and returns its length. It stops with an error matching
+// websocket.ErrMessageTooBig as soon as the message proves longer than
+// MaxDatagramSize, so a datagram is never half-delivered. (The read limit
+// set on the connection makes the WebSocket library fail such a message
+// too; this check does not depend on it.)
 func readMessage(r io.Reader, b []byte) (int, error) {
 	n := 0
 	for {
 		m, err := r.Read(b[n:])
 		n += m
-		if err == io.EOF {
+		switch {
+		case n > transport.MaxDatagramSize:
+			return n, errTooLong
+		case err == io.EOF:
 			return n, nil
-		}
-		if err != nil {
+		case err != nil:
 			return n, err
-		}
-		if m == 0 && n == len(b) {
-			// A reader that enforces no limit could return (0, nil) here forever.
-			return n, websocket.ErrMessageTooBig
 		}
 	}
 }
+
+// errTooLong is readMessage's error for a message over MaxDatagramSize.
+var errTooLong = fmt.Errorf("%w: over transport.MaxDatagramSize (%d bytes)", websocket.ErrMessageTooBig, transport.MaxDatagramSize)
 
 // end records that the connection is over: Sends are refused from now on,
 // and what arrived stays receivable until this end is closed.

@@ -29,10 +29,12 @@
 //     Stats.Truncated, as on every Conn.
 //   - A message from the peer that no Conn sends: an empty one is dropped and
 //     counted in Stats.Truncated; one longer than MaxDatagramSize is counted
-//     there too and, as the read limit makes the WebSocket library do, ends
-//     the connection with status 1009 (message too big) without ever being
-//     delivered, in whole or in part; a text message ends the connection
-//     with status 1003 (unsupported data).
+//     there too, is never delivered, in whole or in part, and ends the
+//     connection with close status 1009 (message too big); a text message
+//     ends it with status 1003 (unsupported data).
+//
+// Stats.Lost, Duplicated and Reordered stay zero: nothing on a WebSocket
+// loses, copies or reorders a message.
 //
 // Both queues have a fixed length (Options), so a peer that stops reading or
 // floods the link costs a connection at most its queues' buffers, never more.
