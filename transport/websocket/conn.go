@@ -14,7 +14,7 @@ import (
 	"github.com/ghostwire/ghostwire/transport"
 )
 
-// DefaultQueueLen is the length of each Conn's send and receive queues when
+// DefaultQueueLen is the length of a connection's send and receive queues when
 // Options leaves them zero: about four seconds of traffic at 60 datagrams a
 // second, at most 300 KB of buffers per queue.
 const DefaultQueueLen = 256
@@ -22,7 +22,7 @@ const DefaultQueueLen = 256
 // DefaultFlushTimeout is Options.FlushTimeout when it is zero.
 const DefaultFlushTimeout = 5 * time.Second
 
-// Options tunes a Conn. The zero value gives the defaults.
+// Options tunes a connection. The zero value gives the defaults.
 type Options struct {
 	// SendQueue bounds the datagrams Send has queued that the writer
 	// goroutine has not yet handed to the socket. A Send that finds it full
@@ -36,7 +36,7 @@ type Options struct {
 	// DefaultQueueLen.
 	ReceiveQueue int
 
-	// FlushTimeout bounds how long a closed Conn keeps writing its queued
+	// FlushTimeout bounds how long a closed connection keeps writing its queued
 	// datagrams to a peer that does not take them; when it passes, the
 	// connection is cut without a close handshake. The handshake after a
 	// completed flush has its own bound inside the WebSocket library (5 s to
@@ -180,10 +180,9 @@ func (c *conn) Close() error {
 	}
 	c.closed = true
 	// Nobody will receive on this end again.
-	for {
-		if _, ok := c.recvq.pop(); !ok {
-			break
-		}
+	for c.recvq.len() > 0 {
+		b, _ := c.recvq.pop()
+		c.release(b)
 	}
 	if !c.over {
 		c.flushStop = time.AfterFunc(c.flushTimeout, c.cut)

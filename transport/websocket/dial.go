@@ -10,7 +10,7 @@ import (
 )
 
 // Dial opens a WebSocket connection to url (ws://, wss://, or http:// and
-// https:// meaning the same) and returns it as a Conn. ctx bounds the
+// https:// meaning the same) and returns it as a transport.Conn. ctx bounds the
 // handshake only; the connection lasts until either end closes it. It works
 // natively and in the browser (GOOS=js GOARCH=wasm), where the browser's
 // own WebSocket carries it. It returns the handshake's error, naming url.

@@ -33,7 +33,7 @@ type ListenerOptions struct {
 // ListenerStats counts what a Listener did with the handshakes it served.
 type ListenerStats struct {
 	Accepted uint64 // connections returned by Accept
-	Pending  int    // connections upgraded and waiting for Accept, now
+	Pending  int    // connections upgraded and waiting for Accept when the snapshot was taken
 	Refused  uint64 // handshakes refused because MaxPending connections were waiting
 	Failed   uint64 // requests that failed the WebSocket handshake (not an upgrade, forbidden origin, ...)
 }
@@ -44,8 +44,8 @@ type ListenerStats struct {
 // for concurrent use.
 //
 // Connections outlive the request and the http.Server: shutting the server
-// down does not close them, so close each accepted Conn (Close closes the
-// ones still pending).
+// down does not close them, so close each accepted connection (Close
+// closes the ones still pending).
 type Listener struct {
 	conn       Options
 	maxPending int
@@ -122,7 +122,7 @@ func (l *Listener) Accept() (transport.Conn, bool) {
 }
 
 // Close stops the Listener: later handshakes are refused and pending
-// connections are closed, so their clients see ErrClosed. Accepted
+// connections are closed, so their clients' Sends return transport.ErrClosed. Accepted
 // connections are not touched. Closing twice returns transport.ErrClosed.
 func (l *Listener) Close() error {
 	l.mu.Lock()
