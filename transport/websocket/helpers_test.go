@@ -3,6 +3,7 @@ package websocket
 import (
 	"context"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +68,52 @@ func pair(t testing.TB, opts ListenerOptions, clientOpts Options) (client, serve
 	server = accept(t, ln)
 	t.Cleanup(func() { _ = server.Close() })
 	return client, server
+}
+
+// waiter waits for a datagram as a latency measurement must, and a game
+// loop (which polls once per tick) need not: it spins, yielding, for up to
+// spinFor, then blocks briefly at a time so that the scheduler polls the
+// network for the goroutines behind the Conn. It reuses one timer, so
+// waiting does not allocate.
+type waiter struct{ timer *time.Timer }
+
+const spinFor = time.Millisecond
+
+func newWaiter() *waiter {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &waiter{timer: t}
+}
+
+// receive waits until c returns a datagram into buf, failing tb after
+// settleTimeout.
+func (w *waiter) receive(tb testing.TB, c transport.Conn, buf []byte) {
+	start := time.Now()
+	for {
+		if _, ok := c.Receive(buf); ok {
+			return
+		}
+		waited := time.Since(start)
+		switch {
+		case waited < spinFor:
+			runtime.Gosched()
+		case waited < settleTimeout:
+			w.timer.Reset(50 * time.Microsecond)
+			<-w.timer.C
+		default:
+			tb.Fatalf("no datagram arrived within %v", settleTimeout)
+		}
+	}
+}
+
+// roundTrip sends msg from client to server and back.
+func (w *waiter) roundTrip(tb testing.TB, client, server transport.Conn, msg, buf []byte) {
+	if err := client.Send(msg); err != nil {
+		tb.Fatal(err)
+	}
+	w.receive(tb, server, buf)
+	if err := server.Send(msg); err != nil {
+		tb.Fatal(err)
+	}
+	w.receive(tb, client, buf)
 }

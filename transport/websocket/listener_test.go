@@ -68,19 +68,6 @@ func TestEndToEnd(t *testing.T) {
 	assert.Equal(t, ListenerStats{Accepted: 1}, ln.Stats())
 }
 
-func TestDialFailureNamesTheURL(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	defer srv.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/nothing"
-	_, err := Dial(context.Background(), url, Options{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "websocket: dial "+url+": ")
-
-	_, err = Dial(context.Background(), "ftp://example.invalid/ws", Options{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "ftp://example.invalid/ws")
-}
-
 func TestListenerMaxPendingRefusesAndCounts(t *testing.T) {
 	ln, url := serve(t, ListenerOptions{MaxPending: 2})
 	first := dial(t, url, Options{})
