@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -157,4 +158,61 @@ func TestListenerClose(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "503")
 	assert.Equal(t, ListenerStats{}, ln.Stats(), "a closed Listener refuses without counting a cap")
+}
+
+// TestServerTimeoutsDoNotEndConnections: a game's http.Server sensibly sets
+// read and write timeouts for its pages; the sockets it upgrades must
+// outlive them (net/http clears a connection's deadlines when the WebSocket
+// library hijacks it).
+func TestServerTimeoutsDoNotEndConnections(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	ln := NewListener(ListenerOptions{})
+	srv := httptest.NewUnstartedServer(ln)
+	srv.Config.ReadTimeout = timeout
+	srv.Config.WriteTimeout = timeout
+	srv.Start()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		srv.Close()
+	})
+	client := dial(t, "ws"+strings.TrimPrefix(srv.URL, "http"), Options{})
+	server := accept(t, ln)
+	t.Cleanup(func() { _ = server.Close() })
+
+	// Keep datagrams flowing both ways until well past both timeouts.
+	start := time.Now()
+	buf := make([]byte, 16)
+	var up, down int
+	settle(t, func() bool {
+		require.NoError(t, client.Send([]byte("ping")))
+		require.NoError(t, server.Send([]byte("pong")))
+		for _, c := range []struct {
+			conn  transport.Conn
+			count *int
+		}{{server, &up}, {client, &down}} {
+			if _, ok := c.conn.Receive(buf); ok {
+				*c.count++
+			}
+		}
+		return time.Since(start) > 6*timeout
+	})
+	require.NoError(t, client.Send([]byte("late")))
+	require.NoError(t, server.Send([]byte("late")))
+	assert.Equal(t, "late", string(receiveLast(t, server, "late")))
+	assert.Equal(t, "late", string(receiveLast(t, client, "late")))
+	assert.Positive(t, up)
+	assert.Positive(t, down)
+}
+
+// receiveLast receives on c until it returns want.
+func receiveLast(t *testing.T, c transport.Conn, want string) []byte {
+	t.Helper()
+	buf := make([]byte, transport.MaxDatagramSize)
+	var n int
+	settle(t, func() bool {
+		var ok bool
+		n, ok = c.Receive(buf)
+		return ok && string(buf[:n]) == want
+	})
+	return buf[:n]
 }
