@@ -18,7 +18,7 @@ import (
 type Harness struct {
 	// NewPair returns a fresh, connected client/server pair on a perfect
 	// link (nothing lost, duplicated or reordered) whose queues hold at least
-	// batch datagrams each way. It should close both ends in t.Cleanup;
+	// 32 datagrams each way. It should close both ends in t.Cleanup;
 	// Run's tests close them too, so Close on a closed end must only return
 	// transport.ErrClosed.
 	NewPair func(t *testing.T) (client, server transport.Conn)
