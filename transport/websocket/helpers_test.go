@@ -77,7 +77,7 @@ func pair(t testing.TB, opts ListenerOptions, clientOpts Options) (client, serve
 // waiting does not allocate.
 type waiter struct{ timer *time.Timer }
 
-const spinFor = time.Millisecond
+const spinFor = 5 * time.Millisecond
 
 func newWaiter() *waiter {
 	t := time.NewTimer(time.Hour)
