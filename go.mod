@@ -3,8 +3,10 @@ module github.com/ghostwire/ghostwire
 go 1.24
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/mlange-42/arche v0.15.3
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
