@@ -1,0 +1,27 @@
+package udp
+
+// Stats counts, by reason, the packets and handshakes a Listener or a Client
+// refused or lost, and the connections it dropped. Every field counts when
+// its check bites; none counts ordinary traffic.
+type Stats struct {
+	Malformed     uint64 // packets of an impossible size, type, sequence length or version
+	AuthFailed    uint64 // encrypted packets whose tag did not verify (forged, corrupted or spoofed)
+	BadToken      uint64 // connect tokens or challenge tokens that did not authenticate, decode or match their handshake
+	ExpiredToken  uint64 // connection requests whose token had expired
+	WrongProtocol uint64 // connection requests for another protocol ID
+	WrongAddress  uint64 // connect tokens that do not name this server's public address
+	TokenReused   uint64 // connect tokens already used from another source address
+	ClientInUse   uint64 // handshakes for a client ID that is already connected
+	Replayed      uint64 // packets rejected by the 256-entry replay window
+	UnknownClient uint64 // encrypted packets from an address with no connection or handshake
+	ServerFull    uint64 // handshakes denied because every client slot was taken
+	RateLimited   uint64 // packets dropped by a per-address or per-connection token bucket
+	Timeout       uint64 // connections dropped (or, on a client, attempts ended) for silence past the token's timeout
+	Amplification uint64 // replies not sent because they would exceed the bytes received from an unproven address
+
+	PendingFull        uint64 // handshakes refused because MaxPending handshakes were already waiting
+	PendingAddressFull uint64 // handshakes refused because their source IP had MaxPendingPerIP waiting
+	PendingExpired     uint64 // handshakes dropped because the challenge was not answered in HandshakeTimeout
+	TokenHistoryFull   uint64 // handshakes refused because the token-reuse history was full
+	QueueFull          uint64 // connections dropped because their receive queue reached QueueBytes
+}
