@@ -26,25 +26,23 @@ func packetNonce(n *[12]byte, seq uint64) {
 
 // sealChallengeToken encrypts t into dst (ChallengeTokenSize bytes) with the
 // server's challenge AEAD under sequence seq, without associated data.
-func sealChallengeToken(dst []byte, aead cipher.AEAD, seq uint64, t *challengeToken) {
+func sealChallengeToken(dst []byte, sc *scratch, aead cipher.AEAD, seq uint64, t *challengeToken) {
 	var plain [ChallengeTokenSize - macSize]byte
 	binary.LittleEndian.PutUint64(plain[:], t.clientID)
 	copy(plain[8:], t.userData[:])
-	var nonce [12]byte
-	packetNonce(&nonce, seq)
-	aead.Seal(dst[:0], nonce[:], plain[:], nil)
+	packetNonce(&sc.nonce, seq)
+	aead.Seal(dst[:0], sc.nonce[:], plain[:], nil)
 }
 
 // openChallengeToken decrypts an encrypted challenge token into t, using
 // plain as scratch. It reports false when enc is not ChallengeTokenSize
 // bytes or the tag does not verify.
-func openChallengeToken(aead cipher.AEAD, seq uint64, enc []byte, plain *[ChallengeTokenSize - macSize]byte, t *challengeToken) bool {
+func openChallengeToken(sc *scratch, aead cipher.AEAD, seq uint64, enc []byte, plain *[ChallengeTokenSize - macSize]byte, t *challengeToken) bool {
 	if len(enc) != ChallengeTokenSize {
 		return false
 	}
-	var nonce [12]byte
-	packetNonce(&nonce, seq)
-	if _, err := aead.Open(plain[:0], nonce[:], enc, nil); err != nil {
+	packetNonce(&sc.nonce, seq)
+	if _, err := aead.Open(plain[:0], sc.nonce[:], enc, nil); err != nil {
 		return false
 	}
 	readChallengeToken(plain, t)

@@ -115,6 +115,7 @@ type Client struct {
 	request      [requestPacketSize]byte
 	sendBuf      [maxPacketSize]byte
 	plain        [maxPacketSize]byte
+	sc           scratch
 }
 
 var _ transport.Conn = (*Client)(nil)
@@ -224,7 +225,7 @@ func (c *Client) sendRequestLocked(mono int64) {
 }
 
 func (c *Client) sendLocked(mono int64, typ byte, body []byte) {
-	b := sealPacket(c.sendBuf[:], c.c2s, c.token.ProtocolID, typ, c.sendSeq, body)
+	b := sealPacket(c.sendBuf[:], &c.sc, c.c2s, c.token.ProtocolID, typ, c.sendSeq, body)
 	c.sendSeq++
 	c.lastSent = mono
 	_, _ = c.conn.WriteToUDPAddrPort(b, c.server)
@@ -282,10 +283,10 @@ func (c *Client) update(now time.Time) {
 			return
 		}
 		if mono-c.lastSent >= int64(keepAliveInterval) {
-			var body [keepAliveBodySize]byte
-			binary.LittleEndian.PutUint32(body[:], c.clientIndex)
+			body := c.sc.body[:keepAliveBodySize]
+			binary.LittleEndian.PutUint32(body, c.clientIndex)
 			binary.LittleEndian.PutUint32(body[4:], c.maxClients)
-			c.sendLocked(mono, packetKeepAlive, body[:])
+			c.sendLocked(mono, packetKeepAlive, body)
 		}
 	}
 }
@@ -308,7 +309,7 @@ func (c *Client) receive(now time.Time, from netip.AddrPort, pkt []byte) {
 		c.counters.Malformed++ // a client never receives requests or responses
 		return
 	}
-	body, res := openPacket(pkt, typ, seq, bodyAt, c.s2c, c.token.ProtocolID, &c.replay, c.plain[:])
+	body, res := openPacket(pkt, &c.sc, typ, seq, bodyAt, c.s2c, c.token.ProtocolID, &c.replay, c.plain[:])
 	switch res {
 	case readReplayed:
 		c.counters.Replayed++

@@ -16,7 +16,7 @@ const (
 	DefaultMaxPendingPerIP  = 16
 	DefaultAddressSlots     = 4096
 	DefaultQueueBytes       = 64 << 10
-	DefaultTokenHistory     = 16384
+	DefaultTokenHistory     = 8192
 
 	// MaxClientsLimit is the largest MaxClients a Listener accepts.
 	MaxClientsLimit = 4096
@@ -54,12 +54,12 @@ type Options struct {
 	// MaxClients is the number of client slots, 1..MaxClientsLimit; zero
 	// means DefaultMaxClients. A handshake past it is denied.
 	MaxClients int
-	// HandshakeTimeout bounds how long a handshake may wait for the
-	// client's challenge response (shorter if the token's timeout is);
-	// nothing the client sends extends it. Zero means DefaultHandshakeTimeout.
+	// HandshakeTimeout is how long a handshake may wait for the client's
+	// challenge response; nothing the client sends extends it. Zero means
+	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
-	// MaxPending caps the handshakes waiting for a challenge response;
-	// zero means DefaultMaxPending.
+	// MaxPending caps the handshakes waiting for a challenge response; past
+	// it the oldest makes room. Zero means DefaultMaxPending.
 	MaxPending int
 	// MaxPendingPerIP caps the waiting handshakes from one source IP (any
 	// port); zero means DefaultMaxPendingPerIP.
@@ -78,9 +78,9 @@ type Options struct {
 	// connection, two bytes of overhead each; a connection that fills it is
 	// disconnected. Zero means DefaultQueueBytes.
 	QueueBytes int
-	// TokenHistory caps the remembered connect tokens (MAC and source
-	// address, until the token expires) that stop a token being used from a
-	// second address. Zero means DefaultTokenHistory.
+	// TokenHistory caps the remembered connect tokens (MAC and first source
+	// address) that stop a token being used from a second address; past it
+	// the oldest is forgotten. Zero means DefaultTokenHistory.
 	TokenHistory int
 	// Logger receives connection events at debug level; nil discards them.
 	Logger *slog.Logger

@@ -62,10 +62,21 @@ func packetAdditionalData(ad *[versionSize + 8 + 1]byte, protocolID uint64, pref
 	ad[versionSize+8] = prefix
 }
 
+// scratch holds the nonce and associated data handed to an AEAD. Slices of
+// a function's local arrays would escape through the cipher.AEAD interface
+// and cost an allocation per packet; each owner keeps one scratch under its
+// lock instead.
+type scratch struct {
+	nonce [12]byte
+	ad    [versionSize + 8 + 1]byte
+	tad   [tokenAdditionSize]byte
+	body  [challengeBodySize]byte
+}
+
 // sealPacket writes an encrypted packet of type typ with sequence seq and
 // plaintext body into dst, which must have room for
 // 1+8+len(body)+macSize bytes, and returns the packet.
-func sealPacket(dst []byte, aead cipher.AEAD, protocolID uint64, typ byte, seq uint64, body []byte) []byte {
+func sealPacket(dst []byte, sc *scratch, aead cipher.AEAD, protocolID uint64, typ byte, seq uint64, body []byte) []byte {
 	n := sequenceBytes(seq)
 	prefix := byte(n<<4) | typ
 	b := append(dst[:0], prefix)
@@ -73,11 +84,9 @@ func sealPacket(dst []byte, aead cipher.AEAD, protocolID uint64, typ byte, seq u
 		b = append(b, byte(s))
 		s >>= 8
 	}
-	var ad [versionSize + 8 + 1]byte
-	packetAdditionalData(&ad, protocolID, prefix)
-	var nonce [12]byte
-	packetNonce(&nonce, seq)
-	return aead.Seal(b, nonce[:], body, ad[:])
+	packetAdditionalData(&sc.ad, protocolID, prefix)
+	packetNonce(&sc.nonce, seq)
+	return aead.Seal(b, sc.nonce[:], body, sc.ad[:])
 }
 
 // readResult is the outcome of reading an encrypted packet.
@@ -134,15 +143,13 @@ func bodySizeOK(typ byte, n int) bool {
 // (types >= 4, when replay is not nil), decrypt, advance the replay window,
 // then the body size for the type. The plaintext goes into plain, which must
 // hold len(pkt) bytes; the returned body aliases it. It does not allocate.
-func openPacket(pkt []byte, typ byte, seq uint64, bodyAt int, aead cipher.AEAD, protocolID uint64, replay *replayWindow, plain []byte) ([]byte, readResult) {
+func openPacket(pkt []byte, sc *scratch, typ byte, seq uint64, bodyAt int, aead cipher.AEAD, protocolID uint64, replay *replayWindow, plain []byte) ([]byte, readResult) {
 	if replay != nil && typ >= packetKeepAlive && replay.seen(seq) {
 		return nil, readReplayed
 	}
-	var ad [versionSize + 8 + 1]byte
-	packetAdditionalData(&ad, protocolID, pkt[0])
-	var nonce [12]byte
-	packetNonce(&nonce, seq)
-	body, err := aead.Open(plain[:0], nonce[:], pkt[bodyAt:], ad[:])
+	packetAdditionalData(&sc.ad, protocolID, pkt[0])
+	packetNonce(&sc.nonce, seq)
+	body, err := aead.Open(plain[:0], sc.nonce[:], pkt[bodyAt:], sc.ad[:])
 	if err != nil {
 		return nil, readAuth
 	}

@@ -35,14 +35,14 @@ func TestKeepAliveKnownAnswers(t *testing.T) {
 		{math.MaxUint64, "84ffffffffffffffff538355438205b22c890388b4e03971e4c6a7953a60668dca"},
 	} {
 		var buf [maxPacketSize]byte
-		got := sealPacket(buf[:], aead, vectorProtocol, packetKeepAlive, tc.seq, body)
+		got := sealPacket(buf[:], &scratch{}, aead, vectorProtocol, packetKeepAlive, tc.seq, body)
 		assert.Equal(t, tc.want, hex.EncodeToString(got), "sequence %d", tc.seq)
 
 		typ, seq, at, ok := peekHeader(got)
 		require.True(t, ok)
 		var plain [maxPacketSize]byte
 		var w replayWindow
-		opened, res := openPacket(got, typ, seq, at, aead, vectorProtocol, &w, plain[:])
+		opened, res := openPacket(got, &scratch{}, typ, seq, at, aead, vectorProtocol, &w, plain[:])
 		require.Equal(t, readOK, res, "sequence %d", tc.seq)
 		assert.Equal(t, body, opened)
 		assert.Equal(t, tc.seq, seq)
@@ -62,9 +62,9 @@ func TestSequenceOnTheWire(t *testing.T) {
 	key := vectorKey()
 	aead, _ := chacha20poly1305.New(key[:])
 	var buf [maxPacketSize]byte
-	p := sealPacket(buf[:], aead, 1, packetDisconnect, 1000, nil)
+	p := sealPacket(buf[:], &scratch{}, aead, 1, packetDisconnect, 1000, nil)
 	assert.Equal(t, []byte{0x26, 0xe8, 0x03}, p[:3], "1000 is two bytes, low byte first")
-	p = sealPacket(buf[:], aead, 1, packetDisconnect, 0, nil)
+	p = sealPacket(buf[:], &scratch{}, aead, 1, packetDisconnect, 0, nil)
 	assert.Equal(t, []byte{0x16, 0x00}, p[:2], "0 still takes one byte")
 }
 
@@ -72,7 +72,7 @@ func TestOpenPacketRejects(t *testing.T) {
 	key := vectorKey()
 	aead, _ := chacha20poly1305.New(key[:])
 	var buf [maxPacketSize]byte
-	pkt := sealPacket(buf[:], aead, 7, packetPayload, 42, []byte("hello"))
+	pkt := sealPacket(buf[:], &scratch{}, aead, 7, packetPayload, 42, []byte("hello"))
 	var plain [maxPacketSize]byte
 
 	t.Run("flipped byte", func(t *testing.T) {
@@ -83,28 +83,28 @@ func TestOpenPacketRejects(t *testing.T) {
 			if !ok {
 				continue // the prefix no longer parses: refused before crypto
 			}
-			_, res := openPacket(bad, typ, seq, at, aead, 7, nil, plain[:])
+			_, res := openPacket(bad, &scratch{}, typ, seq, at, aead, 7, nil, plain[:])
 			assert.Equal(t, readAuth, res, "byte %d flipped", i)
 		}
 	})
 	t.Run("other protocol", func(t *testing.T) {
 		typ, seq, at, _ := peekHeader(pkt)
-		_, res := openPacket(pkt, typ, seq, at, aead, 8, nil, plain[:])
+		_, res := openPacket(pkt, &scratch{}, typ, seq, at, aead, 8, nil, plain[:])
 		assert.Equal(t, readAuth, res)
 	})
 	t.Run("replayed", func(t *testing.T) {
 		var w replayWindow
 		typ, seq, at, _ := peekHeader(pkt)
-		_, res := openPacket(pkt, typ, seq, at, aead, 7, &w, plain[:])
+		_, res := openPacket(pkt, &scratch{}, typ, seq, at, aead, 7, &w, plain[:])
 		require.Equal(t, readOK, res)
-		_, res = openPacket(pkt, typ, seq, at, aead, 7, &w, plain[:])
+		_, res = openPacket(pkt, &scratch{}, typ, seq, at, aead, 7, &w, plain[:])
 		assert.Equal(t, readReplayed, res)
 	})
 	t.Run("bad size is checked after decrypt and still advances the window", func(t *testing.T) {
-		bad := sealPacket(buf[:], aead, 7, packetKeepAlive, 9, []byte{1, 2, 3})
+		bad := sealPacket(buf[:], &scratch{}, aead, 7, packetKeepAlive, 9, []byte{1, 2, 3})
 		var w replayWindow
 		typ, seq, at, _ := peekHeader(bad)
-		_, res := openPacket(bad, typ, seq, at, aead, 7, &w, plain[:])
+		_, res := openPacket(bad, &scratch{}, typ, seq, at, aead, 7, &w, plain[:])
 		assert.Equal(t, readBadSize, res)
 		assert.True(t, w.seen(9))
 	})
@@ -163,7 +163,7 @@ func FuzzPacket(f *testing.F) {
 		packetPayload:    []byte("payload"),
 		packetDisconnect: nil,
 	} {
-		f.Add(append([]byte(nil), sealPacket(buf[:], aead, vectorProtocol, typ, 1000, body)...))
+		f.Add(append([]byte(nil), sealPacket(buf[:], &scratch{}, aead, vectorProtocol, typ, 1000, body)...))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0x95, 1, 2})
@@ -174,10 +174,10 @@ func FuzzPacket(f *testing.F) {
 		}
 		var plain [readBufferSize]byte
 		var w replayWindow
-		body, res := openPacket(pkt, typ, seq, at, aead, vectorProtocol, &w, plain[:])
+		body, res := openPacket(pkt, &scratch{}, typ, seq, at, aead, vectorProtocol, &w, plain[:])
 		if res == readOK {
 			// Whatever authenticates re-seals to the same bytes.
-			again := sealPacket(buf[:], aead, vectorProtocol, typ, seq, body)
+			again := sealPacket(buf[:], &scratch{}, aead, vectorProtocol, typ, seq, body)
 			if sequenceBytes(seq) == int(pkt[0]>>4) {
 				assert.Equal(t, pkt, again)
 			}

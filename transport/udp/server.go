@@ -24,8 +24,6 @@ const (
 	// and denied packets. It sits above any per-connection sequence, so a
 	// nonce under a client's server-to-client key never repeats.
 	globalSequenceStart = 1 << 63
-	// historySweepInterval is how often expired tokens leave the history.
-	historySweepInterval = time.Second
 )
 
 // packetWriter sends a datagram; *net.UDPConn implements it. Tests drive the
@@ -50,12 +48,7 @@ type pending struct {
 	// server never lets sent exceed received before the address has
 	// proved it reads what the server sends.
 	received, sent int
-}
-
-// tokenUse records which address a connect token was first used from.
-type tokenUse struct {
-	addr   netip.AddrPort
-	expire uint64 // unix seconds
+	prev, next     *pending // admission order
 }
 
 // server is the netcode server without its socket: receive processes one
@@ -78,8 +71,9 @@ type server struct {
 	byID          map[uint64]*ServerConn
 	pending       map[netip.AddrPort]*pending
 	pendingPerIP  map[netip.Addr]int
-	history       map[[macSize]byte]tokenUse
-	nextSweep     int64
+	history       *tokenHistory
+	oldest        *pending // the pending handshakes, oldest first
+	newest        *pending
 	limiter       *addressLimiter
 	accept        []*ServerConn
 	stats         Stats
@@ -92,6 +86,7 @@ type server struct {
 	ch        challengeToken
 	req       requestPacket
 	sendBuf   [maxPacketSize]byte
+	sc        scratch
 }
 
 // newServer builds a server that sends through out. opts must have been
@@ -122,7 +117,7 @@ func newServer(opts Options, out packetWriter, start time.Time) (*server, error)
 		byID:          make(map[uint64]*ServerConn, opts.MaxClients),
 		pending:       make(map[netip.AddrPort]*pending),
 		pendingPerIP:  make(map[netip.Addr]int),
-		history:       make(map[[macSize]byte]tokenUse),
+		history:       newTokenHistory(opts.TokenHistory),
 		limiter:       newAddressLimiter(opts.AddressRate, opts.AddressSlots),
 	}, nil
 }
@@ -195,7 +190,7 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		return
 	}
 	priv := &s.priv
-	authentic, wellFormed := openPrivateToken(s.tokenAEAD, r.private, r.nonce, r.protocolID, r.expire, &s.privPlain, priv)
+	authentic, wellFormed := openPrivateToken(&s.sc, s.tokenAEAD, r.private, r.nonce, r.protocolID, r.expire, &s.privPlain, priv)
 	if !authentic || !wellFormed {
 		s.stats.BadToken++
 		return
@@ -208,24 +203,16 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		s.stats.ClientInUse++
 		return
 	}
-	if use, ok := s.history[mac]; ok && use.addr != from {
+	if !s.history.check(mac, from) {
 		s.stats.TokenReused++
-		return
-	}
-	if len(s.pending) >= s.opts.MaxPending {
-		s.stats.PendingFull++
 		return
 	}
 	if s.pendingPerIP[from.Addr()] >= s.opts.MaxPendingPerIP {
 		s.stats.PendingAddressFull++
 		return
 	}
-	if _, ok := s.history[mac]; !ok {
-		if len(s.history) >= s.opts.TokenHistory {
-			s.stats.TokenHistoryFull++
-			return
-		}
-		s.history[mac] = tokenUse{addr: from, expire: r.expire}
+	if s.history.add(mac, from, r.expire, uint64(max(now.Unix(), 0))) {
+		s.stats.TokenHistoryFull++
 	}
 	c2s, err1 := chacha20poly1305.New(priv.c2s[:])
 	s2c, err2 := chacha20poly1305.New(priv.s2c[:])
@@ -237,15 +224,18 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		s.sendDenied(s2c, from)
 		return
 	}
-	life := s.opts.HandshakeTimeout
-	if t := time.Duration(priv.timeoutSeconds) * time.Second; t > 0 && t < life {
-		life = t
+	if len(s.pending) >= s.opts.MaxPending {
+		// The oldest handshake makes room: a flood then only delays an
+		// honest client (its next request, 100 ms later, is admitted again)
+		// unless it outpaces MaxPending handshakes per round trip.
+		s.stats.PendingFull++
+		s.removePending(s.oldest)
 	}
 	p := &pending{
 		addr:        from,
 		clientID:    priv.clientID,
 		timeout:     priv.timeoutSeconds,
-		expire:      mono + int64(life),
+		expire:      mono + int64(s.opts.HandshakeTimeout),
 		tokenExpire: r.expire,
 		mac:         mac,
 		c2s:         c2s,
@@ -253,13 +243,20 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		received:    len(pkt),
 	}
 	p.challengeSeq = s.nextGlobal()
-	var body [challengeBodySize]byte
-	binary.LittleEndian.PutUint64(body[:], p.challengeSeq)
+	body := s.sc.body[:]
+	binary.LittleEndian.PutUint64(body, p.challengeSeq)
 	s.ch = challengeToken{clientID: priv.clientID, userData: priv.userData}
-	sealChallengeToken(body[8:], s.challengeAEAD, p.challengeSeq, &s.ch)
-	p.challengeLen = len(sealPacket(p.challenge[:], s2c, s.opts.ProtocolID, packetChallenge, p.challengeSeq, body[:]))
+	sealChallengeToken(body[8:], &s.sc, s.challengeAEAD, p.challengeSeq, &s.ch)
+	p.challengeLen = len(sealPacket(p.challenge[:], &s.sc, s2c, s.opts.ProtocolID, packetChallenge, p.challengeSeq, body))
 	s.pending[from] = p
 	s.pendingPerIP[from.Addr()]++
+	p.prev = s.newest
+	if s.newest != nil {
+		s.newest.next = p
+	} else {
+		s.oldest = p
+	}
+	s.newest = p
 	s.sendPending(p, p.challenge[:p.challengeLen])
 }
 
@@ -285,14 +282,14 @@ func (s *server) sendPending(p *pending, b []byte) {
 // sendDenied answers one request or response with a denied packet, which
 // is smaller than either.
 func (s *server) sendDenied(s2c cipher.AEAD, to netip.AddrPort) {
-	b := sealPacket(s.sendBuf[:], s2c, s.opts.ProtocolID, packetDenied, s.nextGlobal(), nil)
+	b := sealPacket(s.sendBuf[:], &s.sc, s2c, s.opts.ProtocolID, packetDenied, s.nextGlobal(), nil)
 	_, _ = s.out.WriteToUDPAddrPort(b, to)
 }
 
 // receiveResponse handles a challenge response from a pending handshake's
 // address.
 func (s *server) receiveResponse(p *pending, mono int64, pkt []byte, seq uint64, bodyAt int) {
-	body, res := openPacket(pkt, packetResponse, seq, bodyAt, p.c2s, s.opts.ProtocolID, nil, s.plain[:])
+	body, res := openPacket(pkt, &s.sc, packetResponse, seq, bodyAt, p.c2s, s.opts.ProtocolID, nil, s.plain[:])
 	switch res {
 	case readAuth:
 		s.stats.AuthFailed++
@@ -306,7 +303,7 @@ func (s *server) receiveResponse(p *pending, mono int64, pkt []byte, seq uint64,
 	// fetched from another address would let a token holder skip proving
 	// that it reads what is sent to this one.
 	if chSeq != p.challengeSeq ||
-		!openChallengeToken(s.challengeAEAD, chSeq, body[8:], &s.chPlain, &s.ch) ||
+		!openChallengeToken(&s.sc, s.challengeAEAD, chSeq, body[8:], &s.chPlain, &s.ch) ||
 		s.ch.clientID != p.clientID {
 		s.stats.BadToken++
 		return
@@ -331,6 +328,17 @@ func (s *server) receiveResponse(p *pending, mono int64, pkt []byte, seq uint64,
 
 // removePending forgets a handshake.
 func (s *server) removePending(p *pending) {
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else {
+		s.oldest = p.next
+	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	} else {
+		s.newest = p.prev
+	}
+	p.prev, p.next = nil, nil
 	delete(s.pending, p.addr)
 	ip := p.addr.Addr()
 	if n := s.pendingPerIP[ip] - 1; n > 0 {
@@ -386,7 +394,7 @@ func (s *server) receiveConnected(c *ServerConn, mono int64, pkt []byte) {
 		return // a retransmitted response: the client has not seen a keep-alive yet
 	}
 	c.mu.Lock()
-	body, res := openPacket(pkt, typ, seq, bodyAt, c.c2s, s.opts.ProtocolID, &c.replay, s.plain[:])
+	body, res := openPacket(pkt, &s.sc, typ, seq, bodyAt, c.c2s, s.opts.ProtocolID, &c.replay, s.plain[:])
 	switch res {
 	case readReplayed:
 		c.mu.Unlock()
@@ -456,8 +464,8 @@ func (s *server) drop(c *ServerConn, mono int64, reason error, notify bool) {
 }
 
 // update runs the timers: keep-alives to quiet connections, timeouts of
-// silent connections and unanswered handshakes, and the token history sweep.
-// Its cost is O(connections + pending handshakes), both capped.
+// silent connections and unanswered handshakes. Its cost is
+// O(MaxClients + handshakes expiring now).
 func (s *server) update(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -480,20 +488,10 @@ func (s *server) update(now time.Time) {
 			s.drop(c, mono, ErrTimedOut, false)
 		}
 	}
-	for _, p := range s.pending {
-		if mono >= p.expire {
-			s.stats.PendingExpired++
-			s.removePending(p)
-		}
-	}
-	if mono >= s.nextSweep {
-		s.nextSweep = mono + int64(historySweepInterval)
-		unix := uint64(max(now.Unix(), 0))
-		for mac, use := range s.history {
-			if use.expire <= unix {
-				delete(s.history, mac)
-			}
-		}
+	// Every handshake lives HandshakeTimeout, so the oldest expire first.
+	for s.oldest != nil && mono >= s.oldest.expire {
+		s.stats.PendingExpired++
+		s.removePending(s.oldest)
 	}
 }
 
@@ -514,7 +512,7 @@ func (s *server) close(now time.Time) {
 	s.accept = nil
 	s.pending = nil
 	s.pendingPerIP = nil
-	s.history = nil
+	s.oldest, s.newest = nil, nil
 	s.closed = true
 }
 

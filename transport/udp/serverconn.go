@@ -54,6 +54,7 @@ type ServerConn struct {
 	queue       byteQueue
 	stats       transport.Stats
 	sendBuf     [maxPacketSize]byte
+	sc          scratch
 }
 
 // ClientID returns the client ID from the connect token.
@@ -104,15 +105,15 @@ func (c *ServerConn) Send(p []byte) error {
 
 // sendKeepAliveLocked sends a keep-alive carrying the slot and max clients.
 func (c *ServerConn) sendKeepAliveLocked(mono int64) {
-	var body [keepAliveBodySize]byte
-	binary.LittleEndian.PutUint32(body[:], uint32(c.index))
+	body := c.sc.body[:keepAliveBodySize]
+	binary.LittleEndian.PutUint32(body, uint32(c.index))
 	binary.LittleEndian.PutUint32(body[4:], uint32(len(c.s.slots)))
-	c.sendLocked(mono, packetKeepAlive, body[:])
+	c.sendLocked(mono, packetKeepAlive, body)
 }
 
 // sendLocked seals and sends one packet under the connection's sequence.
 func (c *ServerConn) sendLocked(mono int64, typ byte, body []byte) {
-	b := sealPacket(c.sendBuf[:], c.s2c, c.s.opts.ProtocolID, typ, c.sendSeq, body)
+	b := sealPacket(c.sendBuf[:], &c.sc, c.s2c, c.s.opts.ProtocolID, typ, c.sendSeq, body)
 	c.sendSeq++
 	c.lastSent = mono
 	_, _ = c.s.out.WriteToUDPAddrPort(b, c.addr) // a failed write is a lost datagram

@@ -19,9 +19,9 @@ type Stats struct {
 	Timeout       uint64 // connections dropped (or, on a client, attempts ended) for silence past the token's timeout
 	Amplification uint64 // replies not sent because they would exceed the bytes received from an unproven address
 
-	PendingFull        uint64 // handshakes refused because MaxPending handshakes were already waiting
+	PendingFull        uint64 // waiting handshakes dropped, oldest first, to admit a new one past MaxPending
 	PendingAddressFull uint64 // handshakes refused because their source IP had MaxPendingPerIP waiting
 	PendingExpired     uint64 // handshakes dropped because the challenge was not answered in HandshakeTimeout
-	TokenHistoryFull   uint64 // handshakes refused because the token-reuse history was full
+	TokenHistoryFull   uint64 // unexpired tokens forgotten by the token-reuse history to make room past TokenHistory
 	QueueFull          uint64 // connections dropped because their receive queue reached QueueBytes
 }

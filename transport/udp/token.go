@@ -256,10 +256,9 @@ func sealPrivateToken(dst *[PrivateTokenSize]byte, p *privateToken, key *[KeySiz
 // XChaCha20-Poly1305 under the private key) into p, using plain as scratch.
 // It reports false when the tag does not verify or the plaintext is
 // malformed.
-func openPrivateToken(aead cipher.AEAD, enc []byte, nonce []byte, protocolID, expire uint64, plain *[PrivateTokenSize - macSize]byte, p *privateToken) (authentic, wellFormed bool) {
-	var ad [tokenAdditionSize]byte
-	tokenAdditionalData(&ad, protocolID, expire)
-	if _, err := aead.Open(plain[:0], nonce, enc, ad[:]); err != nil {
+func openPrivateToken(sc *scratch, aead cipher.AEAD, enc []byte, nonce []byte, protocolID, expire uint64, plain *[PrivateTokenSize - macSize]byte, p *privateToken) (authentic, wellFormed bool) {
+	tokenAdditionalData(&sc.tad, protocolID, expire)
+	if _, err := aead.Open(plain[:0], nonce, enc, sc.tad[:]); err != nil {
 		return false, false
 	}
 	return true, readPrivateToken(plain[:], p) == nil

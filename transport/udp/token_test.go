@@ -55,7 +55,7 @@ func TestConnectTokenRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	var plain [PrivateTokenSize - macSize]byte
 	var priv privateToken
-	authentic, wellFormed := openPrivateToken(aead, got.Private[:], got.Nonce[:], got.ProtocolID, got.ExpireTimestamp, &plain, &priv)
+	authentic, wellFormed := openPrivateToken(&scratch{}, aead, got.Private[:], got.Nonce[:], got.ProtocolID, got.ExpireTimestamp, &plain, &priv)
 	require.True(t, authentic)
 	require.True(t, wellFormed)
 	assert.Equal(t, uint64(77), priv.clientID)
@@ -65,7 +65,7 @@ func TestConnectTokenRoundTrip(t *testing.T) {
 	assert.Equal(t, p.ServerAddresses, priv.addrs.slice())
 
 	// The expire timestamp is bound to the private part.
-	authentic, _ = openPrivateToken(aead, got.Private[:], got.Nonce[:], got.ProtocolID, got.ExpireTimestamp+1, &plain, &priv)
+	authentic, _ = openPrivateToken(&scratch{}, aead, got.Private[:], got.Nonce[:], got.ProtocolID, got.ExpireTimestamp+1, &plain, &priv)
 	assert.False(t, authentic)
 }
 
@@ -131,14 +131,14 @@ func TestChallengeTokenRoundTrip(t *testing.T) {
 	in := challengeToken{clientID: 9}
 	copy(in.userData[:], "hello")
 	var enc [ChallengeTokenSize]byte
-	sealChallengeToken(enc[:], aead, 1<<63, &in)
+	sealChallengeToken(enc[:], &scratch{}, aead, 1<<63, &in)
 	var plain [ChallengeTokenSize - macSize]byte
 	var out challengeToken
-	require.True(t, openChallengeToken(aead, 1<<63, enc[:], &plain, &out))
+	require.True(t, openChallengeToken(&scratch{}, aead, 1<<63, enc[:], &plain, &out))
 	assert.Equal(t, in, out)
-	assert.False(t, openChallengeToken(aead, 1<<63+1, enc[:], &plain, &out), "other sequence")
+	assert.False(t, openChallengeToken(&scratch{}, aead, 1<<63+1, enc[:], &plain, &out), "other sequence")
 	enc[0] ^= 1
-	assert.False(t, openChallengeToken(aead, 1<<63, enc[:], &plain, &out), "flipped byte")
+	assert.False(t, openChallengeToken(&scratch{}, aead, 1<<63, enc[:], &plain, &out), "flipped byte")
 }
 
 func FuzzParseConnectToken(f *testing.F) {
@@ -187,15 +187,15 @@ func FuzzChallengeToken(f *testing.F) {
 	key := vectorKey()
 	aead, _ := chacha20poly1305.New(key[:])
 	var enc [ChallengeTokenSize]byte
-	sealChallengeToken(enc[:], aead, 5, &challengeToken{clientID: 3})
+	sealChallengeToken(enc[:], &scratch{}, aead, 5, &challengeToken{clientID: 3})
 	f.Add(uint64(5), enc[:])
 	f.Add(uint64(0), []byte{1})
 	f.Fuzz(func(t *testing.T, seq uint64, b []byte) {
 		var plain [ChallengeTokenSize - macSize]byte
 		var out challengeToken
-		if openChallengeToken(aead, seq, b, &plain, &out) {
+		if openChallengeToken(&scratch{}, aead, seq, b, &plain, &out) {
 			var again [ChallengeTokenSize]byte
-			sealChallengeToken(again[:], aead, seq, &out)
+			sealChallengeToken(again[:], &scratch{}, aead, seq, &out)
 			assert.Equal(t, b, again[:])
 		}
 		// The plaintext decoder takes any 284 bytes.
