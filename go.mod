@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/mlange-42/arche v0.15.3
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.59.0
 )
 
