@@ -318,7 +318,9 @@ func soakDuration(t *testing.T) time.Duration {
 
 func TestUDPSixtyFourClients(t *testing.T) {
 	l := listen(t, nil)
+	start := time.Now()
 	clients, byID := connectClients(t, l, 64)
+	t.Logf("64 clients connected in %v; %+v", time.Since(start), l.Stats())
 	exchange(t, clients, byID)
 
 	heap := func() uint64 {
@@ -361,5 +363,7 @@ func TestUDPSixtyFourClients(t *testing.T) {
 		return true
 	}, deadline, poll)
 	require.NoError(t, l.Close())
+	start = time.Now()
 	goleak.VerifyNone(t)
+	t.Logf("no goroutine left %v after Close", time.Since(start))
 }
