@@ -367,3 +367,31 @@ func TestUDPSixtyFourClients(t *testing.T) {
 	goleak.VerifyNone(t)
 	t.Logf("no goroutine left %v after Close", time.Since(start))
 }
+
+func TestUDPUnansweredChallengeReceivesLess(t *testing.T) {
+	l := listen(t, nil)
+	sock, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer sock.Close()
+	_, tok := makeTestToken(t, func() TokenParams {
+		p := testParams()
+		p.ServerAddresses = []netip.AddrPort{l.Addr()}
+		return p
+	}())
+	req := appendRequest(nil, tok)
+	const requests = 5
+	sent, received := 0, 0
+	buf := make([]byte, readBufferSize)
+	require.NoError(t, sock.SetReadDeadline(time.Now().Add(deadline)))
+	for range requests {
+		_, err := sock.WriteToUDPAddrPort(req, l.Addr())
+		require.NoError(t, err)
+		sent += len(req)
+		n, _, err := sock.ReadFromUDPAddrPort(buf) // the challenge; never answered
+		require.NoError(t, err)
+		assert.Equal(t, byte(packetChallenge), buf[0]&0x0f)
+		received += n
+	}
+	assert.Less(t, received, sent)
+	t.Logf("sent %d bytes, received %d (%.2f)", sent, received, float64(received)/float64(sent))
+}

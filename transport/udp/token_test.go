@@ -1,6 +1,8 @@
 package udp
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"net/netip"
 	"testing"
 	"time"
@@ -204,4 +206,55 @@ func FuzzChallengeToken(f *testing.F) {
 			readChallengeToken(&plain, &out)
 		}
 	})
+}
+
+// TestConnectTokenLayout checks every public field at the offset STANDARD.md
+// gives, and the zero padding, independently of ParseConnectToken.
+func TestConnectTokenLayout(t *testing.T) {
+	p := testParams()
+	p.ServerAddresses = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:40000"), netip.MustParseAddrPort("[2001:db8::1]:2")}
+	p.TimeoutSeconds = -7
+	b, tok := makeTestToken(t, p)
+	le := binary.LittleEndian
+	assert.Equal(t, "NETCODE 1.02\x00", string(b[0:13]))
+	assert.Equal(t, uint64(vectorProtocol), le.Uint64(b[13:]))
+	assert.Equal(t, uint64(p.Create.Unix()), le.Uint64(b[21:]))
+	assert.Equal(t, uint64(p.Expire.Unix()), le.Uint64(b[29:]))
+	assert.Equal(t, tok.Nonce[:], b[37:61])
+	assert.Equal(t, tok.Private[:], b[61:1085])
+	assert.Equal(t, int32(-7), int32(le.Uint32(b[1085:])))
+	assert.Equal(t, uint32(2), le.Uint32(b[1089:]))
+	assert.Equal(t, "017f000001409c", hex.EncodeToString(b[1093:1100]))
+	assert.Equal(t, byte(2), b[1100])
+	keys := 1100 + 19
+	assert.Equal(t, tok.ClientToServerKey[:], b[keys:keys+32])
+	assert.Equal(t, tok.ServerToClientKey[:], b[keys+32:keys+64])
+	assert.Equal(t, make([]byte, ConnectTokenSize-keys-64), b[keys+64:], "zero pad")
+}
+
+func TestPrivateAndChallengeLayout(t *testing.T) {
+	p := privateToken{clientID: 0x0102030405060708, timeoutSeconds: 5, c2s: [32]byte{1}, s2c: [32]byte{2}, userData: [256]byte{3}}
+	p.addrs.n = 1
+	p.addrs.addrs[0] = netip.MustParseAddrPort("127.0.0.1:40000")
+	var plain [PrivateTokenSize - macSize]byte
+	p.marshal(&plain)
+	assert.Equal(t, "0807060504030201"+"05000000"+"01000000"+"017f000001409c", hex.EncodeToString(plain[:23]))
+	assert.Equal(t, byte(1), plain[23])
+	assert.Equal(t, byte(2), plain[23+32])
+	assert.Equal(t, byte(3), plain[23+64])
+	assert.Equal(t, make([]byte, len(plain)-(23+64+256)), plain[23+64+256:], "zero pad to 1008")
+
+	key := vectorKey()
+	aead, _ := chacha20poly1305.New(key[:])
+	var enc [ChallengeTokenSize]byte
+	ch := challengeToken{clientID: 9, userData: [256]byte{7}}
+	sealChallengeToken(enc[:], &scratch{}, aead, 3, &ch)
+	nonce := make([]byte, 12)
+	nonce[4] = 3 // four zero bytes, then the sequence little-endian
+	opened, err := aead.Open(nil, nonce, enc[:], nil)
+	require.NoError(t, err)
+	require.Len(t, opened, 284)
+	assert.Equal(t, uint64(9), binary.LittleEndian.Uint64(opened))
+	assert.Equal(t, byte(7), opened[8])
+	assert.Equal(t, make([]byte, 284-8-256), opened[8+256:], "zero pad to 300 with the tag")
 }
