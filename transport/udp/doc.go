@@ -56,8 +56,10 @@
 //     replay window per connection and direction, with the overflow-safe
 //     test of the netcode errata. A replayed request earns at most a
 //     challenge the replayer cannot answer; a token seen from one address is
-//     refused from another (history keyed on the token's MAC, bounded,
-//     oldest forgotten first).
+//     refused from another, and a token that connected once is refused for
+//     good, since a second connection under the same keys would repeat the
+//     server's nonces (history keyed on the token's MAC, bounded, oldest
+//     forgotten first).
 //   - Spoofing: connections are keyed on the source address; a packet with
 //     a valid client's header from another address reaches no connection
 //     and is counted as UnknownClient. The challenge round trip proves the

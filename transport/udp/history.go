@@ -19,6 +19,7 @@ type tokenUse struct {
 	mac    [macSize]byte
 	addr   netip.AddrPort
 	expire uint64 // unix seconds; 0 = slot unused
+	spent  bool   // the token completed a connection
 }
 
 func newTokenHistory(n int) *tokenHistory {
@@ -26,10 +27,19 @@ func newTokenHistory(n int) *tokenHistory {
 }
 
 // check reports whether the token with mac may be used from addr: it was
-// never seen, or was seen from addr.
+// never seen, or was seen from addr and has not connected yet.
 func (h *tokenHistory) check(mac [macSize]byte, addr netip.AddrPort) bool {
 	i, ok := h.index[mac]
-	return !ok || h.ring[i].addr == addr
+	return !ok || (h.ring[i].addr == addr && !h.ring[i].spent)
+}
+
+// spend marks the token with mac as having connected: a second connection
+// with the same keys would restart the server's sequence at zero and so
+// repeat AEAD nonces under the same key.
+func (h *tokenHistory) spend(mac [macSize]byte) {
+	if i, ok := h.index[mac]; ok {
+		h.ring[i].spent = true
+	}
 }
 
 // add records the token's first use, if it is not recorded yet. It reports

@@ -323,6 +323,7 @@ func (s *server) receiveResponse(p *pending, mono int64, pkt []byte, seq uint64,
 		return
 	}
 	s.removePending(p)
+	s.history.spend(p.mac)
 	s.connect(p, mono)
 }
 

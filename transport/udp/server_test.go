@@ -236,6 +236,15 @@ func TestServerTokenReuseAndClientInUse(t *testing.T) {
 	s.receive(t0, other.addr, other.request())
 	assert.Equal(t, uint64(1), s.stats.ClientInUse)
 	assert.Zero(t, w.sentTo(other.addr))
+
+	// A token connects once, even from its own address: a second connection
+	// under the same keys would repeat the server's nonces.
+	s.receive(t0, fc.addr, fc.seal(packetDisconnect, nil))
+	require.Nil(t, s.byAddr[fc.addr])
+	s.receive(t0, fc.addr, fc.request())
+	assert.Equal(t, uint64(2), s.stats.TokenReused)
+	assert.Empty(t, w.take(fc.addr), "no challenge")
+	assert.Empty(t, s.pending)
 }
 
 // handshakeFrom finishes a handshake whose request was already received.
@@ -461,7 +470,7 @@ func TestServerConnClose(t *testing.T) {
 	assert.ErrorIs(t, c.Err(), ErrLocalClose)
 	_, ok := s.acceptConn()
 	assert.False(t, ok, "a connection closed before Accept is not handed out")
-	// The slot is free for the same client again.
+	// The slot is free for the same client again, with a new token.
 	fc2 := newFakeClient(t, addr(1), testParams())
 	handshake(t, s, w, fc2, t0)
 }

@@ -10,7 +10,7 @@ type Stats struct {
 	ExpiredToken  uint64 // connection requests whose token had expired
 	WrongProtocol uint64 // connection requests for another protocol ID
 	WrongAddress  uint64 // connect tokens that do not name this server's public address
-	TokenReused   uint64 // connect tokens already used from another source address
+	TokenReused   uint64 // connect tokens already used from another source address, or already connected once
 	ClientInUse   uint64 // handshakes for a client ID that is already connected
 	Replayed      uint64 // packets rejected by the 256-entry replay window
 	UnknownClient uint64 // encrypted packets from an address with no connection or handshake
