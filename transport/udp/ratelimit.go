@@ -67,7 +67,11 @@ func (l *addressLimiter) allow(ip netip.Addr, now int64, n int) bool {
 	if l.rate.Packets <= 0 && l.rate.Bytes <= 0 {
 		return true
 	}
+	return l.table[l.slot(ip)].allow(&l.rate, now, n)
+}
+
+// slot returns the table index of ip.
+func (l *addressLimiter) slot(ip netip.Addr) uint64 {
 	b := ip.As16()
-	h := maphash.Bytes(l.seed, b[:])
-	return l.table[h%uint64(len(l.table))].allow(&l.rate, now, n)
+	return maphash.Bytes(l.seed, b[:]) % uint64(len(l.table))
 }

@@ -38,7 +38,6 @@ type pending struct {
 	clientID     uint64
 	timeout      int32 // the token's timeout seconds
 	expire       int64 // server clock; fixed at admission, never extended
-	tokenExpire  uint64
 	mac          [macSize]byte
 	c2s, s2c     cipher.AEAD
 	challengeSeq uint64
@@ -232,15 +231,14 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		s.removePending(s.oldest)
 	}
 	p := &pending{
-		addr:        from,
-		clientID:    priv.clientID,
-		timeout:     priv.timeoutSeconds,
-		expire:      mono + int64(s.opts.HandshakeTimeout),
-		tokenExpire: r.expire,
-		mac:         mac,
-		c2s:         c2s,
-		s2c:         s2c,
-		received:    len(pkt),
+		addr:     from,
+		clientID: priv.clientID,
+		timeout:  priv.timeoutSeconds,
+		expire:   mono + int64(s.opts.HandshakeTimeout),
+		mac:      mac,
+		c2s:      c2s,
+		s2c:      s2c,
+		received: len(pkt),
 	}
 	p.challengeSeq = s.nextGlobal()
 	body := s.sc.body[:]
