@@ -171,7 +171,7 @@ func FuzzClientReceive(f *testing.F) {
 	f.Add([]byte{0})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		c := &Client{token: &ConnectToken{ProtocolID: vectorProtocol}, s2c: s2c, server: testServerAddr,
-			queue: newByteQueue(DefaultQueueBytes), connected: make(chan struct{}), ended: make(chan struct{}),
+			queue: newByteQueue(2 * 1202), connected: make(chan struct{}), ended: make(chan struct{}),
 			log: slog.New(slog.DiscardHandler)}
 		c.sub = sendingResponse
 		c.receive(time.Now(), testServerAddr, pkt)

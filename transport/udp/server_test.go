@@ -623,15 +623,19 @@ func TestServerClosedIgnoresAll(t *testing.T) {
 
 func FuzzServerReceive(f *testing.F) {
 	f.Add(byte(0), []byte{})
-	fc := newFakeClient(f, addr(1), testParams())
+	params := testParams()
+	params.Expire = params.Create.Add(24 * time.Hour) // outlives any fuzzing run
+	fc := newFakeClient(f, addr(1), params)
 	f.Add(byte(1), fc.request())
 	for typ := byte(1); typ < packetTypes; typ++ {
 		f.Add(byte(0), fc.seal(typ, make([]byte, 8)))
 	}
 	f.Fuzz(func(t *testing.T, from byte, pkt []byte) {
-		s, w, t0 := newTestServer(t, nil)
-		conn := newFakeClient(t, addr(0), testParams())
-		conn.tok, conn.c2s, conn.s2c = fc.tok, fc.c2s, fc.s2c
+		s, w, t0 := newTestServer(t, func(o *Options) {
+			// Small tables: the fuzzer builds a server per input.
+			o.AddressSlots, o.TokenHistory, o.QueueBytes = 16, 16, 2*1202
+		})
+		conn := &fakeClient{addr: addr(0), tok: fc.tok, c2s: fc.c2s, s2c: fc.s2c}
 		handshake(t, s, w, conn, t0)
 		s.receive(t0, addr(int(from%4)), pkt)
 		s.update(t0.Add(time.Second))
