@@ -168,10 +168,12 @@ func TestServerHandshakeAndPayloads(t *testing.T) {
 	require.NoError(t, c.Send([]byte("x")))
 	assert.Len(t, w.take(fc.addr), 1, "confirmed: no keep-alive before payloads")
 
-	// Keep-alives at 10 Hz while quiet (Send stamps the real clock).
-	s.update(time.Now())
+	// Keep-alives at 10 Hz while quiet, counted from the last send (which
+	// Send stamped with the real clock).
+	lastSent := t0.Add(time.Duration(c.lastSent))
+	s.update(lastSent.Add(keepAliveInterval / 2))
 	assert.Empty(t, w.take(fc.addr))
-	s.update(time.Now().Add(keepAliveInterval))
+	s.update(lastSent.Add(keepAliveInterval))
 	sent = w.take(fc.addr)
 	require.Len(t, sent, 1)
 	typ, _ = fc.open(t, sent[0])
