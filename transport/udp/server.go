@@ -265,14 +265,10 @@ func (s *server) nextGlobal() uint64 {
 	return seq
 }
 
-// sendPending sends b to a pending handshake's address if the address has
-// sent at least as many bytes as it would then have received; otherwise it
-// counts the refusal in Stats.Amplification.
+// sendPending sends b to a pending handshake's address. Every reply
+// answers one packet larger than itself (checked when the package
+// compiles), so an unproven address never receives more than it sent.
 func (s *server) sendPending(p *pending, b []byte) {
-	if p.sent+len(b) > p.received {
-		s.stats.Amplification++
-		return
-	}
 	p.sent += len(b)
 	_, _ = s.out.WriteToUDPAddrPort(b, p.addr) // UDP is lossy anyway; a failed write is a lost packet
 }
@@ -312,12 +308,8 @@ func (s *server) receiveResponse(p *pending, mono int64, pkt []byte, seq uint64,
 	}
 	if s.connected >= len(s.slots) {
 		s.stats.ServerFull++
-		if p.sent+deniedPacketSize <= p.received {
-			p.sent += deniedPacketSize
-			s.sendDenied(p.s2c, p.addr)
-		} else {
-			s.stats.Amplification++
-		}
+		p.sent += deniedPacketSize
+		s.sendDenied(p.s2c, p.addr)
 		return
 	}
 	s.removePending(p)

@@ -17,7 +17,6 @@ type Stats struct {
 	ServerFull    uint64 // handshakes denied because every client slot was taken
 	RateLimited   uint64 // packets dropped by a per-address or per-connection token bucket
 	Timeout       uint64 // connections dropped (or, on a client, attempts ended) for silence past the token's timeout
-	Amplification uint64 // replies not sent because they would exceed the bytes received from an unproven address
 
 	PendingFull        uint64 // waiting handshakes dropped, oldest first, to admit a new one past MaxPending
 	PendingAddressFull uint64 // handshakes refused because their source IP had MaxPendingPerIP waiting
