@@ -1,0 +1,137 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// tickInterval is how often the timers run: often enough that keep-alives
+// leave at close to 10 Hz.
+const tickInterval = 25 * time.Millisecond
+
+// readBufferSize is larger than any valid packet, so an oversized datagram
+// is read whole enough to be seen as malformed.
+const readBufferSize = 2048
+
+// Listener is a netcode 1.02 server on a UDP socket. It implements
+// transport.Listener: Accept hands out each client that completed the
+// handshake as a *ServerConn. Two goroutines run until Close: one reads the
+// socket, one runs the keep-alive and timeout timers. It is safe for
+// concurrent use.
+type Listener struct {
+	s    *server
+	conn *net.UDPConn
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+var _ transport.Listener = (*Listener)(nil)
+
+// Listen binds opts.BindAddress and starts serving. It returns an error
+// matching ErrInvalidOptions for an all-zero private key, a field out of
+// range, or no public address (unset while bound to an unspecified IP), and
+// the socket's error when the bind fails.
+func Listen(opts Options) (*Listener, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	bind, err := net.ResolveUDPAddr("udp", opts.BindAddress)
+	if err != nil {
+		return nil, fmt.Errorf("%w: BindAddress %q: %w", ErrInvalidOptions, opts.BindAddress, err)
+	}
+	conn, err := net.ListenUDP("udp", bind)
+	if err != nil {
+		return nil, err
+	}
+	local := normalize(conn.LocalAddr().(*net.UDPAddr).AddrPort())
+	if !opts.PublicAddress.IsValid() {
+		if local.Addr().IsUnspecified() {
+			_ = conn.Close()
+			return nil, fmt.Errorf("%w: bound to %v with no PublicAddress; tokens must name a specific address", ErrInvalidOptions, local)
+		}
+		opts.PublicAddress = local
+	}
+	s, err := newServer(opts, conn, time.Now())
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	l := &Listener{s: s, conn: conn, stop: make(chan struct{})}
+	l.wg.Add(2)
+	go l.read()
+	go l.tick()
+	return l, nil
+}
+
+func (l *Listener) read() {
+	defer l.wg.Done()
+	var buf [readBufferSize]byte
+	for {
+		n, from, err := l.conn.ReadFromUDPAddrPort(buf[:])
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // a transient error (such as an ICMP report) ends no one's connection
+		}
+		l.s.receive(time.Now(), normalize(from), buf[:n])
+	}
+}
+
+func (l *Listener) tick() {
+	defer l.wg.Done()
+	t := time.NewTicker(tickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-t.C:
+			l.s.update(now)
+		}
+	}
+}
+
+// Addr returns the bound local address.
+func (l *Listener) Addr() netip.AddrPort {
+	return normalize(l.conn.LocalAddr().(*net.UDPAddr).AddrPort())
+}
+
+// PublicAddress returns the address tokens must name for this server.
+func (l *Listener) PublicAddress() netip.AddrPort { return l.s.opts.PublicAddress }
+
+// Accept returns the oldest connected client not yet accepted, as a
+// *ServerConn, or false when there is none. It never blocks.
+func (l *Listener) Accept() (transport.Conn, bool) {
+	c, ok := l.s.acceptConn()
+	if !ok {
+		return nil, false
+	}
+	return c, true
+}
+
+// Stats returns the server's counters of refused traffic and dropped
+// connections.
+func (l *Listener) Stats() Stats { return l.s.snapshot() }
+
+// Close sends the redundant disconnect packets to every client, closes the
+// socket and waits for the background goroutines to end. Closing twice
+// returns transport.ErrClosed.
+func (l *Listener) Close() error {
+	err := transport.ErrClosed
+	l.once.Do(func() {
+		l.s.close(time.Now())
+		close(l.stop)
+		err = l.conn.Close()
+		l.wg.Wait()
+	})
+	return err
+}

@@ -1,0 +1,26 @@
+package udp
+
+// Stats counts, by reason, the packets and handshakes a Listener or a Client
+// refused or lost, and the connections it dropped. Every field counts when
+// its check bites; none counts ordinary traffic.
+type Stats struct {
+	Malformed     uint64 // packets of an impossible size, type, sequence length or version
+	AuthFailed    uint64 // encrypted packets whose tag did not verify (forged, corrupted or spoofed)
+	BadToken      uint64 // connect tokens or challenge tokens that did not authenticate, decode or match their handshake
+	ExpiredToken  uint64 // connection requests whose token had expired
+	WrongProtocol uint64 // connection requests for another protocol ID
+	WrongAddress  uint64 // connect tokens that do not name this server's public address
+	TokenReused   uint64 // connect tokens already used from another source address, or already connected once
+	ClientInUse   uint64 // handshakes for a client ID that is already connected
+	Replayed      uint64 // packets rejected by the 256-entry replay window
+	UnknownClient uint64 // encrypted packets from an address with no connection or handshake
+	ServerFull    uint64 // handshakes denied because every client slot was taken
+	RateLimited   uint64 // packets dropped by a per-address or per-connection token bucket
+	Timeout       uint64 // connections dropped (or, on a client, attempts ended) for silence past the token's timeout
+
+	PendingFull        uint64 // waiting handshakes dropped, oldest first, to admit a new one past MaxPending
+	PendingAddressFull uint64 // handshakes refused because their source IP had MaxPendingPerIP waiting
+	PendingExpired     uint64 // handshakes dropped because the challenge was not answered in HandshakeTimeout
+	TokenHistoryFull   uint64 // unexpired tokens forgotten by the token-reuse history to make room past TokenHistory
+	QueueFull          uint64 // connections dropped because their receive queue reached QueueBytes
+}
