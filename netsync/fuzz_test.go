@@ -5,7 +5,10 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -198,12 +201,20 @@ func FuzzDecodeSnapshot(f *testing.F) {
 
 func FuzzDecodeHandshake(f *testing.F) {
 	f.Add(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, TickRate: 60, ClientTime: 7}))
-	f.Add(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: math.MaxUint64, TickRate: math.MaxUint16, ClientTime: math.MaxUint32}))
+	f.Add(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, ComponentHashes: []uint64{1, 2, 3}, TickRate: 60, ClientTime: 7}))
+	f.Add(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: math.MaxUint64, ComponentHashes: make([]uint64, netsync.MaxComponents), TickRate: math.MaxUint16, ClientTime: math.MaxUint32}))
+	f.Add(rawHello(netsync.MaxComponents+1, netsync.MaxComponents+1))
+	f.Add(rawHello(3, 2))
 	f.Add(netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}))
 	f.Add(netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 0, TickRate: 60}))
-	f.Add(netsync.AppendReason(nil, netsync.MsgReject, netsync.RejectSchema))
-	f.Add(netsync.AppendReason(nil, netsync.MsgDisconnect, netsync.ReasonClosed))
-	f.Add(netsync.AppendReason(nil, netsync.MsgDisconnect, 9))
+	f.Add(netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: "component game.Position differs"}))
+	f.Add(netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSpawn, Detail: strings.Repeat("⌘", 70)}))
+	f.Add(netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonClosed}))
+	f.Add(netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: 9}))
+	f.Add(rawReject(1, netsync.MaxRejectDetail+1, bytes.Repeat([]byte("a"), netsync.MaxRejectDetail+1)))
+	f.Add(rawReject(1, 10, []byte("abc")))
+	f.Add(rawReject(1, 3, []byte{'a', 0xff, 'b'}))
+	f.Add(rawReject(1, 3, []byte("a\nb")))
 	f.Add([]byte{netsync.ProtocolVersion, byte(netsync.MsgSnapshot)})
 	f.Add([]byte{})
 
@@ -228,6 +239,8 @@ func FuzzDecodeHandshake(f *testing.F) {
 
 		var h netsync.Hello
 		check(netsync.MsgHello, netsync.DecodeHello(p, &h), func() []byte {
+			require.LessOrEqual(t, len(h.ComponentHashes), netsync.MaxComponents)
+			require.LessOrEqual(t, cap(h.ComponentHashes), netsync.MaxComponents, "a packet cannot make the hashes grow")
 			q := netsync.AppendHello(nil, &h)
 			var h2 netsync.Hello
 			require.NoError(t, netsync.DecodeHello(q, &h2))
@@ -245,12 +258,17 @@ func FuzzDecodeHandshake(f *testing.F) {
 			return q
 		})
 		for _, mt := range []netsync.MsgType{netsync.MsgReject, netsync.MsgDisconnect} {
-			r, err := netsync.DecodeReason(p, mt)
-			check(mt, err, func() []byte {
-				require.True(t, r >= netsync.RejectSchema && r <= netsync.ReasonClosed)
-				q := netsync.AppendReason(nil, mt, r)
-				r2, err := netsync.DecodeReason(q, mt)
-				require.NoError(t, err)
+			var r netsync.Reject
+			check(mt, netsync.DecodeReject(p, mt, &r), func() []byte {
+				require.True(t, r.Reason >= netsync.RejectSchema && r.Reason <= netsync.RejectSpawn)
+				require.LessOrEqual(t, len(r.Detail), netsync.MaxRejectDetail)
+				require.True(t, utf8.ValidString(r.Detail))
+				for _, c := range r.Detail {
+					require.False(t, unicode.IsControl(c), "control character %U in the detail", c)
+				}
+				q := netsync.AppendReject(nil, mt, &r)
+				var r2 netsync.Reject
+				require.NoError(t, netsync.DecodeReject(q, mt, &r2))
 				require.Equal(t, r, r2)
 				return q
 			})

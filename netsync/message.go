@@ -2,9 +2,12 @@ package netsync
 
 import (
 	"fmt"
-	"github.com/ghostwire/ghostwire/ecs"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/ecs"
 )
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
@@ -90,25 +93,43 @@ func end(r *BitReader) error {
 	return nil
 }
 
-// Hello asks a server for a connection.
+// Hello asks a server for a connection. Beside the schema hash it carries
+// one hash per component, so a server refusing another schema can name the
+// component that differs.
 type Hello struct {
 	SchemaHash uint64 // the client's Schema.Hash
-	TickRate   uint16 // the client's tick rate; must equal the server's
-	ClientTime uint32 // client clock in ms, echoed for the first RTT sample
+	// ComponentHashes holds the client's Schema.ComponentHash of every
+	// component in order; at most MaxComponents.
+	ComponentHashes []uint64
+	TickRate        uint16 // the client's tick rate; must equal the server's
+	ClientTime      uint32 // client clock in ms, echoed for the first RTT sample
 }
 
 // AppendHello encodes h into buf[:0] (reusing its capacity) and returns the
-// packet.
+// packet, at most 1041 bytes. It panics if h holds more than MaxComponents
+// component hashes: the client library builds hellos from a [Schema],
+// which holds no more.
 func AppendHello(buf []byte, h *Hello) []byte {
+	n := len(h.ComponentHashes)
+	if n > MaxComponents {
+		panic(fmt.Sprintf("netsync: hello with %d component hashes; a schema holds at most %d", n, MaxComponents))
+	}
 	var w BitWriter
 	begin(&w, buf, MsgHello)
 	w.WriteBits(h.SchemaHash, 64)
 	w.WriteBits(uint64(h.TickRate), 16)
 	w.WriteBits(uint64(h.ClientTime), 32)
+	w.WriteBits(uint64(n), 8)
+	for _, c := range h.ComponentHashes {
+		w.WriteBits(c, 64)
+	}
 	return w.Bytes()
 }
 
-// DecodeHello decodes a hello packet.
+// DecodeHello decodes a hello packet into h, reusing the capacity of
+// h.ComponentHashes (it grows to MaxComponents at most, so a hostile packet
+// cannot make it grow further). More than MaxComponents component hashes
+// are refused. On error h is left unchanged.
 func DecodeHello(p []byte, h *Hello) error {
 	var r BitReader
 	if err := open(&r, p, MsgHello); err != nil {
@@ -117,10 +138,33 @@ func DecodeHello(p []byte, h *Hello) error {
 	hash, _ := r.ReadBits(64)
 	rate, _ := r.ReadBits(16)
 	ct, _ := r.ReadBits(32)
+	count, err := r.ReadBits(8)
+	if err != nil {
+		return err
+	}
+	n := int(count)
+	if n > MaxComponents {
+		return fmt.Errorf("netsync: hello with %d component hashes, at most %d allowed: %w", n, MaxComponents, ErrOutOfRange)
+	}
+	// Check the length before writing into h, so a refused packet leaves it
+	// alone.
+	if need := 64 * n; r.Remaining() < need {
+		return fmt.Errorf("netsync: hello announces %d component hashes (%d bits); only %d bits remain: %w", n, need, r.Remaining(), ErrShortBuffer)
+	} else if rest := r.Remaining() - need; rest >= 8 {
+		return fmt.Errorf("netsync: %d bits after the end of the message: %w", rest, ErrMalformed)
+	}
+	hashes := h.ComponentHashes
+	if cap(hashes) < n {
+		hashes = make([]uint64, 0, MaxComponents)
+	}
+	hashes = hashes[:n]
+	for i := range hashes {
+		hashes[i], _ = r.ReadBits(64)
+	}
 	if err := end(&r); err != nil {
 		return err
 	}
-	*h = Hello{SchemaHash: hash, TickRate: uint16(rate), ClientTime: uint32(ct)}
+	*h = Hello{SchemaHash: hash, ComponentHashes: hashes, TickRate: uint16(rate), ClientTime: uint32(ct)}
 	return nil
 }
 
@@ -177,7 +221,11 @@ const (
 	RejectFull     RejectReason = 3 // no free connection slot
 	ReasonTimeout  RejectReason = 4 // nothing heard for too long
 	ReasonClosed   RejectReason = 5 // the peer closed
+	RejectSpawn    RejectReason = 6 // the game's OnConnect or the ghost spawn failed
 )
+
+// lastReason is the highest reason on the wire.
+const lastReason = RejectSpawn
 
 // String describes the reason.
 func (r RejectReason) String() string {
@@ -192,33 +240,112 @@ func (r RejectReason) String() string {
 		return "timeout"
 	case ReasonClosed:
 		return "closed"
+	case RejectSpawn:
+		return "the game refused the player"
 	}
 	return fmt.Sprintf("RejectReason(%d)", uint8(r))
 }
 
-// AppendReason encodes a reject or disconnect packet (t is MsgReject or
-// MsgDisconnect) into buf[:0].
-func AppendReason(buf []byte, t MsgType, reason RejectReason) []byte {
+// MaxRejectDetail bounds the detail of a [Reject], in bytes.
+const MaxRejectDetail = 200
+
+// Reject is the body of a reject or a disconnect packet: why the server
+// refused or ended the connection, and a short text for people, such as
+// the component whose schema differs.
+type Reject struct {
+	Reason RejectReason
+	// Detail is UTF-8 without control characters, at most MaxRejectDetail
+	// bytes; "" when the reason says it all.
+	Detail string
+}
+
+// AppendReject encodes m as a packet of type t (MsgReject or
+// MsgDisconnect) into buf[:0] and returns it. A detail longer than
+// MaxRejectDetail bytes is cut at a character boundary, and control
+// characters and invalid UTF-8 in it are replaced, so that it decodes. It
+// panics on another message type.
+func AppendReject(buf []byte, t MsgType, m *Reject) []byte {
+	if t != MsgReject && t != MsgDisconnect {
+		panic(fmt.Sprintf("netsync: a reject is sent as %v or %v, not %v", MsgReject, MsgDisconnect, t))
+	}
+	d := clipDetail(m.Detail)
 	var w BitWriter
 	begin(&w, buf, t)
-	w.WriteBits(uint64(reason), 8)
+	w.WriteBits(uint64(m.Reason), 8)
+	w.WriteBits(uint64(len(d)), 8)
+	for i := 0; i < len(d); i++ {
+		w.WriteBits(uint64(d[i]), 8)
+	}
 	return w.Bytes()
 }
 
-// DecodeReason decodes a reject or disconnect packet.
-func DecodeReason(p []byte, t MsgType) (RejectReason, error) {
+// clipDetail makes d a valid detail: control characters become spaces,
+// invalid UTF-8 becomes U+FFFD, and it is cut to MaxRejectDetail bytes at
+// a character boundary. It allocates only when it replaces something.
+func clipDetail(d string) string {
+	d = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, d)
+	if len(d) <= MaxRejectDetail {
+		return d
+	}
+	n := MaxRejectDetail
+	for !utf8.RuneStart(d[n]) {
+		n--
+	}
+	return d[:n]
+}
+
+// DecodeReject decodes a reject or disconnect packet (t says which) into
+// m. It refuses an unknown reason, a detail longer than MaxRejectDetail
+// bytes, and one that is not UTF-8 or holds control characters (a hostile
+// server must not write into the client's logs and terminal). On error m is
+// left unchanged.
+func DecodeReject(p []byte, t MsgType, m *Reject) error {
 	var r BitReader
 	if err := open(&r, p, t); err != nil {
-		return 0, err
+		return err
 	}
 	v, _ := r.ReadBits(8)
+	n, err := r.ReadBits(8)
+	if err != nil {
+		return err
+	}
+	if n > MaxRejectDetail {
+		return fmt.Errorf("netsync: reject detail of %d bytes, at most %d allowed: %w", n, MaxRejectDetail, ErrOutOfRange)
+	}
+	var buf [MaxRejectDetail]byte
+	d, err := r.ReadBytes(int(n), buf[:0])
+	if err != nil {
+		return err
+	}
 	if err := end(&r); err != nil {
-		return 0, err
+		return err
 	}
-	if v < uint64(RejectSchema) || v > uint64(ReasonClosed) {
-		return 0, fmt.Errorf("netsync: reason %d outside %d..%d: %w", v, RejectSchema, ReasonClosed, ErrOutOfRange)
+	if v < uint64(RejectSchema) || v > uint64(lastReason) {
+		return fmt.Errorf("netsync: reason %d outside %d..%d: %w", v, RejectSchema, lastReason, ErrOutOfRange)
 	}
-	return RejectReason(v), nil
+	if i := badDetailByte(d); i >= 0 {
+		return fmt.Errorf("netsync: reject detail has invalid UTF-8 or a control character at byte %d of %d: %w", i, len(d), ErrMalformed)
+	}
+	*m = Reject{Reason: RejectReason(v), Detail: string(d)}
+	return nil
+}
+
+// badDetailByte returns the offset of the first invalid UTF-8 sequence or
+// control character in d, or -1.
+func badDetailByte(d []byte) int {
+	for i := 0; i < len(d); {
+		r, size := utf8.DecodeRune(d[i:])
+		if (r == utf8.RuneError && size == 1) || unicode.IsControl(r) {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // InputBatch is what a client sends every tick: its newest inputs (oldest

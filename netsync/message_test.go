@@ -1,11 +1,14 @@
 package netsync_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,22 +35,34 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	reasons := map[netsync.RejectReason]string{
 		netsync.RejectSchema: "schema mismatch", netsync.RejectTickRate: "tick rate mismatch",
 		netsync.RejectFull: "server full", netsync.ReasonTimeout: "timeout", netsync.ReasonClosed: "closed",
-		0: "RejectReason(0)", 200: "RejectReason(200)",
+		netsync.RejectSpawn: "the game refused the player", 0: "RejectReason(0)", 7: "RejectReason(7)", 200: "RejectReason(200)",
 	}
 	for r, s := range reasons {
 		assert.Equal(t, s, r.String())
 	}
 }
 
+// hashes returns n distinct component hashes.
+func hashes(n int) []uint64 {
+	h := make([]uint64, n)
+	for i := range h {
+		h[i] = uint64(i+1) * 0x9e3779b97f4a7c15
+	}
+	return h
+}
+
 func TestHelloRoundTrip(t *testing.T) {
 	for _, h := range []netsync.Hello{
 		{},
-		{SchemaHash: 0xdeadbeefcafef00d, TickRate: 60, ClientTime: 123456789},
-		{SchemaHash: math.MaxUint64, TickRate: math.MaxUint16, ClientTime: math.MaxUint32},
+		{SchemaHash: 0xdeadbeefcafef00d, ComponentHashes: []uint64{1, 0, math.MaxUint64}, TickRate: 60, ClientTime: 123456789},
+		{SchemaHash: math.MaxUint64, ComponentHashes: hashes(netsync.MaxComponents), TickRate: math.MaxUint16, ClientTime: math.MaxUint32},
 	} {
 		buf := make([]byte, 0, 64)
 		p := netsync.AppendHello(buf, &h)
-		assert.True(t, sharesArray(buf, p), "the packet is written into buf's capacity")
+		assert.LessOrEqual(t, len(p), netsync.MaxDatagram, "a hello fits one datagram")
+		if len(p) <= cap(buf) {
+			assert.True(t, sharesArray(buf, p), "the packet is written into buf's capacity")
+		}
 		typ, err := netsync.PeekType(p)
 		require.NoError(t, err)
 		assert.Equal(t, netsync.MsgHello, typ)
@@ -55,6 +70,68 @@ func TestHelloRoundTrip(t *testing.T) {
 		require.NoError(t, netsync.DecodeHello(p, &got))
 		assert.Equal(t, h, got)
 	}
+}
+
+// rawHello writes a hello field by field: it announces count component
+// hashes and holds the first n of them.
+func rawHello(count, n int) []byte {
+	var w netsync.BitWriter
+	w.WriteBits(netsync.ProtocolVersion, 8)
+	w.WriteBits(uint64(netsync.MsgHello), 8)
+	w.WriteBits(42, 64)
+	w.WriteBits(60, 16)
+	w.WriteBits(7, 32)
+	w.WriteBits(uint64(count), 8)
+	for i := range n {
+		w.WriteBits(uint64(i), 64)
+	}
+	return w.Bytes()
+}
+
+func TestDecodeHelloRefusesHostileComponentCounts(t *testing.T) {
+	kept := netsync.Hello{SchemaHash: 9, ComponentHashes: []uint64{5}}
+	for _, tc := range []struct {
+		name  string
+		p     []byte
+		want  error
+		error string
+	}{
+		{"one beyond the bound", rawHello(netsync.MaxComponents+1, netsync.MaxComponents+1), netsync.ErrOutOfRange, "129 component hashes, at most 128"},
+		{"the most a byte says", rawHello(255, 0), netsync.ErrOutOfRange, "255 component hashes"},
+		{"hashes missing", rawHello(3, 2), netsync.ErrShortBuffer, "announces 3 component hashes"},
+		{"hashes beyond the count", rawHello(1, 2), netsync.ErrMalformed, "64 bits after the end"},
+	} {
+		got := netsync.Hello{SchemaHash: kept.SchemaHash, ComponentHashes: append([]uint64(nil), kept.ComponentHashes...)}
+		err := netsync.DecodeHello(tc.p, &got)
+		require.ErrorIs(t, err, tc.want, tc.name)
+		assert.Contains(t, err.Error(), tc.error, tc.name)
+		assert.Equal(t, kept, got, "%s: a refused hello leaves the value alone", tc.name)
+	}
+	var h netsync.Hello
+	require.NoError(t, netsync.DecodeHello(rawHello(netsync.MaxComponents, netsync.MaxComponents), &h), "the bound itself is fine")
+	assert.Len(t, h.ComponentHashes, netsync.MaxComponents)
+}
+
+func TestDecodeHelloReusesCapacity(t *testing.T) {
+	p := netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 1, ComponentHashes: hashes(3), TickRate: 60})
+	var h netsync.Hello
+	require.NoError(t, netsync.DecodeHello(p, &h))
+	assert.Equal(t, netsync.MaxComponents, cap(h.ComponentHashes), "grows once, to the bound")
+	first := h.ComponentHashes
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := netsync.DecodeHello(p, &h); err != nil {
+			panic(err)
+		}
+	})
+	assert.Zero(t, allocs)
+	assert.True(t, sharesArray(first, h.ComponentHashes))
+	assert.Equal(t, hashes(3), h.ComponentHashes)
+}
+
+func TestAppendHelloPanicsBeyondMaxComponents(t *testing.T) {
+	assert.Panics(t, func() {
+		netsync.AppendHello(nil, &netsync.Hello{ComponentHashes: make([]uint64, netsync.MaxComponents+1)})
+	})
 }
 
 func TestWelcomeRoundTrip(t *testing.T) {
@@ -81,25 +158,95 @@ func TestWelcomeRefusesZeroConnOrTickRate(t *testing.T) {
 	}
 }
 
-func TestReasonRoundTrip(t *testing.T) {
+func TestRejectRoundTrip(t *testing.T) {
 	for _, typ := range []netsync.MsgType{netsync.MsgReject, netsync.MsgDisconnect} {
-		for r := netsync.RejectSchema; r <= netsync.ReasonClosed; r++ {
-			p := netsync.AppendReason(nil, typ, r)
-			peek, err := netsync.PeekType(p)
-			require.NoError(t, err)
-			assert.Equal(t, typ, peek)
-			got, err := netsync.DecodeReason(p, typ)
-			require.NoError(t, err)
-			assert.Equal(t, r, got)
+		for r := netsync.RejectSchema; r <= netsync.RejectSpawn; r++ {
+			for _, detail := range []string{"", "component game.Position differs", "é⌘ 🎮", strings.Repeat("x", netsync.MaxRejectDetail)} {
+				m := netsync.Reject{Reason: r, Detail: detail}
+				buf := make([]byte, 0, 256)
+				p := netsync.AppendReject(buf, typ, &m)
+				assert.True(t, sharesArray(buf, p), "the packet is written into buf's capacity")
+				peek, err := netsync.PeekType(p)
+				require.NoError(t, err)
+				assert.Equal(t, typ, peek)
+				var got netsync.Reject
+				require.NoError(t, netsync.DecodeReject(p, typ, &got))
+				assert.Equal(t, m, got)
+			}
 		}
 	}
-	p := netsync.AppendReason(nil, netsync.MsgReject, netsync.RejectFull)
-	_, err := netsync.DecodeReason(p, netsync.MsgDisconnect)
-	assert.ErrorIs(t, err, netsync.ErrMalformed, "a reject is not a disconnect")
-	for _, bad := range []netsync.RejectReason{0, netsync.ReasonClosed + 1, 255} {
-		_, err := netsync.DecodeReason(netsync.AppendReason(nil, netsync.MsgDisconnect, bad), netsync.MsgDisconnect)
+	p := netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectFull})
+	var m netsync.Reject
+	assert.ErrorIs(t, netsync.DecodeReject(p, netsync.MsgDisconnect, &m), netsync.ErrMalformed, "a reject is not a disconnect")
+	for _, bad := range []netsync.RejectReason{0, netsync.RejectSpawn + 1, 255} {
+		err := netsync.DecodeReject(netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: bad}), netsync.MsgDisconnect, &m)
 		require.ErrorIs(t, err, netsync.ErrOutOfRange, "reason %d", bad)
 	}
+	assert.Panics(t, func() { netsync.AppendReject(nil, netsync.MsgHello, &netsync.Reject{Reason: netsync.RejectFull}) })
+}
+
+// rawReject writes a reject field by field: a detail length and the
+// detail bytes, which need not agree.
+func rawReject(reason byte, length int, detail []byte) []byte {
+	var w netsync.BitWriter
+	w.WriteBits(netsync.ProtocolVersion, 8)
+	w.WriteBits(uint64(netsync.MsgReject), 8)
+	w.WriteBits(uint64(reason), 8)
+	w.WriteBits(uint64(length), 8)
+	w.WriteBytes(detail)
+	return w.Bytes()
+}
+
+func TestDecodeRejectRefusesHostileDetails(t *testing.T) {
+	long := bytes.Repeat([]byte("a"), 255)
+	kept := netsync.Reject{Reason: netsync.RejectFull, Detail: "kept"}
+	for _, tc := range []struct {
+		name  string
+		p     []byte
+		want  error
+		error string
+	}{
+		{"one beyond the bound", rawReject(1, netsync.MaxRejectDetail+1, long[:netsync.MaxRejectDetail+1]), netsync.ErrOutOfRange, "201 bytes, at most 200"},
+		{"the most a byte says", rawReject(1, 255, long), netsync.ErrOutOfRange, "255 bytes"},
+		{"truncated detail", rawReject(1, 10, []byte("abc")), netsync.ErrShortBuffer, "reading 10 bytes"},
+		{"detail without its length byte", rawReject(1, 0, nil)[:3], netsync.ErrShortBuffer, ""},
+		{"longer than its length", rawReject(1, 2, []byte("abc")), netsync.ErrMalformed, "8 bits after the end"},
+		{"invalid UTF-8", rawReject(1, 3, []byte{'a', 0xff, 'b'}), netsync.ErrMalformed, "at byte 1 of 3"},
+		{"cut inside a character", rawReject(1, 1, []byte("é")[:1]), netsync.ErrMalformed, "at byte 0 of 1"},
+		{"a lone continuation byte", rawReject(1, 2, []byte{'a', 0x80}), netsync.ErrMalformed, "at byte 1 of 2"},
+		{"a terminal escape", rawReject(1, 5, []byte("\x1b[2Jx")), netsync.ErrMalformed, "control character at byte 0"},
+		{"a newline", rawReject(1, 3, []byte("a\nb")), netsync.ErrMalformed, "at byte 1"},
+	} {
+		got := kept
+		err := netsync.DecodeReject(tc.p, netsync.MsgReject, &got)
+		require.ErrorIs(t, err, tc.want, tc.name)
+		assert.Contains(t, err.Error(), tc.error, tc.name)
+		assert.Equal(t, kept, got, "%s: a refused reject leaves the value alone", tc.name)
+	}
+}
+
+func TestAppendRejectClipsTheDetail(t *testing.T) {
+	for _, tc := range []struct{ detail, want string }{
+		{strings.Repeat("x", 300), strings.Repeat("x", netsync.MaxRejectDetail)},
+		// 3-byte characters: 66 fit in 200 bytes, the 67th would be cut.
+		{strings.Repeat("⌘", 100), strings.Repeat("⌘", 66)},
+		{"x" + strings.Repeat("🎮", 60), "x" + strings.Repeat("🎮", 49)},
+		{"line\none\x1b[0m\tend", "line one [0m end"},
+		{"bad \xff byte", "bad \uFFFD byte"},
+	} {
+		p := netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: tc.detail})
+		var got netsync.Reject
+		require.NoError(t, netsync.DecodeReject(p, netsync.MsgReject, &got), "%q", tc.detail)
+		assert.Equal(t, tc.want, got.Detail)
+		assert.True(t, utf8.ValidString(got.Detail))
+		assert.LessOrEqual(t, len(got.Detail), netsync.MaxRejectDetail)
+	}
+	d := "component game.Position differs"
+	buf := make([]byte, 0, 64)
+	allocs := testing.AllocsPerRun(100, func() {
+		buf = netsync.AppendReject(buf, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: d})
+	})
+	assert.Zero(t, allocs, "a valid detail is not copied")
 }
 
 func TestPeekTypeErrors(t *testing.T) {
@@ -143,10 +290,10 @@ func validPackets(t testing.TB) map[string][]byte {
 	rng := rand.New(rand.NewPCG(1, 2))
 	b := randomBatch(rng, msgInputSchema, 5, 1000)
 	return map[string][]byte{
-		"hello":      netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, TickRate: 60, ClientTime: 7}),
+		"hello":      netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, ComponentHashes: []uint64{1, 2}, TickRate: 60, ClientTime: 7}),
 		"welcome":    netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}),
-		"reject":     netsync.AppendReason(nil, netsync.MsgReject, netsync.RejectFull),
-		"disconnect": netsync.AppendReason(nil, netsync.MsgDisconnect, netsync.ReasonClosed),
+		"reject":     netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: "component game.Position differs"}),
+		"disconnect": netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonClosed}),
 		"inputs":     netsync.AppendInputs(nil, msgInputSchema, &b),
 	}
 }
@@ -161,11 +308,11 @@ func decodeAny(kind string, p []byte) error {
 		var m netsync.Welcome
 		return netsync.DecodeWelcome(p, &m)
 	case "reject":
-		_, err := netsync.DecodeReason(p, netsync.MsgReject)
-		return err
+		var m netsync.Reject
+		return netsync.DecodeReject(p, netsync.MsgReject, &m)
 	case "disconnect":
-		_, err := netsync.DecodeReason(p, netsync.MsgDisconnect)
-		return err
+		var m netsync.Reject
+		return netsync.DecodeReject(p, netsync.MsgDisconnect, &m)
 	case "inputs":
 		var b netsync.InputBatch
 		return netsync.DecodeInputs(p, msgInputSchema, &b)

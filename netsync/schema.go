@@ -21,9 +21,9 @@ type GhostTypeID uint16
 // type.
 const MaxComponentsPerGhost = 32
 
-// maxComponents bounds the components of a schema, so the per-component
-// hashes of a hello fit one datagram.
-const maxComponents = 128
+// MaxComponents bounds the components of a schema, so the per-component
+// hashes of a [Hello] fit one datagram.
+const MaxComponents = 128
 
 // GhostType says which components a kind of ghost replicates, in order.
 type GhostType struct {
@@ -96,8 +96,8 @@ func Component[T any, PT interface {
 			return id
 		}
 	}
-	if len(b.s.comps) >= maxComponents {
-		b.fail(fmt.Errorf("netsync: component %v would be the %dth; a schema holds at most %d", t, len(b.s.comps)+1, maxComponents))
+	if len(b.s.comps) >= MaxComponents {
+		b.fail(fmt.Errorf("netsync: component %v would be the %dth; a schema holds at most %d", t, len(b.s.comps)+1, MaxComponents))
 		return id
 	}
 	c := component{
@@ -318,19 +318,21 @@ func (s *Schema) GhostType(id GhostTypeID) (GhostType, bool) {
 func (s *Schema) Hash() uint64 { return s.hash }
 
 // Mismatch compares per-component hashes received from a peer with this
-// schema's and names the first component that differs (or the count, when
-// the peer has another number of components); "" when all agree.
+// schema's and describes the first difference, naming the component:
+// "component game.Position differs" for the first whose hash differs, or
+// "3 components received, 2 declared" when only the count does; "" when
+// all agree. The text is fit to send back to the peer.
 func (s *Schema) Mismatch(hashes []uint64) string {
 	for i, c := range s.comps {
 		if i >= len(hashes) {
 			break
 		}
 		if hashes[i] != c.hash {
-			return c.name
+			return "component " + c.name + " differs"
 		}
 	}
 	if len(hashes) != len(s.comps) {
-		return fmt.Sprintf("%d components (this side has %d)", len(hashes), len(s.comps))
+		return fmt.Sprintf("%d components received, %d declared", len(hashes), len(s.comps))
 	}
 	return ""
 }

@@ -334,7 +334,9 @@ func TestSchemaMismatchNamesTheComponent(t *testing.T) {
 		hashes[i] = ts.ComponentHash(netsync.ComponentID(i))
 	}
 	assert.Empty(t, ts.Mismatch(hashes))
+	assert.Equal(t, "5 components received, 4 declared", ts.Mismatch(append(hashes, 1)))
 	hashes[ts.Health]++
-	assert.Contains(t, ts.Mismatch(hashes), "tHealth")
-	assert.Contains(t, ts.Mismatch(hashes[:2]), "2 components")
+	assert.Equal(t, "component netsync_test.tHealth differs", ts.Mismatch(hashes))
+	assert.Equal(t, "component netsync_test.tHealth differs", ts.Mismatch(append(hashes, 1)), "a differing component is named before the count")
+	assert.Equal(t, "2 components received, 4 declared", ts.Mismatch(hashes[:2]))
 }

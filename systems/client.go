@@ -158,8 +158,10 @@ type Client struct {
 	scratch   *netsync.Snapshot
 	hasLatest bool
 	fresh     bool
+	hello     netsync.Hello // prepared once; the clock is set per send
 	lastHello time.Duration
 	helloSent bool
+	end       *ConnError // why the connection was refused or ended
 	hold      int
 	catchUp   int
 	rx        []byte
@@ -236,6 +238,11 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.hello = netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(opts.TickRate),
+		ComponentHashes: make([]uint64, schema.NumComponents())}
+	for i := range c.hello.ComponentHashes {
+		c.hello.ComponentHashes[i] = schema.ComponentHash(netsync.ComponentID(i))
+	}
 	if opts.FixedScale != 0 {
 		clock.SetScale(opts.FixedScale)
 	}
@@ -301,8 +308,8 @@ func (c *Client) Update() {
 	switch c.stats.State {
 	case Connecting:
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
-			c.tx = netsync.AppendHello(c.tx, &netsync.Hello{SchemaHash: c.Binding.Schema().Hash(),
-				TickRate: uint16(c.opts.TickRate), ClientTime: ms(now)})
+			c.hello.ClientTime = ms(now)
+			c.tx = netsync.AppendHello(c.tx, &c.hello)
 			_ = c.conn.Send(c.tx)
 			c.lastHello, c.helloSent = now, true
 		}
@@ -350,18 +357,12 @@ func (c *Client) poll(now time.Duration) {
 			}
 			c.start(now)
 		case netsync.MsgReject, netsync.MsgDisconnect:
-			reason, err := netsync.DecodeReason(p, t)
-			if err != nil {
+			var m netsync.Reject
+			if err := netsync.DecodeReject(p, t, &m); err != nil {
 				c.stats.BadPackets++
 				continue
 			}
-			c.stats.Reason = reason
-			if t == netsync.MsgReject {
-				c.stats.State = Refused
-			} else {
-				c.stats.State = Disconnected
-			}
-			c.log.Info("ghostwire: connection ended", "message", t.String(), "reason", reason.String())
+			c.finish(t, &m)
 		case netsync.MsgSnapshot:
 			if c.stats.State != Connected {
 				continue

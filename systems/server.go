@@ -53,7 +53,7 @@ type ServerStats struct {
 	Ticks          uint64
 	Connections    int    // open now
 	Accepted       uint64 // connections welcomed
-	Refused        uint64 // hellos refused (schema, tick rate, full)
+	Refused        uint64 // hellos refused (schema, tick rate, full, spawn failed)
 	Dropped        uint64 // connections ended by timeout or disconnect
 	BadPackets     uint64 // undecodable packets, counted, never fatal
 	SnapshotsSent  uint64
@@ -292,21 +292,23 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			s.stats.BadPackets++
 			continue
 		}
-		reason := netsync.RejectReason(0)
+		var reject netsync.Reject
+		schema := s.Binding.Schema()
 		switch {
-		case s.hello.SchemaHash != s.Binding.Schema().Hash():
-			reason = netsync.RejectSchema
+		case s.hello.SchemaHash != schema.Hash():
+			reject.Reason, reject.Detail = netsync.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
+			if reject.Detail == "" {
+				reject.Detail = "ghost types differ" // every component agrees
+			}
 		case int(s.hello.TickRate) != s.opts.TickRate:
-			reason = netsync.RejectTickRate
+			reject.Reason = netsync.RejectTickRate
+			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.opts.TickRate)
 		case len(s.conns) >= s.opts.MaxClients:
-			reason = netsync.RejectFull
+			reject.Reason = netsync.RejectFull
 		}
-		if reason != 0 {
-			s.stats.Refused++
-			s.log.Info("ghostwire: connection refused", "reason", reason.String())
-			s.tx = netsync.AppendReason(s.tx, netsync.MsgReject, reason)
-			s.sendTo(c, nil, s.tx)
-			_ = c.Close()
+		if reject.Reason != 0 {
+			s.log.Info("ghostwire: connection refused", "reason", reject.Reason.String(), "detail", reject.Detail)
+			s.refuse(c, &reject)
 			return true
 		}
 		inputs, _ := netsync.NewInputBuffer(s.Binding.Schema(), s.opts.Inputs)
@@ -320,11 +322,10 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			}
 		}
 		if err != nil {
-			s.stats.Refused++
-			s.log.Error("ghostwire: spawning the player failed", "conn", sc.id, "err", err)
-			s.tx = netsync.AppendReason(s.tx, netsync.MsgReject, netsync.RejectFull)
-			s.sendTo(c, nil, s.tx)
-			_ = c.Close()
+			// The error may say things about the game the client need not
+			// know: it stays in the server's log.
+			s.log.Error("ghostwire: spawning the player failed; connection refused", "conn", sc.id, "err", err)
+			s.refuse(c, &netsync.Reject{Reason: netsync.RejectSpawn})
 			return true
 		}
 		s.conns = append(s.conns, sc)
@@ -333,6 +334,14 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 		s.welcome(sc, now)
 		return true
 	}
+}
+
+// refuse answers a hello with a reject and closes the connection.
+func (s *Server) refuse(c transport.Conn, m *netsync.Reject) {
+	s.stats.Refused++
+	s.tx = netsync.AppendReject(s.tx, netsync.MsgReject, m)
+	s.sendTo(c, nil, s.tx)
+	_ = c.Close()
 }
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {
@@ -394,7 +403,7 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = netsync.AppendReason(s.tx, netsync.MsgDisconnect, netsync.ReasonTimeout)
+			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
 			s.sendTo(pc.conn, nil, s.tx)
 			_ = pc.conn.Close()
 			continue
@@ -405,7 +414,7 @@ func (s *Server) expire(now time.Duration) {
 	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
-			s.tx = netsync.AppendReason(s.tx, netsync.MsgDisconnect, netsync.ReasonTimeout)
+			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
 			s.sendTo(sc.conn, sc, s.tx)
 			s.drop(sc, netsync.ReasonTimeout)
 			i--

@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"testing"
@@ -45,11 +46,18 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 		tooMany.Update()
 	}
 	assert.Equal(t, systems.Connected, h.Clients[0].State())
-	for c, reason := range map[*systems.Client]netsync.RejectReason{
-		wrongSchema: netsync.RejectSchema, wrongRate: netsync.RejectTickRate, tooMany: netsync.RejectFull,
+	assert.NoError(t, h.Clients[0].Err())
+	for c, want := range map[*systems.Client]struct {
+		reason netsync.RejectReason
+		err    string
+	}{
+		wrongSchema: {netsync.RejectSchema, "ghostwire: refused by the server: schema mismatch: ghost types differ"},
+		wrongRate:   {netsync.RejectTickRate, "ghostwire: refused by the server: tick rate mismatch: the client's is 30, the server's 60"},
+		tooMany:     {netsync.RejectFull, "ghostwire: refused by the server: server full"},
 	} {
 		assert.Equal(t, systems.Refused, c.State())
-		assert.Equal(t, reason, c.Stats().Reason)
+		assert.Equal(t, want.reason, c.Stats().Reason)
+		assert.EqualError(t, c.Err(), want.err)
 	}
 	st := h.Server.Stats()
 	assert.Equal(t, uint64(3), st.Refused)
@@ -124,17 +132,41 @@ func TestServerOptionValidation(t *testing.T) {
 	}
 }
 
-func TestOnConnectErrorRefusesTheClient(t *testing.T) {
+// A game that cannot spawn the player (its OnConnect errs, or the ghost
+// spawn does) refuses the client with its own reason, not "server full",
+// and keeps its error to its own log.
+func TestSpawnFailureRefusesTheClient(t *testing.T) {
 	g := newTestGame()
-	opts := g.options(1, transport.Conditions{})
-	opts.Server.OnConnect = func(*gw.World, components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-		return ecs.Entity{}, 0, errors.New("no spawn point")
+	for name, onConnect := range map[string]func(*gw.World, components.ConnID) (ecs.Entity, netsync.GhostTypeID, error){
+		"OnConnect errs": func(*gw.World, components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			return ecs.Entity{}, 0, errors.New("no spawn point")
+		},
+		"unknown ghost type": func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			e, _, err := g.spawn(w, conn)
+			return e, 99, err
+		},
+	} {
+		var log bytes.Buffer
+		opts := g.options(1, transport.Conditions{})
+		opts.Server.OnConnect = onConnect
+		opts.Server.Logger = slog.New(slog.NewTextHandler(&log, nil))
+		h, err := harness.New(opts)
+		require.NoError(t, err)
+		h.Run(time.Second)
+		c := h.Clients[0]
+		assert.Equal(t, systems.Refused, c.State(), name)
+		assert.Equal(t, netsync.RejectSpawn, c.Stats().Reason, name)
+		assert.EqualError(t, c.Err(), "ghostwire: refused by the server: the game refused the player", name)
+		st := h.Server.Stats()
+		assert.Equal(t, 0, st.Connections, name)
+		assert.Equal(t, uint64(1), st.Refused, "%s: one hello refused, the others reached a closed connection", name)
+		assert.Zero(t, st.Accepted, name)
+		assert.Zero(t, h.Server.World.Arche().Stats().Entities.Used, "%s: no orphan player", name)
+		assert.Contains(t, log.String(), "level=ERROR msg=\"ghostwire: spawning the player failed; connection refused\"", name)
+		if name == "OnConnect errs" {
+			assert.Contains(t, log.String(), "err=\"no spawn point\"", "the server logs the error")
+		}
 	}
-	h, err := harness.New(opts)
-	require.NoError(t, err)
-	h.Run(time.Second)
-	assert.Equal(t, systems.Refused, h.Clients[0].State())
-	assert.Equal(t, 0, h.Server.Stats().Connections)
 }
 
 // A connection that never says hello is not kept forever: the server
@@ -154,9 +186,9 @@ func TestConnectionsWithoutHelloTimeOut(t *testing.T) {
 	buf := make([]byte, transport.MaxDatagramSize)
 	n, ok := mute.Receive(buf)
 	require.True(t, ok, "told why")
-	reason, err := netsync.DecodeReason(buf[:n], netsync.MsgDisconnect)
-	require.NoError(t, err)
-	assert.Equal(t, netsync.ReasonTimeout, reason)
+	var m netsync.Reject
+	require.NoError(t, netsync.DecodeReject(buf[:n], netsync.MsgDisconnect, &m))
+	assert.Equal(t, netsync.ReasonTimeout, m.Reason)
 	assert.Equal(t, systems.Connected, h.Clients[0].State())
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 }

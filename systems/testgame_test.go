@@ -27,7 +27,12 @@ type testGame struct {
 
 var testQ = netsync.Range(-1000, 1000, 1.0/64)
 
-func (p *Pos) Serialize(s *netsync.Stream) { s.Float(&p.X, testQ) }
+// speedQ is Speed's quantizer, a variable so that a test can build a
+// client schema whose Speed has another range (see newTestGameWithSpeed).
+var speedQ = testQ
+
+func (p *Pos) Serialize(s *netsync.Stream)   { s.Float(&p.X, testQ) }
+func (v *Speed) Serialize(s *netsync.Stream) { s.Float(&v.V, speedQ) }
 
 // Move is the test game's input: a move along the axis, at most 1 either
 // way.
@@ -35,8 +40,7 @@ type Move struct{ X float32 }
 
 var moveQ = netsync.Range(-1, 1, 1.0/64)
 
-func (m *Move) Serialize(s *netsync.Stream)  { s.Float(&m.X, moveQ) }
-func (v *Speed) Serialize(s *netsync.Stream) { s.Float(&v.V, testQ) }
+func (m *Move) Serialize(s *netsync.Stream) { s.Float(&m.X, moveQ) }
 
 func newTestGame() *testGame { return newTestGameWith(nil) }
 
@@ -64,6 +68,17 @@ func newTestGameWith(extra func(b *netsync.SchemaBuilder)) *testGame {
 		}
 	})
 	return &testGame{schema: s, player: player, move: move}
+}
+
+// newTestGameWithSpeed builds the test game with Speed quantized by q: the
+// same component types and names, another wire form. Speed's Serialize
+// reads speedQ whenever it runs, so only the schema's description (made
+// by Build) holds q: a game built this way is for refusal tests, never run.
+func newTestGameWithSpeed(q netsync.Quantizer) *testGame {
+	saved := speedQ
+	speedQ = q
+	defer func() { speedQ = saved }()
+	return newTestGame()
 }
 
 func (g *testGame) spawn(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {

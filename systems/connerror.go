@@ -1,0 +1,59 @@
+package systems
+
+import (
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// ConnError is why a server refused or ended a client's connection, as
+// [Client.Err] returns it.
+type ConnError struct {
+	// Refused is true when the server refused the connection at its
+	// start (the client's state is Refused), false when it ended one
+	// (Disconnected).
+	Refused bool
+	Reason  netsync.RejectReason
+	// Detail is the server's explanation, such as the component whose
+	// schema differs; "" when the reason says it all.
+	Detail string
+}
+
+// Error reads like "ghostwire: refused by the server: schema mismatch:
+// component game.Position differs".
+func (e *ConnError) Error() string {
+	msg := "ghostwire: disconnected by the server: "
+	if e.Refused {
+		msg = "ghostwire: refused by the server: "
+	}
+	msg += e.Reason.String()
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Err returns nil while the client is connecting or connected, and a
+// *[ConnError] saying why once the server refused the connection or ended
+// it. The first refusal or disconnect is kept: later ones change nothing.
+func (c *Client) Err() error {
+	if c.end == nil {
+		return nil
+	}
+	return c.end
+}
+
+// finish ends the connection on a reject or disconnect packet (t) from
+// the server.
+func (c *Client) finish(t netsync.MsgType, m *netsync.Reject) {
+	if c.end != nil {
+		return
+	}
+	c.end = &ConnError{Refused: t == netsync.MsgReject, Reason: m.Reason, Detail: m.Detail}
+	c.stats.Reason = m.Reason
+	if c.end.Refused {
+		c.stats.State = Refused
+		c.log.Warn("ghostwire: connection refused", "reason", m.Reason.String(), "detail", m.Detail)
+		return
+	}
+	c.stats.State = Disconnected
+	c.log.Info("ghostwire: disconnected", "reason", m.Reason.String(), "detail", m.Detail)
+}
