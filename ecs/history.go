@@ -217,16 +217,16 @@ func NewHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) 
 	return h, nil
 }
 
-// RegisterRollback adds component type T to the components the history
+// Register adds component type T to the components the history
 // records and restores. T must be plain data: a type holding a pointer,
 // slice, map, string, interface, channel, function or unsafe pointer is
 // refused with a [*PlainDataError] naming the field. Registering must
 // happen before the first record; registering T twice is an error.
-func RegisterRollback[T any](h *History) error {
+func Register[T any](h *History) error {
 	return h.RegisterType(reflect.TypeFor[T]())
 }
 
-// RegisterType is [RegisterRollback] for a type known only at run time
+// RegisterType is [Register] for a type known only at run time
 // (the replicated components of a schema). The type is registered with the
 // arche world if it is not yet.
 func (h *History) RegisterType(t reflect.Type) error {

@@ -16,7 +16,7 @@ func ExampleSchedule_Rollback() {
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
-	if err := gw.RegisterRollback[Pos](h); err != nil {
+	if err := gw.Register[Pos](h); err != nil {
 		panic(err)
 	}
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
@@ -60,7 +60,7 @@ func ExampleSyncTest() {
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
-	_ = gw.RegisterRollback[Pos](h)
+	_ = gw.Register[Pos](h)
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
 	spawn.NewWith(&Pos{}, &components.Predicted{})
 	filter := generic.NewFilter1[Pos]()
@@ -92,7 +92,7 @@ func ExampleSyncTest_unregistered() {
 
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
-	_ = gw.RegisterRollback[Pos](h)
+	_ = gw.Register[Pos](h)
 	spawn := generic.NewMap3[Pos, Ammo, components.Predicted](w.Arche())
 	spawn.NewWith(&Pos{}, &Ammo{}, &components.Predicted{})
 	filter := generic.NewFilter2[Pos, Ammo]()
@@ -114,5 +114,5 @@ func ExampleSyncTest_unregistered() {
 		}
 	}
 	// Output:
-	// ecs: desync at tick 2: component ecs_test.Ammo is written by the prediction but not registered for history (RegisterRollback): entity {1 0} field Shots is 4 after replay, was 2 in the first run
+	// ecs: desync at tick 2: component ecs_test.Ammo is written by the prediction but not registered for history (Register): entity {1 0} field Shots is 4 after replay, was 2 in the first run
 }

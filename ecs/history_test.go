@@ -135,28 +135,28 @@ func TestRegisterRefusesNonPlainData(t *testing.T) {
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
 	require.NoError(t, err)
 
-	err = gw.RegisterRollback[withPointer](h)
+	err = gw.Register[withPointer](h)
 	var pe *gw.PlainDataError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "Ref", pe.Field)
 	assert.Contains(t, err.Error(), "field Ref is a ptr")
 
-	err = gw.RegisterRollback[nested](h)
+	err = gw.Register[nested](h)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "Sub.Names", pe.Field)
 
 	for _, err := range []error{
-		gw.RegisterRollback[string](h),
-		gw.RegisterRollback[map[int]int](h),
-		gw.RegisterRollback[struct{ F func() }](h),
-		gw.RegisterRollback[struct{ C chan int }](h),
-		gw.RegisterRollback[struct{ I any }](h),
-		gw.RegisterRollback[struct{ P unsafe.Pointer }](h),
+		gw.Register[string](h),
+		gw.Register[map[int]int](h),
+		gw.Register[struct{ F func() }](h),
+		gw.Register[struct{ C chan int }](h),
+		gw.Register[struct{ I any }](h),
+		gw.Register[struct{ P unsafe.Pointer }](h),
 	} {
 		require.ErrorAs(t, err, &pe)
 	}
-	require.NoError(t, gw.RegisterRollback[Position](h))
-	require.Error(t, gw.RegisterRollback[Position](h), "registered twice")
+	require.NoError(t, gw.Register[Position](h))
+	require.Error(t, gw.Register[Position](h), "registered twice")
 }
 
 func TestEnableHistoryValidatesCapacity(t *testing.T) {
@@ -176,7 +176,7 @@ func TestEnableHistoryValidatesCapacity(t *testing.T) {
 func TestRegisterAfterRecordIsAnError(t *testing.T) {
 	g := newGame(t, 1, 8)
 	g.sched.Tick(g.world)
-	require.Error(t, gw.RegisterRollback[struct{ A int32 }](g.history))
+	require.Error(t, gw.Register[struct{ A int32 }](g.history))
 }
 
 func TestHistoryStaysBoundedOver100000Ticks(t *testing.T) {
@@ -342,7 +342,7 @@ type Stunned struct{}
 
 func TestHistoryOfAZeroSizeComponent(t *testing.T) {
 	g := newGame(t, 0, 16)
-	require.NoError(t, gw.RegisterRollback[Stunned](g.history))
+	require.NoError(t, gw.Register[Stunned](g.history))
 	g.spawn(2)
 	a := g.world.Arche()
 	stunned := g.entities[0]

@@ -61,7 +61,7 @@ type DesyncError struct {
 	First, Replay []byte
 	// Unregistered is set when Component is not registered for history
 	// but written by the prediction: rollback does not restore it, so the
-	// replay starts from a wrong value. Register it with [RegisterRollback].
+	// replay starts from a wrong value. Register it with [Register].
 	Unregistered bool
 	kind         reflect.Kind
 }
@@ -69,7 +69,7 @@ type DesyncError struct {
 // Error names the tick, entity, component and field, with both values.
 func (e *DesyncError) Error() string {
 	if e.Unregistered {
-		return fmt.Sprintf("ecs: desync at tick %d: component %v is written by the prediction but not registered for history (RegisterRollback): entity %v %s is %s after replay, was %s in the first run",
+		return fmt.Sprintf("ecs: desync at tick %d: component %v is written by the prediction but not registered for history (Register): entity %v %s is %s after replay, was %s in the first run",
 			e.Tick, e.Component, e.Entity, fieldName(e.Field), formatField(e.Replay, e.kind), formatField(e.First, e.kind))
 	}
 	if e.First == nil && e.Replay == nil && e.Component != nil {

@@ -80,7 +80,7 @@ func TestSyncTestNamesAnUnregisteredComponentThePredictionWrites(t *testing.T) {
 			assert.True(t, d.Unregistered)
 			assert.Equal(t, g.entities[0], d.Entity)
 			assert.Equal(t, gw.Tick(2), d.Tick, "the first replayed tick")
-			assert.Contains(t, err.Error(), "component ecs_test.Cooldown is written by the prediction but not registered for history (RegisterRollback)")
+			assert.Contains(t, err.Error(), "component ecs_test.Cooldown is written by the prediction but not registered for history (Register)")
 		})
 	}
 }

@@ -76,9 +76,9 @@ func newGame(t require.TestingT, n, capacity int) *game {
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: capacity})
 	require.NoError(t, err)
-	require.NoError(t, gw.RegisterRollback[Position](h))
-	require.NoError(t, gw.RegisterRollback[Velocity](h))
-	require.NoError(t, gw.RegisterRollback[Body](h))
+	require.NoError(t, gw.Register[Position](h))
+	require.NoError(t, gw.Register[Velocity](h))
+	require.NoError(t, gw.Register[Body](h))
 	g := &game{world: w, sched: gw.NewSchedule(), history: h}
 	g.sched.Add(gw.StagePrediction, newMoveSystem())
 	g.spawn(n)

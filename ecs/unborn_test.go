@@ -28,7 +28,7 @@ func newCounterGame(t *testing.T) *counterGame {
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
 	require.NoError(t, err)
-	require.NoError(t, gw.RegisterRollback[Counter](h))
+	require.NoError(t, gw.Register[Counter](h))
 	filter := generic.NewFilter1[Counter]().With(generic.T[components.Predicted]())
 	s := gw.NewSchedule()
 	s.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
@@ -136,7 +136,7 @@ func TestRollbackFixWritesMakeAnUnbornSpawnBornAtTheRestoredTick(t *testing.T) {
 // 10) and remove it at 9; a stunned counter moves back by one per tick.
 func newStunGame(t *testing.T) (*counterGame, ecs.Entity) {
 	g := newCounterGame(t)
-	require.NoError(t, gw.RegisterRollback[Stunned](g.history))
+	require.NoError(t, gw.Register[Stunned](g.history))
 	stunID := ecs.ComponentID[Stunned](g.world.Arche())
 	counters := generic.NewFilter1[Counter]().With(generic.T[components.Predicted]())
 	g.sched.Add(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {

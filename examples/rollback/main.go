@@ -156,8 +156,8 @@ func run(args []string, out io.Writer) error {
 
 // register declares what rolls back.
 func register(h *gw.History) error {
-	if err := gw.RegisterRollback[Position](h); err != nil {
+	if err := gw.Register[Position](h); err != nil {
 		return err
 	}
-	return gw.RegisterRollback[Velocity](h)
+	return gw.Register[Velocity](h)
 }

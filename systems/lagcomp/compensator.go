@@ -215,16 +215,16 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := gw.RegisterRollback[components.Hitboxes](h); err != nil {
+	if err := gw.Register[components.Hitboxes](h); err != nil {
 		return nil, err
 	}
 	return &Compensator{world: w, opts: opts, hist: h, window: window, hitboxes: hid}, nil
 }
 
-// Declare adds component T to what is recorded and rewound (typically the
-// position and the facing). T must be plain data; declaring must happen
-// before the first record.
-func Declare[T any](c *Compensator) error {
+// Register adds component T to what is recorded and rewound (typically the
+// position and the facing), the same verb as ecs.Register. T must be plain
+// data; registering must happen before the first record.
+func Register[T any](c *Compensator) error {
 	t := reflect.TypeFor[T]()
 	if err := c.hist.RegisterType(t); err != nil {
 		return err

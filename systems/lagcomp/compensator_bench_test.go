@@ -24,8 +24,8 @@ func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic
 	if err != nil {
 		b.Fatal(err)
 	}
-	_ = lagcomp.Declare[Position](lc)
-	_ = lagcomp.Declare[Facing](lc)
+	_ = lagcomp.Register[Position](lc)
+	_ = lagcomp.Register[Facing](lc)
 	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
 	var es []ecs.Entity
 	total := 0

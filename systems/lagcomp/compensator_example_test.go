@@ -20,7 +20,7 @@ func ExampleCompensator_Judge() {
 		return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}}
 	}
 	lc, _ := lagcomp.New(w, lagcomp.Options{Pose: pose})
-	_ = lagcomp.Declare[Position](lc) // what is rewound is declared
+	_ = lagcomp.Register[Position](lc) // what is rewound is declared
 
 	hb := components.Hitboxes{N: 1}
 	hb.Boxes[0] = components.Hitbox{Shape: components.ShapeSphere, Radius: 0.3}

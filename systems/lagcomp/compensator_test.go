@@ -52,8 +52,8 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	}
 	lc, err := lagcomp.New(w, opts)
 	require.NoError(t, err)
-	require.NoError(t, lagcomp.Declare[Position](lc))
-	require.NoError(t, lagcomp.Declare[Facing](lc))
+	require.NoError(t, lagcomp.Register[Position](lc))
+	require.NoError(t, lagcomp.Register[Facing](lc))
 	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
 	hb := bodyBoxes()
 	s := &scene{w: w, lc: lc, pos: generic.NewMap[Position](w.Arche())}

@@ -10,7 +10,7 @@
 //   - the view tick is the client's claim: a rewind beyond the window is
 //     refused, never extrapolated, and the verdict says so;
 //   - history is read, never written into the live world;
-//   - what is rewound is declared (Declare), not everything;
+//   - what is rewound is registered (Register), not everything;
 //   - what the shooter could not see then is not readable now (Visible);
 //   - the decision is made in the past, its consequences (damage) are the
 //     game's to apply to the present state;

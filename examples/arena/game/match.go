@@ -239,7 +239,7 @@ func (m *Match) setupServer(s *systems.Server) error {
 	if err != nil {
 		return err
 	}
-	for _, err := range []error{lagcomp.Declare[Position](lc), lagcomp.Declare[Facing](lc), lagcomp.Declare[Health](lc)} {
+	for _, err := range []error{lagcomp.Register[Position](lc), lagcomp.Register[Facing](lc), lagcomp.Register[Health](lc)} {
 		if err != nil {
 			return err
 		}

@@ -233,9 +233,9 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
 	})
 	require.NoError(t, err)
-	require.NoError(t, lagcomp.Declare[Position](lc))
-	require.NoError(t, lagcomp.Declare[Facing](lc))
-	require.NoError(t, lagcomp.Declare[Health](lc))
+	require.NoError(t, lagcomp.Register[Position](lc))
+	require.NoError(t, lagcomp.Register[Facing](lc))
+	require.NoError(t, lagcomp.Register[Health](lc))
 	spawn := generic.NewMap6[Position, Facing, Health, components.Hitboxes, Command, components.InputHeader](w.Arche())
 	hb := PlayerHitboxes()
 	r := &shotRig{w: w, lc: lc, shots: NewShotSystem(w, lc), input: generic.NewMap[Command](w.Arche()),
