@@ -34,7 +34,7 @@ type Options struct {
 	Pose func(r *Rewound) Pose
 	// Visible, if set, says whether the shooter could see the target at the
 	// rewound tick (dead, hidden, not relevant): an invisible target cannot
-	// be hit and, if it is all the shot found, the verdict is NotVisible.
+	// be hit and, if it is all the shot found, the verdict is ReasonNotVisible.
 	Visible func(shooter ecs.Entity, target *Rewound) bool
 	// Walls is the static geometry that occludes shots.
 	Walls []Box
@@ -43,7 +43,7 @@ type Options struct {
 	// MaxOriginError is how far the claimed origin may lie from the
 	// shooter's own recorded position; 1 when zero. A shooter must itself
 	// carry Hitboxes (be recorded): an unrecorded shooter's origin cannot be
-	// checked and its shots are refused as OriginMismatch.
+	// checked and its shots are refused as ReasonOriginMismatch.
 	MaxOriginError float32
 	// MinShotInterval is the fewest ticks between two shots of one
 	// shooter; 0 for no limit.
@@ -62,13 +62,13 @@ type Reason uint8
 
 // The verdict reasons.
 const (
-	Hit            Reason = iota // the ray hit a visible target before any wall
-	OutsideWindow                // the view tick is older than the window (or in the future)
-	Occluded                     // static geometry was in the way at that tick
-	FireRate                     // the shooter fired sooner than MinShotInterval allows
-	OriginMismatch               // the claimed origin is too far from the shooter
-	NotVisible                   // the only target on the ray was invisible to the shooter then
-	NoTarget                     // the ray hit nobody
+	ReasonHit            Reason = iota // the ray hit a visible target before any wall
+	ReasonOutsideWindow                // the view tick is older than the window (or in the future)
+	ReasonOccluded                     // static geometry was in the way at that tick
+	ReasonFireRate                     // the shooter fired sooner than MinShotInterval allows
+	ReasonOriginMismatch               // the claimed origin is too far from the shooter
+	ReasonNotVisible                   // the only target on the ray was invisible to the shooter then
+	ReasonNoTarget                     // the ray hit nobody
 	numReasons
 )
 
@@ -391,7 +391,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	view := float64(tick) + float64(frac)
 	v := Verdict{Tick: view}
 	if !c.inWindow(newest, tick, frac) {
-		v.Reason = OutsideWindow
+		v.Reason = ReasonOutsideWindow
 		return v
 	}
 	if c.opts.MinShotInterval > 0 && book {
@@ -405,7 +405,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 			c.lastShot = append(c.lastShot, shooterTick{e: s.Shooter, tick: s.Tick.Add(-int(c.opts.MinShotInterval))})
 		}
 		if s.Tick.Sub(c.lastShot[i].tick) < int32(c.opts.MinShotInterval) {
-			v.Reason = FireRate
+			v.Reason = ReasonFireRate
 			return v
 		}
 		c.lastShot[i].tick = s.Tick
@@ -415,7 +415,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	if now, err := c.hist.View(newest); err == nil {
 		row, ok := now.Row(s.Shooter)
 		if !ok {
-			v.Reason = OriginMismatch
+			v.Reason = ReasonOriginMismatch
 			return v
 		}
 		r := &c.self
@@ -426,13 +426,13 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		p := c.opts.Pose(r).Position
 		dx, dy, dz := s.Origin[0]-p[0], s.Origin[1]-p[1], s.Origin[2]-p[2]
 		if math.Sqrt(float64(dx*dx+dy*dy+dz*dz)) > float64(c.opts.MaxOriginError) {
-			v.Reason = OriginMismatch
+			v.Reason = ReasonOriginMismatch
 			return v
 		}
 	}
 	targets, err := c.Rewind(tick, frac)
 	if err != nil {
-		v.Reason = OutsideWindow
+		v.Reason = ReasonOutsideWindow
 		return v
 	}
 	dir := Vec{float64(s.Dir[0]), float64(s.Dir[1]), float64(s.Dir[2])}
@@ -469,17 +469,17 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	}
 	switch {
 	case !math.IsInf(bestVis, 1) && wall < bestVis:
-		vis.Reason = Occluded
+		vis.Reason = ReasonOccluded
 		vis.Tick = view
 		return vis
 	case !math.IsInf(bestVis, 1):
-		vis.Hit, vis.Reason, vis.Tick = true, Hit, view
+		vis.Hit, vis.Reason, vis.Tick = true, ReasonHit, view
 		return vis
 	case !math.IsInf(bestHidden, 1):
-		hidden.Reason, hidden.Tick = NotVisible, view
+		hidden.Reason, hidden.Tick = ReasonNotVisible, view
 		return hidden
 	}
-	v.Reason = NoTarget
+	v.Reason = ReasonNoTarget
 	return v
 }
 

@@ -85,7 +85,7 @@ func TestShotIsJudgedAtTheViewTick(t *testing.T) {
 	// At tick 40 the target stood at (10, 4): aim there.
 	v := s.lc.Judge(s.aim(10, 4, 40))
 	assert.True(t, v.Hit)
-	assert.Equal(t, lagcomp.Hit, v.Reason)
+	assert.Equal(t, lagcomp.ReasonHit, v.Reason)
 	assert.Equal(t, s.target, v.Target)
 	assert.Equal(t, 40.0, v.Tick)
 	assert.Equal(t, head, v.Part, "the head sphere faces the shooter, in front of the body")
@@ -94,7 +94,7 @@ func TestShotIsJudgedAtTheViewTick(t *testing.T) {
 	present := newScene(t, lagcomp.Options{Present: true})
 	v = present.lc.Judge(present.aim(10, 4, 40))
 	assert.False(t, v.Hit, "without lag compensation the target has moved on")
-	assert.Equal(t, lagcomp.NoTarget, v.Reason)
+	assert.Equal(t, lagcomp.ReasonNoTarget, v.Reason)
 }
 
 func TestRewindIsSubTick(t *testing.T) {
@@ -121,38 +121,38 @@ func TestVerdictReasons(t *testing.T) {
 	assert.InDelta(t, 30, s.lc.Window(), 1e-9, "500 ms at 60 Hz")
 
 	old := s.aim(10, 1, 29) // 31 ticks old: beyond the 30-tick window
-	assert.Equal(t, lagcomp.OutsideWindow, s.lc.Judge(old).Reason)
+	assert.Equal(t, lagcomp.ReasonOutsideWindow, s.lc.Judge(old).Reason)
 	future := s.aim(10, 6, 60.5)
-	assert.Equal(t, lagcomp.OutsideWindow, s.lc.Judge(future).Reason, "a view tick in the future is refused, not extrapolated")
+	assert.Equal(t, lagcomp.ReasonOutsideWindow, s.lc.Judge(future).Reason, "a view tick in the future is refused, not extrapolated")
 	nan := s.aim(10, 6, math.NaN())
-	assert.Equal(t, lagcomp.OutsideWindow, s.lc.Judge(nan).Reason)
+	assert.Equal(t, lagcomp.ReasonOutsideWindow, s.lc.Judge(nan).Reason)
 
 	through := s.aim(10, 5, 50) // the wall spans y 2.3..2.6 at x 5..6, on the line to (10, 5)
 	v := s.lc.Judge(through)
-	assert.Equal(t, lagcomp.Occluded, v.Reason)
+	assert.Equal(t, lagcomp.ReasonOccluded, v.Reason)
 	assert.Equal(t, s.target, v.Target)
 	assert.False(t, v.Hit)
 
 	again := s.aim(10, 5.5, 55)
 	again.Tick = 65 // five ticks after the last accepted shot at 60
-	assert.Equal(t, lagcomp.FireRate, s.lc.Judge(again).Reason)
+	assert.Equal(t, lagcomp.ReasonFireRate, s.lc.Judge(again).Reason)
 	again.Tick = 70
-	assert.Equal(t, lagcomp.Hit, s.lc.Judge(again).Reason)
+	assert.Equal(t, lagcomp.ReasonHit, s.lc.Judge(again).Reason)
 
 	far := s.aim(10, 5.5, 55)
 	far.Tick = 100
 	far.Origin = [3]float32{0, 5, 0} // 5 units from where the shooter stands
-	assert.Equal(t, lagcomp.OriginMismatch, s.lc.Judge(far).Reason)
+	assert.Equal(t, lagcomp.ReasonOriginMismatch, s.lc.Judge(far).Reason)
 
 	miss := s.aim(-10, 0, 55)
 	miss.Tick = 200
-	assert.Equal(t, lagcomp.NoTarget, s.lc.Judge(miss).Reason)
+	assert.Equal(t, lagcomp.ReasonNoTarget, s.lc.Judge(miss).Reason)
 
 	st := s.lc.Stats()
-	assert.Equal(t, uint64(3), st.Verdicts[lagcomp.OutsideWindow])
-	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.Occluded])
-	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.FireRate])
-	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.Hit])
+	assert.Equal(t, uint64(3), st.Verdicts[lagcomp.ReasonOutsideWindow])
+	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.ReasonOccluded])
+	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.ReasonFireRate])
+	assert.Equal(t, uint64(1), st.Verdicts[lagcomp.ReasonHit])
 	assert.Equal(t, uint64(8), st.Shots)
 	names := []string{}
 	for _, r := range lagcomp.Reasons() {
@@ -166,12 +166,12 @@ func TestInvisibleTargetsCannotBeHit(t *testing.T) {
 		return lagcomp.Get[Position](tg).Y > 3 // hidden until it passed y = 3
 	}})
 	v := s.lc.Judge(s.aim(10, 2.5, 35)) // at tick 35 the target was at y=3.5: visible
-	assert.Equal(t, lagcomp.NoTarget, v.Reason)
+	assert.Equal(t, lagcomp.ReasonNoTarget, v.Reason)
 	v = s.lc.Judge(s.aim(10, 3.5, 35))
-	assert.Equal(t, lagcomp.Hit, v.Reason)
+	assert.Equal(t, lagcomp.ReasonHit, v.Reason)
 	w := newScene(t, lagcomp.Options{Visible: func(ecs.Entity, *lagcomp.Rewound) bool { return false }})
 	v = w.lc.Judge(w.aim(10, 3.5, 35))
-	assert.Equal(t, lagcomp.NotVisible, v.Reason)
+	assert.Equal(t, lagcomp.ReasonNotVisible, v.Reason)
 	assert.Equal(t, w.target, v.Target)
 }
 
@@ -227,7 +227,7 @@ func TestUnrecordedShooterIsRefused(t *testing.T) {
 	ghost := s.w.Arche().NewEntity() // no hitboxes: never recorded
 	shot := s.aim(10, 4, 40)
 	shot.Shooter = ghost
-	assert.Equal(t, lagcomp.OriginMismatch, s.lc.Judge(shot).Reason, "an origin that cannot be checked is not trusted")
+	assert.Equal(t, lagcomp.ReasonOriginMismatch, s.lc.Judge(shot).Reason, "an origin that cannot be checked is not trusted")
 }
 
 func TestFireRateStateForgetsDeadShooters(t *testing.T) {
@@ -239,7 +239,7 @@ func TestFireRateStateForgetsDeadShooters(t *testing.T) {
 		s.lc.Record(60) // the shooter is recorded at the newest tick
 		shot := s.aim(10, 4, 50)
 		shot.Shooter, shot.Tick = e, gw.Tick(100+i)
-		assert.NotEqual(t, lagcomp.FireRate, s.lc.Judge(shot).Reason)
+		assert.NotEqual(t, lagcomp.ReasonFireRate, s.lc.Judge(shot).Reason)
 		s.w.Arche().RemoveEntity(e)
 	}
 	assert.LessOrEqual(t, s.lc.Stats().Shooters, 2, "the fire-rate book keeps only live shooters")

@@ -105,7 +105,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 		s.Stats.Verdicts[v.Reason.String()]++
 		// The fire rate does not depend on the mode: a shot refused for it
 		// would be refused in the other mode too (Probe does not check it).
-		if v.Reason != lagcomp.FireRate && s.LC.Probe(shot, !s.LC.Present()).Hit {
+		if v.Reason != lagcomp.ReasonFireRate && s.LC.Probe(shot, !s.LC.Present()).Hit {
 			s.Stats.OtherModeHits++
 		}
 		if !v.Hit {

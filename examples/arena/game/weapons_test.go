@@ -295,6 +295,6 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	assert.False(t, hp.Alive(), "the history of tick 20 holds the target alive: %+v", hp)
 	for _, frac := range []float32{0, 0.5} {
 		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, ViewFraction: frac, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}}
-		assert.Equal(t, lagcomp.NotVisible, r.lc.Probe(shot, false).Reason, "view 20 + %v", frac)
+		assert.Equal(t, lagcomp.ReasonNotVisible, r.lc.Probe(shot, false).Reason, "view 20 + %v", frac)
 	}
 }
