@@ -28,22 +28,22 @@ const (
 type MissingPolicy uint8
 
 const (
-	// RepeatLast applies the client's previous input again, its presses
+	// MissingRepeatLast applies the client's previous input again, its presses
 	// cleared: players mostly keep holding the same keys, so a late input
 	// often equals the repeated one and the client's prediction stays
 	// right. The default.
-	RepeatLast MissingPolicy = iota
-	// Neutral applies the input type's zero value: the player lets go of
+	MissingRepeatLast MissingPolicy = iota
+	// MissingNeutral applies the input type's zero value: the player lets go of
 	// everything.
-	Neutral
+	MissingNeutral
 )
 
 // String names the policy.
 func (p MissingPolicy) String() string {
 	switch p {
-	case RepeatLast:
+	case MissingRepeatLast:
 		return "repeat-last"
-	case Neutral:
+	case MissingNeutral:
 		return "neutral"
 	}
 	return fmt.Sprintf("MissingPolicy(%d)", uint8(p))
@@ -97,7 +97,7 @@ func Input[T any, PT interface {
 		b.fail(fmt.Errorf("netsync: input type %v declared after %v: a schema has one input type", t, b.s.input.typ))
 		return
 	}
-	if rules.Missing > Neutral {
+	if rules.Missing > MissingNeutral {
 		b.fail(fmt.Errorf("netsync: input type %v: unknown missing-input policy %d", t, rules.Missing))
 		return
 	}

@@ -136,7 +136,7 @@ func TestInputDeclaration(t *testing.T) {
 	assert.Nil(t, none.InputType())
 	assert.Zero(t, none.InputSize())
 	assert.NotEqual(t, none.Hash(), s.Hash(), "the input type is part of the schema hash")
-	assert.Equal(t, s.Hash(), newInputSchema(t, netsync.InputRules[tInput]{Missing: netsync.Neutral}).Hash(),
+	assert.Equal(t, s.Hash(), newInputSchema(t, netsync.InputRules[tInput]{Missing: netsync.MissingNeutral}).Hash(),
 		"the server's rules do not change the wire form")
 
 	var b netsync.SchemaBuilder
@@ -180,8 +180,8 @@ func TestInputDeclarationErrors(t *testing.T) {
 }
 
 func TestMissingPolicyString(t *testing.T) {
-	assert.Equal(t, "repeat-last", netsync.RepeatLast.String())
-	assert.Equal(t, "neutral", netsync.Neutral.String())
+	assert.Equal(t, "repeat-last", netsync.MissingRepeatLast.String())
+	assert.Equal(t, "neutral", netsync.MissingNeutral.String())
 	assert.Equal(t, "MissingPolicy(9)", netsync.MissingPolicy(9).String())
 }
 

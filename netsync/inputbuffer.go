@@ -234,7 +234,7 @@ func (b *InputBuffer) substitute() {
 	switch {
 	case b.in.substitute != nil:
 		b.in.substitute(unsafePtr(b.last), unsafePtr(b.out))
-	case b.in.missing == RepeatLast:
+	case b.in.missing == MissingRepeatLast:
 		copy(b.out, b.last)
 	}
 	b.in.clearPresses(b.out)

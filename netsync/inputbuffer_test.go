@@ -241,7 +241,7 @@ func TestInputBufferValidateClamps(t *testing.T) {
 }
 
 func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
-	for _, policy := range []netsync.MissingPolicy{netsync.RepeatLast, netsync.Neutral} {
+	for _, policy := range []netsync.MissingPolicy{netsync.MissingRepeatLast, netsync.MissingNeutral} {
 		s := newInputSchema(t, netsync.InputRules[tInput]{Missing: policy})
 		b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 		_, ok := b.Applied()
@@ -272,7 +272,7 @@ func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 			assert.False(t, real, "tick %d has no input", tick)
 			assert.Equal(t, hd(tick), h, "a substitute has no view: nothing to rewind to")
 			want := tInput{}
-			if policy == netsync.RepeatLast {
+			if policy == netsync.MissingRepeatLast {
 				want = held
 			}
 			assert.Equal(t, want, inputOf(t, got), "%v at tick %d", policy, tick)
@@ -286,7 +286,7 @@ func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 		assert.True(t, real)
 		assert.Equal(t, int8(3), inputOf(t, got).Steer)
 		_, got, _ = b.Take(9)
-		if policy == netsync.RepeatLast {
+		if policy == netsync.MissingRepeatLast {
 			assert.Equal(t, tInput{Steer: 3}, inputOf(t, got))
 		} else {
 			assert.Equal(t, tInput{}, inputOf(t, got))
@@ -316,7 +316,7 @@ func TestInputBufferRepeatLastNeverRepeatsAPress(t *testing.T) {
 func TestInputBufferSubstituteReplacesThePolicy(t *testing.T) {
 	calls := 0
 	s := newInputSchema(t, netsync.InputRules[tInput]{
-		Missing: netsync.Neutral, // ignored: Substitute is set
+		Missing: netsync.MissingNeutral, // ignored: Substitute is set
 		Substitute: func(last, out *tInput) {
 			calls++
 			*out = tInput{X: last.X / 2, Y: last.Y, Jump: 1, Steer: -last.Steer}
@@ -461,7 +461,7 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 	// later one, unless all of its copies were lost or refused.
 	rng := rand.New(rand.NewPCG(51, 52))
 	const ticks = 50000
-	s := newInputSchema(t, netsync.InputRules[tInput]{Missing: netsync.Neutral})
+	s := newInputSchema(t, netsync.InputRules[tInput]{Missing: netsync.MissingNeutral})
 	for _, capacity := range []int{8, 64, 256} {
 		b := newInputBuffer(t, s, netsync.InputBufferOptions{Capacity: capacity})
 		type packet struct {

@@ -44,7 +44,7 @@ func ExampleInputFunc() {
 	var b netsync.SchemaBuilder
 	car := netsync.Component[Car](&b)
 	carType := b.GhostType("car", car)
-	netsync.Input[Drive](&b, netsync.InputRules[Drive]{Missing: netsync.RepeatLast})
+	netsync.Input[Drive](&b, netsync.InputRules[Drive]{Missing: netsync.MissingRepeatLast})
 	schema, err := b.Build()
 	if err != nil {
 		panic(err)
