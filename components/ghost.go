@@ -8,7 +8,11 @@ type GhostID uint32
 
 // ConnID identifies a connection on the server. 0 means none (the server
 // itself owns the ghost).
-type ConnID uint16
+//
+// A server never gives two live connections the same ID and never gives
+// out 0; 32 bits last a server's lifetime (4 billion connections), and
+// past them it skips the IDs still in use.
+type ConnID uint32
 
 // Ghost marks an entity replicated from the server to clients.
 type Ghost struct {

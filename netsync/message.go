@@ -181,7 +181,7 @@ type Welcome struct {
 func AppendWelcome(buf []byte, m *Welcome) []byte {
 	var w BitWriter
 	begin(&w, buf, MsgWelcome)
-	w.WriteBits(uint64(m.Conn), 16)
+	w.WriteBits(uint64(m.Conn), 32)
 	w.WriteBits(uint64(m.ServerTick), 32)
 	w.WriteBits(uint64(m.TickRate), 16)
 	w.WriteBits(uint64(m.EchoTime), 32)
@@ -196,7 +196,7 @@ func DecodeWelcome(p []byte, m *Welcome) error {
 	if err := open(&r, p, MsgWelcome); err != nil {
 		return err
 	}
-	conn, _ := r.ReadBits(16)
+	conn, _ := r.ReadBits(32)
 	tick, _ := r.ReadBits(32)
 	rate, _ := r.ReadBits(16)
 	echo, _ := r.ReadBits(32)

@@ -138,7 +138,7 @@ func TestWelcomeRoundTrip(t *testing.T) {
 	for _, m := range []netsync.Welcome{
 		{Conn: 1, TickRate: 1},
 		{Conn: 7, ServerTick: 99999, TickRate: 60, EchoTime: 4242, Hold: 3},
-		{Conn: math.MaxUint16, ServerTick: math.MaxUint32, TickRate: math.MaxUint16, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
+		{Conn: math.MaxUint32, ServerTick: math.MaxUint32, TickRate: math.MaxUint16, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
 	} {
 		p := netsync.AppendWelcome(nil, &m)
 		var got netsync.Welcome

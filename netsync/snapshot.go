@@ -263,8 +263,8 @@ func DecodeSnapshot(p []byte, schema *Schema, s *Snapshot) error {
 		if typ >= uint64(len(schema.types)) {
 			return fmt.Errorf("netsync: ghost %d has type %d outside 0..%d: %w", id, typ, len(schema.types)-1, ErrOutOfRange)
 		}
-		if owner > math.MaxUint16 {
-			return fmt.Errorf("netsync: ghost %d has owner %d outside 0..%d: %w", id, owner, math.MaxUint16, ErrOutOfRange)
+		if owner > math.MaxUint32 {
+			return fmt.Errorf("netsync: ghost %d has owner %d outside 0..%d: %w", id, owner, uint32(math.MaxUint32), ErrOutOfRange)
 		}
 		if age > math.MaxInt32 {
 			return fmt.Errorf("netsync: ghost %d spawned %d ticks before tick %d, more than %d: %w", id, age, tick, math.MaxInt32, ErrOutOfRange)

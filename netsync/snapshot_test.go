@@ -435,7 +435,7 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 		"negative ghost ID":      {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 3, uint64(ts.Marker), 0, 0, nil).ghost(ts, -5, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID -2"},
 		"ghost ID beyond uint32": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1<<32, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "4294967296"},
 		"ghost ID overflow":      {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, math.MaxInt64, uint64(ts.Marker), 0, 0, nil).bytes(), netsync.ErrOutOfRange, "ghost ID"},
-		"owner beyond uint16":    {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 1<<16, 0, nil).bytes(), netsync.ErrOutOfRange, "owner 65536"},
+		"owner beyond uint32":    {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 1<<32, 0, nil).bytes(), netsync.ErrOutOfRange, "owner 4294967296"},
 		"spawned 2^31 ticks ago": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 1<<31, nil).bytes(), netsync.ErrOutOfRange, "2147483648 ticks"},
 		"spawned max uint64 ago": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, math.MaxUint64, nil).bytes(), netsync.ErrOutOfRange, "ticks before tick 100"},
 		"confirmed far behind":   {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(1<<20 + 1)}).bytes(), netsync.ErrOutOfRange, "confirmed"},

@@ -312,8 +312,7 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			return true
 		}
 		inputs, _ := netsync.NewInputBuffer(s.Binding.Schema(), s.opts.Inputs)
-		s.nextConn++
-		sc := &serverConn{id: s.nextConn, conn: c, inputs: inputs, heard: now,
+		sc := &serverConn{id: s.newConnID(), conn: c, inputs: inputs, heard: now,
 			helloTime: s.hello.ClientTime, helloAt: now}
 		e, typ, err := s.opts.OnConnect(s.World, sc.id)
 		if err == nil {
@@ -342,6 +341,27 @@ func (s *Server) refuse(c transport.Conn, m *netsync.Reject) {
 	s.tx = netsync.AppendReject(s.tx, netsync.MsgReject, m)
 	s.sendTo(c, nil, s.tx)
 	_ = c.Close()
+}
+
+// newConnID returns the next connection ID: never 0 and never the ID of a
+// live connection, even once the 32-bit counter wraps.
+func (s *Server) newConnID() components.ConnID {
+	for {
+		s.nextConn++
+		if s.nextConn != 0 && !s.live(s.nextConn) {
+			return s.nextConn
+		}
+	}
+}
+
+// live reports whether a connection with the ID is open.
+func (s *Server) live(id components.ConnID) bool {
+	for _, c := range s.conns {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {

@@ -1,0 +1,83 @@
+package systems_test
+
+import (
+	"github.com/mlange-42/arche/ecs"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// 70,000 connections come and go while one honest client stays: no two
+// live connections share an ID, none gets ID 0, and none of them ever
+// owns the honest client's ghost.
+func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(1, transport.Conditions{})
+	opts.Server.MaxClients = 4096
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
+	honest := h.Server.Conns()[0]
+	honestGhost, ok := h.Server.Ghosts.Entity(1)
+	require.True(t, ok)
+
+	hello := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
+	for i := range hello.ComponentHashes {
+		hello.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
+	}
+	helloPacket := netsync.AppendHello(nil, &hello)
+	bye := netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonClosed})
+	seen := map[components.ConnID]bool{honest: true}
+	buf := make([]byte, transport.MaxDatagramSize)
+	const rounds, perRound = 70, 1000
+	conns := make([]transport.Conn, perRound)
+	for round := 0; round < rounds; round++ {
+		for i := range conns {
+			conns[i], err = h.Net.Dial("server", transport.Conditions{})
+			require.NoError(t, err)
+			require.NoError(t, conns[i].Send(helloPacket))
+		}
+		h.Step()
+		live := map[components.ConnID]bool{}
+		for _, id := range h.Server.Conns() {
+			require.NotZero(t, id, "round %d: a connection got ID 0", round)
+			require.False(t, live[id], "round %d: two live connections share ID %d", round, id)
+			live[id] = true
+		}
+		require.Len(t, live, perRound+1, "round %d", round)
+		for i, c := range conns {
+			var welcome netsync.Welcome
+			got := false
+			for {
+				n, ok := c.Receive(buf)
+				if !ok {
+					break
+				}
+				if typ, _ := netsync.PeekType(buf[:n]); typ == netsync.MsgWelcome {
+					require.NoError(t, netsync.DecodeWelcome(buf[:n], &welcome))
+					got = true
+				}
+			}
+			require.True(t, got, "round %d conn %d: no welcome", round, i)
+			require.False(t, seen[welcome.Conn], "round %d: ID %d given out again", round, welcome.Conn)
+			seen[welcome.Conn] = true
+			require.NoError(t, c.Send(bye))
+		}
+		h.Step()
+		require.Equal(t, []components.ConnID{honest}, h.Server.Conns(), "round %d: every cycled connection is gone", round)
+		owned := h.Server.Ghosts.Owned(nil, honest)
+		require.Equal(t, []ecs.Entity{honestGhost}, owned, "round %d: the honest client still owns its ghost, alone", round)
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}
+	assert.Len(t, seen, rounds*perRound+1)
+	assert.Equal(t, uint64(rounds*perRound+1), h.Server.Stats().Accepted)
+}
