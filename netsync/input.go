@@ -18,9 +18,12 @@ const (
 	delayBits             = 11
 	MaxInterpolationDelay = float32((1<<delayBits)-1) / delaySteps // ticks
 	MaxInputsPerBatch     = 32
-	// maxViewBack bounds how far before its input a view tick may lie:
-	// 2^20 ticks is over 4 hours at 60 Hz, more than any rewind.
-	maxViewBack = 1<<20 - 1
+	// maxViewDistance bounds how far a view tick may lie from its input's
+	// tick: 2^20 ticks is over 4 hours at 60 Hz, more than any rewind. A
+	// view may lie after its input: a client that fell behind the server
+	// shows remote ghosts newer than its own tick; lag compensation
+	// judges that claim, the decoder only bounds it.
+	maxViewDistance = 1<<20 - 1
 )
 
 // MissingPolicy says what the server applies on a tick for which a
@@ -276,8 +279,8 @@ func (s *Schema) readInput(st *Stream, r *BitReader, h, prevH *components.InputH
 				return err
 			}
 		}
-		if d < 0 || d > maxViewBack {
-			return fmt.Errorf("netsync: input view tick %d ticks before the input's tick %d, outside 0..%d: %w", d, tick, maxViewBack, ErrOutOfRange)
+		if d < -maxViewDistance || d > maxViewDistance {
+			return fmt.Errorf("netsync: input view tick %d ticks before the input's tick %d, outside ±%d: %w", d, tick, maxViewDistance, ErrOutOfRange)
 		}
 		h.HasView, h.ViewTick = true, tick.Add(-int(d))
 		h.ViewFraction = float32(frac) / viewFractionSteps

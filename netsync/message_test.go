@@ -599,6 +599,15 @@ func (p *inputPacket) bytes() []byte { return p.w.Bytes() }
 // zero codes a neutral tInput: both axes at 0, no jump, no steering.
 var zero = &[4]uint64{64, 64, 0, 3}
 
+// A client that fell behind the server shows remote ghosts newer than its
+// own tick: a view after its input decodes, for lag compensation to judge.
+func TestDecodeInputsAcceptsAViewAfterTheInput(t *testing.T) {
+	p := newInputPacket(100, 1).input(&[3]int64{-5, 0, 0}, zero).bytes()
+	var b netsync.InputBatch
+	require.NoError(t, netsync.DecodeInputs(p, msgInputSchema, &b))
+	assert.Equal(t, gw.Tick(105), b.Heads[0].ViewTick)
+}
+
 func TestDecodeInputsRefusesOutOfRangeValues(t *testing.T) {
 	s := msgInputSchema
 	valid := newInputPacket(100, 1).input(&[3]int64{4, 255, 2047}, &[4]uint64{128, 0, 1, 6}).bytes()
@@ -645,8 +654,8 @@ func TestDecodeInputsRefusesOutOfRangeValues(t *testing.T) {
 		"X code 129":               {newInputPacket(100, 1).input(nil, &[4]uint64{129, 64, 0, 3}).bytes(), netsync.ErrOutOfRange, "code 129 out of range 0..128"},
 		"Y code 255":               {newInputPacket(100, 1).input(nil, &[4]uint64{64, 255, 0, 3}).bytes(), netsync.ErrOutOfRange, "code 255"},
 		"steering code 7":          {newInputPacket(100, 1).input(nil, &[4]uint64{64, 64, 0, 7}).bytes(), netsync.ErrOutOfRange, "integer 4 outside -3..3"},
-		"view tick after input":    {newInputPacket(100, 1).input(&[3]int64{-1, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "-1 ticks before"},
-		"view 2^20 ticks back":     {newInputPacket(1<<21, 1).input(&[3]int64{1 << 20, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "1048576 ticks before the input's tick 2097152, outside 0..1048575"},
+		"view 2^20 ticks ahead":    {newInputPacket(100, 1).input(&[3]int64{-1 << 20, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "-1048576 ticks before"},
+		"view 2^20 ticks back":     {newInputPacket(1<<21, 1).input(&[3]int64{1 << 20, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "1048576 ticks before the input's tick 2097152, outside ±1048575"},
 		"view delta max int64":     {newInputPacket(100, 1).input(&[3]int64{math.MaxInt64, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "view tick"},
 		"view delta min int64":     {newInputPacket(100, 1).input(&[3]int64{math.MinInt64, 0, 0}, zero).bytes(), netsync.ErrOutOfRange, "view tick"},
 		"second input bad X":       {newInputPacket(100, 2).input(nil, zero).input(nil, &[4]uint64{200, 0, 0, 0}).bytes(), netsync.ErrOutOfRange, "200"},
@@ -682,9 +691,9 @@ func TestDecodeHeaderOnlyInputsRefusesHostilePackets(t *testing.T) {
 		want error
 		text string
 	}{
-		"view after the input": {newInputPacket(100, 1).view(&[3]int64{-5, 0, 0}).bytes(), netsync.ErrOutOfRange, "-5 ticks before"},
-		"count beyond data":    {newInputPacket(100, 9).view(nil).bytes(), netsync.ErrShortBuffer, ""},
-		"trailing garbage":     {append(newInputPacket(100, 1).view(nil).bytes(), 1), netsync.ErrMalformed, "after the end"},
+		"view 2^20 after the input": {newInputPacket(100, 1).view(&[3]int64{-1 << 20, 0, 0}).bytes(), netsync.ErrOutOfRange, "-1048576 ticks before"},
+		"count beyond data":         {newInputPacket(100, 9).view(nil).bytes(), netsync.ErrShortBuffer, ""},
+		"trailing garbage":          {append(newInputPacket(100, 1).view(nil).bytes(), 1), netsync.ErrMalformed, "after the end"},
 	} {
 		err := netsync.DecodeInputs(tt.p, s, &b)
 		require.Error(t, err, name)
