@@ -83,6 +83,11 @@ type ClientOptions struct {
 	// HelloInterval is the time between connection attempts; 100 ms when
 	// zero.
 	HelloInterval time.Duration
+	// Timeout ends a connection the server has sent nothing on for that
+	// long (State Disconnected, Err naming the timeout); 5 s when zero,
+	// the server's default. Allowed: 100ms..1h. Set it like the server's
+	// ServerOptions.Timeout: a client stalled for longer has been dropped.
+	Timeout time.Duration
 	// OnSpawn and OnDespawn are passed to the ghost register.
 	OnSpawn, OnDespawn func(w *gw.World, e ecs.Entity, g components.Ghost)
 	// BeforeCorrection and AfterCorrection, if set, run around every
@@ -117,6 +122,7 @@ type ClientStats struct {
 	BadPackets        uint64
 	SentDuringReplay  uint64 // must stay 0
 	ClockJumps        uint64
+	SkippedTicks      uint64 // due after a stall, skipped instead of run late (see Client.Update)
 	BytesSent         uint64
 	BytesReceived     uint64
 	RTT               time.Duration
@@ -161,7 +167,9 @@ type Client struct {
 	hello     netsync.Hello // prepared once; the clock is set per send
 	lastHello time.Duration
 	helloSent bool
-	end       *ConnError // why the connection was refused or ended
+	heard     time.Duration // when the server's last packet arrived
+	dropped   uint64        // the clock's dropped ticks already skipped
+	end       *ConnError    // why the connection was refused or ended
 	hold      int
 	catchUp   int
 	rx        []byte
@@ -185,6 +193,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	}
 	if opts.HelloInterval == 0 {
 		opts.HelloInterval = 100 * time.Millisecond
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
+		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
 	if opts.Rollback > RollbackAlways {
 		return nil, fmt.Errorf("systems: unknown rollback policy %d", opts.Rollback)
@@ -301,7 +315,10 @@ func (c *Client) Stats() ClientStats {
 }
 
 // Update reads the network, then runs the ticks that are due (none before
-// the server's welcome). Call it once per frame.
+// the server's welcome). Call it once per frame. After a stall longer than
+// the clock's catch-up cap it runs only the newest due tick and skips the
+// others (see ClientStats.SkippedTicks); when the server has sent nothing
+// for the timeout it ends the connection.
 func (c *Client) Update() {
 	now := c.src.Now()
 	c.poll(now)
@@ -318,7 +335,11 @@ func (c *Client) Update() {
 	case Refused, Disconnected:
 		return
 	}
-	n := c.Clock.Advance()
+	if now-c.heard > c.opts.Timeout {
+		c.timeout()
+		return
+	}
+	n := c.skipStall(c.Clock.Advance())
 	n += c.catchUp
 	c.catchUp = 0
 	for ; n > 0; n-- {
@@ -340,6 +361,7 @@ func (c *Client) poll(now time.Duration) {
 		if !ok {
 			return
 		}
+		c.heard = now
 		p := c.rx[:n]
 		t, err := netsync.PeekType(p)
 		if err != nil {
@@ -399,6 +421,7 @@ func (c *Client) poll(now time.Duration) {
 // arrive just before the server needs them.
 func (c *Client) start(now time.Duration) {
 	c.stats.State = Connected
+	c.heard, c.dropped = now, c.Clock.DroppedTicks()
 	c.Ghosts.SetConn(c.welcome.Conn)
 	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond
 	c.rtt.Sample(rtt)

@@ -4,25 +4,32 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
-// ConnError is why a server refused or ended a client's connection, as
-// [Client.Err] returns it.
+// ConnError is why a server refused or ended a client's connection, or
+// why the client ended it, as [Client.Err] returns it.
 type ConnError struct {
 	// Refused is true when the server refused the connection at its
 	// start (the client's state is Refused), false when it ended one
 	// (Disconnected).
 	Refused bool
-	Reason  netsync.RejectReason
+	// Local is true when the client ended the connection itself: it
+	// heard nothing from the server for its timeout.
+	Local  bool
+	Reason netsync.RejectReason
 	// Detail is the server's explanation, such as the component whose
 	// schema differs; "" when the reason says it all.
 	Detail string
 }
 
 // Error reads like "ghostwire: refused by the server: schema mismatch:
-// component game.Position differs".
+// component game.Position differs", or "ghostwire: disconnected: timeout:
+// nothing heard from the server for 5s" when the client ended it.
 func (e *ConnError) Error() string {
 	msg := "ghostwire: disconnected by the server: "
-	if e.Refused {
+	switch {
+	case e.Refused:
 		msg = "ghostwire: refused by the server: "
+	case e.Local:
+		msg = "ghostwire: disconnected: "
 	}
 	msg += e.Reason.String()
 	if e.Detail != "" {
@@ -33,7 +40,7 @@ func (e *ConnError) Error() string {
 
 // Err returns nil while the client is connecting or connected, and a
 // *[ConnError] saying why once the server refused the connection or ended
-// it. The first refusal or disconnect is kept: later ones change nothing.
+// it, or the client timed out. The first refusal or disconnect is kept: later ones change nothing.
 func (c *Client) Err() error {
 	if c.end == nil {
 		return nil

@@ -55,6 +55,7 @@ type ServerStats struct {
 	Accepted       uint64 // connections welcomed
 	Refused        uint64 // hellos refused (schema, tick rate, full, spawn failed)
 	Dropped        uint64 // connections ended by timeout or disconnect
+	TimedOut       uint64 // of Dropped: silent for longer than the timeout
 	BadPackets     uint64 // undecodable packets, counted, never fatal
 	SnapshotsSent  uint64
 	GhostsLeftOut  uint64 // ghosts that did not fit a snapshot
@@ -110,6 +111,8 @@ type serverConn struct {
 	conn      transport.Conn
 	inputs    *netsync.InputBuffer
 	lead      netsync.LeadTracker
+	newest    gw.Tick // the newest input tick whose lead was measured
+	measured  bool    // newest is set
 	heard     time.Duration
 	echo      uint32
 	echoAt    time.Duration
@@ -401,11 +404,18 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 		current := s.World.Tick()
 		size := s.Binding.Schema().InputSize()
 		for i, h := range s.batch.Heads {
-			// The first copy of the newest tick says how early it came:
-			// late ones too (a negative lead), so the client moves ahead.
-			r := sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
-			if (r == netsync.Accepted || r == netsync.Late) && i == len(s.batch.Heads)-1 {
-				sc.lead.Observe(h.Tick, serverTime)
+			sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
+		}
+		// The first arrival of a tick newer than any before says how early
+		// the client sends. Late ones too (a negative lead), so the client
+		// moves ahead, however late: the input buffer cannot tell a late
+		// input older than its capacity from a duplicate, and a lead
+		// measured before a client fell behind must not be reported for
+		// good.
+		if n := len(s.batch.Heads); n > 0 {
+			if t := s.batch.Heads[n-1].Tick; !sc.measured || t.After(sc.newest) {
+				sc.newest, sc.measured = t, true
+				sc.lead.Observe(t, serverTime)
 			}
 		}
 	case netsync.MsgDisconnect:
@@ -437,6 +447,7 @@ func (s *Server) expire(now time.Duration) {
 			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
 			s.sendTo(sc.conn, sc, s.tx)
 			s.drop(sc, netsync.ReasonTimeout)
+			s.stats.TimedOut++
 			i--
 		}
 	}

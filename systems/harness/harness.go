@@ -56,6 +56,7 @@ type Harness struct {
 	Server  *systems.Server
 	Clients []*systems.Client
 	guards  []*replayGuard
+	stalled []time.Duration // per client: no Update or Frame before this time
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
@@ -129,20 +130,37 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	}
 	h.Clients = append(h.Clients, c)
 	h.guards = append(h.guards, guard)
+	h.stalled = append(h.stalled, 0)
 	return nil
 }
 
+// Stall stops calling client i's Update and Frame for d of virtual time
+// from now, while the server, the network and the other clients go on: a
+// loading hitch, a debugger or a closed laptop lid. A later call replaces
+// the end of the stall. It panics when i is not a client's index.
+func (h *Harness) Stall(i int, d time.Duration) {
+	h.stalled[i] = h.Time.Now() + d
+}
+
+// Stalled reports whether client i is stalled now.
+func (h *Harness) Stalled(i int) bool { return h.Time.Now() < h.stalled[i] }
+
 // Step advances virtual time by one step and updates the server, then every
-// client in order, then runs client frames that are due.
+// client in order, then runs client frames that are due. Stalled clients
+// are left out (see [Harness.Stall]).
 func (h *Harness) Step() {
 	h.Time.Advance(h.opts.Step)
 	h.Server.Update()
-	for _, c := range h.Clients {
-		c.Update()
+	for i, c := range h.Clients {
+		if !h.Stalled(i) {
+			c.Update()
+		}
 	}
 	if now := h.Time.Now(); now >= h.nextFrm {
-		for _, c := range h.Clients {
-			c.Frame()
+		for i, c := range h.Clients {
+			if !h.Stalled(i) {
+				c.Frame()
+			}
 		}
 		h.nextFrm += h.frame
 		if h.nextFrm <= now {

@@ -1,0 +1,42 @@
+package systems
+
+import (
+	"fmt"
+
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// skipStall takes the n ticks the clock says are due and returns how many
+// to run. When the clock's catch-up cap dropped ticks, the client stalled
+// (a loading hitch, a debugger, a closed laptop lid): running the capped
+// ticks would send a burst of inputs for ticks the server has already run
+// without them, and the dropped ones would leave the client behind for
+// good, every later input late. Instead it skips every due tick but the
+// newest, counted in SkippedTicks: its tick jumps to where it would be
+// without the stall, as at the welcome, so its next input arrives in
+// time; the next snapshot corrects the state the skipped ticks did not
+// simulate, by a rollback within the history or a hard correction.
+func (c *Client) skipStall(n int) int {
+	d := c.Clock.DroppedTicks()
+	if d == c.dropped {
+		return n
+	}
+	skip := int(d-c.dropped) + n - 1
+	c.dropped = d
+	c.World.SetTick(c.World.Tick().Add(skip))
+	c.stats.SkippedTicks += uint64(skip)
+	return 1
+}
+
+// timeout ends a connection the server has sent nothing on for the
+// timeout: the server is gone, or dropped this client and its disconnect
+// was lost. The server is told, in case it is still there.
+func (c *Client) timeout() {
+	m := netsync.Reject{Reason: netsync.ReasonTimeout}
+	c.tx = netsync.AppendReject(c.tx, netsync.MsgDisconnect, &m)
+	_ = c.conn.Send(c.tx)
+	m.Detail = fmt.Sprintf("nothing heard from the server for %v", c.opts.Timeout)
+	c.end = &ConnError{Local: true, Reason: m.Reason, Detail: m.Detail}
+	c.stats.State, c.stats.Reason = Disconnected, m.Reason
+	c.log.Info("ghostwire: disconnected", "reason", m.Reason.String(), "detail", m.Detail)
+}
