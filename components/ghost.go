@@ -21,14 +21,15 @@ type Ghost struct {
 	// components replicate.
 	Type uint16
 	// Owner is the connection whose player controls the ghost; its client
-	// predicts it, the others interpolate it.
+	// predicts it, the others interpolate it, unless the ghost type's
+	// prediction mode says otherwise (netsync.PredictionMode).
 	Owner ConnID
 	// Spawned is the server tick the ghost was created on.
 	Spawned ecs.Tick
 }
 
 // Interpolated marks a ghost a client shows from received states without
-// simulating it (the ghosts other players own). It never carries
+// simulating it (the ghosts it does not predict). It never carries
 // [Predicted]. The interpolation system rewrites it every frame.
 type Interpolated struct {
 	// Tick is the render tick the ghost's components were blended for.

@@ -1,8 +1,8 @@
 package components
 
 // Predicted marks an entity that the prediction group simulates in this
-// world. On a client these are the entities it predicts (normally the ghosts
-// it owns); their registered components are recorded every tick and restored
+// world. On a client these are the entities it predicts (the ghosts it
+// owns, and those of types every client predicts); their registered components are recorded every tick and restored
 // on rollback. On a server every simulated entity carries it, so the same
 // prediction systems run there unchanged.
 //

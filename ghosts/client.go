@@ -19,9 +19,10 @@ type ClientStats struct {
 }
 
 // Client maps ghost IDs to local entities and creates or destroys them from
-// snapshots. The ghosts this connection owns are predicted (they get
-// [components.Predicted], [components.InputHeader] and the input type); all others are
-// [components.Interpolated].
+// snapshots. The ghosts it predicts (see [Client.Predicts]) get
+// [components.Predicted], and those this connection owns among them
+// [components.InputHeader] and the input type too, as on the server; all
+// others are [components.Interpolated].
 type Client struct {
 	b      *Binding
 	me     components.ConnID
@@ -83,8 +84,23 @@ func (c *Client) Lookup(id components.GhostID) (ecs.Entity, bool) {
 // Interpolator returns the client's interpolator, or nil.
 func (c *Client) Interpolator() *Interpolator { return c.interp }
 
-// Owned reports whether this client owns (and so predicts) ghost g.
+// Owned reports whether this client owns ghost g: its input drives it.
 func (c *Client) Owned(g *components.Ghost) bool { return c.me != 0 && g.Owner == c.me }
+
+// Predicts reports whether this client predicts ghost g, by its type's
+// [netsync.PredictionMode]: always for PredictAll, when owned for
+// PredictOwner, never for PredictNone. A ghost of an unknown type counts
+// as PredictOwner.
+func (c *Client) Predicts(g *components.Ghost) bool {
+	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(g.Type))
+	switch gt.Mode {
+	case netsync.PredictAll:
+		return true
+	case netsync.PredictNone:
+		return false
+	}
+	return c.Owned(g)
+}
 
 // Spawn creates the entity for the gi-th ghost of snap (which must not
 // exist yet) with its replicated values, its identity and its mode, calls
@@ -95,7 +111,7 @@ func (c *Client) Spawn(snap *netsync.Snapshot, gi int) ecs.Entity {
 	for ci := range c.b.types[gs.Type] {
 		c.vals = append(c.vals, snap.Value(gi, ci))
 	}
-	return c.spawn(gs.Ghost, c.vals, c.Owned(&gs.Ghost))
+	return c.spawn(gs.Ghost, c.vals, c.Predicts(&gs.Ghost))
 }
 
 // spawn creates a ghost's entity from component values in schema order.
@@ -104,9 +120,14 @@ func (c *Client) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool
 	c.ids = append(c.ids[:0], c.b.types[g.Type]...)
 	c.ids = append(c.ids, c.b.Ghost)
 	if predicted {
-		c.ids = append(c.ids, c.b.Predicted, c.b.Header)
-		if c.b.HasInput {
-			c.ids = append(c.ids, c.b.Input)
+		c.ids = append(c.ids, c.b.Predicted)
+		// Only the owner's input drives a ghost, as on the server: the
+		// game's systems reading input skip the others.
+		if c.Owned(&g) {
+			c.ids = append(c.ids, c.b.Header)
+			if c.b.HasInput {
+				c.ids = append(c.ids, c.b.Input)
+			}
 		}
 	} else {
 		c.ids = append(c.ids, c.b.Interpolated)

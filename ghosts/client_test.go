@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
@@ -586,4 +588,95 @@ func TestLookupForgetsAGhostTheGameDestroyed(t *testing.T) {
 	if !ok || !p.cw.Arche().Alive(got) {
 		t.Fatalf("the ghost is not back: %v %v", got, ok)
 	}
+}
+
+// newModePair is a pair whose schema has a ghost type per prediction mode.
+func newModePair(tb testing.TB, me components.ConnID) (p *pair, types [3]netsync.GhostTypeID) {
+	tb.Helper()
+	var b netsync.SchemaBuilder
+	pos := netsync.Component[Pos](&b)
+	hp := netsync.Component[HP](&b)
+	for i, m := range []netsync.PredictionMode{netsync.PredictOwner, netsync.PredictAll, netsync.PredictNone} {
+		types[i] = b.GhostType(m.String(), pos, hp)
+		b.Predict(types[i], m)
+	}
+	netsync.Input[Ctl](&b, netsync.InputRules[Ctl]{})
+	s, err := b.Build()
+	require.NoError(tb, err)
+	ts := &testSchema{Schema: s, pos: pos, hp: hp, player: types[0], crate: types[1]}
+	p = &pair{s: ts}
+	p.sw, p.sb = newServerWorld(tb, ts)
+	p.cw, p.cb = newClientWorld(tb, ts)
+	p.srv = ghosts.NewServer(p.sb)
+	p.cl = ghosts.NewClient(p.cb)
+	p.cl.SetConn(me)
+	return p, types
+}
+
+// A ghost is predicted when its type says every client predicts it, or
+// only its owner and this client owns it; only an owned predicted ghost
+// gets the input. Sweep despawns a predicted ghost at once, owned or not,
+// and hands an interpolated one, owned or not, to the interpolator.
+func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
+	const me = 2
+	p, types := newModePair(t, me)
+	ip, err := ghosts.NewInterpolator(p.cl, 4)
+	require.NoError(t, err)
+	type want struct{ predicted, input bool }
+	cases := []struct {
+		mode  netsync.PredictionMode
+		owner components.ConnID
+		want  want
+	}{
+		{netsync.PredictOwner, me, want{true, true}},
+		{netsync.PredictOwner, 1, want{false, false}},
+		{netsync.PredictOwner, 0, want{false, false}},
+		{netsync.PredictAll, me, want{true, true}},
+		{netsync.PredictAll, 1, want{true, false}},
+		{netsync.PredictAll, 0, want{true, false}},
+		{netsync.PredictNone, me, want{false, false}},
+		{netsync.PredictNone, 0, want{false, false}},
+	}
+	var ses []ecs.Entity
+	for i, c := range cases {
+		ses = append(ses, p.spawn(t, types[c.mode], c.owner, Pos{float32(i), 1}, HP{V: int32(i)}))
+	}
+	p.srv.Quantize()
+	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
+	require.Len(t, snap.Ghosts, len(cases))
+	for gi := range snap.Ghosts {
+		if p.cl.Predicts(&snap.Ghosts[gi].Ghost) {
+			p.cl.Spawn(snap, gi)
+		} else {
+			ip.Push(snap, gi)
+		}
+	}
+	ip.Update(1, 1)
+	for i, c := range cases {
+		g := getGhost(p.sw, ses[i])
+		name := fmt.Sprintf("mode %v, owner %d", c.mode, c.owner)
+		assert.Equal(t, c.want.predicted, p.cl.Predicts(&g), name)
+		assert.Equal(t, c.owner == me, p.cl.Owned(&g), name)
+		ce, ok := p.cl.Lookup(g.ID)
+		require.True(t, ok, name)
+		p.checkValues(t, g.ID, ses[i], ce)
+		assert.Equal(t, c.want.predicted, has[components.Predicted](p.cw, ce), name)
+		assert.Equal(t, !c.want.predicted, has[components.Interpolated](p.cw, ce), name)
+		assert.Equal(t, c.want.input, has[components.InputHeader](p.cw, ce), name)
+		assert.Equal(t, c.want.input, has[Ctl](p.cw, ce), name)
+	}
+
+	for _, e := range ses {
+		p.srv.Despawn(e)
+	}
+	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 2, me)
+	require.True(t, snap.Complete)
+	p.cl.Sweep(snap)
+	for i, c := range cases {
+		id := components.GhostID(i + 1)
+		_, live := p.cl.Lookup(id)
+		assert.Equal(t, !c.want.predicted, live, "mode %v, owner %d: a predicted ghost goes at once, an interpolated one at its render tick", c.mode, c.owner)
+	}
+	ip.Update(2, 1)
+	assert.Zero(t, p.cl.Stats().Live, "the interpolated ones go when the render tick reaches the snapshot")
 }

@@ -25,10 +25,12 @@ const MaxComponentsPerGhost = 32
 // hashes of a [Hello] fit one datagram.
 const MaxComponents = 128
 
-// GhostType says which components a kind of ghost replicates, in order.
+// GhostType says which components a kind of ghost replicates, in order,
+// and which clients predict it.
 type GhostType struct {
 	Name       string
 	Components []ComponentID
+	Mode       PredictionMode
 }
 
 // component is what the schema knows of one replicated type: its one
@@ -275,7 +277,7 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 			binary.LittleEndian.PutUint16(buf[:2], uint16(c))
 			h = fnv(h, buf[:2])
 		}
-		h = fnv(h, []byte{0xff})
+		h = fnv(h, []byte{0xff, byte(t.Mode)})
 	}
 	if s.input != nil {
 		binary.LittleEndian.PutUint64(buf[:], s.input.hash)
@@ -313,8 +315,9 @@ func (s *Schema) GhostType(id GhostTypeID) (GhostType, bool) {
 }
 
 // Hash identifies the schema: every component's wire form (see
-// [Schema.ComponentHash]) and the ghost types with their component lists,
-// in order. Two schemas with the same hash decode each other's snapshots.
+// [Schema.ComponentHash]) and the ghost types with their component lists
+// and prediction modes, in order. Two schemas with the same hash decode
+// each other's snapshots.
 func (s *Schema) Hash() uint64 { return s.hash }
 
 // Mismatch compares per-component hashes received from a peer with this

@@ -75,7 +75,7 @@ type ClientOptions struct {
 	// ClockSync configures how the client keeps its lead on the server.
 	ClockSync netsync.ClockSyncOptions
 	// Interpolation configures the delay (adaptive by default) and the
-	// extrapolation cap of the ghosts this client does not own.
+	// extrapolation cap of the ghosts this client does not predict.
 	Interpolation netsync.InterpolationOptions
 	// FixedScale, when not zero, pins the clock's time scale and disables
 	// clock sync (for tests of misbehaving clients). Allowed: 0.5..2.
@@ -150,7 +150,7 @@ type Client struct {
 	Binding  *ghosts.Binding
 	Inputs   *netsync.InputStream
 	History  *gw.History
-	// Interpolator shows the ghosts this client does not own, at the
+	// Interpolator shows the ghosts this client does not predict, at the
 	// render tick of InterpolationClock.
 	Interpolator       *ghosts.Interpolator
 	InterpolationClock *netsync.InterpolationClock
@@ -176,7 +176,11 @@ type Client struct {
 	tx        []byte
 	batch     netsync.InputBatch
 	welcome   netsync.Welcome
+	// predicted selects the owned predicted ghosts, simulated all the
+	// predicted ones, shown the interpolated ones.
 	predicted *generic.Filter2[components.Ghost, components.InputHeader]
+	simulated *generic.Filter1[components.Ghost]
+	shown     *generic.Filter1[components.Ghost]
 	sampled   []byte // the record being sampled
 	hooks     []correctionHook
 	render    float64
@@ -246,6 +250,8 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
+		simulated: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
+		shown:     generic.NewFilter1[components.Ghost]().With(generic.T[components.Interpolated]()),
 		sampled:   make([]byte, schema.InputSize()),
 		log:       opts.Logger,
 	}
@@ -462,7 +468,7 @@ func (c *Client) reconcile(w *gw.World) {
 	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
-		if !c.Ghosts.Owned(&g.Ghost) {
+		if !c.Ghosts.Predicts(&g.Ghost) {
 			continue
 		}
 		e, ok := c.Ghosts.Lookup(g.ID)
@@ -487,14 +493,14 @@ func (c *Client) reconcile(w *gw.World) {
 	if !need {
 		return
 	}
-	// fix writes the snapshot's state into the owned ghosts (spawning new
-	// ones); spawnOnly leaves existing ghosts alone, for a snapshot too old
-	// to correct them.
+	// fix writes the snapshot's state into the predicted ghosts (spawning
+	// new ones); spawnOnly leaves existing ghosts alone, for a snapshot too
+	// old to correct them.
 	spawnOnly := false
 	fix := func(w *gw.World) {
 		for gi := range s.Ghosts {
 			g := &s.Ghosts[gi]
-			if !c.Ghosts.Owned(&g.Ghost) {
+			if !c.Ghosts.Predicts(&g.Ghost) {
 				continue
 			}
 			if e, ok := c.Ghosts.Lookup(g.ID); !ok {
@@ -534,10 +540,10 @@ func (c *Client) reconcile(w *gw.World) {
 }
 
 // pushInterpolated gives the interpolator the states of the ghosts of s
-// this client does not own.
+// this client does not predict.
 func (c *Client) pushInterpolated(s *netsync.Snapshot) {
 	for gi := range s.Ghosts {
-		if !c.Ghosts.Owned(&s.Ghosts[gi].Ghost) {
+		if !c.Ghosts.Predicts(&s.Ghosts[gi].Ghost) {
 			c.Interpolator.Push(s, gi)
 		}
 	}
@@ -576,15 +582,30 @@ func (c *Client) interpolate(w *gw.World) {
 	c.Interpolator.Update(c.render, frame)
 }
 
+// ownsGhost reports whether a ghost this client owns exists: a predicted
+// one, or an interpolated one of a PredictNone type, found by a scan of
+// the interpolated ghosts that runs only while no owned ghost is
+// predicted.
 func (c *Client) ownsGhost(w *gw.World) bool {
 	q := c.predicted.Query(w.Arche())
 	n := q.Count()
 	q.Close()
-	return n > 0
+	if n > 0 {
+		return true
+	}
+	shown := c.shown.Query(w.Arche())
+	for shown.Next() {
+		if c.Ghosts.Owned(shown.Get()) {
+			shown.Close()
+			return true
+		}
+	}
+	return false
 }
 
-// applyInput writes the tick's recorded input onto the predicted ghosts,
-// on normal and replayed ticks alike.
+// applyInput writes the tick's recorded input onto the owned predicted
+// ghosts (the only ones with an input), on normal and replayed ticks
+// alike.
 func (c *Client) applyInput(w *gw.World) {
 	h, rec, ok := c.Inputs.Get(w.Tick())
 	if !ok {
@@ -607,9 +628,9 @@ func (c *Client) applyInput(w *gw.World) {
 // quantize rounds the predicted ghosts' replicated components the way the
 // server does at the end of its tick.
 func (c *Client) quantize(w *gw.World) {
-	q := c.predicted.Query(w.Arche())
+	q := c.simulated.Query(w.Arche())
 	for q.Next() {
-		g, _ := q.Get()
+		g := q.Get()
 		c.Binding.Quantize(q.Entity(), netsync.GhostTypeID(g.Type))
 	}
 }
