@@ -35,6 +35,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X)
+		assert.NoError(t, h.CheckOwnState(i), "the harness's own check agrees")
 	}
 	// Each client sees the other's ghost, interpolated.
 	_, ok := h.Clients[0].Ghosts.Lookup(2)

@@ -59,6 +59,7 @@ type Harness struct {
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
+	coder   netsync.Coder // for CheckOwnState
 }
 
 // New builds the server and the clients and connects every client's link.

@@ -94,6 +94,11 @@ type ClientReport struct {
 	ShotsFired        uint64  `json:"shots_fired"`
 	Teleports         uint64  `json:"remote_teleports"`
 	SmoothingSnaps    uint64  `json:"smoothing_snaps"`
+
+	// MispredictionsBy counts mispredicted ghosts by the first component
+	// that differed (systems.ClientStats.MispredictionsBy); absent when
+	// none.
+	MispredictionsBy map[string]uint64 `json:"mispredictions_by_component,omitempty"`
 }
 
 // WallReport holds what depends on the machine.
@@ -189,6 +194,7 @@ func (m *Match) report() *Report {
 			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.Interpolation.ExtrapolatedTicks),
 			MaxExtrapolation: round6(st.Interpolation.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
 			ShotsFired: ps.ShotsFired, Teleports: st.Interpolation.Teleports,
+			MispredictionsBy: st.MispredictionsBy,
 		}
 		if ps.Smoother != nil {
 			cr.SmoothingSnaps = ps.Smoother.Snaps()
