@@ -174,3 +174,40 @@ func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
 	assert.Greater(t, st.SyncTestChecks, uint64(8*100), "every tick replays 8")
 	assert.Zero(t, st.Mispredictions)
 }
+
+// TestFailedRollbackIsCountedApart: a correction hook that records far
+// ahead (misusing the history) pushes the snapshot's tick out of it, so
+// the rollback that follows fails: it is logged and counted in
+// RollbackErrors, not in Rollbacks.
+func TestFailedRollbackIsCountedApart(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(1, link(100*time.Millisecond, 0, 0))
+	var logs bytes.Buffer
+	opts.Clients[0].Options.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	opts.Clients[0].Options.Rollback = systems.RollbackAlways
+	var c *systems.Client
+	broken := false
+	opts.Clients[0].Options.BeforeCorrection = func(w *gw.World) {
+		if broken || c.Stats().Rollbacks == 0 {
+			return
+		}
+		broken = true
+		h := w.History()
+		newest, _ := h.Newest()
+		h.Record(newest.Add(h.Capacity() - 1))
+	}
+	opts.SetupClient = func(_ int, cl *systems.Client) error {
+		c = cl
+		cl.Schedule.Add(gw.StagePrediction, g.move)
+		return nil
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(2 * time.Second)
+	st := c.Stats()
+	require.True(t, broken)
+	assert.Equal(t, uint64(1), st.RollbackErrors)
+	assert.Equal(t, c.Schedule.Stats().Rollbacks, st.Rollbacks, "only rollbacks that happened")
+	assert.Greater(t, st.Rollbacks, uint64(0))
+	assert.Contains(t, logs.String(), "ghostwire: rollback failed")
+}
