@@ -2,7 +2,6 @@ package systems
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -217,8 +216,7 @@ type Client struct {
 	log       *slog.Logger
 
 	mispredictedBy map[string]uint64 // one key per schema component
-	syncTest       *gw.SyncTest      // created at the first tick when SyncTest is set
-	desync         error             // the sync test's first error
+	check          syncCheck         // ClientOptions.SyncTest
 }
 
 // NewClient creates a client world reading time from src and talking over
@@ -286,6 +284,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		log:       opts.Logger,
 
 		mispredictedBy: make(map[string]uint64, schema.NumComponents()),
+		check:          syncCheck{depth: opts.SyncTest},
 	}
 	for i := 0; i < schema.NumComponents(); i++ {
 		c.mispredictedBy[schema.ComponentType(netsync.ComponentID(i)).String()] = 0
@@ -360,9 +359,7 @@ func (c *Client) Stats() ClientStats {
 			st.MispredictionsBy[k] = n
 		}
 	}
-	if c.syncTest != nil {
-		st.SyncTestChecks = c.syncTest.Checks()
-	}
+	st.SyncTestChecks, st.Desyncs = c.check.checks(), c.check.desyncs
 	return st
 }
 
@@ -370,39 +367,10 @@ func (c *Client) Stats() ClientStats {
 // ClientOptions.SyncTest found (a *gw.DesyncError, which names the tick,
 // entity, component and field, and says when the component is not
 // registered for history), or nil.
-func (c *Client) SyncTestErr() error { return c.desync }
+func (c *Client) SyncTestErr() error { return c.check.first }
 
-// tick runs one tick, through the determinism check when it is on. The
-// check starts at the first tick, when the client's tick is set.
-func (c *Client) tick() {
-	if c.opts.SyncTest == 0 {
-		c.Schedule.Tick(c.World)
-		return
-	}
-	if c.syncTest == nil {
-		st, err := gw.NewSyncTest(c.Schedule, c.World, gw.SyncTestOptions{Rollback: c.opts.SyncTest})
-		if err != nil { // not expected: NewClient checked the option
-			c.desync, c.opts.SyncTest = err, 0
-			c.log.Error("ghostwire: sync test not started", "err", err)
-			c.Schedule.Tick(c.World)
-			return
-		}
-		c.syncTest = st
-	}
-	if err := c.syncTest.Tick(); err != nil {
-		c.stats.Desyncs++
-		if c.desync == nil {
-			c.desync = err
-			var d *gw.DesyncError
-			if errors.As(err, &d) {
-				c.log.Error("ghostwire: sync test found a desync", "tick", d.Tick, "component", d.Component, "field", d.Field,
-					"unregistered", d.Unregistered, "err", err)
-			} else {
-				c.log.Error("ghostwire: sync test failed", "err", err)
-			}
-		}
-	}
-}
+// tick runs one tick, through the determinism check when it is on.
+func (c *Client) tick() { c.check.tick(c.Schedule, c.World, c.log) }
 
 // Update reads the network, then runs the ticks that are due (none before
 // the server's welcome). Call it once per frame.
@@ -539,6 +507,7 @@ func (c *Client) reconcile(w *gw.World) {
 
 	mismatch, spawning := false, false
 	held := c.History.Has(tick)
+	layout := w.LayoutVersion()
 	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
@@ -558,6 +527,9 @@ func (c *Client) reconcile(w *gw.World) {
 		}
 	}
 	c.Ghosts.Sweep(s)
+	if w.LayoutVersion() != layout {
+		c.check.restart() // a ghost removed outside the prediction
+	}
 	if mismatch {
 		c.stats.Mispredictions++
 	}
@@ -613,6 +585,9 @@ func (c *Client) reconcile(w *gw.World) {
 		if h.after != nil {
 			h.after(w)
 		}
+	}
+	if act != actRollback || w.LayoutVersion() != layout {
+		c.check.restart() // state written without replay, or a spawn
 	}
 }
 

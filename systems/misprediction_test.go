@@ -211,3 +211,17 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	assert.Greater(t, st.Rollbacks, uint64(0))
 	assert.Contains(t, logs.String(), "ghostwire: rollback failed")
 }
+
+func TestHarnessSyncTestChecksEveryClient(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(2, link(100*time.Millisecond, 10*time.Millisecond, 0.02))
+	opts.SyncTest = 8
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(3 * time.Second)
+	for i, c := range h.Clients {
+		assert.NoErrorf(t, c.SyncTestErr(), "client %d", i)
+		assert.Greaterf(t, c.Stats().SyncTestChecks, uint64(8*100), "client %d", i)
+		assert.NoErrorf(t, h.CheckOwnState(i), "client %d", i)
+	}
+}

@@ -44,6 +44,10 @@ type Options struct {
 	// SetupServer and SetupClient install the game's systems.
 	SetupServer func(s *systems.Server) error
 	SetupClient func(i int, c *systems.Client) error
+	// SyncTest, when not zero, is the determinism check's rollback depth
+	// for every client whose own ClientOptions.SyncTest is zero: each
+	// client's real world is rolled back and replayed every tick.
+	SyncTest int
 	// Logger is given to the server and clients that have none; nil
 	// discards their logs (a simulation is measured, not read).
 	Logger *slog.Logger
@@ -117,6 +121,9 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	guard := &replayGuard{Conn: conn}
 	if spec.Options.Logger == nil {
 		spec.Options.Logger = h.opts.Logger
+	}
+	if spec.Options.SyncTest == 0 {
+		spec.Options.SyncTest = h.opts.SyncTest
 	}
 	c, err := systems.NewClient(h.Time, guard, h.opts.Schema, spec.Options)
 	if err != nil {

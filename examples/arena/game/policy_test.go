@@ -11,6 +11,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
 // playerState is every replicated value of one player, compared bit for
@@ -81,4 +82,21 @@ func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
 			assert.Equalf(t, out[0], out[1], "RTT %v, seed %d: mismatch then always", rtt, seed)
 		}
 	}
+}
+
+// TestArenaPredictionPassesTheSyncTest runs the determinism check on a
+// real arena client: every tick rolled back 8 ticks and replayed, with
+// bots moving, shooting and respawning, finds nothing.
+func TestArenaPredictionPassesTheSyncTest(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 1, 5*time.Second
+	cfg.Client = func(_ int, spec *harness.ClientSpec) { spec.Options.SyncTest = 8 }
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	r := m.Run(nil)
+	c := m.Harness.Clients[0]
+	assert.NoError(t, c.SyncTestErr())
+	assert.Greater(t, c.Stats().SyncTestChecks, uint64(8*200))
+	assert.True(t, r.Converged)
+	assert.NoError(t, m.Harness.CheckOwnState(0))
 }
