@@ -59,7 +59,6 @@ type Harness struct {
 	Net     *transport.MemoryNetwork
 	Server  *systems.Server
 	Clients []*systems.Client
-	guards  []*replayGuard
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
@@ -118,25 +117,22 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	if err != nil {
 		return err
 	}
-	guard := &replayGuard{Conn: conn}
 	if spec.Options.Logger == nil {
 		spec.Options.Logger = h.opts.Logger
 	}
 	if spec.Options.SyncTest == 0 {
 		spec.Options.SyncTest = h.opts.SyncTest
 	}
-	c, err := systems.NewClient(h.Time, guard, h.opts.Schema, spec.Options)
+	c, err := systems.NewClient(h.Time, conn, h.opts.Schema, spec.Options)
 	if err != nil {
 		return err
 	}
-	guard.world = c.World
 	if h.opts.SetupClient != nil {
 		if err := h.opts.SetupClient(len(h.Clients), c); err != nil {
 			return err
 		}
 	}
 	h.Clients = append(h.Clients, c)
-	h.guards = append(h.guards, guard)
 	return nil
 }
 
@@ -178,24 +174,4 @@ func (h *Harness) RunUntil(cond func() bool, limit time.Duration) bool {
 		h.Step()
 	}
 	return true
-}
-
-// SentDuringReplay returns how many datagrams client i tried to send while
-// its world was replaying: always 0 unless a send is wired into a
-// prediction stage.
-func (h *Harness) SentDuringReplay(i int) uint64 { return h.guards[i].replaySends }
-
-// replayGuard wraps a client's connection and counts sends made while the
-// client's world replays.
-type replayGuard struct {
-	transport.Conn
-	world       *gw.World
-	replaySends uint64
-}
-
-func (g *replayGuard) Send(p []byte) error {
-	if g.world != nil && g.world.IsReplaying() {
-		g.replaySends++
-	}
-	return g.Conn.Send(p)
 }

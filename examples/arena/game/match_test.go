@@ -63,8 +63,6 @@ func TestEightCollidingClientsAreCorrectedAndConverge(t *testing.T) {
 	for i, c := range r.Clients {
 		mispredicted += c.Mispredictions
 		assert.Equalf(t, c.MovingInputs, c.Footsteps, "client %d: a footstep per moving input, none replayed", c.ID)
-		assert.Zerof(t, c.SentDuringReplay, "client %d sent during replay", c.ID)
-		assert.Zero(t, m.Harness.SentDuringReplay(i))
 		assert.NoError(t, m.Harness.CheckOwnState(i))
 		var by uint64
 		for comp, n := range c.MispredictionsBy {
