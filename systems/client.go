@@ -29,7 +29,9 @@ const (
 	RollbackOnMismatch RollbackPolicy = iota
 	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
 	// for Entities does; the result is the same, at the cost of replaying
-	// every tick many times.
+	// every tick many times. (Same when the prediction reads only
+	// predicted state and inputs: one that reads interpolated ghosts,
+	// which rollback does not restore, predicts otherwise on a replay.)
 	RollbackAlways
 )
 
