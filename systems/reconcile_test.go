@@ -1,12 +1,15 @@
 package systems
 
 import (
+	"io"
+	"log/slog"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
 )
 
 func TestDecideEveryBranch(t *testing.T) {
@@ -40,4 +43,13 @@ func TestDecideEveryBranch(t *testing.T) {
 		assert.Equalf(t, tc.want, decide(tc.in), "%s: got %v", tc.name, decide(tc.in))
 	}
 	assert.Equal(t, "spawn only", actSpawnOnly.String())
+}
+
+func TestMispredictionWithoutDebugDoesNotAllocate(t *testing.T) {
+	c := &Client{log: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		mispredictedBy: map[string]uint64{"game.Position": 0}}
+	d := netsync.FieldDiff{Component: "game.Position", Field: "X"}
+	allocs := testing.AllocsPerRun(100, func() { c.mispredicted(7, 1, d) })
+	assert.Zero(t, allocs, "values are formatted only for a Debug log")
+	assert.Equal(t, uint64(101), c.mispredictedBy["game.Position"])
 }
