@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -28,7 +29,9 @@ const (
 	RollbackOnMismatch RollbackPolicy = iota
 	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
 	// for Entities does; the result is the same, at the cost of replaying
-	// every tick many times.
+	// every tick many times. (Same when the prediction reads only
+	// predicted state and inputs: one that reads interpolated ghosts,
+	// which rollback does not restore, predicts otherwise on a replay.)
 	RollbackAlways
 )
 
@@ -94,8 +97,37 @@ type ClientOptions struct {
 	// rollback or hard correction, so a game can measure or smooth the
 	// visual jump. Neither may make structural changes.
 	BeforeCorrection, AfterCorrection func(w *gw.World)
+	// OnMisprediction, if set, is called for every predicted ghost whose
+	// state at a snapshot's tick differs from the server's, naming the
+	// first differing component and field with both values. It runs
+	// inside the tick and must not make structural changes.
+	OnMisprediction func(m Misprediction)
+	// SyncTest, when not zero, runs every tick as a determinism check of
+	// this client's prediction (see [gw.SyncTest]): the tick, then a
+	// rollback of SyncTest ticks and their replay, compared with the first
+	// run. The first difference is logged at Error, kept for
+	// [Client.SyncTestErr] and counted in ClientStats.Desyncs. It costs
+	// SyncTest replays per tick: for tests and debug builds. Allowed:
+	// 0..HistoryCapacity-1.
+	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
+}
+
+// Misprediction is a predicted ghost whose state at a snapshot's tick
+// differed from the server's.
+type Misprediction struct {
+	Tick  gw.Tick
+	Ghost components.GhostID
+	// Diff names the first component and field that differed; its
+	// Values are the predicted value and the server's.
+	Diff netsync.FieldDiff
+}
+
+// String describes the misprediction: ghost, tick, component, field and
+// both values.
+func (m Misprediction) String() string {
+	return fmt.Sprintf("ghost %d mispredicted at tick %d: %v", m.Ghost, m.Tick, m.Diff)
 }
 
 // ClientState is where a client is in its connection's life.
@@ -113,14 +145,13 @@ const (
 type ClientStats struct {
 	Ticks             uint64
 	Mispredictions    uint64 // snapshots whose tick the prediction got wrong
-	Rollbacks         uint64
+	Rollbacks         uint64 // rollbacks that restored, fixed and replayed; failures are RollbackErrors
 	ReplayedTicks     uint64
 	HardCorrections   uint64 // snapshot ticks outside the history: state written without replay
 	SnapshotsReceived uint64
 	SnapshotsStale    uint64 // older than one already received
 	SnapshotsTooOld   uint64 // older than the history
 	BadPackets        uint64
-	SentDuringReplay  uint64 // must stay 0
 	ClockJumps        uint64
 	SkippedTicks      uint64 // due after a stall, skipped instead of run late (see Client.Update)
 	BytesSent         uint64
@@ -136,6 +167,16 @@ type ClientStats struct {
 	Interpolation      ghosts.InterpolatorStats
 	State              ClientState
 	Reason             netsync.RejectReason // why Refused or Disconnected
+
+	// MispredictionsBy counts mispredicted ghosts by the type name of the
+	// first component that differed (netsync.FieldDiff.Component); nil
+	// when none. Its keys are the schema's components, so it stays small.
+	MispredictionsBy map[string]uint64
+	// RollbackErrors counts rollbacks that failed (each logged at Error).
+	RollbackErrors uint64
+	// SyncTestChecks counts the replayed ticks the determinism check of
+	// ClientOptions.SyncTest compared, Desyncs the ticks it found wrong.
+	SyncTestChecks, Desyncs uint64
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -187,6 +228,9 @@ type Client struct {
 	lastFrame time.Duration
 	stats     ClientStats
 	log       *slog.Logger
+
+	mispredictedBy map[string]uint64 // one key per schema component
+	check          syncCheck         // ClientOptions.SyncTest
 }
 
 // NewClient creates a client world reading time from src and talking over
@@ -206,6 +250,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	}
 	if opts.Rollback > RollbackAlways {
 		return nil, fmt.Errorf("systems: unknown rollback policy %d", opts.Rollback)
+	}
+	if opts.SyncTest < 0 {
+		return nil, fmt.Errorf("systems: sync test rollback %d is negative", opts.SyncTest)
 	}
 	if opts.FixedScale != 0 && !(opts.FixedScale >= 0.5 && opts.FixedScale <= 2) {
 		return nil, fmt.Errorf("systems: fixed clock scale %v outside 0.5..2", opts.FixedScale)
@@ -239,6 +286,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		return nil, fmt.Errorf("systems: input stream capacity %d is below the history capacity %d: a long rollback would replay without inputs",
 			stream.Capacity(), h.Capacity())
 	}
+	if opts.SyncTest >= h.Capacity() {
+		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, h.Capacity()-1)
+	}
 	b := ghosts.Bind(w, schema)
 	if err := registerReplicated(h, schema); err != nil {
 		return nil, err
@@ -254,6 +304,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		shown:     generic.NewFilter1[components.Ghost]().With(generic.T[components.Interpolated]()),
 		sampled:   make([]byte, schema.InputSize()),
 		log:       opts.Logger,
+
+		mispredictedBy: make(map[string]uint64, schema.NumComponents()),
+		check:          syncCheck{depth: opts.SyncTest},
+	}
+	for i := 0; i < schema.NumComponents(); i++ {
+		c.mispredictedBy[schema.ComponentType(netsync.ComponentID(i)).String()] = 0
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -317,8 +373,26 @@ func (c *Client) Stats() ClientStats {
 	st.InterpolationDelay = time.Duration(c.InterpolationClock.Delay() * float64(c.Clock.Interval()))
 	st.RenderTick = c.render
 	st.Interpolation = c.Interpolator.Stats()
+	for k, n := range c.mispredictedBy {
+		if n > 0 {
+			if st.MispredictionsBy == nil {
+				st.MispredictionsBy = make(map[string]uint64)
+			}
+			st.MispredictionsBy[k] = n
+		}
+	}
+	st.SyncTestChecks, st.Desyncs = c.check.checks(), c.check.desyncs
 	return st
 }
+
+// SyncTestErr returns the first difference the determinism check of
+// ClientOptions.SyncTest found (a *gw.DesyncError, which names the tick,
+// entity, component and field, and says when the component is not
+// registered for history), or nil.
+func (c *Client) SyncTestErr() error { return c.check.first }
+
+// tick runs one tick, through the determinism check when it is on.
+func (c *Client) tick() { c.check.tick(c.Schedule, c.World, c.log) }
 
 // Update reads the network, then runs the ticks that are due (none before
 // the server's welcome). Call it once per frame. After a stall longer than
@@ -353,7 +427,7 @@ func (c *Client) Update() {
 			c.hold--
 			continue
 		}
-		c.Schedule.Tick(c.World)
+		c.tick()
 		c.stats.Ticks++
 	}
 }
@@ -462,9 +536,9 @@ func (c *Client) reconcile(w *gw.World) {
 		}
 	}
 
-	need := c.opts.Rollback == RollbackAlways
 	mismatch, spawning := false, false
 	held := c.History.Has(tick)
+	layout := w.LayoutVersion()
 	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
@@ -473,30 +547,37 @@ func (c *Client) reconcile(w *gw.World) {
 		}
 		e, ok := c.Ghosts.Lookup(g.ID)
 		if !ok {
-			spawning, need = true, true
+			spawning = true
 			continue
 		}
 		// A ghost the history does not hold at this tick was spawned later
 		// on this client: the snapshot says nothing new about it.
-		if _, equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
+		if diff, equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
 			mismatch = true
+			c.mispredicted(tick, g.ID, diff)
 		}
 	}
 	c.Ghosts.Sweep(s)
+	if w.LayoutVersion() != layout {
+		c.check.restart() // a ghost removed outside the prediction
+	}
 	if mismatch {
 		c.stats.Mispredictions++
-		need = true
 	}
-	if newest, ok := c.History.Newest(); !held && (!ok || int32(tick-newest) > 0) {
-		need = true // the client is behind the server: adopt its state
-	}
-	if !need {
+	newest, hasNewest := c.History.Newest()
+	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
+		mismatch: mismatch, spawning: spawning, policy: c.opts.Rollback})
+	switch act {
+	case actNone:
+		return
+	case actTooOld:
+		c.stats.SnapshotsTooOld++
 		return
 	}
 	// fix writes the snapshot's state into the predicted ghosts (spawning
 	// new ones); spawnOnly leaves existing ghosts alone, for a snapshot too
 	// old to correct them.
-	spawnOnly := false
+	spawnOnly := act == actSpawnOnly
 	fix := func(w *gw.World) {
 		for gi := range s.Ghosts {
 			g := &s.Ghosts[gi]
@@ -515,27 +596,44 @@ func (c *Client) reconcile(w *gw.World) {
 			h.before(w)
 		}
 	}
-	switch newest, _ := c.History.Newest(); {
-	case held:
+	switch act {
+	case actRollback:
 		if err := c.Schedule.Rollback(w, tick, fix); err != nil {
+			c.stats.RollbackErrors++
 			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
+		} else {
+			c.stats.Rollbacks++
 		}
-		c.stats.Rollbacks++
-	case int32(tick-newest) > 0 || c.History.Stats().Records == 0:
-		fix(w) // the client is behind the server: adopt its state as is
+	case actAdopt:
+		fix(w)
 		c.stats.HardCorrections++
-	default:
+	case actSpawnOnly:
 		c.stats.SnapshotsTooOld++
-		if spawning {
-			spawnOnly = true
-			fix(w)
-			c.stats.HardCorrections++
-		}
+		fix(w)
+		c.stats.HardCorrections++
 	}
 	for _, h := range c.hooks {
 		if h.after != nil {
 			h.after(w)
 		}
+	}
+	if act != actRollback || w.LayoutVersion() != layout {
+		c.check.restart() // state written without replay, or a spawn
+	}
+}
+
+// mispredicted reports one predicted ghost whose state at tick differs
+// from the server's: counted per component, logged at Debug (formatted
+// only when Debug is on) and given to OnMisprediction.
+func (c *Client) mispredicted(tick gw.Tick, id components.GhostID, d netsync.FieldDiff) {
+	c.mispredictedBy[d.Component]++
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		predicted, server := d.Values()
+		c.log.Debug("ghostwire: misprediction", "ghost", id, "tick", tick, "component", d.Component, "field", d.Field,
+			"predicted", predicted, "server", server)
+	}
+	if c.opts.OnMisprediction != nil {
+		c.opts.OnMisprediction(Misprediction{Tick: tick, Ghost: id, Diff: d})
 	}
 }
 
@@ -637,10 +735,6 @@ func (c *Client) quantize(w *gw.World) {
 
 // send transmits the input batch of the tick.
 func (c *Client) send(w *gw.World) {
-	if w.IsReplaying() {
-		c.stats.SentDuringReplay++
-		return
-	}
 	c.Inputs.Batch(&c.batch)
 	if len(c.batch.Heads) == 0 {
 		return

@@ -35,6 +35,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X)
+		assert.NoError(t, h.CheckOwnState(i), "the harness's own check agrees")
 	}
 	// Each client sees the other's ghost, interpolated.
 	_, ok := h.Clients[0].Ghosts.Lookup(2)
@@ -59,6 +60,60 @@ func TestRollbackPoliciesAgree(t *testing.T) {
 	assert.Equal(t, final[systems.RollbackOnMismatch], final[systems.RollbackAlways], "same seed, same outcome whatever the policy")
 	assert.Greater(t, replayed[systems.RollbackAlways], 10*replayed[systems.RollbackOnMismatch]+100)
 	assert.Equal(t, "always", systems.RollbackAlways.String())
+}
+
+// TestRollbackPoliciesEndTheSameMatches: the test game's inputs do not
+// read the world, so both policies must play the same matches: the same
+// mispredictions, per component too, and bit-identical positions on the
+// server and every client.
+func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
+	type outcome struct {
+		Mispredictions []uint64
+		By             []map[string]uint64
+		Server, Own    []uint32
+	}
+	mispredicted := uint64(0)
+	for seed := uint64(1); seed <= 6; seed++ {
+		var out [2]outcome
+		for _, p := range []systems.RollbackPolicy{systems.RollbackOnMismatch, systems.RollbackAlways} {
+			g := newTestGame()
+			opts := g.options(3, link(250*time.Millisecond, 30*time.Millisecond, 0.05))
+			opts.Seed = seed
+			for i := range opts.Clients {
+				opts.Clients[i].Options.Rollback = p
+			}
+			// A server-only shove now and then makes mispredictions.
+			shoved := generic.NewFilter1[Pos]()
+			opts.SetupServer = func(s *systems.Server) error {
+				s.Schedule.Add(gw.StagePrediction, g.move)
+				s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+					if w.Tick()%97 == 0 {
+						q := shoved.Query(w.Arche())
+						for q.Next() {
+							q.Get().X += 0.5
+						}
+					}
+				}))
+				return nil
+			}
+			h, err := harness.New(opts)
+			require.NoError(t, err)
+			h.Run(6 * time.Second)
+			var o outcome
+			for i, c := range h.Clients {
+				st := c.Stats()
+				o.Mispredictions = append(o.Mispredictions, st.Mispredictions)
+				o.By = append(o.By, st.MispredictionsBy)
+				mispredicted += st.Mispredictions
+				s, own, ok := positions(h, i, components.GhostID(i+1))
+				require.True(t, ok)
+				o.Server, o.Own = append(o.Server, math.Float32bits(s)), append(o.Own, math.Float32bits(own))
+			}
+			out[p] = o
+		}
+		assert.Equalf(t, out[0], out[1], "seed %d: mismatch then always", seed)
+	}
+	assert.Greater(t, mispredicted, uint64(0), "the shoves must be mispredicted")
 }
 
 func TestClientBehindTheServerIsHardCorrected(t *testing.T) {

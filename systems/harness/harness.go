@@ -44,6 +44,10 @@ type Options struct {
 	// SetupServer and SetupClient install the game's systems.
 	SetupServer func(s *systems.Server) error
 	SetupClient func(i int, c *systems.Client) error
+	// SyncTest, when not zero, is the determinism check's rollback depth
+	// for every client whose own ClientOptions.SyncTest is zero: each
+	// client's real world is rolled back and replayed every tick.
+	SyncTest int
 	// Logger is given to the server and clients that have none; nil
 	// discards their logs (a simulation is measured, not read).
 	Logger *slog.Logger
@@ -55,11 +59,11 @@ type Harness struct {
 	Net     *transport.MemoryNetwork
 	Server  *systems.Server
 	Clients []*systems.Client
-	guards  []*replayGuard
 	stalled []time.Duration // per client: no Update or Frame before this time
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
+	coder   netsync.Coder // for CheckOwnState
 }
 
 // New builds the server and the clients and connects every client's link.
@@ -114,22 +118,22 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	if err != nil {
 		return err
 	}
-	guard := &replayGuard{Conn: conn}
 	if spec.Options.Logger == nil {
 		spec.Options.Logger = h.opts.Logger
 	}
-	c, err := systems.NewClient(h.Time, guard, h.opts.Schema, spec.Options)
+	if spec.Options.SyncTest == 0 {
+		spec.Options.SyncTest = h.opts.SyncTest
+	}
+	c, err := systems.NewClient(h.Time, conn, h.opts.Schema, spec.Options)
 	if err != nil {
 		return err
 	}
-	guard.world = c.World
 	if h.opts.SetupClient != nil {
 		if err := h.opts.SetupClient(len(h.Clients), c); err != nil {
 			return err
 		}
 	}
 	h.Clients = append(h.Clients, c)
-	h.guards = append(h.guards, guard)
 	h.stalled = append(h.stalled, 0)
 	return nil
 }
@@ -188,24 +192,4 @@ func (h *Harness) RunUntil(cond func() bool, limit time.Duration) bool {
 		h.Step()
 	}
 	return true
-}
-
-// SentDuringReplay returns how many datagrams client i tried to send while
-// its world was replaying: always 0 unless a send is wired into a
-// prediction stage.
-func (h *Harness) SentDuringReplay(i int) uint64 { return h.guards[i].replaySends }
-
-// replayGuard wraps a client's connection and counts sends made while the
-// client's world replays.
-type replayGuard struct {
-	transport.Conn
-	world       *gw.World
-	replaySends uint64
-}
-
-func (g *replayGuard) Send(p []byte) error {
-	if g.world != nil && g.world.IsReplaying() {
-		g.replaySends++
-	}
-	return g.Conn.Send(p)
 }

@@ -85,7 +85,6 @@ type ClientReport struct {
 	InputDelayTicks   int     `json:"input_delay_ticks"`
 	BytesDownPerS     float64 `json:"bytes_down_per_s"`
 	BytesUpPerS       float64 `json:"bytes_up_per_s"`
-	SentDuringReplay  uint64  `json:"sent_during_replay"`
 	Converged         bool    `json:"converged"`
 	InterpDelayMS     float64 `json:"interp_delay_ms"`
 	ExtrapolatedTicks float64 `json:"extrapolated_ticks"`
@@ -94,6 +93,11 @@ type ClientReport struct {
 	ShotsFired        uint64  `json:"shots_fired"`
 	Teleports         uint64  `json:"remote_teleports"`
 	SmoothingSnaps    uint64  `json:"smoothing_snaps"`
+
+	// MispredictionsBy counts mispredicted ghosts by the first component
+	// that differed (systems.ClientStats.MispredictionsBy); absent when
+	// none.
+	MispredictionsBy map[string]uint64 `json:"mispredictions_by_component,omitempty"`
 }
 
 // WallReport holds what depends on the machine.
@@ -185,10 +189,11 @@ func (m *Match) report() *Report {
 			ReplayedTicks: st.ReplayedTicks, HardCorrections: st.HardCorrections, MaxCorrection: round6(ps.MaxCorrection),
 			Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
 			InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
-			BytesUpPerS: round6(float64(st.BytesSent) / sim), SentDuringReplay: h.SentDuringReplay(i),
+			BytesUpPerS:   round6(float64(st.BytesSent) / sim),
 			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.Interpolation.ExtrapolatedTicks),
 			MaxExtrapolation: round6(st.Interpolation.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
 			ShotsFired: ps.ShotsFired, Teleports: st.Interpolation.Teleports,
+			MispredictionsBy: st.MispredictionsBy,
 		}
 		if ps.Smoother != nil {
 			cr.SmoothingSnaps = ps.Smoother.Snaps()

@@ -1,0 +1,40 @@
+package systems_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+)
+
+// A client that forgot to install the game's move system mispredicts its
+// own player; the diagnostics name the component and field, with the
+// predicted value and the server's.
+func ExampleMisprediction() {
+	g := newTestGame()
+	opts := g.options(1, link(100*time.Millisecond, 0, 0))
+	opts.SetupClient = nil // the forgotten prediction system
+	first := true
+	opts.Clients[0].Options.OnMisprediction = func(m systems.Misprediction) {
+		if first {
+			first = false
+			fmt.Println(m.Diff.Component, m.Diff.Field)
+			predicted, server := m.Diff.Values()
+			fmt.Println(predicted != server)
+		}
+	}
+	h, err := harness.New(opts)
+	if err != nil {
+		panic(err)
+	}
+	h.Run(2 * time.Second)
+	st := h.Clients[0].Stats()
+	fmt.Println(st.MispredictionsBy["systems_test.Pos"] == st.Mispredictions)
+	fmt.Println(h.CheckOwnState(0) != nil)
+	// Output:
+	// systems_test.Pos X
+	// true
+	// true
+	// true
+}
