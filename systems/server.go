@@ -43,6 +43,10 @@ type ServerOptions struct {
 	// entities it owned (a slice valid during the call only); the game
 	// removes them (or keeps them).
 	OnDisconnect func(w *gw.World, conn components.ConnID, owned []ecs.Entity)
+	// StartTick is the tick the server's world starts at (its first tick
+	// is the one after it); 0 when zero. Starting near 2³² tests a game
+	// across the tick wrap without months of uptime.
+	StartTick gw.Tick
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
 }
@@ -159,6 +163,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 		return nil, err
 	}
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleServer})
+	w.SetTick(opts.StartTick)
 	b := ghosts.Bind(w, schema)
 	s := &Server{
 		World: w, Schedule: gw.NewSchedule(), Clock: clock, Ghosts: ghosts.NewServer(b), Binding: b,
