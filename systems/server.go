@@ -101,6 +101,11 @@ type Server struct {
 	closed   netsync.InputStats // counters of connections already gone
 	stats    ServerStats
 	log      *slog.Logger
+
+	// untilSend counts the ticks down to the next snapshots: counting
+	// from the last ones, not tick % SendInterval, keeps their spacing
+	// across the tick wrap (2³² need not be a multiple of the interval).
+	untilSend int
 }
 
 // pendingConn is an accepted connection still waiting for its hello.
@@ -479,9 +484,10 @@ func (s *Server) applyInputs(w *gw.World) {
 // send writes one snapshot per connection every SendInterval ticks.
 func (s *Server) send(w *gw.World) {
 	tick := w.Tick()
-	if uint32(tick)%uint32(s.opts.SendInterval) != 0 {
+	if s.untilSend--; s.untilSend > 0 {
 		return
 	}
+	s.untilSend = s.opts.SendInterval
 	now := s.src.Now()
 	for _, sc := range s.conns {
 		s.sw.Begin(tick)

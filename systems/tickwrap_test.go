@@ -209,3 +209,37 @@ func TestRunAcrossTheTickWrap(t *testing.T) {
 		assert.Greater(t, r.blends, 1000, "boundary %d", boundary)
 	}
 }
+
+// Snapshots keep their spacing across 2³², which is no multiple of a send
+// interval of 3: the client sees one every third tick throughout.
+func TestSnapshotSpacingAcrossTheTickWrap(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(1, link(50*time.Millisecond, 0, 0))
+	opts.Server.SendInterval = 3
+	opts.Server.StartTick = 1<<32 - 300
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	var gaps []int32
+	last, seen := gw.Tick(0), false
+	ic := h.Clients[0].InterpolationClock
+	for h.Time.Now() < 10*time.Second {
+		h.Step()
+		if !ic.Started() {
+			continue
+		}
+		if n := ic.Newest(); !seen || n != last {
+			if seen {
+				gaps = append(gaps, n.Sub(last))
+			}
+			last, seen = n, true
+		}
+	}
+	require.Greater(t, len(gaps), 150)
+	assert.True(t, last.Sub(0) > 200, "ran past the wrap: the newest snapshot is of tick %d", last)
+	for i, gap := range gaps {
+		require.Equal(t, int32(3), gap, "gap %d", i)
+	}
+	st := h.Clients[0].Stats()
+	assert.Equal(t, 0.0, h.Clients[0].InterpolationClock.Loss(), "no snapshot taken for lost")
+	assert.InDelta(t, 100*time.Millisecond, st.InterpolationDelay, float64(time.Microsecond), "two send intervals")
+}
