@@ -152,6 +152,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	for _, c := range h.Clients {
 		r.mispredicted[1] += c.Stats().Mispredictions
 		assert.Equal(t, systems.Connected, c.State())
+		assert.Zero(t, c.Stats().BadPackets, "boundary %d", boundary)
 	}
 	r.mispredicted[1] -= r.mispredicted[0]
 	r.rollbacks = h.Clients[1].Stats().Rollbacks - r.rollbacks
