@@ -32,7 +32,9 @@ type Ghost struct {
 // simulating it (the ghosts it does not predict). It never carries
 // [Predicted]. The interpolation system rewrites it every frame.
 type Interpolated struct {
-	// Tick is the render tick the ghost's components were blended for.
+	// Tick is the render tick the ghost's components were blended for, a
+	// continuous tick: it counts on past 2³² instead of wrapping
+	// (ecs.TickAt splits it into a tick and a fraction).
 	Tick float64
 	// Extrapolated is true when the ghost is shown past its newest
 	// received state (extrapolated, or held at the cap).

@@ -24,3 +24,26 @@ func TestTickOrderAndDistanceAcrossTheWraps(t *testing.T) {
 	assert.Equal(t, int32(1), gw.Tick(0).Sub(math.MaxUint32))
 	assert.Equal(t, "4294967295", gw.Tick(math.MaxUint32).String())
 }
+
+func TestTickUnwrapIsContinuousAcrossTheWraps(t *testing.T) {
+	for _, tc := range []struct {
+		tick gw.Tick
+		near float64
+		want float64
+	}{
+		{5, 5.5, 5},
+		{2, math.MaxUint32 + 0.5, 1<<32 + 2},      // just past 2³²
+		{math.MaxUint32, 1<<32 + 1.25, 1<<32 - 1}, // just before it
+		{1<<31 + 1, 1<<31 - 0.5, 1<<31 + 1},       // across 2³¹
+		{math.MaxUint32, 0.5, -1},                 // before a server's first tick
+		{7, 3*(1<<32) + 5, 3*(1<<32) + 7},         // three wraps on
+	} {
+		assert.Equal(t, tc.want, tc.tick.Unwrap(tc.near), "tick %d near %v", tc.tick, tc.near)
+		tick, frac := gw.TickAt(tc.want + 0.25)
+		assert.Equal(t, tc.tick, tick, "TickAt(%v)", tc.want+0.25)
+		assert.Equal(t, 0.25, frac, "TickAt(%v)", tc.want+0.25)
+	}
+	tick, frac := gw.TickAt(-0.75)
+	assert.Equal(t, gw.Tick(math.MaxUint32), tick)
+	assert.Equal(t, 0.25, frac)
+}

@@ -123,7 +123,7 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 	if ig.isGone && snap.Tick.After(ig.gone) {
 		ig.isGone = false // present again after the tick it went missing
 	}
-	if ig.n > 0 && int32(snap.Tick-ig.ticks[ig.head]) <= 0 {
+	if ig.n > 0 && !snap.Tick.After(ig.ticks[ig.head]) {
 		return
 	}
 	prev := ig.head
@@ -150,7 +150,7 @@ func (ip *Interpolator) Push(snap *netsync.Snapshot, gi int) {
 	}
 	// A teleport the render tick has already passed (it arrived while the
 	// ghost was extrapolated) jumps on the next frame.
-	if ig.tele[ig.head] && ig.shown && float64(snap.Tick) <= ig.lastRT {
+	if ig.tele[ig.head] && ig.shown && snap.Tick.Unwrap(ig.lastRT) <= ig.lastRT {
 		ig.lateTele = true
 	}
 }
@@ -189,13 +189,14 @@ func (ip *Interpolator) Known(id components.GhostID) bool {
 }
 
 // Update writes every interpolated ghost's components for the render tick
-// rt, spawning and despawning as the render tick passes their first and
+// rt, a continuous tick ([gw.Tick.Unwrap]: it keeps counting past 2³²,
+// and the states' ticks are compared with it unwrapped), spawning and despawning as the render tick passes their first and
 // missing ticks. frame is the frame's length in ticks, for the statistics.
 func (ip *Interpolator) Update(rt, frame float64) {
 	a := ip.b.world.Arche()
 	kept := ip.ghosts[:0]
 	for _, ig := range ip.ghosts {
-		if ig.isGone && rt >= float64(ig.gone) || ig.shown && !a.Alive(ig.e) {
+		if ig.isGone && rt >= ig.gone.Unwrap(rt) || ig.shown && !a.Alive(ig.e) {
 			if ig.shown {
 				ip.c.despawn(ig.g.ID)
 				ip.stats.Despawned++
@@ -205,7 +206,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 		}
 		kept = append(kept, ig)
 		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
-		if ig.n == 0 || rt < float64(ig.ticks[oldest]) && !ig.shown {
+		if ig.n == 0 || rt < ig.ticks[oldest].Unwrap(rt) && !ig.shown {
 			continue
 		}
 		ip.show(ig, rt, frame)
@@ -223,7 +224,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	out := ip.scratch[:ig.stride]
 	// a: newest state at or before rt; b: the one after it.
 	ai := ig.head
-	for k := 0; k < ig.n-1 && float64(ig.ticks[ai]) > rt; k++ {
+	for k := 0; k < ig.n-1 && ig.ticks[ai].Unwrap(rt) > rt; k++ {
 		ai = (ai - 1 + statesPerGhost) % statesPerGhost
 	}
 	var bi int
@@ -231,21 +232,21 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	extrapolated := false
 	teleported := false
 	switch {
-	case float64(ig.ticks[ai]) > rt: // before the oldest state: hold it
+	case ig.ticks[ai].Unwrap(rt) > rt: // before the oldest state: hold it
 		bi, t = ai, 0
 	case ai != ig.head: // interpolate
 		bi = (ai + 1) % statesPerGhost
-		t = float32((rt - float64(ig.ticks[ai])) / float64(ig.ticks[bi]-ig.ticks[ai]))
-	case float64(ig.ticks[ai]) == rt: // exactly the newest state: not past it
+		t = float32((rt - ig.ticks[ai].Unwrap(rt)) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
+	case ig.ticks[ai].Unwrap(rt) == rt: // exactly the newest state: not past it
 		bi, t = ai, 0
 	case ig.n > 1: // past the newest: extrapolate from the last two, capped
 		extrapolated = true
 		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
-		over := rt - float64(ig.ticks[bi])
+		over := rt - ig.ticks[bi].Unwrap(rt)
 		ip.stats.ExtrapolatedTicks += math.Min(over, frame)
 		capped := math.Min(over, ip.maxExt)
 		ip.stats.MaxExtrapolation = math.Max(ip.stats.MaxExtrapolation, capped)
-		t = float32(1 + capped/float64(ig.ticks[bi]-ig.ticks[ai]))
+		t = float32(1 + capped/float64(ig.ticks[bi].Sub(ig.ticks[ai])))
 	default:
 		bi, t = ai, 1
 		extrapolated = true
@@ -266,7 +267,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	jump := ig.lateTele && ig.shown
 	ig.lateTele = false
 	for k, i := 0, ig.head; k < ig.n && ig.shown; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
-		if st := float64(ig.ticks[i]); st <= ig.lastRT {
+		if st := ig.ticks[i].Unwrap(rt); st <= ig.lastRT {
 			break
 		} else if ig.tele[i] && st <= rt {
 			jump = true
@@ -284,7 +285,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	switch {
 	case jump:
 		ig.fade = 0
-	case extrapolated && ig.n > 1 && rt > float64(ig.ticks[ig.head]):
+	case extrapolated && ig.n > 1 && rt > ig.ticks[ig.head].Unwrap(rt):
 		ig.fade, ig.fadeFrom = 1, rt
 	case ig.fade > 0 && ig.shown:
 		if ig.fade == 1 { // the first frame with data again: freeze what was shown

@@ -779,3 +779,50 @@ func TestNewInterpolatorRejectsBadCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, ip, cl.Interpolator())
 }
+
+// States whose ticks wrap past 2³² blend like any others: the render tick
+// is continuous (it counts on past 2³²) and the states' ticks are taken
+// near it, so the ghost moves smoothly through the wrap, extrapolates past
+// its newest state and disappears at its missing tick.
+func TestInterpolatorBlendsAcrossTheTickWrap(t *testing.T) {
+	r := newIPRig(t, 4)
+	const first = 1<<32 - 3 // as a continuous tick
+	states := map[gw.Tick]ipState{}
+	e, id := r.spawn(t, ipState{})
+	for i := range 6 { // ticks 2³²−3 .. 2³²+2, which wrap to 0, 1, 2
+		tick := gw.Tick(uint32(first)).Add(i)
+		states[tick] = ipState{Pos: ipPos{float32(i), -float32(i)}, Life: ipLife{int32(i), true}}
+		r.set(e, states[tick])
+		r.send(t, tick)
+	}
+	r.update(first - 0.5)
+	_, shown := r.cl.Lookup(id)
+	require.False(t, shown, "shown before its first state")
+	for rt := float64(first); rt <= first+5; rt += 0.25 {
+		r.update(rt)
+		a, frac := gw.TickAt(rt)
+		want := states[a]
+		if frac != 0 {
+			want = ipBlend(states[a], states[a.Add(1)], float32(frac))
+		}
+		in := requireDrawn(t, r, id, want, rt, "blend of %d and %d at %v", a, a.Add(1), frac)
+		require.False(t, in.Extrapolated, "render tick %v", rt)
+		require.False(t, in.Teleported, "render tick %v", rt)
+		got, _ := r.drawn(t, id)
+		require.InDelta(t, rt-first, got.Pos.X, 1e-5, "render tick %v: no jump at the wrap", rt)
+	}
+	// Past the newest state (tick 2): extrapolated from the last two.
+	r.update(first + 6.5)
+	in := requireDrawn(t, r, id, ipBlend(states[1], states[2], 2.5), first+6.5, "extrapolated")
+	assert.True(t, in.Extrapolated)
+	assert.Equal(t, 1.5, r.ip.Stats().MaxExtrapolation)
+	// Missing from the complete snapshot of tick 4: gone at render tick 4.
+	r.ip.Gone(id, 4)
+	r.update(first + 6.75)
+	_, shown = r.cl.Lookup(id)
+	assert.True(t, shown, "still shown before its missing tick")
+	r.update(first + 7)
+	_, shown = r.cl.Lookup(id)
+	assert.False(t, shown, "gone at its missing tick, past the wrap")
+	assert.Equal(t, uint64(1), r.ip.Stats().Despawned)
+}

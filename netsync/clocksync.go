@@ -17,9 +17,11 @@ type LeadTracker struct {
 }
 
 // Observe records the lead of one input tick arriving at serverTime (the
-// newest simulated tick plus the fraction of the next tick elapsed).
+// newest simulated tick plus the fraction of the next tick elapsed, as a
+// continuous tick: float64(tick) + fraction will do, the lead is right
+// across the wrap).
 func (l *LeadTracker) Observe(tick ecs.Tick, serverTime float64) {
-	l.window[l.i] = float64(tick) - serverTime
+	l.window[l.i] = tick.Unwrap(serverTime) - serverTime
 	l.i = (l.i + 1) % len(l.window)
 	l.n = min(l.n+1, len(l.window))
 }
@@ -61,6 +63,7 @@ type ClockSyncOptions struct {
 type ClockSync struct {
 	opts    ClockSyncOptions
 	settle  ecs.Tick // ignore feedback for ticks sent before this tick
+	jumped  bool     // settle is set (tick 0 is no bound: the ticks wrap)
 	scale   float64
 	jumps   uint64
 	lastErr float64
@@ -106,7 +109,7 @@ func (c *ClockSync) TargetLead() float64 { return c.opts.TargetLead }
 // ahead at once, negative means hold (run no tick) for that many. Feedback
 // about inputs sent before a jump took effect is ignored.
 func (c *ClockSync) Feedback(lead float64, confirmed, now ecs.Tick) (scale float64, jump int) {
-	if confirmed.Before(c.settle) {
+	if c.jumped && confirmed.Before(c.settle) {
 		return c.scale, 0
 	}
 	err := lead - c.opts.TargetLead
@@ -121,7 +124,7 @@ func (c *ClockSync) Feedback(lead float64, confirmed, now ecs.Tick) (scale float
 		// Leads of inputs sent before the jump stay in the server's window
 		// until a window's worth of later inputs has arrived; skipped ticks
 		// send none, so a skip ahead delays that by the ticks skipped.
-		c.settle = now.Add(1 + len(LeadTracker{}.window) + max(jump, 0))
+		c.settle, c.jumped = now.Add(1+len(LeadTracker{}.window)+max(jump, 0)), true
 		return 1, jump
 	}
 	if math.Abs(err) < 0.25 {

@@ -48,6 +48,47 @@ func TestLeadTrackerWindowMinimum(t *testing.T) {
 	assert.Equal(t, 2.0, lead)
 }
 
+// An input's lead is right across the wrap: the server's time is a
+// continuous tick, float64(tick) + fraction, and the input's tick may be
+// past 2³² while the server's is not, or the other way round.
+func TestLeadTrackerAcrossTheWrap(t *testing.T) {
+	for _, tc := range []struct {
+		tick       gw.Tick
+		serverTime float64
+		want       float64
+	}{
+		{2, math.MaxUint32 + 0.5, 2.5},
+		{math.MaxUint32, 1.5, -2.5}, // late: the server wrapped first
+		{1 << 31, 1<<31 - 1.75, 1.75},
+	} {
+		var l netsync.LeadTracker
+		l.Observe(tc.tick, tc.serverTime)
+		lead, _ := l.Lead()
+		assert.Equal(t, tc.want, lead, "tick %d at %v", tc.tick, tc.serverTime)
+	}
+}
+
+// Before its first jump a ClockSync has nothing to wait for: feedback
+// counts at every tick, those of the upper half of the tick range too
+// (which come before tick 0, the zero value of the settle tick).
+func TestClockSyncSteersAtEveryTick(t *testing.T) {
+	for _, now := range []gw.Tick{100, 1<<31 + 100, math.MaxUint32 - 100} {
+		cs, err := netsync.NewClockSync(netsync.ClockSyncOptions{})
+		require.NoError(t, err)
+		scale, jump := cs.Feedback(4, now.Add(-6), now) // 3 ticks early
+		assert.Less(t, scale, 1.0, "tick %d: slow down", now)
+		assert.Zero(t, jump)
+		_, jump = cs.Feedback(20, now.Add(-6), now) // far too early: hold
+		assert.Equal(t, -19, jump, "tick %d", now)
+		// Feedback on inputs sent before the jump is ignored, then counts
+		// again, across the wrap too.
+		scale, _ = cs.Feedback(-3, now.Add(10), now.Add(16))
+		assert.Equal(t, 1.0, scale, "tick %d: sent before the jump settled", now)
+		scale, _ = cs.Feedback(-3, now.Add(200), now.Add(206))
+		assert.Greater(t, scale, 1.0, "tick %d: late: speed up", now)
+	}
+}
+
 func TestClockSyncOptions(t *testing.T) {
 	for _, tt := range []struct {
 		opts netsync.ClockSyncOptions

@@ -10,7 +10,8 @@ import (
 // InputBufferOptions configures an [InputBuffer]. The zero value is usable.
 type InputBufferOptions struct {
 	// Capacity is the number of ticks buffered; 64 when zero. Allowed:
-	// 8..4096.
+	// 8..4096. The ring is the next power of two, so that it stays right
+	// across the tick wrap.
 	Capacity int
 	// MaxAhead is how many ticks past the server's current tick an input
 	// may be for; further ones are refused (a client cannot queue up
@@ -97,7 +98,12 @@ func NewInputBuffer(s *Schema, opts InputBufferOptions) (*InputBuffer, error) {
 	if opts.MaxAhead < 1 || opts.MaxAhead > opts.Capacity-1 {
 		return nil, fmt.Errorf("netsync: input max-ahead %d outside 1..%d", opts.MaxAhead, opts.Capacity-1)
 	}
-	n, size := opts.Capacity, s.InputSize()
+	// A power of two keeps neighbouring ticks in distinct slots across the
+	// tick wrap (2³² is a multiple of it).
+	n, size := 1, s.InputSize()
+	for n < opts.Capacity {
+		n <<= 1
+	}
 	return &InputBuffer{opts: opts, in: s.input, size: size,
 		data: make([]byte, n*size), heads: make([]components.InputHeader, n), ticks: make([]ecs.Tick, n),
 		has: make([]bool, n), missing: make([]bool, n),
@@ -111,7 +117,7 @@ func (b *InputBuffer) Stats() InputStats { return b.stats }
 // Applied returns the newest tick taken and whether any was.
 func (b *InputBuffer) Applied() (ecs.Tick, bool) { return b.applied, b.started }
 
-func (b *InputBuffer) slot(t ecs.Tick) int { return int(uint32(t) % uint32(len(b.heads))) }
+func (b *InputBuffer) slot(t ecs.Tick) int { return int(uint32(t) & uint32(len(b.heads)-1)) }
 
 func (b *InputBuffer) rec(i int) []byte { return b.data[i*b.size : (i+1)*b.size] }
 

@@ -171,6 +171,26 @@ func TestInputBufferWrapsAcrossTickZero(t *testing.T) {
 	assert.Equal(t, uint64(40), b.Stats().Applied)
 }
 
+// A capacity that does not divide 2³² still holds MaxAhead inputs across
+// the wrap: 2³²−96 and 0 are 96 ticks apart, and must not share a slot.
+func TestInputBufferFullAcrossTheWrapWithAnyCapacity(t *testing.T) {
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 100})
+	current := gw.Tick(math.MaxUint32 - 96) // the server's newest tick
+	for i := 1; i <= 99; i++ {
+		tick := current.Add(i)
+		require.Equal(t, netsync.Accepted, b.Add(hd(tick), rec(int8(i%3), 0), current), "tick %d", tick)
+	}
+	for i := 1; i <= 99; i++ {
+		tick := current.Add(i)
+		h, got, real := b.Take(tick)
+		require.True(t, real, "tick %d", tick)
+		require.Equal(t, tick, h.Tick)
+		require.Equal(t, int8(i%3), inputOf(t, got).Steer, "tick %d got another tick's input", tick)
+	}
+	assert.Zero(t, b.Stats().Missing)
+	assert.Equal(t, 99, b.Stats().MaxBuffered)
+}
+
 func TestInputBufferValidateRefusesAndCountsByReason(t *testing.T) {
 	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: func(in *tInput) (bool, string) {
 		if in.Steer < 0 {

@@ -22,6 +22,10 @@ type InterpolationOptions struct {
 // InterpolationClock estimates the server's tick on the client's clock
 // from snapshot arrivals and yields the render tick of interpolated
 // ghosts: estimated server tick − delay, fractional, never going back.
+// Its ticks are continuous ([ecs.Tick.Unwrap]): they start at the first
+// snapshot's tick and keep counting past 2³² instead of wrapping, so the
+// render tick moves smoothly across the wrap; [ecs.TickAt] turns one back
+// into a tick and a fraction.
 //
 // The adaptive delay is the larger of two send intervals (Netcode for
 // Entities' floor) and one send interval plus twice the measured arrival
@@ -34,6 +38,7 @@ type InterpolationClock struct {
 	offset   float64 // server tick − client time in ticks
 	started  bool
 	newest   ecs.Tick
+	newestU  float64 // newest as a continuous tick
 	gapMin   float64 // send interval estimate, ticks
 	gaps     [32]float64
 	gapN     int
@@ -72,9 +77,8 @@ func (c *InterpolationClock) ticks(d time.Duration) float64 { return float64(d) 
 // snapshots newer than every earlier one count.
 func (c *InterpolationClock) Observe(tick ecs.Tick, at time.Duration) {
 	now := c.ticks(at)
-	o := float64(tick) - now
 	if !c.started {
-		c.started, c.offset, c.newest = true, o, tick
+		c.started, c.offset, c.newest, c.newestU = true, float64(tick)-now, tick, float64(tick)
 		c.delay = c.target()
 		c.render = now + c.offset - c.delay
 		c.last = now
@@ -84,6 +88,7 @@ func (c *InterpolationClock) Observe(tick ecs.Tick, at time.Duration) {
 		return
 	}
 	gap := float64(tick.Sub(c.newest))
+	o := c.newestU + gap - now
 	c.gaps[c.gapN%len(c.gaps)] = gap
 	c.gapN++
 	c.gapMin = gap
@@ -100,7 +105,7 @@ func (c *InterpolationClock) Observe(tick ecs.Tick, at time.Duration) {
 	c.loss = 1 - (1-c.loss)*math.Pow(1-1.0/32, missing)
 	c.loss -= c.loss / 32
 	c.offset += (o - c.offset) / 32
-	c.newest = tick
+	c.newest, c.newestU = tick, c.newestU+gap
 }
 
 // target is the delay the measurements call for, in ticks.
@@ -115,7 +120,8 @@ func (c *InterpolationClock) target() float64 {
 	return max(2*c.gapMin, c.gapMin*(1+streak)+2*c.jitter)
 }
 
-// Advance returns the render tick at client time now. The delay follows
+// Advance returns the render tick at client time now, a continuous tick
+// (0 before the first snapshot). The delay follows
 // its target by at most 2 % of the elapsed time, and the render tick never
 // decreases, so remote ghosts never jump back.
 func (c *InterpolationClock) Advance(now time.Duration) float64 {
@@ -142,7 +148,8 @@ func (c *InterpolationClock) Delay() float64 { return c.delay }
 // Newest returns the newest snapshot tick observed.
 func (c *InterpolationClock) Newest() ecs.Tick { return c.newest }
 
-// ServerTick returns the estimated current server tick at client time now.
+// ServerTick returns the estimated current server tick at client time
+// now, a continuous tick.
 func (c *InterpolationClock) ServerTick(now time.Duration) float64 { return c.ticks(now) + c.offset }
 
 // Jitter returns the measured arrival jitter in ticks.

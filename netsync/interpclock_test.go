@@ -372,3 +372,38 @@ func TestInterpolationClockGetters(t *testing.T) {
 	assert.Less(t, c.Loss(), 0.2)
 	assert.Equal(t, gw.Tick(55), c.Newest())
 }
+
+// Across 2³² the clock's ticks keep counting: the render tick moves a
+// quarter tick per quarter tick of client time through the wrap, and the
+// measured jitter and loss stay zero.
+func TestInterpolationClockAcrossTheWrap(t *testing.T) {
+	for _, first := range []gw.Tick{1<<32 - 200, 1<<31 - 200} {
+		c := newIC(t, netsync.InterpolationOptions{})
+		var arr []icArrival
+		for i := range 400 { // every tick, 35 ms late
+			arr = append(arr, icArrival{first.Add(i), time.Duration(i)*icTick + 35*time.Millisecond})
+		}
+		frames := 0
+		var last float64
+		icDrive(c, arr, arr[0].at, 399*icTick+35*time.Millisecond, icTick/4, func(now time.Duration, r float64) {
+			if frames > 0 {
+				require.InDelta(t, 0.25, r-last, 1e-5, "first %d: render tick %.3f after %.3f", first, r, last)
+			}
+			if (now-35*time.Millisecond)%icTick == 0 {
+				// At an arrival the render tick trails the newest tick by
+				// the delay, wrapped or not.
+				tick, frac := gw.TickAt(r + c.Delay())
+				require.Equal(t, c.Newest(), tick, "first %d at %v", first, now)
+				require.InDelta(t, 0, frac, 1e-5)
+				require.InDelta(t, r+c.Delay(), c.ServerTick(now), 1e-5)
+			}
+			last = r
+			frames++
+		})
+		assert.Equal(t, first.Add(399), c.Newest())
+		assert.Equal(t, float64(first)+399-2, last, "first %d: the render tick counts on past the wrap", first)
+		assert.Equal(t, 0.0, c.Jitter(), "first %d", first)
+		assert.Equal(t, 0.0, c.Loss(), "first %d", first)
+		assert.Greater(t, frames, 1500)
+	}
+}

@@ -161,7 +161,8 @@ type ClientStats struct {
 	Ahead             float64       // ticks ahead of the server's estimated tick
 	Lead              float64       // how early inputs arrive, as the server reports it
 	// InterpolationDelay is the current delay of interpolated ghosts and
-	// RenderTick the server tick they were last shown at.
+	// RenderTick the server tick they were last shown at, a continuous
+	// tick (gw.TickAt splits it).
 	InterpolationDelay time.Duration
 	RenderTick         float64
 	Interpolation      ghosts.InterpolatorStats
@@ -224,7 +225,8 @@ type Client struct {
 	shown     *generic.Filter1[components.Ghost]
 	sampled   []byte // the record being sampled
 	hooks     []correctionHook
-	render    float64
+	render    float64 // continuous tick (see netsync.InterpolationClock)
+	rendered  bool    // a frame showed the render tick
 	lastFrame time.Duration
 	stats     ClientStats
 	log       *slog.Logger
@@ -522,7 +524,7 @@ func (c *Client) reconcile(w *gw.World) {
 	s := c.latest
 	tick := s.Tick
 	c.stats.Lead = float64(s.Lead)
-	c.stats.Ahead = float64(w.Tick()) - (float64(tick) + float64(c.rtt.Smoothed())/2/float64(c.Clock.Interval()))
+	c.stats.Ahead = float64(w.Tick().Sub(tick)) - float64(c.rtt.Smoothed())/2/float64(c.Clock.Interval())
 	if s.HasConfirmed {
 		c.Inputs.Confirm(s.Confirmed)
 		if c.opts.FixedScale == 0 {
@@ -656,12 +658,13 @@ func (c *Client) sample(w *gw.World) {
 		c.opts.Input.sample(w, w.Tick(), unsafe.Pointer(unsafe.SliceData(c.sampled)))
 	}
 	h := components.InputHeader{Tick: w.Tick()}
-	// What the player sees is the last frame's render tick: the server
-	// rewinds to it for lag compensation.
-	if c.InterpolationClock.Started() && c.render >= 0 {
-		h.HasView = true
-		h.ViewTick = gw.Tick(uint32(uint64(math.Floor(c.render))))
-		h.ViewFraction = float32(c.render - math.Floor(c.render))
+	// What the player sees is the last frame's render tick (once a frame
+	// showed one): the server rewinds to it for lag compensation.
+	if c.rendered {
+		tick, frac := gw.TickAt(c.render)
+		h.HasView, h.ViewTick = true, tick
+		// A fraction a hair below 1 must not round up to a whole tick.
+		h.ViewFraction = min(float32(frac), math.Nextafter32(1, 0))
 		h.InterpolationDelay = float32(c.InterpolationClock.Delay())
 	}
 	c.Inputs.Record(h, c.sampled)
@@ -676,7 +679,10 @@ func (c *Client) interpolate(w *gw.World) {
 	if c.stats.State != Connected {
 		return
 	}
-	c.render = c.InterpolationClock.Advance(now)
+	if !c.InterpolationClock.Started() {
+		return
+	}
+	c.render, c.rendered = c.InterpolationClock.Advance(now), true
 	c.Interpolator.Update(c.render, frame)
 }
 

@@ -43,6 +43,10 @@ type ServerOptions struct {
 	// entities it owned (a slice valid during the call only); the game
 	// removes them (or keeps them).
 	OnDisconnect func(w *gw.World, conn components.ConnID, owned []ecs.Entity)
+	// StartTick is the tick the server's world starts at (its first tick
+	// is the one after it); 0 when zero. Starting near 2³² tests a game
+	// across the tick wrap without months of uptime.
+	StartTick gw.Tick
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
 }
@@ -98,6 +102,11 @@ type Server struct {
 	closed   netsync.InputStats // counters of connections already gone
 	stats    ServerStats
 	log      *slog.Logger
+
+	// untilSend counts the ticks down to the next snapshots: counting
+	// from the last ones, not tick % SendInterval, keeps their spacing
+	// across the tick wrap (2³² need not be a multiple of the interval).
+	untilSend int
 }
 
 // pendingConn is an accepted connection still waiting for its hello.
@@ -162,6 +171,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 		return nil, err
 	}
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleServer})
+	w.SetTick(opts.StartTick)
 	b := ghosts.Bind(w, schema)
 	s := &Server{
 		World: w, Schedule: gw.NewSchedule(), Clock: clock, Ghosts: ghosts.NewServer(b), Binding: b,
@@ -505,9 +515,10 @@ func (s *Server) applyInputs(w *gw.World) {
 // send writes one snapshot per connection every SendInterval ticks.
 func (s *Server) send(w *gw.World) {
 	tick := w.Tick()
-	if uint32(tick)%uint32(s.opts.SendInterval) != 0 {
+	if s.untilSend--; s.untilSend > 0 {
 		return
 	}
+	s.untilSend = s.opts.SendInterval
 	now := s.src.Now()
 	for _, sc := range s.conns {
 		s.sw.Begin(tick)

@@ -67,6 +67,9 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 	}
 	me, alive := b.me(w)
 	if !b.started || !tick.Before(b.until) {
+		if !b.started {
+			b.ready = tick // ready now: the zero tick may lie ahead, ticks wrap
+		}
 		b.started = true
 		b.mode = botMode(b.rng.IntN(3))
 		b.until = tick.Add(30 + b.rng.IntN(90))
