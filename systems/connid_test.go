@@ -1,9 +1,10 @@
 package systems_test
 
 import (
-	"github.com/mlange-42/arche/ecs"
 	"testing"
 	"time"
+
+	"github.com/mlange-42/arche/ecs"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

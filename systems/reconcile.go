@@ -1,6 +1,13 @@
 package systems
 
-import gw "github.com/ghostwire/ghostwire/ecs"
+import (
+	"context"
+	"log/slog"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+)
 
 // reconcileAction is what a client does with a snapshot of its own ghosts.
 type reconcileAction uint8
@@ -51,4 +58,130 @@ func decide(in reconcileInput) reconcileAction {
 		return actRollback
 	}
 	return actNone
+}
+
+// reconcile applies the newest snapshot: clock feedback, spawns and
+// despawns, interpolated state, and for predicted ghosts a comparison with
+// the prediction at the snapshot's tick and, when needed, a rollback.
+func (c *Client) reconcile(w *gw.World) {
+	if !c.fresh {
+		return
+	}
+	c.fresh = false
+	s := c.latest
+	tick := s.Tick
+	c.stats.Lead = float64(s.Lead)
+	c.stats.Ahead = float64(w.Tick().Sub(tick)) - float64(c.rtt.Smoothed())/2/float64(c.Clock.Interval())
+	if s.HasConfirmed {
+		c.Inputs.Confirm(s.Confirmed)
+		if c.opts.FixedScale == 0 {
+			scale, jump := c.sync.Feedback(float64(s.Lead), s.Confirmed, w.Tick())
+			c.Clock.SetScale(scale)
+			if jump > 0 {
+				c.catchUp += min(jump, 60)
+			} else if jump < 0 {
+				c.hold += min(-jump, 60)
+			}
+		}
+	}
+
+	mismatch, spawning := false, false
+	held := c.History.Has(tick)
+	layout := w.LayoutVersion()
+	c.pushInterpolated(s)
+	for gi := range s.Ghosts {
+		g := &s.Ghosts[gi]
+		if !c.Ghosts.Predicts(&g.Ghost) {
+			continue
+		}
+		e, ok := c.Ghosts.Lookup(g.ID)
+		if !ok {
+			spawning = true
+			continue
+		}
+		// A ghost the history does not hold at this tick was spawned later
+		// on this client: the snapshot says nothing new about it.
+		if diff, equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
+			mismatch = true
+			c.mispredicted(tick, g.ID, diff)
+		}
+	}
+	c.Ghosts.Sweep(s)
+	if w.LayoutVersion() != layout {
+		c.check.restart() // a ghost removed outside the prediction
+	}
+	if mismatch {
+		c.stats.Mispredictions++
+	}
+	newest, hasNewest := c.History.Newest()
+	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
+		mismatch: mismatch, spawning: spawning, policy: c.opts.Rollback})
+	switch act {
+	case actNone:
+		return
+	case actTooOld:
+		c.stats.SnapshotsTooOld++
+		return
+	}
+	// fix writes the snapshot's state into the predicted ghosts (spawning
+	// new ones); spawnOnly leaves existing ghosts alone, for a snapshot too
+	// old to correct them.
+	spawnOnly := act == actSpawnOnly
+	fix := func(w *gw.World) {
+		for gi := range s.Ghosts {
+			g := &s.Ghosts[gi]
+			if !c.Ghosts.Predicts(&g.Ghost) {
+				continue
+			}
+			if e, ok := c.Ghosts.Lookup(g.ID); !ok {
+				c.Ghosts.Spawn(s, gi)
+			} else if !spawnOnly {
+				c.Ghosts.Write(e, s, gi)
+			}
+		}
+	}
+	for _, h := range c.hooks {
+		if h.before != nil {
+			h.before(w)
+		}
+	}
+	switch act {
+	case actRollback:
+		if err := c.Schedule.Rollback(w, tick, fix); err != nil {
+			c.stats.RollbackErrors++
+			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
+		} else {
+			c.stats.Rollbacks++
+		}
+	case actAdopt:
+		fix(w)
+		c.stats.HardCorrections++
+	case actSpawnOnly:
+		c.stats.SnapshotsTooOld++
+		fix(w)
+		c.stats.HardCorrections++
+	}
+	for _, h := range c.hooks {
+		if h.after != nil {
+			h.after(w)
+		}
+	}
+	if act != actRollback || w.LayoutVersion() != layout {
+		c.check.restart() // state written without replay, or a spawn
+	}
+}
+
+// mispredicted reports one predicted ghost whose state at tick differs
+// from the server's: counted per component, logged at Debug (formatted
+// only when Debug is on) and given to OnMisprediction.
+func (c *Client) mispredicted(tick gw.Tick, id components.GhostID, d netsync.FieldDiff) {
+	c.mispredictedBy[d.Component]++
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		predicted, server := d.Values()
+		c.log.Debug("ghostwire: misprediction", "ghost", id, "tick", tick, "component", d.Component, "field", d.Field,
+			"predicted", predicted, "server", server)
+	}
+	if c.opts.OnMisprediction != nil {
+		c.opts.OnMisprediction(Misprediction{Tick: tick, Ghost: id, Diff: d})
+	}
 }

@@ -1,0 +1,84 @@
+package systems
+
+import (
+	"math"
+	"time"
+
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+func (c *Client) poll(now time.Duration) {
+	for {
+		n, ok := c.conn.Receive(c.rx)
+		if !ok {
+			return
+		}
+		c.heard = now
+		p := c.rx[:n]
+		t, err := netsync.PeekType(p)
+		if err != nil {
+			c.stats.BadPackets++
+			continue
+		}
+		switch t {
+		case netsync.MsgWelcome:
+			if c.stats.State != Connecting {
+				continue
+			}
+			if err := netsync.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
+				c.stats.BadPackets++
+				continue
+			}
+			c.start(now)
+		case netsync.MsgReject, netsync.MsgDisconnect:
+			var m netsync.Reject
+			if err := netsync.DecodeReject(p, t, &m); err != nil {
+				c.stats.BadPackets++
+				continue
+			}
+			c.finish(t, &m)
+		case netsync.MsgSnapshot:
+			if c.stats.State != Connected {
+				continue
+			}
+			if err := netsync.DecodeSnapshot(p, c.Binding.Schema(), c.scratch); err != nil {
+				c.stats.BadPackets++
+				continue
+			}
+			c.stats.SnapshotsReceived++
+			if c.hasLatest && int32(c.scratch.Tick-c.latest.Tick) <= 0 {
+				c.stats.SnapshotsStale++
+				continue
+			}
+			if c.fresh {
+				// Replaced before any tick reconciled it: only its states
+				// of interpolated ghosts still matter, and they must not
+				// be lost.
+				c.pushInterpolated(c.latest)
+			}
+			c.latest, c.scratch = c.scratch, c.latest
+			c.hasLatest, c.fresh = true, true
+			c.InterpolationClock.Observe(c.latest.Tick, now)
+			if rtt := now - time.Duration(c.latest.EchoTime)*time.Millisecond - time.Duration(c.latest.Hold)*time.Millisecond; c.latest.EchoTime != 0 && rtt >= 0 {
+				c.rtt.Sample(rtt)
+			}
+		default:
+			c.stats.BadPackets++
+		}
+	}
+}
+
+// start adopts the server's clock: the client's tick is set ahead of the
+// server's by the round trip plus the target margin, so its first inputs
+// arrive just before the server needs them.
+func (c *Client) start(now time.Duration) {
+	c.stats.State = Connected
+	c.heard, c.dropped = now, c.Clock.DroppedTicks()
+	c.Ghosts.SetConn(c.welcome.Conn)
+	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond
+	c.rtt.Sample(rtt)
+	interval := c.Clock.Interval()
+	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
+	c.World.SetTick(c.welcome.ServerTick.Add(int(ahead)))
+	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.World.Tick(), "rtt", rtt)
+}

@@ -1,0 +1,200 @@
+package systems
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// poll accepts connections and reads every packet that has arrived.
+func (s *Server) poll(now time.Duration) {
+	for {
+		c, ok := s.listener.Accept()
+		if !ok {
+			break
+		}
+		s.pending = append(s.pending, pendingConn{conn: c, at: now})
+	}
+	kept := s.pending[:0]
+	for _, pc := range s.pending {
+		if s.handshake(pc.conn, now) {
+			continue
+		}
+		kept = append(kept, pc)
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
+	serverTime := float64(s.World.Tick()) + s.Clock.Pending()
+	for i := 0; i < len(s.conns); i++ {
+		sc := s.conns[i]
+		for {
+			n, ok := sc.conn.Receive(s.rx)
+			if !ok {
+				break
+			}
+			sc.recv += uint64(n)
+			s.stats.BytesReceived += uint64(n)
+			sc.heard = now
+			if s.handle(sc, s.rx[:n], now, serverTime) {
+				i--
+				break
+			}
+		}
+	}
+}
+
+// handshake reads a pending connection's packets until a hello arrives; it
+// reports whether the connection left the pending list.
+func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
+	for {
+		n, ok := c.Receive(s.rx)
+		if !ok {
+			return false
+		}
+		s.stats.BytesReceived += uint64(n)
+		p := s.rx[:n]
+		if t, err := netsync.PeekType(p); err != nil || t != netsync.MsgHello {
+			s.stats.BadPackets++
+			continue
+		}
+		if err := netsync.DecodeHello(p, &s.hello); err != nil {
+			s.stats.BadPackets++
+			continue
+		}
+		var reject netsync.Reject
+		schema := s.Binding.Schema()
+		switch {
+		case s.hello.SchemaHash != schema.Hash():
+			reject.Reason, reject.Detail = netsync.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
+			if reject.Detail == "" {
+				reject.Detail = "ghost types differ" // every component agrees
+			}
+		case int(s.hello.TickRate) != s.opts.TickRate:
+			reject.Reason = netsync.RejectTickRate
+			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.opts.TickRate)
+		case len(s.conns) >= s.opts.MaxClients:
+			reject.Reason = netsync.RejectFull
+		}
+		if reject.Reason != 0 {
+			s.log.Info("ghostwire: connection refused", "reason", reject.Reason.String(), "detail", reject.Detail)
+			s.refuse(c, &reject)
+			return true
+		}
+		inputs, _ := netsync.NewInputBuffer(s.Binding.Schema(), s.opts.Inputs)
+		sc := &serverConn{id: s.newConnID(), conn: c, inputs: inputs, heard: now,
+			helloTime: s.hello.ClientTime, helloAt: now}
+		e, typ, err := s.opts.OnConnect(s.World, sc.id)
+		if err == nil {
+			if _, err = s.Ghosts.Spawn(e, typ, sc.id); err != nil && s.World.Arche().Alive(e) {
+				s.World.Arche().RemoveEntity(e) // no orphan player
+			}
+		}
+		if err != nil {
+			// The error may say things about the game the client need not
+			// know: it stays in the server's log.
+			s.log.Error("ghostwire: spawning the player failed; connection refused", "conn", sc.id, "err", err)
+			s.refuse(c, &netsync.Reject{Reason: netsync.RejectSpawn})
+			return true
+		}
+		s.conns = append(s.conns, sc)
+		s.stats.Accepted++
+		s.log.Debug("ghostwire: connection accepted", "conn", sc.id)
+		s.welcome(sc, now)
+		return true
+	}
+}
+
+// refuse answers a hello with a reject and closes the connection.
+func (s *Server) refuse(c transport.Conn, m *netsync.Reject) {
+	s.stats.Refused++
+	s.tx = netsync.AppendReject(s.tx, netsync.MsgReject, m)
+	s.sendTo(c, nil, s.tx)
+	_ = c.Close()
+}
+
+// newConnID returns the next connection ID: never 0 and never the ID of a
+// live connection, even once the 32-bit counter wraps.
+func (s *Server) newConnID() components.ConnID {
+	for {
+		s.nextConn++
+		if s.nextConn != 0 && !s.live(s.nextConn) {
+			return s.nextConn
+		}
+	}
+}
+
+// live reports whether a connection with the ID is open.
+func (s *Server) live(id components.ConnID) bool {
+	for _, c := range s.conns {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) welcome(sc *serverConn, now time.Duration) {
+	s.tx = netsync.AppendWelcome(s.tx, &netsync.Welcome{
+		Conn: sc.id, ServerTick: s.World.Tick(), TickRate: uint16(s.opts.TickRate),
+		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
+	})
+	s.sendTo(sc.conn, sc, s.tx)
+}
+
+// expire drops connections silent for longer than the timeout, and closes
+// accepted connections that sent no valid hello within it.
+func (s *Server) expire(now time.Duration) {
+	kept := s.pending[:0]
+	for _, pc := range s.pending {
+		if now-pc.at > s.opts.Timeout {
+			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
+			s.sendTo(pc.conn, nil, s.tx)
+			_ = pc.conn.Close()
+			continue
+		}
+		kept = append(kept, pc)
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
+	for i := 0; i < len(s.conns); i++ {
+		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
+			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
+			s.sendTo(sc.conn, sc, s.tx)
+			s.drop(sc, netsync.ReasonTimeout)
+			s.stats.TimedOut++
+			i--
+		}
+	}
+}
+
+func (s *Server) drop(sc *serverConn, reason netsync.RejectReason) {
+	for i, c := range s.conns {
+		if c == sc {
+			s.conns = append(s.conns[:i], s.conns[i+1:]...)
+			break
+		}
+	}
+	add(&s.closed, sc.inputs.Stats())
+	s.stats.Dropped++
+	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())
+	s.owned = s.Ghosts.Owned(s.owned[:0], sc.id)
+	for _, e := range s.owned {
+		s.Ghosts.Despawn(e)
+	}
+	if s.opts.OnDisconnect != nil {
+		s.opts.OnDisconnect(s.World, sc.id, s.owned)
+	}
+	_ = sc.conn.Close()
+}
+
+func (s *Server) sendTo(c transport.Conn, sc *serverConn, p []byte) {
+	if err := c.Send(p); err == nil {
+		s.stats.BytesSent += uint64(len(p))
+		if sc != nil {
+			sc.sent += uint64(len(p))
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package systems
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// handle processes one packet of an open connection; it reports whether
+// the connection was closed.
+func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime float64) bool {
+	t, err := netsync.PeekType(p)
+	if err != nil {
+		s.stats.BadPackets++
+		return false
+	}
+	switch t {
+	case netsync.MsgHello: // our welcome was lost
+		if netsync.DecodeHello(p, &s.hello) == nil {
+			sc.helloTime, sc.helloAt = s.hello.ClientTime, now
+			s.welcome(sc, now)
+		}
+	case netsync.MsgInputs:
+		if err := netsync.DecodeInputs(p, s.Binding.Schema(), &s.batch); err != nil {
+			s.stats.BadPackets++
+			s.stats.InputsRejected++
+			return false
+		}
+		// Echo the newest client time, held since its first arrival: an
+		// older batch overtaken on the way, or a late duplicate, would
+		// add its delay to the client's RTT sample.
+		if !sc.echoed || int32(s.batch.ClientTime-sc.echo) > 0 {
+			sc.echo, sc.echoAt, sc.echoed = s.batch.ClientTime, now, true
+		}
+		current := s.World.Tick()
+		size := s.Binding.Schema().InputSize()
+		for i, h := range s.batch.Heads {
+			sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
+		}
+		// The first arrival of a tick newer than any before says how early
+		// the client sends. Late ones too (a negative lead), so the client
+		// moves ahead, however late: the input buffer cannot tell a late
+		// input older than its capacity from a duplicate, and a lead
+		// measured before a client fell behind must not be reported for
+		// good.
+		if n := len(s.batch.Heads); n > 0 {
+			if t := s.batch.Heads[n-1].Tick; !sc.measured || t.After(sc.newest) {
+				sc.newest, sc.measured = t, true
+				sc.lead.Observe(t, serverTime)
+			}
+		}
+	case netsync.MsgDisconnect:
+		s.drop(sc, netsync.ReasonClosed)
+		return true
+	default:
+		s.stats.BadPackets++
+	}
+	return false
+}
+
+// applyInputs takes exactly one input per connection for the tick and
+// writes it onto the ghosts the connection owns.
+func (s *Server) applyInputs(w *gw.World) {
+	a := w.Arche()
+	tick := w.Tick()
+	b := s.Binding
+	for _, sc := range s.conns {
+		h, rec, _ := sc.inputs.Take(tick)
+		s.owned = s.Ghosts.Owned(s.owned[:0], sc.id)
+		for _, e := range s.owned {
+			if a.Has(e, b.Header) {
+				*(*components.InputHeader)(a.Get(e, b.Header)) = h
+			}
+			if b.HasInput && a.Has(e, b.Input) {
+				copy(unsafe.Slice((*byte)(a.Get(e, b.Input)), len(rec)), rec)
+			}
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package systems
+
+import (
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+)
+
+// send writes one snapshot per connection every SendInterval ticks.
+func (s *Server) send(w *gw.World) {
+	tick := w.Tick()
+	if s.untilSend--; s.untilSend > 0 {
+		return
+	}
+	s.untilSend = s.opts.SendInterval
+	now := s.src.Now()
+	for _, sc := range s.conns {
+		s.sw.Begin(tick)
+		s.stats.GhostsLeftOut += uint64(s.Ghosts.WriteSnapshot(s.sw, sc.id))
+		h := netsync.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
+			Hold: uint16(min(ms(now-sc.echoAt), 65535))}
+		if applied, ok := sc.inputs.Applied(); ok {
+			h.Confirmed, h.HasConfirmed = applied, true
+		}
+		if lead, ok := sc.lead.Lead(); ok {
+			h.Lead = float32(lead)
+		}
+		s.sendTo(sc.conn, sc, s.sw.Finish(&h))
+		s.stats.SnapshotsSent++
+	}
+}
