@@ -146,8 +146,19 @@ type ClientStats struct {
 	InterpolationDelay time.Duration
 	RenderTick         float64
 	Interpolation      ghosts.InterpolatorStats
-	State              ClientState
-	Reason             netsync.RejectReason // why Refused or Disconnected
+	// SnapshotLoss is the estimated share of snapshots lost on the way and
+	// ExtrapolationCap how far past its newest state a remote ghost may be
+	// shown, in ticks.
+	SnapshotLoss     float64
+	ExtrapolationCap float64
+	// NewestSnapshot is the newest snapshot tick received, when
+	// SnapshotsReceived > 0; Confirmed the newest input tick the server
+	// confirmed applying, when HasConfirmed.
+	NewestSnapshot gw.Tick
+	Confirmed      gw.Tick
+	HasConfirmed   bool
+	State          ClientState
+	Reason         netsync.RejectReason // why Refused or Disconnected
 
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
@@ -165,17 +176,17 @@ type ClientStats struct {
 // game adds its prediction systems (the same as the server's) to Schedule;
 // they see the local player's input on its ghost's InputCommand.
 type Client struct {
-	World    *gw.World
-	Schedule *gw.Schedule
-	Clock    *gw.FixedClock
-	Ghosts   *ghosts.Client
-	Binding  *ghosts.Binding
-	Inputs   *netsync.InputStream
-	History  *gw.History
+	world    *gw.World
+	schedule *gw.Schedule
+	clock    *gw.FixedClock
+	ghosts   *ghosts.Client
+	binding  *ghosts.Binding
+	inputs   *netsync.InputStream
+	history  *gw.History
 	// Interpolator shows the ghosts this client does not predict, at the
 	// render tick of InterpolationClock.
-	Interpolator       *ghosts.Interpolator
-	InterpolationClock *netsync.InterpolationClock
+	interpolator *ghosts.Interpolator
+	iclock       *netsync.InterpolationClock
 
 	opts      ClientOptions
 	src       gw.TimeSource
@@ -276,8 +287,8 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		return nil, err
 	}
 	c := &Client{
-		World: w, Schedule: gw.NewSchedule(), Clock: clock, Ghosts: ghosts.NewClient(b), Binding: b,
-		Inputs: stream, History: h,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewClient(b), binding: b,
+		inputs: stream, history: h,
 		opts: opts, src: src, conn: conn, sync: sync,
 		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
@@ -304,18 +315,18 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if opts.FixedScale != 0 {
 		clock.SetScale(opts.FixedScale)
 	}
-	c.Ghosts.OnSpawn, c.Ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
+	c.ghosts.OnSpawn, c.ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
 	c.OnCorrection(opts.BeforeCorrection, opts.AfterCorrection)
-	c.InterpolationClock = iclock
-	if c.Interpolator, err = ghosts.NewInterpolator(c.Ghosts, iclock.MaxExtrapolation()); err != nil {
+	c.iclock = iclock
+	if c.interpolator, err = ghosts.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
 	}
-	c.Schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
-	c.Schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
-	c.Schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
-	c.Schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
-	c.Schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
-	c.Schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
+	c.schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
+	c.schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
+	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
+	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
+	c.schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
+	c.schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
 	return c, nil
 }
 
@@ -347,14 +358,19 @@ func (c *Client) State() ClientState { return c.stats.State }
 // Stats returns the counters.
 func (c *Client) Stats() ClientStats {
 	st := c.stats
-	st.ReplayedTicks = c.Schedule.Stats().ReplayedTicks
+	st.ReplayedTicks = c.schedule.Stats().ReplayedTicks
 	st.ClockJumps = c.sync.Jumps()
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.conn.Stats()
 	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
-	st.InterpolationDelay = time.Duration(c.InterpolationClock.Delay() * float64(c.Clock.Interval()))
+	st.InterpolationDelay = time.Duration(c.iclock.Delay() * float64(c.clock.Interval()))
 	st.RenderTick = c.render
-	st.Interpolation = c.Interpolator.Stats()
+	st.Interpolation = c.interpolator.Stats()
+	st.SnapshotLoss, st.ExtrapolationCap = c.iclock.Loss(), c.iclock.MaxExtrapolation()
+	if c.hasLatest {
+		st.NewestSnapshot = c.latest.Tick
+	}
+	st.Confirmed, st.HasConfirmed = c.inputs.Confirmed()
 	for k, n := range c.mispredictedBy {
 		if n > 0 {
 			if st.MispredictionsBy == nil {
@@ -374,7 +390,7 @@ func (c *Client) Stats() ClientStats {
 func (c *Client) SyncTestErr() error { return c.check.first }
 
 // tick runs one tick, through the determinism check when it is on.
-func (c *Client) tick() { c.check.tick(c.Schedule, c.World, c.log) }
+func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
 
 // Update reads the network, then runs the ticks that are due (none before
 // the server's welcome). Call it once per frame. After a stall longer than
@@ -392,7 +408,7 @@ func (c *Client) Update() {
 			_ = c.conn.Send(c.tx)
 			c.lastHello, c.helloSent = now, true
 		}
-		c.Clock.Advance() // keep the accumulator current; no ticks before the welcome
+		c.clock.Advance() // keep the accumulator current; no ticks before the welcome
 		return
 	case Refused, Disconnected:
 		return
@@ -401,7 +417,7 @@ func (c *Client) Update() {
 		c.timeout()
 		return
 	}
-	n := c.skipStall(c.Clock.Advance())
+	n := c.skipStall(c.clock.Advance())
 	n += c.catchUp
 	c.catchUp = 0
 	for ; n > 0; n-- {
@@ -415,7 +431,7 @@ func (c *Client) Update() {
 }
 
 // Frame runs the per-frame stages (interpolation, presentation).
-func (c *Client) Frame() { c.Schedule.Frame(c.World) }
+func (c *Client) Frame() { c.schedule.Frame(c.world) }
 
 // quantize rounds the predicted ghosts' replicated components the way the
 // server does at the end of its tick.
@@ -423,6 +439,25 @@ func (c *Client) quantize(w *gw.World) {
 	q := c.simulated.Query(w.Arche())
 	for q.Next() {
 		g := q.Get()
-		c.Binding.Quantize(q.Entity(), netsync.GhostTypeID(g.Type))
+		c.binding.Quantize(q.Entity(), netsync.GhostTypeID(g.Type))
 	}
 }
+
+// World returns the client's world, to query and to build the game's
+// entities in.
+func (c *Client) World() *gw.World { return c.world }
+
+// Schedule returns the client's schedule, to add the game's systems to.
+func (c *Client) Schedule() *gw.Schedule { return c.schedule }
+
+// Ghosts returns the client's ghost register: the entity of a ghost ID,
+// which ghosts are predicted.
+func (c *Client) Ghosts() *ghosts.Client { return c.ghosts }
+
+// History returns the prediction history (read it; the client records and
+// restores it).
+func (c *Client) History() *gw.History { return c.history }
+
+// Binding returns the schema's binding to the client's world: the arche
+// IDs of the replicated and netcode components.
+func (c *Client) Binding() *ghosts.Binding { return c.binding }

@@ -41,7 +41,7 @@ func (c *Client) poll(now time.Duration) {
 			if c.stats.State != Connected {
 				continue
 			}
-			if err := netsync.DecodeSnapshot(p, c.Binding.Schema(), c.scratch); err != nil {
+			if err := netsync.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
 				c.stats.BadPackets++
 				continue
 			}
@@ -58,7 +58,7 @@ func (c *Client) poll(now time.Duration) {
 			}
 			c.latest, c.scratch = c.scratch, c.latest
 			c.hasLatest, c.fresh = true, true
-			c.InterpolationClock.Observe(c.latest.Tick, now)
+			c.iclock.Observe(c.latest.Tick, now)
 			if rtt := now - time.Duration(c.latest.EchoTime)*time.Millisecond - time.Duration(c.latest.Hold)*time.Millisecond; c.latest.EchoTime != 0 && rtt >= 0 {
 				c.rtt.Sample(rtt)
 			}
@@ -73,12 +73,12 @@ func (c *Client) poll(now time.Duration) {
 // arrive just before the server needs them.
 func (c *Client) start(now time.Duration) {
 	c.stats.State = Connected
-	c.heard, c.dropped = now, c.Clock.DroppedTicks()
-	c.Ghosts.SetConn(c.welcome.Conn)
+	c.heard, c.dropped = now, c.clock.DroppedTicks()
+	c.ghosts.SetConn(c.welcome.Conn)
 	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond
 	c.rtt.Sample(rtt)
-	interval := c.Clock.Interval()
+	interval := c.clock.Interval()
 	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
-	c.World.SetTick(c.welcome.ServerTick.Add(int(ahead)))
-	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.World.Tick(), "rtt", rtt)
+	c.world.SetTick(c.welcome.ServerTick.Add(int(ahead)))
+	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.world.Tick(), "rtt", rtt)
 }

@@ -42,9 +42,9 @@ func (c *Client) sample(w *gw.World) {
 		h.HasView, h.ViewTick = true, tick
 		// A fraction a hair below 1 must not round up to a whole tick.
 		h.ViewFraction = min(float32(frac), math.Nextafter32(1, 0))
-		h.InterpolationDelay = float32(c.InterpolationClock.Delay())
+		h.InterpolationDelay = float32(c.iclock.Delay())
 	}
-	c.Inputs.Record(h, c.sampled)
+	c.inputs.Record(h, c.sampled)
 }
 
 // ownsGhost reports whether a ghost this client owns exists: a predicted
@@ -60,7 +60,7 @@ func (c *Client) ownsGhost(w *gw.World) bool {
 	}
 	shown := c.shown.Query(w.Arche())
 	for shown.Next() {
-		if c.Ghosts.Owned(shown.Get()) {
+		if c.ghosts.Owned(shown.Get()) {
 			shown.Close()
 			return true
 		}
@@ -72,12 +72,12 @@ func (c *Client) ownsGhost(w *gw.World) bool {
 // ghosts (the only ones with an input), on normal and replayed ticks
 // alike.
 func (c *Client) applyInput(w *gw.World) {
-	h, rec, ok := c.Inputs.Get(w.Tick())
+	h, rec, ok := c.inputs.Get(w.Tick())
 	if !ok {
 		h, rec = components.InputHeader{Tick: w.Tick()}, c.sampled[:0]
 	}
 	a := w.Arche()
-	b := c.Binding
+	b := c.binding
 	q := c.predicted.Query(a)
 	for q.Next() {
 		_, in := q.Get()
@@ -92,7 +92,7 @@ func (c *Client) applyInput(w *gw.World) {
 
 // send transmits the input batch of the tick.
 func (c *Client) send(w *gw.World) {
-	c.Inputs.Batch(&c.batch)
+	c.inputs.Batch(&c.batch)
 	if len(c.batch.Heads) == 0 {
 		return
 	}
@@ -100,6 +100,6 @@ func (c *Client) send(w *gw.World) {
 	if c.hasLatest {
 		c.batch.AckTick = c.latest.Tick
 	}
-	c.tx = netsync.AppendInputs(c.tx, c.Binding.Schema(), &c.batch)
+	c.tx = netsync.AppendInputs(c.tx, c.binding.Schema(), &c.batch)
 	_ = c.conn.Send(c.tx)
 }

@@ -9,24 +9,24 @@ import (
 // at it, once per frame.
 func (c *Client) interpolate(w *gw.World) {
 	now := c.src.Now()
-	frame := float64(now-c.lastFrame) / float64(c.Clock.Interval())
+	frame := float64(now-c.lastFrame) / float64(c.clock.Interval())
 	c.lastFrame = now
 	if c.stats.State != Connected {
 		return
 	}
-	if !c.InterpolationClock.Started() {
+	if !c.iclock.Started() {
 		return
 	}
-	c.render, c.rendered = c.InterpolationClock.Advance(now), true
-	c.Interpolator.Update(c.render, frame)
+	c.render, c.rendered = c.iclock.Advance(now), true
+	c.interpolator.Update(c.render, frame)
 }
 
 // pushInterpolated gives the interpolator the states of the ghosts of s
 // this client does not predict.
 func (c *Client) pushInterpolated(s *netsync.Snapshot) {
 	for gi := range s.Ghosts {
-		if !c.Ghosts.Predicts(&s.Ghosts[gi].Ghost) {
-			c.Interpolator.Push(s, gi)
+		if !c.ghosts.Predicts(&s.Ghosts[gi].Ghost) {
+			c.interpolator.Push(s, gi)
 		}
 	}
 }

@@ -27,18 +27,18 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		assert.Zero(t, st.Mispredictions, "a deterministic game on a clean link predicts right")
 		assert.InDelta(t, 100, float64(st.RTT)/float64(time.Millisecond), 2)
 		// Ahead of the server by RTT/2 plus the margin: 3 + 1 ticks.
-		assert.InDelta(t, 4, float64(c.World.Tick())-float64(h.Server.World.Tick()), 1)
+		assert.InDelta(t, 4, float64(c.World().Tick())-float64(h.Server.World().Tick()), 1)
 		// The client's prediction at the server's tick equals the server.
 		id := components.GhostID(i + 1)
-		e, _ := c.Ghosts.Lookup(id)
-		predicted, ok := gw.HistoryValue[Pos](c.History, h.Server.World.Tick(), e)
+		e, _ := c.Ghosts().Lookup(id)
+		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X)
 		assert.NoError(t, h.CheckOwnState(i), "the harness's own check agrees")
 	}
 	// Each client sees the other's ghost, interpolated.
-	_, ok := h.Clients[0].Ghosts.Lookup(2)
+	_, ok := h.Clients[0].Ghosts().Lookup(2)
 	assert.True(t, ok)
 }
 
@@ -85,8 +85,8 @@ func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
 			// A server-only shove now and then makes mispredictions.
 			shoved := generic.NewFilter1[Pos]()
 			opts.SetupServer = func(s *systems.Server) error {
-				s.Schedule.Add(gw.StagePrediction, g.move)
-				s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+				s.Schedule().Add(gw.StagePrediction, g.move)
+				s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 					if w.Tick()%97 == 0 {
 						q := shoved.Query(w.Arche())
 						for q.Next() {
@@ -178,9 +178,9 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	opts.Clients[1].Options.Interpolation.Delay = 100 * time.Millisecond
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule.Add(gw.StagePrediction, g.move)
-		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
-			if e, ok := s.Ghosts.Entity(1); ok {
+		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())
 				serverPos[w.Tick()] = m.Get(e).X
 			}
@@ -194,7 +194,7 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	checked := 0
 	for i := 0; i < 60; i++ {
 		h.Step()
-		e, ok := viewer.Ghosts.Lookup(1)
+		e, ok := viewer.Ghosts().Lookup(1)
 		require.True(t, ok)
 		rt := viewer.Stats().RenderTick
 		a, okA := serverPos[gw.Tick(rt)]
@@ -202,7 +202,7 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 		require.True(t, okA && okB, "render tick %v", rt)
 		f := float32(rt - math.Floor(rt))
 		want := a + (b-a)*f
-		m := generic.NewMap[Pos](viewer.World.Arche())
+		m := generic.NewMap[Pos](viewer.World().Arche())
 		got := m.Get(e).X
 		require.InDeltaf(t, want, got, 1e-3, "render tick %.3f: server %v then %v", rt, a, b)
 		checked++

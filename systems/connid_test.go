@@ -26,7 +26,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
 	honest := h.Server.Conns()[0]
-	honestGhost, ok := h.Server.Ghosts.Entity(1)
+	honestGhost, ok := h.Server.Ghosts().Entity(1)
 	require.True(t, ok)
 
 	hello := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
@@ -73,7 +73,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 		}
 		h.Step()
 		require.Equal(t, []components.ConnID{honest}, h.Server.Conns(), "round %d: every cycled connection is gone", round)
-		owned := h.Server.Ghosts.Owned(nil, honest)
+		owned := h.Server.Ghosts().Owned(nil, honest)
 		require.Equal(t, []ecs.Entity{honestGhost}, owned, "round %d: the honest client still owns its ghost, alone", round)
 		for _, c := range conns {
 			_ = c.Close()

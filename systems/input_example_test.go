@@ -90,11 +90,11 @@ func ExampleInputFunc() {
 			})},
 		}},
 		SetupServer: func(s *systems.Server) error {
-			s.Schedule.Add(gw.StagePrediction, drive)
-			s.Schedule.Add(gw.StageSimulation, countPulls)
+			s.Schedule().Add(gw.StagePrediction, drive)
+			s.Schedule().Add(gw.StageSimulation, countPulls)
 			return nil
 		},
-		SetupClient: func(_ int, c *systems.Client) error { c.Schedule.Add(gw.StagePrediction, drive); return nil },
+		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, drive); return nil },
 	})
 	if err != nil {
 		panic(err)
@@ -103,8 +103,8 @@ func ExampleInputFunc() {
 	handbrake.Press() // a key event between two ticks
 	h.Run(time.Second)
 
-	server, _ := h.Server.Ghosts.Entity(1)
-	sc := *(*Car)(h.Server.World.Arche().Get(server, ecs.ComponentID[Car](h.Server.World.Arche())))
+	server, _ := h.Server.Ghosts().Entity(1)
+	sc := *(*Car)(h.Server.World().Arche().Get(server, ecs.ComponentID[Car](h.Server.World().Arche())))
 	fmt.Println("handbrake pulls on the server:", serverPulls)
 	fmt.Println("mispredictions:", h.Clients[0].Stats().Mispredictions)
 	fmt.Println("speed below one second of throttle:", sc.Speed < 1)

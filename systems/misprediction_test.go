@@ -68,9 +68,9 @@ func TestServerOnlyWriteOfAReplicatedFieldIsNamed(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	speeds := generic.NewFilter1[Speed]()
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule.Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move)
 		// Written only on the server: no client predicts it.
-		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick()%90 != 0 {
 				return
 			}
@@ -103,8 +103,8 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
 	steps := 0 // state outside the world: a replay does not restore it
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule.Add(gw.StagePrediction, g.move)
-		c.Schedule.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			steps++
 			if steps%97 != 0 {
 				return
@@ -138,8 +138,8 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 		w.Arche().Add(e, ecs.ComponentID[Trail](w.Arche()))
 	}
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule.Add(gw.StagePrediction, g.move)
-		c.Schedule.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			q := trail.Query(w.Arche())
 			for q.Next() {
 				p, tr := q.Get()
@@ -198,7 +198,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	}
 	opts.SetupClient = func(_ int, cl *systems.Client) error {
 		c = cl
-		cl.Schedule.Add(gw.StagePrediction, g.move)
+		cl.Schedule().Add(gw.StagePrediction, g.move)
 		return nil
 	}
 	h, err := harness.New(opts)
@@ -207,7 +207,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	st := c.Stats()
 	require.True(t, broken)
 	assert.Equal(t, uint64(1), st.RollbackErrors)
-	assert.Equal(t, c.Schedule.Stats().Rollbacks, st.Rollbacks, "only rollbacks that happened")
+	assert.Equal(t, c.Schedule().Stats().Rollbacks, st.Rollbacks, "only rollbacks that happened")
 	assert.Greater(t, st.Rollbacks, uint64(0))
 	assert.Contains(t, logs.String(), "ghostwire: rollback failed")
 }

@@ -114,19 +114,19 @@ func (ps *platformScene) options(rtt time.Duration, loss float64) harness.Option
 		return m.NewWith(&Pos{X: x + 2}, &Speed{V: 3}), ps.player, nil
 	}
 	opts.SetupServer = func(s *systems.Server) error {
-		decks := generic.NewMap1[Deck](s.World.Arche())
+		decks := generic.NewMap1[Deck](s.World().Arche())
 		e := decks.NewWith(&Deck{V: deckSpeed})
-		if _, err := s.Ghosts.Spawn(e, ps.platform, 0); err != nil {
+		if _, err := s.Ghosts().Spawn(e, ps.platform, 0); err != nil {
 			return err
 		}
 		for _, sys := range ps.systems() {
-			s.Schedule.Add(gw.StagePrediction, sys)
+			s.Schedule().Add(gw.StagePrediction, sys)
 		}
 		return nil
 	}
 	opts.SetupClient = func(_ int, c *systems.Client) error {
 		for _, sys := range ps.systems() {
-			c.Schedule.Add(gw.StagePrediction, sys)
+			c.Schedule().Add(gw.StagePrediction, sys)
 		}
 		return nil
 	}
@@ -160,7 +160,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		require.NoError(t, err)
 		joined := func() bool {
 			for i, c := range h.Clients {
-				if _, ok := c.Ghosts.Lookup(components.GhostID(i + 2)); !ok {
+				if _, ok := c.Ghosts().Lookup(components.GhostID(i + 2)); !ok {
 					return false
 				}
 			}
@@ -189,26 +189,26 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		assert.LessOrEqual(t, join[i], uint64(1), "client %d: at most the join's correction", i)
 		assert.Zero(t, predicted[i], "client %d: no misprediction when the platform is predicted", i)
 
-		e, ok := c.Ghosts.Lookup(platformID)
+		e, ok := c.Ghosts().Lookup(platformID)
 		require.True(t, ok)
-		a := c.World.Arche()
-		assert.True(t, a.Has(e, c.Binding.Predicted), "every client predicts the platform")
-		assert.False(t, a.Has(e, c.Binding.Interpolated))
-		assert.False(t, a.Has(e, c.Binding.Header), "only an owned ghost gets the input")
-		assert.False(t, a.Has(e, c.Binding.Input))
-		own, ok := c.Ghosts.Lookup(components.GhostID(i + 2))
+		a := c.World().Arche()
+		assert.True(t, a.Has(e, c.Binding().Predicted), "every client predicts the platform")
+		assert.False(t, a.Has(e, c.Binding().Interpolated))
+		assert.False(t, a.Has(e, c.Binding().Header), "only an owned ghost gets the input")
+		assert.False(t, a.Has(e, c.Binding().Input))
+		own, ok := c.Ghosts().Lookup(components.GhostID(i + 2))
 		require.True(t, ok)
-		assert.True(t, a.Has(own, c.Binding.Input))
-		other, ok := c.Ghosts.Lookup(components.GhostID(3 - i))
+		assert.True(t, a.Has(own, c.Binding().Input))
+		other, ok := c.Ghosts().Lookup(components.GhostID(3 - i))
 		require.True(t, ok)
-		assert.True(t, a.Has(other, c.Binding.Interpolated), "the other player is still interpolated")
+		assert.True(t, a.Has(other, c.Binding().Interpolated), "the other player is still interpolated")
 
 		// The client's prediction at the server's tick is the server's
 		// platform, bit for bit.
-		se, ok := h.Server.Ghosts.Entity(platformID)
+		se, ok := h.Server.Ghosts().Entity(platformID)
 		require.True(t, ok)
-		sm := generic.NewMap[Deck](h.Server.World.Arche())
-		deck, ok := gw.HistoryValue[Deck](c.History, h.Server.World.Tick(), e)
+		sm := generic.NewMap[Deck](h.Server.World().Arche())
+		deck, ok := gw.HistoryValue[Deck](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		assert.Equal(t, *sm.Get(se), deck)
 	}
@@ -218,9 +218,9 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		join, interpolated, ps.carried, ps.boarded)
 	for i, c := range h.Clients {
 		assert.Greater(t, interpolated[i], uint64(100), "client %d: a player predicted against a platform drawn in the past mispredicts", i)
-		e, ok := c.Ghosts.Lookup(platformID)
+		e, ok := c.Ghosts().Lookup(platformID)
 		require.True(t, ok)
-		assert.True(t, c.World.Arche().Has(e, c.Binding.Interpolated))
+		assert.True(t, c.World().Arche().Has(e, c.Binding().Interpolated))
 	}
 }
 
@@ -234,9 +234,9 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	serverX := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule.Add(gw.StagePrediction, g.move)
-		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
-			if e, ok := s.Ghosts.Entity(1); ok {
+		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())
 				serverX[w.Tick()] = m.Get(e).X
 			}
@@ -248,12 +248,12 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	h.Run(5 * time.Second)
 
 	c := h.Clients[0]
-	e, ok := c.Ghosts.Lookup(1)
+	e, ok := c.Ghosts().Lookup(1)
 	require.True(t, ok)
-	a := c.World.Arche()
-	assert.True(t, a.Has(e, c.Binding.Interpolated), "its own client interpolates it")
-	assert.False(t, a.Has(e, c.Binding.Predicted))
-	assert.False(t, a.Has(e, c.Binding.Header))
+	a := c.World().Arche()
+	assert.True(t, a.Has(e, c.Binding().Interpolated), "its own client interpolates it")
+	assert.False(t, a.Has(e, c.Binding().Predicted))
+	assert.False(t, a.Has(e, c.Binding().Header))
 	assert.Zero(t, c.Stats().Mispredictions)
 
 	server, shown, ok := positions(h, 0, 1)
@@ -261,7 +261,7 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	assert.Greater(t, server-10, float32(2), "the client's input moved the player on the server (spawned at 10)")
 	im := generic.NewMap[components.Interpolated](a)
 	rt := im.Get(e).Tick
-	assert.Less(t, rt, float64(h.Server.World.Tick())-3, "shown in the past")
+	assert.Less(t, rt, float64(h.Server.World().Tick())-3, "shown in the past")
 	past, ok := serverX[gw.Tick(uint32(rt))]
 	require.True(t, ok)
 	assert.InDelta(t, past, shown, 3.0/60, "shown where the server had it at the render tick")

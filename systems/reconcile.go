@@ -71,12 +71,12 @@ func (c *Client) reconcile(w *gw.World) {
 	s := c.latest
 	tick := s.Tick
 	c.stats.Lead = float64(s.Lead)
-	c.stats.Ahead = float64(w.Tick().Sub(tick)) - float64(c.rtt.Smoothed())/2/float64(c.Clock.Interval())
+	c.stats.Ahead = float64(w.Tick().Sub(tick)) - float64(c.rtt.Smoothed())/2/float64(c.clock.Interval())
 	if s.HasConfirmed {
-		c.Inputs.Confirm(s.Confirmed)
+		c.inputs.Confirm(s.Confirmed)
 		if c.opts.FixedScale == 0 {
 			scale, jump := c.sync.Feedback(float64(s.Lead), s.Confirmed, w.Tick())
-			c.Clock.SetScale(scale)
+			c.clock.SetScale(scale)
 			if jump > 0 {
 				c.catchUp += min(jump, 60)
 			} else if jump < 0 {
@@ -86,34 +86,34 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 
 	mismatch, spawning := false, false
-	held := c.History.Has(tick)
+	held := c.history.Has(tick)
 	layout := w.LayoutVersion()
 	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
-		if !c.Ghosts.Predicts(&g.Ghost) {
+		if !c.ghosts.Predicts(&g.Ghost) {
 			continue
 		}
-		e, ok := c.Ghosts.Lookup(g.ID)
+		e, ok := c.ghosts.Lookup(g.ID)
 		if !ok {
 			spawning = true
 			continue
 		}
 		// A ghost the history does not hold at this tick was spawned later
 		// on this client: the snapshot says nothing new about it.
-		if diff, equal, recorded := c.Ghosts.Compare(c.History, tick, e, s, gi); recorded && !equal {
+		if diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi); recorded && !equal {
 			mismatch = true
 			c.mispredicted(tick, g.ID, diff)
 		}
 	}
-	c.Ghosts.Sweep(s)
+	c.ghosts.Sweep(s)
 	if w.LayoutVersion() != layout {
 		c.check.restart() // a ghost removed outside the prediction
 	}
 	if mismatch {
 		c.stats.Mispredictions++
 	}
-	newest, hasNewest := c.History.Newest()
+	newest, hasNewest := c.history.Newest()
 	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
 		mismatch: mismatch, spawning: spawning, policy: c.opts.Rollback})
 	switch act {
@@ -130,13 +130,13 @@ func (c *Client) reconcile(w *gw.World) {
 	fix := func(w *gw.World) {
 		for gi := range s.Ghosts {
 			g := &s.Ghosts[gi]
-			if !c.Ghosts.Predicts(&g.Ghost) {
+			if !c.ghosts.Predicts(&g.Ghost) {
 				continue
 			}
-			if e, ok := c.Ghosts.Lookup(g.ID); !ok {
-				c.Ghosts.Spawn(s, gi)
+			if e, ok := c.ghosts.Lookup(g.ID); !ok {
+				c.ghosts.Spawn(s, gi)
 			} else if !spawnOnly {
-				c.Ghosts.Write(e, s, gi)
+				c.ghosts.Write(e, s, gi)
 			}
 		}
 	}
@@ -147,7 +147,7 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 	switch act {
 	case actRollback:
-		if err := c.Schedule.Rollback(w, tick, fix); err != nil {
+		if err := c.schedule.Rollback(w, tick, fix); err != nil {
 			c.stats.RollbackErrors++
 			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
 		} else {

@@ -80,11 +80,11 @@ type ServerStats struct {
 // the server tick; the game adds its own to Schedule (prediction stages and
 // StageSimulation).
 type Server struct {
-	World    *gw.World
-	Schedule *gw.Schedule
-	Clock    *gw.FixedClock
-	Ghosts   *ghosts.Server
-	Binding  *ghosts.Binding
+	world    *gw.World
+	schedule *gw.Schedule
+	clock    *gw.FixedClock
+	ghosts   *ghosts.Server
+	binding  *ghosts.Binding
 
 	opts     ServerOptions
 	src      gw.TimeSource
@@ -173,7 +173,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	w.SetTick(opts.StartTick)
 	b := ghosts.Bind(w, schema)
 	s := &Server{
-		World: w, Schedule: gw.NewSchedule(), Clock: clock, Ghosts: ghosts.NewServer(b), Binding: b,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewServer(b), binding: b,
 		opts: opts, src: src, listener: l, sw: sw,
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
 		log: opts.Logger,
@@ -181,9 +181,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.Schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
-	s.Schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.Ghosts.Quantize() }))
-	s.Schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
+	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
+	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
+	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
 	return s, nil
 }
 
@@ -192,8 +192,8 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 func (s *Server) Update() {
 	now := s.src.Now()
 	s.poll(now)
-	for n := s.Clock.Advance(); n > 0; n-- {
-		s.Schedule.Tick(s.World)
+	for n := s.clock.Advance(); n > 0; n-- {
+		s.schedule.Tick(s.world)
 		s.stats.Ticks++
 	}
 	s.expire(now)
@@ -248,3 +248,18 @@ func (s *Server) InputStats(conn components.ConnID) (netsync.InputStats, bool) {
 }
 
 func ms(d time.Duration) uint32 { return uint32(d / time.Millisecond) }
+
+// World returns the server's world, to query and to build the game's
+// entities in.
+func (s *Server) World() *gw.World { return s.world }
+
+// Schedule returns the server's schedule, to add the game's systems to.
+func (s *Server) Schedule() *gw.Schedule { return s.schedule }
+
+// Ghosts returns the server's ghost register: the entity of a ghost ID,
+// the ghosts a connection owns.
+func (s *Server) Ghosts() *ghosts.Server { return s.ghosts }
+
+// Binding returns the schema's binding to the server's world: the arche
+// IDs of the replicated and netcode components.
+func (s *Server) Binding() *ghosts.Binding { return s.binding }

@@ -27,7 +27,7 @@ func (s *Server) poll(now time.Duration) {
 	}
 	clear(s.pending[len(kept):])
 	s.pending = kept
-	serverTime := float64(s.World.Tick()) + s.Clock.Pending()
+	serverTime := float64(s.world.Tick()) + s.clock.Pending()
 	for i := 0; i < len(s.conns); i++ {
 		sc := s.conns[i]
 		for {
@@ -65,7 +65,7 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			continue
 		}
 		var reject netsync.Reject
-		schema := s.Binding.Schema()
+		schema := s.binding.Schema()
 		switch {
 		case s.hello.SchemaHash != schema.Hash():
 			reject.Reason, reject.Detail = netsync.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
@@ -83,13 +83,13 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			s.refuse(c, &reject)
 			return true
 		}
-		inputs, _ := netsync.NewInputBuffer(s.Binding.Schema(), s.opts.Inputs)
+		inputs, _ := netsync.NewInputBuffer(s.binding.Schema(), s.opts.Inputs)
 		sc := &serverConn{id: s.newConnID(), conn: c, inputs: inputs, heard: now,
 			helloTime: s.hello.ClientTime, helloAt: now}
-		e, typ, err := s.opts.OnConnect(s.World, sc.id)
+		e, typ, err := s.opts.OnConnect(s.world, sc.id)
 		if err == nil {
-			if _, err = s.Ghosts.Spawn(e, typ, sc.id); err != nil && s.World.Arche().Alive(e) {
-				s.World.Arche().RemoveEntity(e) // no orphan player
+			if _, err = s.ghosts.Spawn(e, typ, sc.id); err != nil && s.world.Arche().Alive(e) {
+				s.world.Arche().RemoveEntity(e) // no orphan player
 			}
 		}
 		if err != nil {
@@ -138,7 +138,7 @@ func (s *Server) live(id components.ConnID) bool {
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {
 	s.tx = netsync.AppendWelcome(s.tx, &netsync.Welcome{
-		Conn: sc.id, ServerTick: s.World.Tick(), TickRate: uint16(s.opts.TickRate),
+		Conn: sc.id, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
 	s.sendTo(sc.conn, sc, s.tx)
@@ -180,12 +180,12 @@ func (s *Server) drop(sc *serverConn, reason netsync.RejectReason) {
 	add(&s.closed, sc.inputs.Stats())
 	s.stats.Dropped++
 	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())
-	s.owned = s.Ghosts.Owned(s.owned[:0], sc.id)
+	s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
 	for _, e := range s.owned {
-		s.Ghosts.Despawn(e)
+		s.ghosts.Despawn(e)
 	}
 	if s.opts.OnDisconnect != nil {
-		s.opts.OnDisconnect(s.World, sc.id, s.owned)
+		s.opts.OnDisconnect(s.world, sc.id, s.owned)
 	}
 	_ = sc.conn.Close()
 }

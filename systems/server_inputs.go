@@ -24,7 +24,7 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			s.welcome(sc, now)
 		}
 	case netsync.MsgInputs:
-		if err := netsync.DecodeInputs(p, s.Binding.Schema(), &s.batch); err != nil {
+		if err := netsync.DecodeInputs(p, s.binding.Schema(), &s.batch); err != nil {
 			s.stats.BadPackets++
 			s.stats.InputsRejected++
 			return false
@@ -35,8 +35,8 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 		if !sc.echoed || int32(s.batch.ClientTime-sc.echo) > 0 {
 			sc.echo, sc.echoAt, sc.echoed = s.batch.ClientTime, now, true
 		}
-		current := s.World.Tick()
-		size := s.Binding.Schema().InputSize()
+		current := s.world.Tick()
+		size := s.binding.Schema().InputSize()
 		for i, h := range s.batch.Heads {
 			sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
 		}
@@ -66,10 +66,10 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 func (s *Server) applyInputs(w *gw.World) {
 	a := w.Arche()
 	tick := w.Tick()
-	b := s.Binding
+	b := s.binding
 	for _, sc := range s.conns {
 		h, rec, _ := sc.inputs.Take(tick)
-		s.owned = s.Ghosts.Owned(s.owned[:0], sc.id)
+		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
 		for _, e := range s.owned {
 			if a.Has(e, b.Header) {
 				*(*components.InputHeader)(a.Get(e, b.Header)) = h

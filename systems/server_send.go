@@ -15,7 +15,7 @@ func (s *Server) send(w *gw.World) {
 	now := s.src.Now()
 	for _, sc := range s.conns {
 		s.sw.Begin(tick)
-		s.stats.GhostsLeftOut += uint64(s.Ghosts.WriteSnapshot(s.sw, sc.id))
+		s.stats.GhostsLeftOut += uint64(s.ghosts.WriteSnapshot(s.sw, sc.id))
 		h := netsync.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
 			Hold: uint16(min(ms(now-sc.echoAt), 65535))}
 		if applied, ok := sc.inputs.Applied(); ok {

@@ -78,7 +78,7 @@ func TestSilentClientsTimeOutAndTheirGhostsDisappear(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(2 * time.Second)
-	_, ok := h.Clients[0].Ghosts.Lookup(2)
+	_, ok := h.Clients[0].Ghosts().Lookup(2)
 	require.True(t, ok)
 
 	// Client 2 goes silent: its link drops everything from now on.
@@ -87,9 +87,9 @@ func TestSilentClientsTimeOutAndTheirGhostsDisappear(t *testing.T) {
 	assert.Equal(t, []components.ConnID{2}, gone)
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 	assert.Equal(t, uint64(1), h.Server.Stats().Dropped)
-	_, ok = h.Clients[0].Ghosts.Lookup(2)
+	_, ok = h.Clients[0].Ghosts().Lookup(2)
 	assert.False(t, ok, "the other client despawned the dropped player's ghost")
-	assert.Equal(t, 1, h.Server.Ghosts.Len())
+	assert.Equal(t, 1, h.Server.Ghosts().Len())
 }
 
 func TestServerCountsBadPacketsAndSurvives(t *testing.T) {
@@ -161,7 +161,7 @@ func TestSpawnFailureRefusesTheClient(t *testing.T) {
 		assert.Equal(t, 0, st.Connections, name)
 		assert.Equal(t, uint64(1), st.Refused, "%s: one hello refused, the others reached a closed connection", name)
 		assert.Zero(t, st.Accepted, name)
-		assert.Zero(t, h.Server.World.Arche().Stats().Entities.Used, "%s: no orphan player", name)
+		assert.Zero(t, h.Server.World().Arche().Stats().Entities.Used, "%s: no orphan player", name)
 		assert.Contains(t, log.String(), "level=ERROR msg=\"ghostwire: spawning the player failed; connection refused\"", name)
 		if name == "OnConnect errs" {
 			assert.Contains(t, log.String(), "err=\"no spawn point\"", "the server logs the error")
@@ -207,7 +207,7 @@ func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
 	require.Equal(t, 1, h.Server.Stats().Connections)
 
 	batch := func(clientTime uint32) []byte {
-		tick := h.Server.World.Tick() + 2
+		tick := h.Server.World().Tick() + 2
 		return netsync.AppendInputs(nil, g.schema, &netsync.InputBatch{ClientTime: clientTime,
 			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, g.schema.InputSize())})
 	}

@@ -70,13 +70,13 @@ func NewSmoother(c *Client, opts SmoothingOptions) (*Smoother, error) {
 	s := &Smoother{
 		c: c, opts: opts, src: c.src,
 		ghosts: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
-		offset: generic.NewMap[components.CorrectionOffset](c.World.Arche()),
-		adder:  generic.NewMap1[components.CorrectionOffset](c.World.Arche()),
+		offset: generic.NewMap[components.CorrectionOffset](c.World().Arche()),
+		adder:  generic.NewMap1[components.CorrectionOffset](c.World().Arche()),
 		all:    generic.NewFilter1[components.CorrectionOffset](),
 		last:   c.src.Now(),
 	}
 	c.OnCorrection(s.beforeCorrection, s.afterCorrection)
-	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(s.decay))
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(s.decay))
 	return s, nil
 }
 
@@ -85,7 +85,7 @@ func (s *Smoother) Snaps() uint64 { return s.snaps }
 
 // Visual returns where e should be drawn: its position plus its offset.
 func (s *Smoother) Visual(e ecs.Entity) [3]float32 {
-	a := s.c.World.Arche()
+	a := s.c.World().Arche()
 	p := s.opts.Position(a, e)
 	if s.offset.Has(e) {
 		o := s.offset.Get(e)

@@ -26,9 +26,9 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	opts.Clients[0].Options.Input = systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} })
 	const kickAt = 180
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule.Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move)
 		pos := generic.NewFilter1[Pos]()
-		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick() != kickAt {
 				return
 			}
@@ -50,9 +50,9 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	})
 	require.NoError(t, err)
 	own := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
-	offset := generic.NewMap[components.CorrectionOffset](c.World.Arche())
+	offset := generic.NewMap[components.CorrectionOffset](c.World().Arche())
 	corrected = -1
-	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
 		for q.Next() {
 			drawn = append(drawn, sm.Visual(q.Entity())[0])

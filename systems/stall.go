@@ -17,13 +17,13 @@ import (
 // time; the next snapshot corrects the state the skipped ticks did not
 // simulate, by a rollback within the history or a hard correction.
 func (c *Client) skipStall(n int) int {
-	d := c.Clock.DroppedTicks()
+	d := c.clock.DroppedTicks()
 	if d == c.dropped {
 		return n
 	}
 	skip := int(d-c.dropped) + n - 1
 	c.dropped = d
-	c.World.SetTick(c.World.Tick().Add(skip))
+	c.world.SetTick(c.world.Tick().Add(skip))
 	c.stats.SkippedTicks += uint64(skip)
 	return 1
 }

@@ -44,12 +44,12 @@ func stallHarness(t *testing.T) (h *harness.Harness, maxReplay func() uint64, re
 		}
 	}
 	opts.SetupClient = func(i int, c *systems.Client) error {
-		c.Schedule.Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move)
 		if i == 0 {
 			var before uint64
 			c.OnCorrection(
-				func(*gw.World) { before = c.Schedule.Stats().ReplayedTicks },
-				func(*gw.World) { most = max(most, c.Schedule.Stats().ReplayedTicks-before) })
+				func(*gw.World) { before = c.Schedule().Stats().ReplayedTicks },
+				func(*gw.World) { most = max(most, c.Schedule().Stats().ReplayedTicks-before) })
 		}
 		return nil
 	}
@@ -73,7 +73,7 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 		t.Run(stall.String(), func(t *testing.T) {
 			h, maxReplay, _ := stallHarness(t)
 			c, other := h.Clients[0], h.Clients[1]
-			conn, otherConn := c.Ghosts.Conn(), other.Ghosts.Conn()
+			conn, otherConn := c.Ghosts().Conn(), other.Ghosts().Conn()
 			otherBefore, _ := h.Server.InputStats(otherConn)
 			skipped := c.Stats().SkippedTicks
 
@@ -103,12 +103,12 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 			end, _ := h.Server.InputStats(conn)
 			t.Logf("stall %v: missing for %v after resuming, %d ticks skipped, %d applied in the last 2 s, lead %.2f, ahead %d",
 				stall, lastMissing-resumed, c.Stats().SkippedTicks-skipped, end.Applied-atOne.Applied,
-				c.Stats().Lead, c.World.Tick().Sub(h.Server.World.Tick()))
+				c.Stats().Lead, c.World().Tick().Sub(h.Server.World().Tick()))
 			assert.LessOrEqual(t, lastMissing-resumed, time.Second, "the server runs on the client's own input again within 1 s")
 			assert.Equal(t, atOne.Missing, end.Missing, "no tick without the client's input after the first second")
 			assert.GreaterOrEqual(t, end.Applied-atOne.Applied, uint64(119), "2 s of the client's own inputs applied")
 			assertInBand(t, h, "3 s after resuming")
-			assert.LessOrEqual(t, maxReplay(), uint64(c.History.Capacity()), "no rollback replays more than the history")
+			assert.LessOrEqual(t, maxReplay(), uint64(c.History().Capacity()), "no rollback replays more than the history")
 			assert.Greater(t, c.Stats().SkippedTicks, skipped, "the ticks the catch-up cap dropped are skipped and counted")
 			assert.Equal(t, systems.Connected, c.State())
 			require.NoError(t, c.Err())
@@ -126,7 +126,7 @@ func assertInBand(t *testing.T, h *harness.Harness, when string) {
 	t.Helper()
 	c := h.Clients[0]
 	assert.InDelta(t, 1, c.Stats().Lead, 1, "%s: the lead the server measures", when)
-	assert.InDelta(t, 4, float64(c.World.Tick().Sub(h.Server.World.Tick())), 1.5, "%s: ticks ahead of the server", when)
+	assert.InDelta(t, 4, float64(c.World().Tick().Sub(h.Server.World().Tick())), 1.5, "%s: ticks ahead of the server", when)
 }
 
 // A stall beyond the timeout ends the connection on both ends with a
@@ -137,8 +137,8 @@ func TestClientStalledPastTheTimeoutIsDisconnectedOnBothEnds(t *testing.T) {
 	const stall = 30 * time.Second
 	h, _, removed := stallHarness(t)
 	c, other := h.Clients[0], h.Clients[1]
-	id := c.Ghosts.Conn()
-	owned := h.Server.Ghosts.Owned(nil, id)
+	id := c.Ghosts().Conn()
+	owned := h.Server.Ghosts().Owned(nil, id)
 	require.Len(t, owned, 1)
 	player := owned[0]
 
@@ -153,9 +153,9 @@ func TestClientStalledPastTheTimeoutIsDisconnectedOnBothEnds(t *testing.T) {
 	assert.Equal(t, uint64(1), st.TimedOut)
 	_, ok := h.Server.InputStats(id)
 	assert.False(t, ok)
-	assert.Empty(t, h.Server.Ghosts.Owned(nil, id), "the dropped client owns no ghost any more")
+	assert.Empty(t, h.Server.Ghosts().Owned(nil, id), "the dropped client owns no ghost any more")
 	assert.Equal(t, 1, removed(), "the game heard of the disconnect")
-	assert.False(t, h.Server.World.Arche().Alive(player), "the player of a dropped client does not run on")
+	assert.False(t, h.Server.World().Arche().Alive(player), "the player of a dropped client does not run on")
 
 	h.Run(start + stall - h.Time.Now())
 	require.False(t, h.Stalled(0))
@@ -227,7 +227,7 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 	lead := func(tick gw.Tick) (lead, want float64) {
 		require.NoError(t, conn.Send(netsync.AppendInputs(nil, g.schema, &netsync.InputBatch{ClientTime: 1,
 			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, g.schema.InputSize())})))
-		want = float64(tick.Sub(h.Server.World.Tick()))
+		want = float64(tick.Sub(h.Server.World().Tick()))
 		h.Run(20 * time.Millisecond)
 		for {
 			n, ok := conn.Receive(buf)
@@ -244,7 +244,7 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 		require.True(t, ok)
 		return st
 	}
-	tick := h.Server.World.Tick().Add(2)
+	tick := h.Server.World().Tick().Add(2)
 	got, want := lead(tick)
 	assert.InDelta(t, want, got, 1, "on time")
 

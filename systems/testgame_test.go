@@ -98,8 +98,8 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 		Seed:        7,
 		Schema:      g.schema,
 		Server:      systems.ServerOptions{OnConnect: g.spawn},
-		SetupServer: func(s *systems.Server) error { s.Schedule.Add(gw.StagePrediction, g.move); return nil },
-		SetupClient: func(_ int, c *systems.Client) error { c.Schedule.Add(gw.StagePrediction, g.move); return nil },
+		SetupServer: func(s *systems.Server) error { s.Schedule().Add(gw.StagePrediction, g.move); return nil },
+		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, g.move); return nil },
 	}
 	for i := 0; i < n; i++ {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{
@@ -116,12 +116,12 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 
 // positions returns the server's and the client's value of ghost id.
 func positions(h *harness.Harness, client int, id components.GhostID) (server, predicted float32, ok bool) {
-	se, ok1 := h.Server.Ghosts.Entity(id)
-	ce, ok2 := h.Clients[client].Ghosts.Lookup(id)
+	se, ok1 := h.Server.Ghosts().Entity(id)
+	ce, ok2 := h.Clients[client].Ghosts().Lookup(id)
 	if !ok1 || !ok2 {
 		return 0, 0, false
 	}
-	sm := generic.NewMap[Pos](h.Server.World.Arche())
-	cm := generic.NewMap[Pos](h.Clients[client].World.Arche())
+	sm := generic.NewMap[Pos](h.Server.World().Arche())
+	cm := generic.NewMap[Pos](h.Clients[client].World().Arche())
 	return sm.Get(se).X, cm.Get(ce).X, true
 }

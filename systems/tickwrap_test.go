@@ -65,9 +65,9 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	}
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule.Add(gw.StagePrediction, g.move)
-		s.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
-			if e, ok := s.Ghosts.Entity(2); ok {
+		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+			if e, ok := s.Ghosts().Entity(2); ok {
 				m := generic.NewMap[Pos](w.Arche())
 				serverPos[w.Tick()] = m.Get(e).X
 			}
@@ -79,14 +79,14 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	// Every frame of the first client, check the remote player against
 	// the server's states around the render tick.
 	opts.SetupClient = func(i int, c *systems.Client) error {
-		c.Schedule.Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move)
 		if i != 0 {
 			return nil
 		}
-		ipos := generic.NewMap2[Pos, components.Interpolated](c.World.Arche())
-		iid := ecs.ComponentID[components.Interpolated](c.World.Arche())
-		c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
-			e, ok := c.Ghosts.Lookup(2)
+		ipos := generic.NewMap2[Pos, components.Interpolated](c.World().Arche())
+		iid := ecs.ComponentID[components.Interpolated](c.World().Arche())
+		c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+			e, ok := c.Ghosts().Lookup(2)
 			if !ok || !w.Arche().Has(e, iid) {
 				return
 			}
@@ -116,7 +116,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	now = h.Time.Now
-	require.Equal(t, boundary.Add(-600), h.Server.World.Tick())
+	require.Equal(t, boundary.Add(-600), h.Server.World().Tick())
 
 	confirmed := make([]gw.Tick, len(h.Clients))
 	hasConfirmed := make([]bool, len(h.Clients))
@@ -124,7 +124,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	split := false
 	for h.Time.Now() < end+2*time.Second {
 		h.Step()
-		if !split && !h.Server.World.Tick().Before(boundary) {
+		if !split && !h.Server.World().Tick().Before(boundary) {
 			split = true
 			st := h.Server.Stats()
 			r.missing[0] = st.InputsMissing
@@ -137,7 +137,8 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 			}
 		}
 		for i, c := range h.Clients {
-			if tk, ok := c.Inputs.Confirmed(); ok {
+			if st := c.Stats(); st.HasConfirmed {
+				tk := st.Confirmed
 				if hasConfirmed[i] && tk.Before(confirmed[i]) {
 					backwards = true
 				}
@@ -167,17 +168,17 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	// tick is the server's state, and its view of the other player too.
 	for i, c := range h.Clients {
 		id := components.GhostID(i + 1)
-		e, ok := c.Ghosts.Lookup(id)
+		e, ok := c.Ghosts().Lookup(id)
 		require.True(t, ok)
-		predicted, ok := gw.HistoryValue[Pos](c.History, h.Server.World.Tick(), e)
+		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X, "client %d converged", i)
 		other := components.GhostID(2 - i)
-		oe, ok := c.Ghosts.Lookup(other)
+		oe, ok := c.Ghosts().Lookup(other)
 		require.True(t, ok)
 		server, _, _ = positions(h, 1-i, other)
-		m := generic.NewMap[Pos](c.World.Arche())
+		m := generic.NewMap[Pos](c.World().Arche())
 		assert.Equal(t, server, m.Get(oe).X, "client %d shows the other player where it stopped", i)
 	}
 	return r
@@ -222,13 +223,13 @@ func TestSnapshotSpacingAcrossTheTickWrap(t *testing.T) {
 	require.NoError(t, err)
 	var gaps []int32
 	last, seen := gw.Tick(0), false
-	ic := h.Clients[0].InterpolationClock
 	for h.Time.Now() < 10*time.Second {
 		h.Step()
-		if !ic.Started() {
+		st := h.Clients[0].Stats()
+		if st.SnapshotsReceived == 0 {
 			continue
 		}
-		if n := ic.Newest(); !seen || n != last {
+		if n := st.NewestSnapshot; !seen || n != last {
 			if seen {
 				gaps = append(gaps, n.Sub(last))
 			}
@@ -241,6 +242,6 @@ func TestSnapshotSpacingAcrossTheTickWrap(t *testing.T) {
 		require.Equal(t, int32(3), gap, "gap %d", i)
 	}
 	st := h.Clients[0].Stats()
-	assert.Equal(t, 0.0, h.Clients[0].InterpolationClock.Loss(), "no snapshot taken for lost")
+	assert.Equal(t, 0.0, st.SnapshotLoss, "no snapshot taken for lost")
 	assert.InDelta(t, 100*time.Millisecond, st.InterpolationDelay, float64(time.Microsecond), "two send intervals")
 }

@@ -21,27 +21,27 @@ import (
 func (h *Harness) CheckOwnState(i int) error {
 	c := h.Clients[i]
 	s := h.Server
-	tick := s.World.Tick()
+	tick := s.World().Tick()
 	schema := h.opts.Schema
 	var err error
 	owned := 0
-	c.Ghosts.Each(func(id components.GhostID, ce ecs.Entity, predicted bool) {
+	c.Ghosts().Each(func(id components.GhostID, ce ecs.Entity, predicted bool) {
 		if !predicted || err != nil {
 			return
 		}
 		owned++
-		se, ok := s.Ghosts.Entity(id)
+		se, ok := s.Ghosts().Entity(id)
 		if !ok {
 			err = fmt.Errorf("harness: client %d predicts ghost %d, which the server does not have", i, id)
 			return
 		}
-		sa := s.World.Arche()
-		t := netsync.GhostTypeID((*components.Ghost)(sa.Get(se, s.Binding.Ghost)).Type)
+		sa := s.World().Arche()
+		t := netsync.GhostTypeID((*components.Ghost)(sa.Get(se, s.Binding().Ghost)).Type)
 		gt, _ := schema.GhostType(t)
-		sids, _ := s.Binding.ComponentIDs(t)
-		cids, _ := c.Binding.ComponentIDs(t)
+		sids, _ := s.Binding().ComponentIDs(t)
+		cids, _ := c.Binding().ComponentIDs(t)
 		for k, cid := range gt.Components {
-			p, lerr := c.History.Lookup(tick, ce, cids[k])
+			p, lerr := c.History().Lookup(tick, ce, cids[k])
 			if lerr != nil || p == nil {
 				err = fmt.Errorf("harness: client %d's history does not hold ghost %d at the server's tick %d: %v", i, id, tick, lerr)
 				return

@@ -78,12 +78,12 @@ func Example() {
 			},
 		}},
 		SetupServer: func(s *systems.Server) error {
-			s.Schedule.Add(gw.StagePrediction, move)
+			s.Schedule().Add(gw.StagePrediction, move)
 			return nil
 		},
 		SetupClient: func(_ int, c *systems.Client) error {
-			c.Schedule.Add(gw.StagePrediction, move)
-			c.Schedule.AddSideEffect(gw.StagePrediction, footstep)
+			c.Schedule().Add(gw.StagePrediction, move)
+			c.Schedule().AddSideEffect(gw.StagePrediction, footstep)
 			return nil
 		},
 	})
@@ -93,14 +93,14 @@ func Example() {
 	h.Run(2 * time.Second)
 
 	client := h.Clients[0]
-	e, _ := client.Ghosts.Lookup(1)
-	clientPos := generic.NewMap[Pos](client.World.Arche())
-	se, _ := h.Server.Ghosts.Entity(1)
-	serverPos := generic.NewMap[Pos](h.Server.World.Arche())
+	e, _ := client.Ghosts().Lookup(1)
+	clientPos := generic.NewMap[Pos](client.World().Arche())
+	se, _ := h.Server.Ghosts().Entity(1)
+	serverPos := generic.NewMap[Pos](h.Server.World().Arche())
 	predicted, authoritative := clientPos.Get(e).X, serverPos.Get(se).X
 	st := client.Stats()
 	fmt.Printf("client tick %d predicts x=%.2f; server tick %d has x=%.2f\n",
-		client.World.Tick(), predicted, h.Server.World.Tick(), authoritative)
+		client.World().Tick(), predicted, h.Server.World().Tick(), authoritative)
 	fmt.Printf("mispredictions %d, rollbacks %d, footsteps %d\n", st.Mispredictions, st.Rollbacks, footsteps)
 	// Output:
 	// client tick 124 predicts x=5.25; server tick 120 has x=5.06

@@ -220,7 +220,7 @@ func (m *Match) spawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, ne
 // compensation and the trigger.
 func (m *Match) setupServer(s *systems.Server) error {
 	cfg := m.Config
-	lc, err := lagcomp.New(s.World, lagcomp.Options{
+	lc, err := lagcomp.New(s.World(), lagcomp.Options{
 		TickRate:        cfg.TickRate,
 		Window:          cfg.MaxRewind,
 		Walls:           Walls,
@@ -244,12 +244,12 @@ func (m *Match) setupServer(s *systems.Server) error {
 			return err
 		}
 	}
-	m.Shots = NewShotSystem(s.World, lc)
-	s.Schedule.Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
-	s.Schedule.Add(gw.StagePrediction, NewCollideSystem(s.World))
-	s.Schedule.Add(gw.StageSimulation, NewRespawnSystem())
-	s.Schedule.Add(gw.StageHistory, lc)
-	s.Schedule.Add(gw.StageHistory, m.Shots)
+	m.Shots = NewShotSystem(s.World(), lc)
+	s.Schedule().Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
+	s.Schedule().Add(gw.StagePrediction, NewCollideSystem(s.World()))
+	s.Schedule().Add(gw.StageSimulation, NewRespawnSystem())
+	s.Schedule().Add(gw.StageHistory, lc)
+	s.Schedule().Add(gw.StageHistory, m.Shots)
 	return nil
 }
 
@@ -257,12 +257,12 @@ func (m *Match) setupServer(s *systems.Server) error {
 // side effects.
 func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
-	c.Schedule.Add(gw.StagePrediction, NewMoveSystem(m.Config.TickRate))
-	c.Schedule.Add(gw.StagePrediction, NewCollideSystem(c.World))
+	c.Schedule().Add(gw.StagePrediction, NewMoveSystem(m.Config.TickRate))
+	c.Schedule().Add(gw.StagePrediction, NewCollideSystem(c.World()))
 	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
 	// Input delay: ticks between sampling a key press and the predicted
 	// tick that applies it (ghostwire applies it on the same tick).
-	c.Schedule.AddSideEffect(gw.StagePrePrediction, gw.SystemFunc(func(w *gw.World) {
+	c.Schedule().AddSideEffect(gw.StagePrePrediction, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
 		for q.Next() {
 			in, h := q.Get()
@@ -277,7 +277,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	// The footstep and the shot effect: side effects that must fire once
 	// per tick, however often the tick is replayed.
 	alive := generic.NewFilter2[Command, Health]().With(generic.T[components.Predicted]())
-	c.Schedule.AddSideEffect(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
+	c.Schedule().AddSideEffect(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
 		q := alive.Query(w.Arche())
 		for q.Next() {
 			in, h := q.Get()
@@ -301,7 +301,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	remote := generic.NewFilter2[Position, components.Interpolated]()
 	maxStep := float64(MaxStep(m.Config.TickRate))
 	interval := time.Second / time.Duration(m.Config.TickRate)
-	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		now := m.Harness.Time.Now()
 		frame := float64(now-ps.lastFrame) / float64(interval)
 		ps.lastFrame = now

@@ -96,7 +96,7 @@ func TestSpeedHackGainsNothing(t *testing.T) {
 	require.NoError(t, err)
 	ys := map[components.GhostID][]float32{}
 	pos := generic.NewFilter2[components.Ghost, Position]()
-	m.Harness.Server.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+	m.Harness.Server.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 		q := pos.Query(w.Arche())
 		for q.Next() {
 			g, p := q.Get()
@@ -163,7 +163,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			}
 		}
 		if welcomed {
-			tick := m.Harness.Server.World.Tick() + 3
+			tick := m.Harness.Server.World().Tick() + 3
 			cmd := Command{MoveX: 1, MoveY: 1} // both axes at their largest code: length √2
 			if sent%5 == 4 {
 				require.NoError(t, conn.Send(originOutOfRange(t, schema, tick, cmd)))
@@ -177,7 +177,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	}
 	var maxSpeed float32
 	vel := generic.NewFilter1[Velocity]()
-	m.Harness.Server.Schedule.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+	m.Harness.Server.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 		q := vel.Query(w.Arche())
 		for q.Next() {
 			v := q.Get()
@@ -272,13 +272,13 @@ func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
 	assert.LessOrEqual(t, st.MaxBuffered, 64, "server input buffers hold at most their capacity")
 	for _, c := range m.Harness.Clients {
 		held := 0
-		newest, _ := c.History.Newest()
+		newest, _ := c.History().Newest()
 		for tick := newest - 1000; tick <= newest; tick++ {
-			if c.History.Has(tick) {
+			if c.History().Has(tick) {
 				held++
 			}
 		}
-		assert.Equal(t, c.History.Capacity(), held)
+		assert.Equal(t, c.History().Capacity(), held)
 	}
 }
 

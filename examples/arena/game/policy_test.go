@@ -38,7 +38,7 @@ func endState(m *Match) policyOutcome {
 		return fmt.Sprintf("%x", playerState{*p, *v, *f, *h})
 	}
 	o.Server = map[components.GhostID]string{}
-	q := players.Query(m.Harness.Server.World.Arche())
+	q := players.Query(m.Harness.Server.World().Arche())
 	for q.Next() {
 		g, p, v, f, h := q.Get()
 		o.Server[g.ID] = state(p, v, f, h)
@@ -48,7 +48,7 @@ func endState(m *Match) policyOutcome {
 		o.Mispredictions = append(o.Mispredictions, st.Mispredictions)
 		o.By = append(o.By, st.MispredictionsBy)
 		own := ""
-		q := players.With(generic.T[components.Predicted]()).Query(c.World.Arche())
+		q := players.With(generic.T[components.Predicted]()).Query(c.World().Arche())
 		for q.Next() {
 			_, p, v, f, h := q.Get()
 			own = state(p, v, f, h)

@@ -145,7 +145,7 @@ func (m *Match) Run(onSecond func(Second)) *Report {
 
 func (m *Match) second() Second {
 	h := m.Harness
-	s := Second{At: h.Time.Now(), ServerTick: h.Server.World.Tick(), Connected: h.Server.Stats().Connections}
+	s := Second{At: h.Time.Now(), ServerTick: h.Server.World().Tick(), Connected: h.Server.Stats().Connections}
 	var rtt time.Duration
 	for _, c := range h.Clients {
 		st := c.Stats()
@@ -214,7 +214,7 @@ func (m *Match) report() *Report {
 // bit-identical.
 func (m *Match) finalError(c *systems.Client) (float64, bool) {
 	var id components.GhostID
-	c.Ghosts.Each(func(gid components.GhostID, _ ecs.Entity, predicted bool) {
+	c.Ghosts().Each(func(gid components.GhostID, _ ecs.Entity, predicted bool) {
 		if predicted {
 			id = gid
 		}
@@ -222,13 +222,13 @@ func (m *Match) finalError(c *systems.Client) (float64, bool) {
 	if id == 0 {
 		return math.Inf(1), false
 	}
-	ce, _ := c.Ghosts.Lookup(id)
-	se, ok := m.Harness.Server.Ghosts.Entity(id)
+	ce, _ := c.Ghosts().Lookup(id)
+	se, ok := m.Harness.Server.Ghosts().Entity(id)
 	if !ok {
 		return math.Inf(1), false
 	}
-	cp, cv := getPV(c.World.Arche(), ce)
-	sp, sv := getPV(m.Harness.Server.World.Arche(), se)
+	cp, cv := getPV(c.World().Arche(), ce)
+	sp, sv := getPV(m.Harness.Server.World().Arche(), se)
 	d := float64(length(cp.X-sp.X, cp.Y-sp.Y))
 	return d, cp == sp && cv == sv
 }

@@ -19,7 +19,7 @@ func wrapMatch(t *testing.T, start gw.Tick) (*Report, uint64) {
 	cfg.Duration, cfg.Jitter, cfg.Loss = 20*time.Second, 10*time.Millisecond, 2
 	m, err := NewMatch(cfg)
 	require.NoError(t, err)
-	m.Harness.Server.World.SetTick(start)
+	m.Harness.Server.World().SetTick(start)
 	var early uint64
 	r := m.Run(func(s Second) {
 		if s.At == 10*time.Second {

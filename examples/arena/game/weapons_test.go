@@ -106,7 +106,7 @@ func TestRemoteGhostsStaySmoothAtTenPercentLoss(t *testing.T) {
 	for _, c := range r.Clients {
 		assert.LessOrEqualf(t, c.MaxRemoteStep, 1.5, "client %d", c.ID)
 		assert.Greater(t, c.MaxRemoteStep, 0.3, "remote players did move")
-		assert.LessOrEqual(t, c.MaxExtrapolation, m.Harness.Clients[0].InterpolationClock.MaxExtrapolation())
+		assert.LessOrEqual(t, c.MaxExtrapolation, m.Harness.Clients[0].Stats().ExtrapolationCap)
 		assert.Greater(t, c.InterpDelayMS, 60.0, "the adaptive delay grows with loss and jitter")
 		assert.Greater(t, c.Teleports, uint64(0), "respawns show as teleports")
 	}
@@ -141,7 +141,7 @@ func TestRespawnTeleportsWithoutASlide(t *testing.T) {
 	last := map[components.GhostID]frame{}
 	teleports, slides := 0, 0
 	f := generic.NewFilter4[Position, Health, components.Interpolated, components.Ghost]()
-	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		q := f.Query(w.Arche())
 		for q.Next() {
 			p, h, in, g := q.Get()
@@ -181,12 +181,12 @@ func TestOwnCorrectionsAreSmoothed(t *testing.T) {
 	require.NoError(t, err)
 	c, ps := m.Harness.Clients[0], m.Players[0]
 	own := generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]())
-	offsets := generic.NewMap[components.CorrectionOffset](c.World.Arche())
+	offsets := generic.NewMap[components.CorrectionOffset](c.World().Arche())
 	var prev [3]float32
 	var have bool
 	var maxJump float32
 	smoothed := 0
-	c.Schedule.Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
 		for q.Next() {
 			_, h := q.Get()
