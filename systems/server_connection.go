@@ -37,7 +37,6 @@ func (s *Server) poll(now time.Duration) {
 			}
 			sc.recv += uint64(n)
 			s.stats.BytesReceived += uint64(n)
-			sc.heard = now
 			if s.handle(sc, s.rx[:n], now, serverTime) {
 				i--
 				break

@@ -19,16 +19,20 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 	}
 	switch t {
 	case netsync.MsgHello: // our welcome was lost
-		if netsync.DecodeHello(p, &s.hello) == nil {
-			sc.helloTime, sc.helloAt = s.hello.ClientTime, now
-			s.welcome(sc, now)
+		if netsync.DecodeHello(p, &s.hello) != nil {
+			s.stats.BadPackets++
+			return false
 		}
+		sc.heard = now
+		sc.helloTime, sc.helloAt = s.hello.ClientTime, now
+		s.welcome(sc, now)
 	case netsync.MsgInputs:
 		if err := netsync.DecodeInputs(p, s.binding.Schema(), &s.batch); err != nil {
 			s.stats.BadPackets++
 			s.stats.InputsRejected++
 			return false
 		}
+		sc.heard = now // only a packet that decodes keeps the connection alive
 		// Echo the newest client time, held since its first arrival: an
 		// older batch overtaken on the way, or a late duplicate, would
 		// add its delay to the client's RTT sample.

@@ -1,0 +1,41 @@
+package systems_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// A connection that sends only junk after its hello is timed out: junk is
+// counted, and never refreshes the connection's timeout.
+func TestJunkNeverKeepsAConnectionAlive(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	opts.Server.Timeout = time.Second
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	conn, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	hello := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
+	for i := range hello.ComponentHashes {
+		hello.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
+	}
+	require.NoError(t, conn.Send(netsync.AppendHello(nil, &hello)))
+	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
+
+	junk := [][]byte{{0xff}, {netsync.ProtocolVersion, byte(netsync.MsgInputs), 1, 2, 3}, {netsync.ProtocolVersion, byte(netsync.MsgHello)}}
+	for i := 0; i < 30 && h.Server.Stats().Connections == 1; i++ {
+		require.NoError(t, conn.Send(junk[i%len(junk)]))
+		h.Run(100 * time.Millisecond)
+	}
+	st := h.Server.Stats()
+	assert.Equal(t, 0, st.Connections, "dropped although junk kept arriving")
+	assert.Equal(t, uint64(1), st.TimedOut)
+	assert.GreaterOrEqual(t, st.BadPackets, uint64(10), "every junk packet is counted")
+}
