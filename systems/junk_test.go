@@ -39,3 +39,28 @@ func TestJunkNeverKeepsAConnectionAlive(t *testing.T) {
 	assert.Equal(t, uint64(1), st.TimedOut)
 	assert.GreaterOrEqual(t, st.BadPackets, uint64(10), "every junk packet is counted")
 }
+
+// 20,000 connections that never say hello: the waiting table stays at its
+// cap, each eviction is counted, a server update stays cheap, and an
+// honest client dialling after the flood still connects.
+func TestSilentConnectionFloodIsBounded(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	opts.Server.MaxPending = 256
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	for i := 0; i < 20000; i++ {
+		_, err := h.Net.Dial("server", transport.Conditions{})
+		require.NoError(t, err)
+		if i%1000 == 999 {
+			h.Step()
+			st := h.Server.Stats()
+			require.LessOrEqual(t, st.Pending, 256, "after %d dials", i+1)
+		}
+	}
+	st := h.Server.Stats()
+	assert.Equal(t, 256, st.Pending)
+	assert.Equal(t, uint64(20000-256), st.PendingEvicted)
+	require.NoError(t, h.AddClient(harness.ClientSpec{Options: g.options(1, transport.Conditions{}).Clients[0].Options}))
+	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second), "the honest client connects")
+}

@@ -25,6 +25,12 @@ type ServerOptions struct {
 	SendInterval int
 	// MaxClients bounds the connections; 64 when zero. Allowed: 1..4096.
 	MaxClients int
+	// MaxPending bounds the accepted connections still waiting for their
+	// hello; 4×MaxClients when zero. Allowed: 1..65536. When it is full,
+	// a new connection evicts the oldest waiting one (counted), so a flood
+	// of silent connections costs bounded memory and time and an honest
+	// client still gets in.
+	MaxPending int
 	// SnapshotBytes bounds a snapshot packet; netsync.MaxDatagram when zero.
 	SnapshotBytes int
 	// Inputs configures each connection's input buffer (capacity,
@@ -59,6 +65,8 @@ type ServerStats struct {
 	Refused        uint64 // hellos refused (schema, tick rate, full, spawn failed)
 	Dropped        uint64 // connections ended by timeout or disconnect
 	TimedOut       uint64 // of Dropped: silent for longer than the timeout
+	Pending        int    // accepted connections waiting for their hello now
+	PendingEvicted uint64 // waiting connections closed to make room (MaxPending)
 	BadPackets     uint64 // undecodable packets, counted, never fatal
 	SnapshotsSent  uint64
 	GhostsLeftOut  uint64 // ghosts that did not fit a snapshot
@@ -152,6 +160,12 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.SendInterval < 1 || opts.SendInterval > 60 {
 		return nil, fmt.Errorf("systems: send interval %d outside 1..60 ticks", opts.SendInterval)
 	}
+	if opts.MaxPending == 0 {
+		opts.MaxPending = 4 * opts.MaxClients
+	}
+	if opts.MaxPending < 1 || opts.MaxPending > 65536 {
+		return nil, fmt.Errorf("systems: max pending connections %d outside 1..65536", opts.MaxPending)
+	}
 	if opts.MaxClients < 1 || opts.MaxClients > 4096 {
 		return nil, fmt.Errorf("systems: max clients %d outside 1..4096", opts.MaxClients)
 	}
@@ -202,7 +216,7 @@ func (s *Server) Update() {
 // Stats returns the counters.
 func (s *Server) Stats() ServerStats {
 	st := s.stats
-	st.Connections = len(s.conns)
+	st.Connections, st.Pending = len(s.conns), len(s.pending)
 	in := s.closed
 	for _, c := range s.conns {
 		add(&in, c.inputs.Stats())

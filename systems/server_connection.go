@@ -16,6 +16,11 @@ func (s *Server) poll(now time.Duration) {
 		if !ok {
 			break
 		}
+		if len(s.pending) >= s.opts.MaxPending {
+			_ = s.pending[0].conn.Close()
+			s.pending = append(s.pending[:0], s.pending[1:]...)
+			s.stats.PendingEvicted++
+		}
 		s.pending = append(s.pending, pendingConn{conn: c, at: now})
 	}
 	kept := s.pending[:0]

@@ -120,6 +120,7 @@ func TestServerOptionValidation(t *testing.T) {
 	}{
 		{systems.ServerOptions{SendInterval: 100}, "send interval 100"},
 		{systems.ServerOptions{MaxClients: -1}, "max clients -1"},
+		{systems.ServerOptions{MaxPending: 70000}, "max pending connections 70000 outside 1..65536"},
 		{systems.ServerOptions{Timeout: time.Millisecond}, "timeout 1ms"},
 		{systems.ServerOptions{TickRate: 2000}, "tick rate 2000"},
 		{systems.ServerOptions{SnapshotBytes: 10}, "snapshot size 10"},
