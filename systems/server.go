@@ -160,14 +160,14 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.SendInterval < 1 || opts.SendInterval > 60 {
 		return nil, fmt.Errorf("systems: send interval %d outside 1..60 ticks", opts.SendInterval)
 	}
+	if opts.MaxClients < 1 || opts.MaxClients > 4096 {
+		return nil, fmt.Errorf("systems: max clients %d outside 1..4096", opts.MaxClients)
+	}
 	if opts.MaxPending == 0 {
 		opts.MaxPending = 4 * opts.MaxClients
 	}
 	if opts.MaxPending < 1 || opts.MaxPending > 65536 {
 		return nil, fmt.Errorf("systems: max pending connections %d outside 1..65536", opts.MaxPending)
-	}
-	if opts.MaxClients < 1 || opts.MaxClients > 4096 {
-		return nil, fmt.Errorf("systems: max clients %d outside 1..4096", opts.MaxClients)
 	}
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
