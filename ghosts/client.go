@@ -18,12 +18,12 @@ type ClientStats struct {
 	Live               int
 }
 
-// Client maps ghost IDs to local entities and creates or destroys them from
-// snapshots. The ghosts it predicts (see [Client.Predicts]) get
+// ClientRegister maps ghost IDs to local entities and creates or destroys them from
+// snapshots. The ghosts it predicts (see [ClientRegister.Predicts]) get
 // [components.Predicted], and those this connection owns among them
 // [components.InputHeader] and the input type too, as on the server; all
 // others are [components.Interpolated].
-type Client struct {
+type ClientRegister struct {
 	b      *Binding
 	me     components.ConnID
 	ghosts []clientGhost // sorted by ID
@@ -48,29 +48,29 @@ type clientGhost struct {
 	predicted bool
 }
 
-// NewClient returns an empty client register.
-func NewClient(b *Binding) *Client { return &Client{b: b} }
+// NewClientRegister returns an empty client register.
+func NewClientRegister(b *Binding) *ClientRegister { return &ClientRegister{b: b} }
 
 // SetConn sets this client's connection ID, which decides ownership.
-func (c *Client) SetConn(id components.ConnID) { c.me = id }
+func (c *ClientRegister) SetConn(id components.ConnID) { c.me = id }
 
 // Conn returns this client's connection ID (0 before the welcome).
-func (c *Client) Conn() components.ConnID { return c.me }
+func (c *ClientRegister) Conn() components.ConnID { return c.me }
 
 // Stats returns the counters.
-func (c *Client) Stats() ClientStats {
+func (c *ClientRegister) Stats() ClientStats {
 	st := c.stats
 	st.Live = len(c.ghosts)
 	return st
 }
 
-func (c *Client) find(id components.GhostID) int {
+func (c *ClientRegister) find(id components.GhostID) int {
 	return sort.Search(len(c.ghosts), func(i int) bool { return c.ghosts[i].id >= id })
 }
 
-// Lookup returns the local entity of ghost id. A ghost whose entity the
+// Entity returns the local entity of ghost id. A ghost whose entity the
 // game destroyed is forgotten (and spawned again by the next snapshot).
-func (c *Client) Lookup(id components.GhostID) (ecs.Entity, bool) {
+func (c *ClientRegister) Entity(id components.GhostID) (ecs.Entity, bool) {
 	if i := c.find(id); i < len(c.ghosts) && c.ghosts[i].id == id {
 		if c.b.world.Arche().Alive(c.ghosts[i].e) {
 			return c.ghosts[i].e, true
@@ -82,16 +82,16 @@ func (c *Client) Lookup(id components.GhostID) (ecs.Entity, bool) {
 }
 
 // Interpolator returns the client's interpolator, or nil.
-func (c *Client) Interpolator() *Interpolator { return c.interp }
+func (c *ClientRegister) Interpolator() *Interpolator { return c.interp }
 
 // Owned reports whether this client owns ghost g: its input drives it.
-func (c *Client) Owned(g *components.Ghost) bool { return c.me != 0 && g.Owner == c.me }
+func (c *ClientRegister) Owned(g *components.Ghost) bool { return c.me != 0 && g.Owner == c.me }
 
 // Predicts reports whether this client predicts ghost g, by its type's
 // [netsync.PredictionMode]: always for PredictAll, when owned for
 // PredictOwner, never for PredictNone. A ghost of an unknown type counts
 // as PredictOwner.
-func (c *Client) Predicts(g *components.Ghost) bool {
+func (c *ClientRegister) Predicts(g *components.Ghost) bool {
 	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(g.Type))
 	switch gt.Mode {
 	case netsync.PredictAll:
@@ -105,7 +105,7 @@ func (c *Client) Predicts(g *components.Ghost) bool {
 // Spawn creates the entity for the gi-th ghost of snap (which must not
 // exist yet) with its replicated values, its identity and its mode, calls
 // OnSpawn and returns the entity. It panics if the world is locked.
-func (c *Client) Spawn(snap *netsync.Snapshot, gi int) ecs.Entity {
+func (c *ClientRegister) Spawn(snap *netsync.Snapshot, gi int) ecs.Entity {
 	gs := &snap.Ghosts[gi]
 	c.vals = c.vals[:0]
 	for ci := range c.b.types[gs.Type] {
@@ -115,7 +115,7 @@ func (c *Client) Spawn(snap *netsync.Snapshot, gi int) ecs.Entity {
 }
 
 // spawn creates a ghost's entity from component values in schema order.
-func (c *Client) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool) ecs.Entity {
+func (c *ClientRegister) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool) ecs.Entity {
 	a := c.b.world.Arche()
 	c.ids = append(c.ids[:0], c.b.types[g.Type]...)
 	c.ids = append(c.ids, c.b.Ghost)
@@ -145,7 +145,7 @@ func (c *Client) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool
 }
 
 // Write copies the gi-th ghost's replicated values from snap into e.
-func (c *Client) Write(e ecs.Entity, snap *netsync.Snapshot, gi int) {
+func (c *ClientRegister) Write(e ecs.Entity, snap *netsync.Snapshot, gi int) {
 	gs := &snap.Ghosts[gi]
 	c.vals = c.vals[:0]
 	for ci := range c.b.types[gs.Type] {
@@ -155,7 +155,7 @@ func (c *Client) Write(e ecs.Entity, snap *netsync.Snapshot, gi int) {
 }
 
 // write copies component values in schema order into e.
-func (c *Client) write(e ecs.Entity, t netsync.GhostTypeID, vals []unsafe.Pointer) {
+func (c *ClientRegister) write(e ecs.Entity, t netsync.GhostTypeID, vals []unsafe.Pointer) {
 	a := c.b.world.Arche()
 	gt, _ := c.b.schema.GhostType(t)
 	for ci, id := range c.b.types[t] {
@@ -166,7 +166,7 @@ func (c *Client) write(e ecs.Entity, t netsync.GhostTypeID, vals []unsafe.Pointe
 
 // despawn removes ghost id's entity (calling OnDespawn first) and forgets
 // it.
-func (c *Client) despawn(id components.GhostID) {
+func (c *ClientRegister) despawn(id components.GhostID) {
 	i := c.find(id)
 	if i == len(c.ghosts) || c.ghosts[i].id != id {
 		return
@@ -192,7 +192,7 @@ func (c *Client) despawn(id components.GhostID) {
 // component and field that differ, with the predicted value as A and the
 // server's as B. recorded is false (and the rest meaningless) when the
 // history does not hold e at tick.
-func (c *Client) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *netsync.Snapshot, gi int) (diff netsync.FieldDiff, equal, recorded bool) {
+func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *netsync.Snapshot, gi int) (diff netsync.FieldDiff, equal, recorded bool) {
 	gs := &snap.Ghosts[gi]
 	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(gs.Type))
 	equal = true
@@ -214,7 +214,7 @@ func (c *Client) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *netsyn
 // handed to the Interpolator, which removes it when the render tick gets
 // there (without an Interpolator it goes now too). It panics if the world
 // is locked.
-func (c *Client) Sweep(snap *netsync.Snapshot) {
+func (c *ClientRegister) Sweep(snap *netsync.Snapshot) {
 	if !snap.Complete {
 		return
 	}
@@ -248,7 +248,7 @@ func (c *Client) Sweep(snap *netsync.Snapshot) {
 
 // Each calls fn for every ghost in ID order with its entity and whether it
 // is predicted.
-func (c *Client) Each(fn func(id components.GhostID, e ecs.Entity, predicted bool)) {
+func (c *ClientRegister) Each(fn func(id components.GhostID, e ecs.Entity, predicted bool)) {
 	for _, g := range c.ghosts {
 		fn(g.id, g.e, g.predicted)
 	}

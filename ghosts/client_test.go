@@ -23,8 +23,8 @@ type pair struct {
 	s      *testSchema
 	sw, cw *gw.World
 	sb, cb *ghosts.Binding
-	srv    *ghosts.Server
-	cl     *ghosts.Client
+	srv    *ghosts.ServerRegister
+	cl     *ghosts.ClientRegister
 }
 
 func newPair(tb testing.TB, me components.ConnID) *pair {
@@ -33,8 +33,8 @@ func newPair(tb testing.TB, me components.ConnID) *pair {
 	p := &pair{s: s}
 	p.sw, p.sb = newServerWorld(tb, s)
 	p.cw, p.cb = newClientWorld(tb, s)
-	p.srv = ghosts.NewServer(p.sb)
-	p.cl = ghosts.NewClient(p.cb)
+	p.srv = ghosts.NewServerRegister(p.sb)
+	p.cl = ghosts.NewClientRegister(p.cb)
 	p.cl.SetConn(me)
 	return p
 }
@@ -65,7 +65,7 @@ func (p *pair) checkValues(tb testing.TB, id components.GhostID, se, ce ecs.Enti
 // sweeps: what a client does with every snapshot.
 func (p *pair) apply(snap *netsync.Snapshot) {
 	for gi, g := range snap.Ghosts {
-		if e, ok := p.cl.Lookup(g.ID); ok {
+		if e, ok := p.cl.Entity(g.ID); ok {
 			p.cl.Write(e, snap, gi)
 		} else {
 			p.cl.Spawn(snap, gi)
@@ -106,7 +106,7 @@ func TestClientSpawn(t *testing.T) {
 	for gi := range snap.Ghosts {
 		e := p.cl.Spawn(snap, gi)
 		g := snap.Ghosts[gi]
-		if got, ok := p.cl.Lookup(g.ID); !ok || got != e {
+		if got, ok := p.cl.Entity(g.ID); !ok || got != e {
 			t.Errorf("Lookup(%d) = %v, %v; want %v, true", g.ID, got, ok, e)
 		}
 	}
@@ -121,7 +121,7 @@ func TestClientSpawn(t *testing.T) {
 
 	for i, se := range ses {
 		sg := getGhost(p.sw, se)
-		ce, ok := p.cl.Lookup(sg.ID)
+		ce, ok := p.cl.Entity(sg.ID)
 		if !ok {
 			t.Fatalf("ghost %d not on the client", sg.ID)
 		}
@@ -153,7 +153,7 @@ func TestClientSpawn(t *testing.T) {
 			t.Errorf("ghost %d: %d components, want %d", sg.ID, n, want)
 		}
 	}
-	if _, ok := p.cl.Lookup(99); ok {
+	if _, ok := p.cl.Entity(99); ok {
 		t.Error("Lookup of an unknown ghost found one")
 	}
 	if st := p.cl.Stats(); st.Spawned != uint64(len(owners)) || st.Live != len(owners) || st.Despawned != 0 {
@@ -204,11 +204,11 @@ func TestClientWrite(t *testing.T) {
 	p.srv.Quantize()
 	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 2, me)
 	for gi, g := range snap.Ghosts {
-		ce, _ := p.cl.Lookup(g.ID)
+		ce, _ := p.cl.Entity(g.ID)
 		p.cl.Write(ce, snap, gi)
 		p.checkValues(t, g.ID, se[g.ID-1], ce)
 	}
-	ce, _ := p.cl.Lookup(1)
+	ce, _ := p.cl.Entity(1)
 	if getPos(p.cw, ce).X == -7.3 {
 		t.Error("the client holds an unquantized value") // test sanity: -7.3 is not on the 1/64 grid
 	}
@@ -252,7 +252,7 @@ func TestClientSweep(t *testing.T) {
 	gone := map[components.GhostID]ecs.Entity{}
 	for _, i := range []int{0, 4, 9, 17, 29} { // 4, 9 and 29 are owned
 		id := getGhost(p.sw, se[i]).ID
-		gone[id], _ = p.cl.Lookup(id)
+		gone[id], _ = p.cl.Entity(id)
 		if i%2 == 0 {
 			p.srv.Despawn(se[i])
 		} else {
@@ -270,7 +270,7 @@ func TestClientSweep(t *testing.T) {
 		t.Errorf("an incomplete snapshot despawned %v (Live %d)", despawned, p.cl.Stats().Live)
 	}
 	for id := range gone {
-		if _, ok := p.cl.Lookup(id); !ok {
+		if _, ok := p.cl.Entity(id); !ok {
 			t.Errorf("incomplete snapshot: ghost %d despawned", id)
 		}
 	}
@@ -293,7 +293,7 @@ func TestClientSweep(t *testing.T) {
 		if p.cw.Arche().Alive(e) {
 			t.Errorf("ghost %d: entity still alive after Sweep", g.ID)
 		}
-		if _, ok := p.cl.Lookup(g.ID); ok {
+		if _, ok := p.cl.Entity(g.ID); ok {
 			t.Errorf("ghost %d: Lookup still finds it after Sweep", g.ID)
 		}
 	}
@@ -302,14 +302,14 @@ func TestClientSweep(t *testing.T) {
 	}
 	for id := components.GhostID(1); id <= 30; id++ {
 		_, want := p.srv.Entity(id)
-		if _, ok := p.cl.Lookup(id); ok != want {
+		if _, ok := p.cl.Entity(id); ok != want {
 			t.Errorf("ghost %d: on client %v, on server %v", id, ok, want)
 		}
 	}
 
 	// The game killed a ghost's entity itself: Sweep forgets it without
 	// calling the hook on a dead entity.
-	ce, _ := p.cl.Lookup(2)
+	ce, _ := p.cl.Entity(2)
 	p.cw.Arche().RemoveEntity(ce)
 	despawned = nil
 	p.srv.Despawn(se[1])
@@ -318,7 +318,7 @@ func TestClientSweep(t *testing.T) {
 	if len(despawned) != 0 {
 		t.Errorf("OnDespawn called for a dead entity: %v", despawned)
 	}
-	if _, ok := p.cl.Lookup(2); ok || p.cl.Stats().Live != 24 {
+	if _, ok := p.cl.Entity(2); ok || p.cl.Stats().Live != 24 {
 		t.Errorf("ghost 2 kept after its entity died and the server despawned it (Live %d)", p.cl.Stats().Live)
 	}
 }
@@ -350,7 +350,7 @@ func TestClientEachInIDOrder(t *testing.T) {
 		if predicted != owned[id] {
 			t.Errorf("Each: ghost %d predicted %v, want %v", id, predicted, owned[id])
 		}
-		if got, _ := p.cl.Lookup(id); got != e {
+		if got, _ := p.cl.Entity(id); got != e {
 			t.Errorf("Each: ghost %d entity %v, Lookup says %v", id, e, got)
 		}
 		if has[components.Predicted](p.cw, e) != predicted {
@@ -392,7 +392,7 @@ func TestClientCompare(t *testing.T) {
 		return -1
 	}
 	ce := func(id components.GhostID) ecs.Entity {
-		e, ok := p.cl.Lookup(id)
+		e, ok := p.cl.Entity(id)
 		if !ok {
 			t.Fatalf("ghost %d not on client", id)
 		}
@@ -580,11 +580,11 @@ func TestLookupForgetsAGhostTheGameDestroyed(t *testing.T) {
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
 	e := p.cl.Spawn(snap, 0)
 	p.cw.Arche().RemoveEntity(e)
-	if _, ok := p.cl.Lookup(1); ok {
+	if _, ok := p.cl.Entity(1); ok {
 		t.Fatal("a destroyed entity must never be handed out")
 	}
 	p.apply(snap) // the next snapshot spawns it again
-	got, ok := p.cl.Lookup(1)
+	got, ok := p.cl.Entity(1)
 	if !ok || !p.cw.Arche().Alive(got) {
 		t.Fatalf("the ghost is not back: %v %v", got, ok)
 	}
@@ -607,8 +607,8 @@ func newModePair(tb testing.TB, me components.ConnID) (p *pair, types [3]netsync
 	p = &pair{s: ts}
 	p.sw, p.sb = newServerWorld(tb, ts)
 	p.cw, p.cb = newClientWorld(tb, ts)
-	p.srv = ghosts.NewServer(p.sb)
-	p.cl = ghosts.NewClient(p.cb)
+	p.srv = ghosts.NewServerRegister(p.sb)
+	p.cl = ghosts.NewClientRegister(p.cb)
 	p.cl.SetConn(me)
 	return p, types
 }
@@ -657,7 +657,7 @@ func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 		name := fmt.Sprintf("mode %v, owner %d", c.mode, c.owner)
 		assert.Equal(t, c.want.predicted, p.cl.Predicts(&g), name)
 		assert.Equal(t, c.owner == me, p.cl.Owned(&g), name)
-		ce, ok := p.cl.Lookup(g.ID)
+		ce, ok := p.cl.Entity(g.ID)
 		require.True(t, ok, name)
 		p.checkValues(t, g.ID, ses[i], ce)
 		assert.Equal(t, c.want.predicted, has[components.Predicted](p.cw, ce), name)
@@ -674,7 +674,7 @@ func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 	p.cl.Sweep(snap)
 	for i, c := range cases {
 		id := components.GhostID(i + 1)
-		_, live := p.cl.Lookup(id)
+		_, live := p.cl.Entity(id)
 		assert.Equal(t, !c.want.predicted, live, "mode %v, owner %d: a predicted ghost goes at once, an interpolated one at its render tick", c.mode, c.owner)
 	}
 	ip.Update(2, 1)

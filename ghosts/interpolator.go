@@ -38,7 +38,7 @@ type InterpolatorStats struct {
 // when the render tick reaches its first state and disappears when it
 // reaches the tick the ghost was first missing from a complete snapshot.
 type Interpolator struct {
-	c       *Client
+	c       *ClientRegister
 	b       *Binding
 	maxExt  float64
 	ghosts  []*interpGhost // sorted by ID
@@ -86,7 +86,7 @@ type interpGhost struct {
 
 // NewInterpolator returns an interpolator that spawns and despawns through
 // the client register c. maxExtrapolation is the cap in ticks (0: none).
-func NewInterpolator(c *Client, maxExtrapolation float64) (*Interpolator, error) {
+func NewInterpolator(c *ClientRegister, maxExtrapolation float64) (*Interpolator, error) {
 	if !(maxExtrapolation >= 0 && maxExtrapolation <= 60) {
 		return nil, fmt.Errorf("ghosts: max extrapolation %v outside 0..60 ticks", maxExtrapolation)
 	}

@@ -44,9 +44,9 @@ type ipRig struct {
 	pos, yaw, life     netsync.ComponentID
 	mover              netsync.GhostTypeID
 	sw, cw             *gw.World
-	srv                *ghosts.Server
+	srv                *ghosts.ServerRegister
 	wr                 *netsync.SnapshotWriter
-	cl                 *ghosts.Client
+	cl                 *ghosts.ClientRegister
 	ip                 *ghosts.Interpolator
 	snap               netsync.Snapshot
 	pid, yid, lid, iid ecs.ID // client arche IDs
@@ -101,7 +101,7 @@ func newIPRig(tb testing.TB, maxExtrapolation float64) *ipRig {
 	r.s, r.pos, r.yaw, r.life, r.mover = ipSchema(tb)
 	r.sw = gw.NewWorld(gw.WorldOptions{})
 	sb := ghosts.Bind(r.sw, r.s)
-	r.srv = ghosts.NewServer(sb)
+	r.srv = ghosts.NewServerRegister(sb)
 	var err error
 	r.wr, err = netsync.NewSnapshotWriter(r.s, 0)
 	require.NoError(tb, err)
@@ -109,7 +109,7 @@ func newIPRig(tb testing.TB, maxExtrapolation float64) *ipRig {
 	r.cw = gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
 	ecs.ComponentID[clientOnlyA](r.cw.Arche()) // other arche IDs than the server's
 	cb := ghosts.Bind(r.cw, r.s)
-	r.cl = ghosts.NewClient(cb)
+	r.cl = ghosts.NewClientRegister(cb)
 	r.cl.SetConn(ipMe)
 	r.cl.OnSpawn = func(_ *gw.World, _ ecs.Entity, g components.Ghost) { r.spawned = append(r.spawned, g.ID) }
 	r.cl.OnDespawn = func(_ *gw.World, _ ecs.Entity, g components.Ghost) { r.despawned = append(r.despawned, g.ID) }
@@ -192,7 +192,7 @@ func (r *ipRig) update(rt float64) {
 // drawn returns what the client shows for ghost id.
 func (r *ipRig) drawn(tb testing.TB, id components.GhostID) (ipState, components.Interpolated) {
 	tb.Helper()
-	e, ok := r.cl.Lookup(id)
+	e, ok := r.cl.Entity(id)
 	require.True(tb, ok, "ghost %d is not shown", id)
 	a := r.cw.Arche()
 	require.True(tb, a.Alive(e))
@@ -290,7 +290,7 @@ func TestInterpolatorSpawnAndDespawnFollowRenderTick(t *testing.T) {
 	assert.True(t, r.ip.Known(id))
 	for _, rt := range []float64{15, 19, 19.99} {
 		r.update(rt)
-		_, ok := r.cl.Lookup(id)
+		_, ok := r.cl.Entity(id)
 		require.False(t, ok, "ghost shown at render tick %v, before its first state (20)", rt)
 	}
 	assert.Empty(t, r.spawned)
@@ -312,13 +312,13 @@ func TestInterpolatorSpawnAndDespawnFollowRenderTick(t *testing.T) {
 	assert.True(t, r.ip.Known(id), "still buffered until the render tick reaches 25")
 	for _, rt := range []float64{21, 23.5, 24.99} {
 		r.update(rt)
-		_, ok := r.cl.Lookup(id)
+		_, ok := r.cl.Entity(id)
 		require.True(t, ok, "ghost gone at render tick %v, before 25", rt)
 	}
 	assert.Empty(t, r.despawned)
 
 	r.update(25)
-	_, ok := r.cl.Lookup(id)
+	_, ok := r.cl.Entity(id)
 	assert.False(t, ok, "ghost still shown at render tick 25, its first missing tick")
 	assert.False(t, r.ip.Known(id))
 	assert.Equal(t, []components.GhostID{id}, r.despawned, "OnDespawn once")
@@ -339,7 +339,7 @@ func TestInterpolatorSpawnAndDespawnFollowRenderTick(t *testing.T) {
 	r.send(t, 32)
 	r.update(28)
 	r.update(33)
-	_, ok = r.cl.Lookup(id2)
+	_, ok = r.cl.Entity(id2)
 	assert.False(t, ok)
 	assert.False(t, r.ip.Known(id2))
 	assert.Equal(t, []components.GhostID{id}, r.spawned, "never spawned")
@@ -674,10 +674,10 @@ func TestInterpolatorIgnoresOlderStates(t *testing.T) {
 	r.send(t, 14) // first complete snapshot without it
 	r.receive(t, stale13)
 	r.update(13.5)
-	_, ok := r.cl.Lookup(id)
+	_, ok := r.cl.Entity(id)
 	require.True(t, ok)
 	r.update(14)
-	_, ok = r.cl.Lookup(id)
+	_, ok = r.cl.Entity(id)
 	assert.False(t, ok, "a stale state after the ghost's last one revived it")
 	assert.False(t, r.ip.Known(id))
 }
@@ -768,7 +768,7 @@ func TestInterpolatorUpdateAllocs(t *testing.T) {
 func TestNewInterpolatorRejectsBadCap(t *testing.T) {
 	s, _, _, _, _ := ipSchema(t)
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	cl := ghosts.NewClient(ghosts.Bind(w, s))
+	cl := ghosts.NewClientRegister(ghosts.Bind(w, s))
 	for _, v := range []float64{-1, 60.5, math.NaN(), math.Inf(1)} {
 		ip, err := ghosts.NewInterpolator(cl, v)
 		assert.Error(t, err, "cap %v", v)
@@ -796,7 +796,7 @@ func TestInterpolatorBlendsAcrossTheTickWrap(t *testing.T) {
 		r.send(t, tick)
 	}
 	r.update(first - 0.5)
-	_, shown := r.cl.Lookup(id)
+	_, shown := r.cl.Entity(id)
 	require.False(t, shown, "shown before its first state")
 	for rt := float64(first); rt <= first+5; rt += 0.25 {
 		r.update(rt)
@@ -819,10 +819,10 @@ func TestInterpolatorBlendsAcrossTheTickWrap(t *testing.T) {
 	// Missing from the complete snapshot of tick 4: gone at render tick 4.
 	r.ip.Gone(id, 4)
 	r.update(first + 6.75)
-	_, shown = r.cl.Lookup(id)
+	_, shown = r.cl.Entity(id)
 	assert.True(t, shown, "still shown before its missing tick")
 	r.update(first + 7)
-	_, shown = r.cl.Lookup(id)
+	_, shown = r.cl.Entity(id)
 	assert.False(t, shown, "gone at its missing tick, past the wrap")
 	assert.Equal(t, uint64(1), r.ip.Stats().Despawned)
 }

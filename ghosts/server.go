@@ -13,10 +13,10 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
-// Server keeps the server's ghosts: which entities replicate, with which
+// ServerRegister keeps the server's ghosts: which entities replicate, with which
 // network ID, type and owner. IDs are assigned in increasing order and not
 // reused within a match, so a late packet can never name the wrong ghost.
-type Server struct {
+type ServerRegister struct {
 	b      *Binding
 	next   components.GhostID
 	ghosts []serverGhost // sorted by ID
@@ -31,8 +31,8 @@ type serverGhost struct {
 	spawn gw.Tick
 }
 
-// NewServer returns an empty ghost register for the binding's world.
-func NewServer(b *Binding) *Server { return &Server{b: b} }
+// NewServerRegister returns an empty ghost register for the binding's world.
+func NewServerRegister(b *Binding) *ServerRegister { return &ServerRegister{b: b} }
 
 // Spawn makes e a ghost of type t owned by owner (0: the server) and
 // returns its ID. It adds the [components.Ghost] identity and the
@@ -41,7 +41,7 @@ func NewServer(b *Binding) *Server { return &Server{b: b} }
 // and the schema's input type, which the server rewrites every tick. It errors when e is dead, already a
 // ghost, or lacks a replicated component of t (the error names it). It
 // panics if the arche world is locked, like any structural change.
-func (s *Server) Spawn(e ecs.Entity, t netsync.GhostTypeID, owner components.ConnID) (components.GhostID, error) {
+func (s *ServerRegister) Spawn(e ecs.Entity, t netsync.GhostTypeID, owner components.ConnID) (components.GhostID, error) {
 	a := s.b.world.Arche()
 	if !a.Alive(e) {
 		return 0, fmt.Errorf("ghosts: cannot spawn dead entity %v", e)
@@ -73,7 +73,7 @@ func (s *Server) Spawn(e ecs.Entity, t netsync.GhostTypeID, owner components.Con
 // their next complete snapshot) and removes its Ghost component if e is
 // alive. It reports whether e was a ghost. Destroying the entity without
 // Despawn works too: dead ghosts are dropped at the next snapshot.
-func (s *Server) Despawn(e ecs.Entity) bool {
+func (s *ServerRegister) Despawn(e ecs.Entity) bool {
 	for i, g := range s.ghosts {
 		if g.e == e {
 			s.ghosts = append(s.ghosts[:i], s.ghosts[i+1:]...)
@@ -87,15 +87,15 @@ func (s *Server) Despawn(e ecs.Entity) bool {
 }
 
 // Len returns the number of live ghosts.
-func (s *Server) Len() int { return len(s.ghosts) }
+func (s *ServerRegister) Len() int { return len(s.ghosts) }
 
 // Lost returns how many ghosts were dropped because their entity died (or
 // lost its Ghost or a replicated component) without Despawn.
-func (s *Server) Lost() uint64 { return s.lost }
+func (s *ServerRegister) Lost() uint64 { return s.lost }
 
 // Entity returns the entity of ghost id. A ghost whose entity died (or
 // lost a replicated component) is not found, even before it is dropped.
-func (s *Server) Entity(id components.GhostID) (ecs.Entity, bool) {
+func (s *ServerRegister) Entity(id components.GhostID) (ecs.Entity, bool) {
 	i := sort.Search(len(s.ghosts), func(i int) bool { return s.ghosts[i].id >= id })
 	if i < len(s.ghosts) && s.ghosts[i].id == id && s.live(&s.ghosts[i]) {
 		return s.ghosts[i].e, true
@@ -106,7 +106,7 @@ func (s *Server) Entity(id components.GhostID) (ecs.Entity, bool) {
 // Owned appends the live entities owned by conn to dst, in ID order: a
 // ghost destroyed without Despawn is left out even before it is dropped,
 // so callers can use every entity returned.
-func (s *Server) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
+func (s *ServerRegister) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
 	for i := range s.ghosts {
 		if g := &s.ghosts[i]; g.owner == conn && s.live(g) {
 			dst = append(dst, g.e)
@@ -116,14 +116,14 @@ func (s *Server) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
 }
 
 // live reports whether g's entity is alive and still a ghost of its type.
-func (s *Server) live(g *serverGhost) bool {
+func (s *ServerRegister) live(g *serverGhost) bool {
 	a := s.b.world.Arche()
 	return a.Alive(g.e) && a.Has(g.e, s.b.Ghost) && s.b.hasAll(g.e, g.typ)
 }
 
 // prune drops ghosts whose entity died or lost a component the ghost
 // replicates.
-func (s *Server) prune() {
+func (s *ServerRegister) prune() {
 	kept := s.ghosts[:0]
 	for i := range s.ghosts {
 		if g := &s.ghosts[i]; s.live(g) {
@@ -138,7 +138,7 @@ func (s *Server) prune() {
 // Quantize rounds every ghost's replicated components to what the wire
 // carries. The server runs it at the end of each tick's prediction so a
 // client that predicts with the same inputs gets bit-identical state.
-func (s *Server) Quantize() {
+func (s *ServerRegister) Quantize() {
 	s.prune()
 	for _, g := range s.ghosts {
 		s.b.Quantize(g.e, g.typ)
@@ -148,7 +148,7 @@ func (s *Server) Quantize() {
 // WriteSnapshot adds the ghosts relevant to conn to sw: the ghosts conn
 // owns first, then the others in ID order, as many as fit. It returns how
 // many were left out for lack of room.
-func (s *Server) WriteSnapshot(sw *netsync.SnapshotWriter, conn components.ConnID) (left int) {
+func (s *ServerRegister) WriteSnapshot(sw *netsync.SnapshotWriter, conn components.ConnID) (left int) {
 	s.prune()
 	a := s.b.world.Arche()
 	for pass := 0; pass < 2; pass++ {

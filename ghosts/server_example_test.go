@@ -19,7 +19,7 @@ type Health struct{ V int32 }
 
 func (h *Health) Serialize(s *netsync.Stream) { netsync.Int(s, &h.V, -1000, 1000) }
 
-func ExampleServer_WriteSnapshot() {
+func ExampleServerRegister_WriteSnapshot() {
 	// Both ends build the same schema.
 	var b netsync.SchemaBuilder
 	health := netsync.Component[Health](&b)
@@ -31,7 +31,7 @@ func ExampleServer_WriteSnapshot() {
 
 	// Server: spawn a ghost owned by connection 1 and write its snapshot.
 	sw := gw.NewWorld(gw.WorldOptions{})
-	srv := ghosts.NewServer(ghosts.Bind(sw, schema))
+	srv := ghosts.NewServerRegister(ghosts.Bind(sw, schema))
 	e := sw.Arche().NewEntityWith(ecs.Component{ID: ecs.ComponentID[Health](sw.Arche()), Comp: &Health{V: 87}})
 	id, err := srv.Spawn(e, player, 1)
 	if err != nil {
@@ -44,7 +44,7 @@ func ExampleServer_WriteSnapshot() {
 
 	// Client: decode the packet and spawn what it holds.
 	cw := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
-	cl := ghosts.NewClient(ghosts.Bind(cw, schema))
+	cl := ghosts.NewClientRegister(ghosts.Bind(cw, schema))
 	cl.SetConn(1)
 	var snap netsync.Snapshot
 	if err := netsync.DecodeSnapshot(packet, schema, &snap); err != nil {

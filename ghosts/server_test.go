@@ -15,7 +15,7 @@ import (
 
 // writeSnapshot encodes srv's snapshot of tick for conn with a writer of
 // maxBytes (MaxDatagram when 0) and decodes it, as a client would.
-func writeSnapshot(tb testing.TB, s *testSchema, srv *ghosts.Server, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *netsync.Snapshot, left int) {
+func writeSnapshot(tb testing.TB, s *testSchema, srv *ghosts.ServerRegister, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *netsync.Snapshot, left int) {
 	tb.Helper()
 	sw, err := netsync.NewSnapshotWriter(s.Schema, maxBytes)
 	if err != nil {
@@ -43,7 +43,7 @@ func snapshotIDs(snap *netsync.Snapshot) []components.GhostID {
 func TestServerSpawn(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 
 	tests := []struct {
 		tick  gw.Tick
@@ -102,7 +102,7 @@ func TestServerSpawn(t *testing.T) {
 func TestServerSpawnKeepsExistingMarkers(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	a := w.Arche()
 	head := components.InputHeader{Tick: 9, HasView: true, ViewTick: 5}
 	in := Ctl{Turn: 0.5}
@@ -127,7 +127,7 @@ func TestServerSpawnKeepsExistingMarkers(t *testing.T) {
 func TestServerSpawnErrors(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	a := w.Arche()
 
 	dead := newEntity(w, Pos{}, HP{})
@@ -185,7 +185,7 @@ func TestServerSpawnErrors(t *testing.T) {
 func TestServerDespawn(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	var es []ecs.Entity
 	for i := 0; i < 3; i++ {
 		e := newEntity(w, Pos{}, HP{})
@@ -247,9 +247,9 @@ func TestServerDespawn(t *testing.T) {
 func TestServerDropsDeadGhosts(t *testing.T) {
 	for _, drop := range []struct {
 		name string
-		run  func(t *testing.T, s *testSchema, srv *ghosts.Server)
+		run  func(t *testing.T, s *testSchema, srv *ghosts.ServerRegister)
 	}{
-		{"WriteSnapshot", func(t *testing.T, s *testSchema, srv *ghosts.Server) {
+		{"WriteSnapshot", func(t *testing.T, s *testSchema, srv *ghosts.ServerRegister) {
 			snap, _ := writeSnapshot(t, s, srv, 0, 1, 0)
 			var want []components.GhostID
 			for id := components.GhostID(1); id <= 4; id++ {
@@ -261,12 +261,12 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 				t.Errorf("snapshot holds %v, want the remaining ghosts %v", got, want)
 			}
 		}},
-		{"Quantize", func(t *testing.T, s *testSchema, srv *ghosts.Server) { srv.Quantize() }},
+		{"Quantize", func(t *testing.T, s *testSchema, srv *ghosts.ServerRegister) { srv.Quantize() }},
 	} {
 		t.Run(drop.name, func(t *testing.T) {
 			s := newTestSchema(t)
 			w, b := newServerWorld(t, s)
-			srv := ghosts.NewServer(b)
+			srv := ghosts.NewServerRegister(b)
 			var es []ecs.Entity
 			for i := 0; i < 4; i++ {
 				e := newEntity(w, Pos{}, HP{})
@@ -314,7 +314,7 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 func TestServerOwned(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	owners := []components.ConnID{2, 0, 1, 2, 2, 1}
 	var es []ecs.Entity
 	for _, o := range owners {
@@ -341,7 +341,7 @@ func TestServerOwned(t *testing.T) {
 func TestServerWriteSnapshotOrder(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	owners := []components.ConnID{0, 2, 1, 2, 0, 3, 2}
 	w.SetTick(5)
 	for i, o := range owners {
@@ -392,7 +392,7 @@ func TestServerWriteSnapshotBudget(t *testing.T) {
 	for _, maxBytes := range []int{64, 128} {
 		s := newTestSchema(t)
 		w, b := newServerWorld(t, s)
-		srv := ghosts.NewServer(b)
+		srv := ghosts.NewServerRegister(b)
 		const n = 40
 		const conn = 4
 		for i := 0; i < n; i++ {
@@ -438,7 +438,7 @@ func TestServerWriteSnapshotBudget(t *testing.T) {
 func TestServerSteadyStateAllocs(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	for i := 0; i < 64; i++ {
 		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
 		if _, err := srv.Spawn(e, altType(s, i), components.ConnID(i%3)); err != nil {
@@ -470,7 +470,7 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 func TestServerOwnedSkipsDestroyedEntities(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghosts.NewServer(b)
+	srv := ghosts.NewServerRegister(b)
 	var es []ecs.Entity
 	for i := 0; i < 3; i++ {
 		e := newEntity(w, Pos{}, HP{})

@@ -179,7 +179,7 @@ type Client struct {
 	world    *gw.World
 	schedule *gw.Schedule
 	clock    *gw.FixedClock
-	ghosts   *ghosts.Client
+	ghosts   *ghosts.ClientRegister
 	binding  *ghosts.Binding
 	inputs   *netsync.InputStream
 	history  *gw.History
@@ -287,7 +287,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		return nil, err
 	}
 	c := &Client{
-		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewClient(b), binding: b,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
 		opts: opts, src: src, conn: conn, sync: sync,
 		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
@@ -452,7 +452,7 @@ func (c *Client) Schedule() *gw.Schedule { return c.schedule }
 
 // Ghosts returns the client's ghost register: the entity of a ghost ID,
 // which ghosts are predicted.
-func (c *Client) Ghosts() *ghosts.Client { return c.ghosts }
+func (c *Client) Ghosts() *ghosts.ClientRegister { return c.ghosts }
 
 // History returns the prediction history (read it; the client records and
 // restores it).

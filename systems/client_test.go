@@ -30,7 +30,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		assert.InDelta(t, 4, float64(c.World().Tick())-float64(h.Server.World().Tick()), 1)
 		// The client's prediction at the server's tick equals the server.
 		id := components.GhostID(i + 1)
-		e, _ := c.Ghosts().Lookup(id)
+		e, _ := c.Ghosts().Entity(id)
 		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
@@ -38,7 +38,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		assert.NoError(t, h.CheckOwnState(i), "the harness's own check agrees")
 	}
 	// Each client sees the other's ghost, interpolated.
-	_, ok := h.Clients[0].Ghosts().Lookup(2)
+	_, ok := h.Clients[0].Ghosts().Entity(2)
 	assert.True(t, ok)
 }
 
@@ -194,7 +194,7 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	checked := 0
 	for i := 0; i < 60; i++ {
 		h.Step()
-		e, ok := viewer.Ghosts().Lookup(1)
+		e, ok := viewer.Ghosts().Entity(1)
 		require.True(t, ok)
 		rt := viewer.Stats().RenderTick
 		a, okA := serverPos[gw.Tick(rt)]

@@ -160,7 +160,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		require.NoError(t, err)
 		joined := func() bool {
 			for i, c := range h.Clients {
-				if _, ok := c.Ghosts().Lookup(components.GhostID(i + 2)); !ok {
+				if _, ok := c.Ghosts().Entity(components.GhostID(i + 2)); !ok {
 					return false
 				}
 			}
@@ -189,17 +189,17 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		assert.LessOrEqual(t, join[i], uint64(1), "client %d: at most the join's correction", i)
 		assert.Zero(t, predicted[i], "client %d: no misprediction when the platform is predicted", i)
 
-		e, ok := c.Ghosts().Lookup(platformID)
+		e, ok := c.Ghosts().Entity(platformID)
 		require.True(t, ok)
 		a := c.World().Arche()
 		assert.True(t, a.Has(e, c.Binding().Predicted), "every client predicts the platform")
 		assert.False(t, a.Has(e, c.Binding().Interpolated))
 		assert.False(t, a.Has(e, c.Binding().Header), "only an owned ghost gets the input")
 		assert.False(t, a.Has(e, c.Binding().Input))
-		own, ok := c.Ghosts().Lookup(components.GhostID(i + 2))
+		own, ok := c.Ghosts().Entity(components.GhostID(i + 2))
 		require.True(t, ok)
 		assert.True(t, a.Has(own, c.Binding().Input))
-		other, ok := c.Ghosts().Lookup(components.GhostID(3 - i))
+		other, ok := c.Ghosts().Entity(components.GhostID(3 - i))
 		require.True(t, ok)
 		assert.True(t, a.Has(other, c.Binding().Interpolated), "the other player is still interpolated")
 
@@ -218,7 +218,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		join, interpolated, ps.carried, ps.boarded)
 	for i, c := range h.Clients {
 		assert.Greater(t, interpolated[i], uint64(100), "client %d: a player predicted against a platform drawn in the past mispredicts", i)
-		e, ok := c.Ghosts().Lookup(platformID)
+		e, ok := c.Ghosts().Entity(platformID)
 		require.True(t, ok)
 		assert.True(t, c.World().Arche().Has(e, c.Binding().Interpolated))
 	}
@@ -248,7 +248,7 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	h.Run(5 * time.Second)
 
 	c := h.Clients[0]
-	e, ok := c.Ghosts().Lookup(1)
+	e, ok := c.Ghosts().Entity(1)
 	require.True(t, ok)
 	a := c.World().Arche()
 	assert.True(t, a.Has(e, c.Binding().Interpolated), "its own client interpolates it")

@@ -94,7 +94,7 @@ func (c *Client) reconcile(w *gw.World) {
 		if !c.ghosts.Predicts(&g.Ghost) {
 			continue
 		}
-		e, ok := c.ghosts.Lookup(g.ID)
+		e, ok := c.ghosts.Entity(g.ID)
 		if !ok {
 			spawning = true
 			continue
@@ -133,7 +133,7 @@ func (c *Client) reconcile(w *gw.World) {
 			if !c.ghosts.Predicts(&g.Ghost) {
 				continue
 			}
-			if e, ok := c.ghosts.Lookup(g.ID); !ok {
+			if e, ok := c.ghosts.Entity(g.ID); !ok {
 				c.ghosts.Spawn(s, gi)
 			} else if !spawnOnly {
 				c.ghosts.Write(e, s, gi)

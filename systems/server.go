@@ -91,7 +91,7 @@ type Server struct {
 	world    *gw.World
 	schedule *gw.Schedule
 	clock    *gw.FixedClock
-	ghosts   *ghosts.Server
+	ghosts   *ghosts.ServerRegister
 	binding  *ghosts.Binding
 
 	opts     ServerOptions
@@ -187,7 +187,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	w.SetTick(opts.StartTick)
 	b := ghosts.Bind(w, schema)
 	s := &Server{
-		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewServer(b), binding: b,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewServerRegister(b), binding: b,
 		opts: opts, src: src, listener: l, sw: sw,
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
 		log: opts.Logger,
@@ -272,7 +272,7 @@ func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 
 // Ghosts returns the server's ghost register: the entity of a ghost ID,
 // the ghosts a connection owns.
-func (s *Server) Ghosts() *ghosts.Server { return s.ghosts }
+func (s *Server) Ghosts() *ghosts.ServerRegister { return s.ghosts }
 
 // Binding returns the schema's binding to the server's world: the arche
 // IDs of the replicated and netcode components.

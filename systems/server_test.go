@@ -78,7 +78,7 @@ func TestSilentClientsTimeOutAndTheirGhostsDisappear(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(2 * time.Second)
-	_, ok := h.Clients[0].Ghosts().Lookup(2)
+	_, ok := h.Clients[0].Ghosts().Entity(2)
 	require.True(t, ok)
 
 	// Client 2 goes silent: its link drops everything from now on.
@@ -87,7 +87,7 @@ func TestSilentClientsTimeOutAndTheirGhostsDisappear(t *testing.T) {
 	assert.Equal(t, []components.ConnID{2}, gone)
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 	assert.Equal(t, uint64(1), h.Server.Stats().Dropped)
-	_, ok = h.Clients[0].Ghosts().Lookup(2)
+	_, ok = h.Clients[0].Ghosts().Entity(2)
 	assert.False(t, ok, "the other client despawned the dropped player's ghost")
 	assert.Equal(t, 1, h.Server.Ghosts().Len())
 }

@@ -117,7 +117,7 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 // positions returns the server's and the client's value of ghost id.
 func positions(h *harness.Harness, client int, id components.GhostID) (server, predicted float32, ok bool) {
 	se, ok1 := h.Server.Ghosts().Entity(id)
-	ce, ok2 := h.Clients[client].Ghosts().Lookup(id)
+	ce, ok2 := h.Clients[client].Ghosts().Entity(id)
 	if !ok1 || !ok2 {
 		return 0, 0, false
 	}

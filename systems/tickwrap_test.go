@@ -86,7 +86,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 		ipos := generic.NewMap2[Pos, components.Interpolated](c.World().Arche())
 		iid := ecs.ComponentID[components.Interpolated](c.World().Arche())
 		c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
-			e, ok := c.Ghosts().Lookup(2)
+			e, ok := c.Ghosts().Entity(2)
 			if !ok || !w.Arche().Has(e, iid) {
 				return
 			}
@@ -168,14 +168,14 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	// tick is the server's state, and its view of the other player too.
 	for i, c := range h.Clients {
 		id := components.GhostID(i + 1)
-		e, ok := c.Ghosts().Lookup(id)
+		e, ok := c.Ghosts().Entity(id)
 		require.True(t, ok)
 		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X, "client %d converged", i)
 		other := components.GhostID(2 - i)
-		oe, ok := c.Ghosts().Lookup(other)
+		oe, ok := c.Ghosts().Entity(other)
 		require.True(t, ok)
 		server, _, _ = positions(h, 1-i, other)
 		m := generic.NewMap[Pos](c.World().Arche())

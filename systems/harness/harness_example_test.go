@@ -93,7 +93,7 @@ func Example() {
 	h.Run(2 * time.Second)
 
 	client := h.Clients[0]
-	e, _ := client.Ghosts().Lookup(1)
+	e, _ := client.Ghosts().Entity(1)
 	clientPos := generic.NewMap[Pos](client.World().Arche())
 	se, _ := h.Server.Ghosts().Entity(1)
 	serverPos := generic.NewMap[Pos](h.Server.World().Arche())

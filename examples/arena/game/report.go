@@ -222,7 +222,7 @@ func (m *Match) finalError(c *systems.Client) (float64, bool) {
 	if id == 0 {
 		return math.Inf(1), false
 	}
-	ce, _ := c.Ghosts().Lookup(id)
+	ce, _ := c.Ghosts().Entity(id)
 	se, ok := m.Harness.Server.Ghosts().Entity(id)
 	if !ok {
 		return math.Inf(1), false
