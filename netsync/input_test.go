@@ -254,7 +254,7 @@ func TestQuantizeInputMatchesTheWire(t *testing.T) {
 	for range 100_000 {
 		in := quantized(s, randomInput(rng))
 		b := netsync.InputBatch{Heads: []components.InputHeader{{Tick: gw.Tick(rng.Uint32())}}, Data: recOf(&in)}
-		buf = netsync.AppendInputs(buf, s, &b)
+		buf = netsync.AppendInputs(buf[:0], s, &b)
 		require.NoError(t, netsync.DecodeInputs(buf, s, &got), "%+v", in)
 		require.Equal(t, inputBits(in), inputBits(inputOf(t, got.Data)), "%+v", in)
 	}
@@ -281,7 +281,7 @@ func TestQuantizedInputIsNeverClampedByTheServer(t *testing.T) {
 		}
 		stream.Confirm(tick - 1)
 		stream.Batch(&batch)
-		pkt = netsync.AppendInputs(pkt, s, &batch)
+		pkt = netsync.AppendInputs(pkt[:0], s, &batch)
 		require.NoError(t, netsync.DecodeInputs(pkt, s, &got))
 		last := len(got.Heads) - 1
 		res := buf.Add(got.Heads[last], got.Data[last*s.InputSize():], tick-1)

@@ -320,7 +320,7 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 			}
 			// Every batch the stream builds encodes, and the server decodes
 			// exactly what the client predicted with.
-			pkt = netsync.AppendInputs(pkt, schema, &b)
+			pkt = netsync.AppendInputs(pkt[:0], schema, &b)
 			require.NoError(t, netsync.DecodeInputs(pkt, schema, &decoded))
 			require.Equal(t, b.Heads, decoded.Heads, "tick %d", tick)
 			requireSameInputs(t, schema, b.Data, decoded.Data, "tick %d", tick)

@@ -63,8 +63,9 @@ func PeekType(p []byte) (MsgType, error) {
 	return t, nil
 }
 
+// begin starts a message appended to buf, as append does.
 func begin(w *BitWriter, buf []byte, t MsgType) {
-	w.Reset(buf[:0])
+	*w = BitWriter{buf: buf}
 	w.WriteBits(ProtocolVersion, 8)
 	w.WriteBits(uint64(t), 8)
 }
@@ -105,8 +106,8 @@ type Hello struct {
 	ClientTime      uint32 // client clock in ms, echoed for the first RTT sample
 }
 
-// AppendHello encodes h into buf[:0] (reusing its capacity) and returns the
-// packet, at most 1041 bytes. It panics if h holds more than MaxComponents
+// AppendHello appends the packet of h to buf and returns the extended
+// buffer, as append does; the packet is at most 1041 bytes. It panics if h holds more than MaxComponents
 // component hashes: the client library builds hellos from a [Schema],
 // which holds no more.
 func AppendHello(buf []byte, h *Hello) []byte {
@@ -177,7 +178,8 @@ type Welcome struct {
 	Hold       uint16 // ms between receiving the hello and sending this
 }
 
-// AppendWelcome encodes m into buf[:0] and returns the packet.
+// AppendWelcome appends the packet of m to buf and returns the extended
+// buffer, as append does.
 func AppendWelcome(buf []byte, m *Welcome) []byte {
 	var w BitWriter
 	begin(&w, buf, MsgWelcome)
@@ -260,7 +262,8 @@ type Reject struct {
 }
 
 // AppendReject encodes m as a packet of type t (MsgReject or
-// MsgDisconnect) into buf[:0] and returns it. A detail longer than
+// MsgDisconnect), appended to buf; it returns the extended buffer, as
+// append does. A detail longer than
 // MaxRejectDetail bytes is cut at a character boundary, and control
 // characters and invalid UTF-8 in it are replaced, so that it decodes. It
 // panics on another message type.
@@ -363,7 +366,8 @@ type InputBatch struct {
 	r    BitReader
 }
 
-// AppendInputs encodes b into buf[:0] and returns the packet. It panics if
+// AppendInputs appends the packet of b to buf and returns the extended
+// buffer, as append does. It panics if
 // b holds no input, more than MaxInputsPerBatch, non-consecutive ticks or
 // records that do not match the headers: the client library builds
 // batches, never the network. It allocates nothing.

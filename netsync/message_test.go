@@ -58,7 +58,7 @@ func TestHelloRoundTrip(t *testing.T) {
 		{SchemaHash: math.MaxUint64, ComponentHashes: hashes(netsync.MaxComponents), TickRate: math.MaxUint16, ClientTime: math.MaxUint32},
 	} {
 		buf := make([]byte, 0, 64)
-		p := netsync.AppendHello(buf, &h)
+		p := netsync.AppendHello(buf[:0], &h)
 		assert.LessOrEqual(t, len(p), netsync.MaxDatagram, "a hello fits one datagram")
 		if len(p) <= cap(buf) {
 			assert.True(t, sharesArray(buf, p), "the packet is written into buf's capacity")
@@ -164,7 +164,7 @@ func TestRejectRoundTrip(t *testing.T) {
 			for _, detail := range []string{"", "component game.Position differs", "é⌘ 🎮", strings.Repeat("x", netsync.MaxRejectDetail)} {
 				m := netsync.Reject{Reason: r, Detail: detail}
 				buf := make([]byte, 0, 256)
-				p := netsync.AppendReject(buf, typ, &m)
+				p := netsync.AppendReject(buf[:0], typ, &m)
 				assert.True(t, sharesArray(buf, p), "the packet is written into buf's capacity")
 				peek, err := netsync.PeekType(p)
 				require.NoError(t, err)
@@ -244,7 +244,7 @@ func TestAppendRejectClipsTheDetail(t *testing.T) {
 	d := "component game.Position differs"
 	buf := make([]byte, 0, 64)
 	allocs := testing.AllocsPerRun(100, func() {
-		buf = netsync.AppendReject(buf, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: d})
+		buf = netsync.AppendReject(buf[:0], netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: d})
 	})
 	assert.Zero(t, allocs, "a valid detail is not copied")
 }
@@ -430,7 +430,7 @@ func TestInputBatchRoundTrip(t *testing.T) {
 			for _, newest := range []gw.Tick{gw.Tick(n - 1), gw.Tick(n), 0, 1000, gw.Tick(rng.Int64N(math.MaxUint32)), math.MaxUint32} {
 				for range 20 {
 					b := randomBatch(rng, s, n, newest)
-					buf = netsync.AppendInputs(buf, s, &b)
+					buf = netsync.AppendInputs(buf[:0], s, &b)
 					typ, err := netsync.PeekType(buf)
 					require.NoError(t, err)
 					require.Equal(t, netsync.MsgInputs, typ)
@@ -540,7 +540,7 @@ func TestDecodeInputsReusesCapacityAndNeverGrowsBeyondABatch(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 	buf := make([]byte, 0, 512)
-	allocs = testing.AllocsPerRun(100, func() { buf = netsync.AppendInputs(buf, s, &b) })
+	allocs = testing.AllocsPerRun(100, func() { buf = netsync.AppendInputs(buf[:0], s, &b) })
 	assert.Zero(t, allocs)
 }
 
@@ -723,4 +723,19 @@ func TestInputViewRepeatsCostOneBit(t *testing.T) {
 	assert.Len(t, p, (14*8+5+3*30+5*11+7)/8, "repeated view distances and delays must be cheap")
 	assert.Equal(t, gw.Tick(197), got.Heads[6].ViewTick)
 	assert.Equal(t, float32(5.5), got.Heads[6].InterpolationDelay)
+}
+
+// The Append functions follow append: what buf held stays in front.
+func TestAppendKeepsWhatTheBufferHeld(t *testing.T) {
+	prefix := []byte("ab")
+	p := netsync.AppendWelcome(append([]byte(nil), prefix...), &netsync.Welcome{Conn: 3, ServerTick: 9, TickRate: 60})
+	require.Equal(t, prefix, p[:2])
+	var w netsync.Welcome
+	require.NoError(t, netsync.DecodeWelcome(p[2:], &w))
+	assert.Equal(t, netsync.Welcome{Conn: 3, ServerTick: 9, TickRate: 60}, w)
+	p = netsync.AppendReject(append([]byte(nil), prefix...), netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectFull})
+	require.Equal(t, prefix, p[:2])
+	var r netsync.Reject
+	require.NoError(t, netsync.DecodeReject(p[2:], netsync.MsgReject, &r))
+	assert.Equal(t, netsync.RejectFull, r.Reason)
 }

@@ -404,7 +404,7 @@ func (c *Client) Update() {
 	case Connecting:
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
-			c.tx = netsync.AppendHello(c.tx, &c.hello)
+			c.tx = netsync.AppendHello(c.tx[:0], &c.hello)
 			_ = c.conn.Send(c.tx)
 			c.lastHello, c.helloSent = now, true
 		}

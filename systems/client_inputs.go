@@ -100,6 +100,6 @@ func (c *Client) send(w *gw.World) {
 	if c.hasLatest {
 		c.batch.AckTick = c.latest.Tick
 	}
-	c.tx = netsync.AppendInputs(c.tx, c.binding.Schema(), &c.batch)
+	c.tx = netsync.AppendInputs(c.tx[:0], c.binding.Schema(), &c.batch)
 	_ = c.conn.Send(c.tx)
 }

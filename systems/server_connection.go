@@ -114,7 +114,7 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 // refuse answers a hello with a reject and closes the connection.
 func (s *Server) refuse(c transport.Conn, m *netsync.Reject) {
 	s.stats.Refused++
-	s.tx = netsync.AppendReject(s.tx, netsync.MsgReject, m)
+	s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgReject, m)
 	s.sendTo(c, nil, s.tx)
 	_ = c.Close()
 }
@@ -141,7 +141,7 @@ func (s *Server) live(id components.ConnID) bool {
 }
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {
-	s.tx = netsync.AppendWelcome(s.tx, &netsync.Welcome{
+	s.tx = netsync.AppendWelcome(s.tx[:0], &netsync.Welcome{
 		Conn: sc.id, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
@@ -154,7 +154,7 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
+			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
 			s.sendTo(pc.conn, nil, s.tx)
 			_ = pc.conn.Close()
 			continue
@@ -165,7 +165,7 @@ func (s *Server) expire(now time.Duration) {
 	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
-			s.tx = netsync.AppendReject(s.tx, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
+			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
 			s.sendTo(sc.conn, sc, s.tx)
 			s.drop(sc, netsync.ReasonTimeout)
 			s.stats.TimedOut++

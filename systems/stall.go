@@ -33,7 +33,7 @@ func (c *Client) skipStall(n int) int {
 // was lost. The server is told, in case it is still there.
 func (c *Client) timeout() {
 	m := netsync.Reject{Reason: netsync.ReasonTimeout}
-	c.tx = netsync.AppendReject(c.tx, netsync.MsgDisconnect, &m)
+	c.tx = netsync.AppendReject(c.tx[:0], netsync.MsgDisconnect, &m)
 	_ = c.conn.Send(c.tx)
 	m.Detail = fmt.Sprintf("nothing heard from the server for %v", c.opts.Timeout)
 	c.end = &ConnError{Local: true, Reason: m.Reason, Detail: m.Detail}

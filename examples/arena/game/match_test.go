@@ -149,7 +149,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	var sent int
 	raw := func() {
 		if !welcomed {
-			buf = netsync.AppendHello(buf, &netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(cfg.TickRate)})
+			buf = netsync.AppendHello(buf[:0], &netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(cfg.TickRate)})
 			require.NoError(t, conn.Send(buf))
 		}
 		rx := make([]byte, 1500)
@@ -168,7 +168,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			if sent%5 == 4 {
 				require.NoError(t, conn.Send(originOutOfRange(t, schema, tick, cmd)))
 			} else {
-				buf = netsync.AppendInputs(buf, schema, &netsync.InputBatch{
+				buf = netsync.AppendInputs(buf[:0], schema, &netsync.InputBatch{
 					Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&cmd)})
 				require.NoError(t, conn.Send(buf))
 			}
