@@ -209,7 +209,7 @@ func FuzzDecodeHandshake(f *testing.F) {
 	f.Add(netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 0, TickRate: 60}))
 	f.Add(netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: "component game.Position differs"}))
 	f.Add(netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSpawn, Detail: strings.Repeat("⌘", 70)}))
-	f.Add(netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonClosed}))
+	f.Add(netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectClosed}))
 	f.Add(netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: 9}))
 	f.Add(rawReject(1, netsync.MaxRejectDetail+1, bytes.Repeat([]byte("a"), netsync.MaxRejectDetail+1)))
 	f.Add(rawReject(1, 10, []byte("abc")))

@@ -288,11 +288,11 @@ func TestQuantizedInputIsNeverClampedByTheServer(t *testing.T) {
 		applied, rec, real := buf.Take(tick)
 		require.Equal(t, tick, applied.Tick)
 		if refuse != "" {
-			require.Equal(t, netsync.Refused, res, "the server refuses what the client was told it would")
+			require.Equal(t, netsync.AddRefused, res, "the server refuses what the client was told it would")
 			require.False(t, real)
 			continue
 		}
-		require.Equal(t, netsync.Accepted, res)
+		require.Equal(t, netsync.AddAccepted, res)
 		require.True(t, real)
 		require.Equal(t, inputBits(predicted), inputBits(inputOf(t, rec)), "the server applies exactly what the client predicted with")
 		require.Zero(t, buf.Stats().Clamped, "quantized %+v was clamped", predicted)

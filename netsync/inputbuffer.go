@@ -48,11 +48,11 @@ type AddResult uint8
 
 // The results of Add.
 const (
-	Accepted AddResult = iota
-	Duplicate
-	Late
-	TooFarAhead
-	Refused
+	AddAccepted AddResult = iota
+	AddDuplicate
+	AddLate
+	AddTooFarAhead
+	AddRefused
 )
 
 // InputBuffer is the server's per-connection store of a client's inputs
@@ -140,24 +140,24 @@ func (b *InputBuffer) Add(h components.InputHeader, rec []byte, current ecs.Tick
 				b.carried = true
 				b.stats.LatePresses++
 			}
-			return Late
+			return AddLate
 		}
 		b.stats.Duplicates++
-		return Duplicate
+		return AddDuplicate
 	}
 	if h.Tick.Sub(current) > int32(b.opts.MaxAhead) {
 		b.stats.TooFarAhead++
-		return TooFarAhead
+		return AddTooFarAhead
 	}
 	i := b.slot(h.Tick)
 	if b.has[i] && b.ticks[i] == h.Tick {
 		b.stats.Duplicates++
-		return Duplicate
+		return AddDuplicate
 	}
 	r := b.rec(i)
 	copy(r, rec)
 	if !b.validate(r) {
-		return Refused
+		return AddRefused
 	}
 	if b.has[i] {
 		b.stats.Buffered-- // a stale slot (older tick never taken) is replaced
@@ -166,7 +166,7 @@ func (b *InputBuffer) Add(h components.InputHeader, rec []byte, current ecs.Tick
 	b.stats.Accepted++
 	b.stats.Buffered++
 	b.stats.MaxBuffered = max(b.stats.MaxBuffered, b.stats.Buffered)
-	return Accepted
+	return AddAccepted
 }
 
 // copyLate copies a late input's record into the buffer's own scratch.

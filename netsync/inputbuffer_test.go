@@ -63,18 +63,18 @@ func TestInputBufferOptions(t *testing.T) {
 
 func TestInputBufferDefaultsAllowCapacityMinusOneAhead(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
-	assert.Equal(t, netsync.Accepted, b.Add(hd(163), rec(0, 0), 100), "63 ahead with the default capacity 64")
-	assert.Equal(t, netsync.TooFarAhead, b.Add(hd(164), rec(0, 0), 100))
+	assert.Equal(t, netsync.AddAccepted, b.Add(hd(163), rec(0, 0), 100), "63 ahead with the default capacity 64")
+	assert.Equal(t, netsync.AddTooFarAhead, b.Add(hd(164), rec(0, 0), 100))
 }
 
 func TestInputBufferDropsAndCountsDuplicates(t *testing.T) {
 	s := newInputSchema(t, netsync.InputRules[tInput]{})
 	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 	first := components.InputHeader{Tick: 11, HasView: true, ViewTick: 9, ViewFraction: 0.5, InterpolationDelay: 2}
-	assert.Equal(t, netsync.Accepted, b.Add(first, rec(1, 0.5), 10))
+	assert.Equal(t, netsync.AddAccepted, b.Add(first, rec(1, 0.5), 10))
 	// Same tick, other content: the first copy wins.
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), rec(2, -0.5), 10))
-	assert.Equal(t, netsync.Duplicate, b.Add(first, rec(1, 0.5), 10))
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(11), rec(2, -0.5), 10))
+	assert.Equal(t, netsync.AddDuplicate, b.Add(first, rec(1, 0.5), 10))
 	st := b.Stats()
 	assert.Equal(t, uint64(3), st.Received)
 	assert.Equal(t, uint64(1), st.Accepted)
@@ -86,7 +86,7 @@ func TestInputBufferDropsAndCountsDuplicates(t *testing.T) {
 	assert.Equal(t, first, h)
 	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got))
 	// Applied now: copies arriving later are duplicates too.
-	assert.Equal(t, netsync.Duplicate, b.Add(first, rec(1, 0.5), 11))
+	assert.Equal(t, netsync.AddDuplicate, b.Add(first, rec(1, 0.5), 11))
 	assert.Equal(t, uint64(3), b.Stats().Duplicates)
 	assert.Equal(t, 0, b.Stats().Buffered)
 }
@@ -94,7 +94,7 @@ func TestInputBufferDropsAndCountsDuplicates(t *testing.T) {
 func TestInputBufferCopiesTheRecord(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX}), netsync.InputBufferOptions{})
 	r := rec(2, 0.25)
-	require.Equal(t, netsync.Accepted, b.Add(hd(5), r, 4))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(5), r, 4))
 	clear(r) // the caller reuses its packet buffer
 	_, got, _ := b.Take(5)
 	assert.Equal(t, tInput{X: 0.25, Steer: 2}, inputOf(t, got))
@@ -102,13 +102,13 @@ func TestInputBufferCopiesTheRecord(t *testing.T) {
 	// Validate clamps the buffer's copy, never the caller's record: on
 	// time or late.
 	clamped := tInput{X: 1, Jump: 1, Steer: 1}
-	require.Equal(t, netsync.Accepted, b.Add(hd(6), recOf(&clamped), 5))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(6), recOf(&clamped), 5))
 	assert.Equal(t, tInput{X: 1, Jump: 1, Steer: 1}, clamped, "on time")
 	_, _, real := b.Take(6)
 	require.True(t, real)
 	_, _, real = b.Take(7)
 	require.False(t, real)
-	require.Equal(t, netsync.Late, b.Add(hd(7), recOf(&clamped), 7))
+	require.Equal(t, netsync.AddLate, b.Add(hd(7), recOf(&clamped), 7))
 	assert.Equal(t, tInput{X: 1, Jump: 1, Steer: 1}, clamped, "late")
 	assert.Equal(t, uint64(2), b.Stats().Clamped)
 }
@@ -117,14 +117,14 @@ func TestInputBufferTicksAlreadyRunAreDuplicateOrLateOnce(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
 	// Ticks at or before current that were never taken as missing are
 	// duplicates (the server had them, or never ran them here).
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(10), rec(0, 0), 10))
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(3), rec(0, 0), 10))
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(10), rec(0, 0), 10))
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(3), rec(0, 0), 10))
 
 	_, _, real := b.Take(11) // runs without input
 	require.False(t, real)
-	assert.Equal(t, netsync.Late, b.Add(hd(11), rec(1, 0), 11), "the first copy of a tick run without it")
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), rec(1, 0), 11), "late only once")
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), rec(1, 0), 12))
+	assert.Equal(t, netsync.AddLate, b.Add(hd(11), rec(1, 0), 11), "the first copy of a tick run without it")
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(11), rec(1, 0), 11), "late only once")
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(11), rec(1, 0), 12))
 	st := b.Stats()
 	assert.Equal(t, uint64(1), st.Late)
 	assert.Equal(t, uint64(4), st.Duplicates)
@@ -142,14 +142,14 @@ func TestInputBufferTicksAlreadyRunAreDuplicateOrLateOnce(t *testing.T) {
 
 func TestInputBufferRefusesTicksTooFarAhead(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 16, MaxAhead: 5})
-	assert.Equal(t, netsync.Accepted, b.Add(hd(105), rec(0, 0), 100))
-	assert.Equal(t, netsync.TooFarAhead, b.Add(hd(106), rec(0, 0), 100))
-	assert.Equal(t, netsync.TooFarAhead, b.Add(hd(gw.Tick(100).Add(math.MaxInt32)), rec(0, 0), 100), "the farthest tick after 100")
+	assert.Equal(t, netsync.AddAccepted, b.Add(hd(105), rec(0, 0), 100))
+	assert.Equal(t, netsync.AddTooFarAhead, b.Add(hd(106), rec(0, 0), 100))
+	assert.Equal(t, netsync.AddTooFarAhead, b.Add(hd(gw.Tick(100).Add(math.MaxInt32)), rec(0, 0), 100), "the farthest tick after 100")
 	assert.Equal(t, uint64(2), b.Stats().TooFarAhead)
 	// Ticks wrap: the last tick of the range is 101 ticks before tick 100.
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(math.MaxUint32), rec(0, 0), 100))
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(math.MaxUint32), rec(0, 0), 100))
 	assert.Equal(t, uint64(2), b.Stats().TooFarAhead)
-	assert.Equal(t, netsync.Accepted, b.Add(hd(106), rec(0, 0), 101), "accepted once the server caught up")
+	assert.Equal(t, netsync.AddAccepted, b.Add(hd(106), rec(0, 0), 101), "accepted once the server caught up")
 }
 
 func TestInputBufferWrapsAcrossTickZero(t *testing.T) {
@@ -157,10 +157,10 @@ func TestInputBufferWrapsAcrossTickZero(t *testing.T) {
 	start := gw.Tick(math.MaxUint32 - 20)
 	for i := range 40 {
 		tick := start.Add(i)
-		require.Equal(t, netsync.Accepted, b.Add(hd(tick.Add(2)), rec(int8(tick.Add(2)%3), 0), tick.Add(-1).Add(2)), "tick %d", tick.Add(2))
+		require.Equal(t, netsync.AddAccepted, b.Add(hd(tick.Add(2)), rec(int8(tick.Add(2)%3), 0), tick.Add(-1).Add(2)), "tick %d", tick.Add(2))
 		if i == 0 {
-			require.Equal(t, netsync.Accepted, b.Add(hd(tick), rec(int8(tick%3), 0), tick.Add(-1)))
-			require.Equal(t, netsync.Accepted, b.Add(hd(tick.Add(1)), rec(int8(tick.Add(1)%3), 0), tick.Add(-1)))
+			require.Equal(t, netsync.AddAccepted, b.Add(hd(tick), rec(int8(tick%3), 0), tick.Add(-1)))
+			require.Equal(t, netsync.AddAccepted, b.Add(hd(tick.Add(1)), rec(int8(tick.Add(1)%3), 0), tick.Add(-1)))
 		}
 		h, got, real := b.Take(tick)
 		require.True(t, real, "tick %d", tick)
@@ -178,7 +178,7 @@ func TestInputBufferFullAcrossTheWrapWithAnyCapacity(t *testing.T) {
 	current := gw.Tick(math.MaxUint32 - 96) // the server's newest tick
 	for i := 1; i <= 99; i++ {
 		tick := current.Add(i)
-		require.Equal(t, netsync.Accepted, b.Add(hd(tick), rec(int8(i%3), 0), current), "tick %d", tick)
+		require.Equal(t, netsync.AddAccepted, b.Add(hd(tick), rec(int8(i%3), 0), current), "tick %d", tick)
 	}
 	for i := 1; i <= 99; i++ {
 		tick := current.Add(i)
@@ -200,9 +200,9 @@ func TestInputBufferValidateRefusesAndCountsByReason(t *testing.T) {
 	}})
 	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 	for steer := int8(-1); steer >= -3; steer-- {
-		assert.Equal(t, netsync.Refused, b.Add(hd(20), rec(steer, 0), 10), "steering %d", steer)
+		assert.Equal(t, netsync.AddRefused, b.Add(hd(20), rec(steer, 0), 10), "steering %d", steer)
 	}
-	assert.Equal(t, netsync.Refused, b.Add(hd(21), rec(-1, 0), 10))
+	assert.Equal(t, netsync.AddRefused, b.Add(hd(21), rec(-1, 0), 10))
 	st := b.Stats()
 	assert.Equal(t, uint64(4), st.Refused)
 	assert.Equal(t, map[string]uint64{"reason 1": 2, "reason 2": 1, "reason 3": 1}, st.RefusedBy)
@@ -210,7 +210,7 @@ func TestInputBufferValidateRefusesAndCountsByReason(t *testing.T) {
 	assert.Zero(t, st.Accepted)
 	assert.Equal(t, st.Received, st.Accepted+st.Duplicates+st.Late+st.TooFarAhead+st.Refused)
 
-	assert.Equal(t, netsync.Accepted, b.Add(hd(20), rec(2, 0), 10), "a refused copy does not occupy the tick")
+	assert.Equal(t, netsync.AddAccepted, b.Add(hd(20), rec(2, 0), 10), "a refused copy does not occupy the tick")
 	_, got, real := b.Take(11)
 	assert.False(t, real)
 	assert.Equal(t, tInput{}, inputOf(t, got))
@@ -228,11 +228,11 @@ func TestInputBufferCountsAtMostEightRefusalReasons(t *testing.T) {
 	}})
 	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 	for i := range 12 {
-		require.Equal(t, netsync.Refused, b.Add(hd(20), rec(0, float32(i)/64), 10))
+		require.Equal(t, netsync.AddRefused, b.Add(hd(20), rec(0, float32(i)/64), 10))
 	}
 	// The first eight reasons again: still counted one by one.
 	for i := range 8 {
-		require.Equal(t, netsync.Refused, b.Add(hd(20), rec(0, float32(i)/64), 10))
+		require.Equal(t, netsync.AddRefused, b.Add(hd(20), rec(0, float32(i)/64), 10))
 	}
 	want := map[string]uint64{"other": 4}
 	for i := range 8 {
@@ -248,7 +248,7 @@ func TestInputBufferValidateClamps(t *testing.T) {
 	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 	for i, x := range []float32{1, -1, 0.75, 0.5, -0.5, 0.25, 0} {
 		tick := gw.Tick(11 + i)
-		require.Equal(t, netsync.Accepted, b.Add(hd(tick), rec(1, x), 10))
+		require.Equal(t, netsync.AddAccepted, b.Add(hd(tick), rec(1, x), 10))
 		_, got, real := b.Take(tick)
 		require.True(t, real)
 		want := max(-0.5, min(0.5, x))
@@ -275,8 +275,8 @@ func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 
 		held := tInput{X: 1, Y: -0.5, Steer: 2}
 		view := components.InputHeader{Tick: 3, HasView: true, ViewTick: 2, ViewFraction: 0.5, InterpolationDelay: 2}
-		require.Equal(t, netsync.Accepted, b.Add(hd(2), rec(1, 0), 1))
-		require.Equal(t, netsync.Accepted, b.Add(view, recOf(&held), 1))
+		require.Equal(t, netsync.AddAccepted, b.Add(hd(2), rec(1, 0), 1))
+		require.Equal(t, netsync.AddAccepted, b.Add(view, recOf(&held), 1))
 
 		h, got, real = b.Take(2)
 		assert.True(t, real)
@@ -301,7 +301,7 @@ func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 			assert.Equal(t, tick, applied)
 		}
 		// A real input again; repeating then uses the newest real one.
-		require.Equal(t, netsync.Accepted, b.Add(hd(8), rec(3, 0), 7))
+		require.Equal(t, netsync.AddAccepted, b.Add(hd(8), rec(3, 0), 7))
 		_, got, real = b.Take(8)
 		assert.True(t, real)
 		assert.Equal(t, int8(3), inputOf(t, got).Steer)
@@ -322,7 +322,7 @@ func TestInputBufferTakeAppliesExactlyOneInputPerTick(t *testing.T) {
 func TestInputBufferRepeatLastNeverRepeatsAPress(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
 	pressed := tInput{X: 0.5, Jump: 1, Steer: 1}
-	require.Equal(t, netsync.Accepted, b.Add(hd(5), recOf(&pressed), 4))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(5), recOf(&pressed), 4))
 	_, got, real := b.Take(5)
 	require.True(t, real)
 	assert.Equal(t, pressed, inputOf(t, got), "the real input presses")
@@ -350,7 +350,7 @@ func TestInputBufferSubstituteReplacesThePolicy(t *testing.T) {
 	assert.Zero(t, calls, "with nothing to substitute from")
 
 	last := tInput{X: 1, Y: 0.25, Jump: 1, Steer: 2}
-	require.Equal(t, netsync.Accepted, b.Add(hd(2), recOf(&last), 1))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(2), recOf(&last), 1))
 	_, got, real = b.Take(2)
 	require.True(t, real)
 	assert.Equal(t, last, inputOf(t, got))
@@ -365,16 +365,16 @@ func TestInputBufferSubstituteReplacesThePolicy(t *testing.T) {
 
 func TestInputBufferAppliesALatePressOnce(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{})
-	require.Equal(t, netsync.Accepted, b.Add(hd(10), rec(1, 0.5), 9))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(10), rec(1, 0.5), 9))
 	_, _, real := b.Take(10)
 	require.True(t, real)
 	_, got, real := b.Take(11) // tick 11's input (a jump) is late
 	require.False(t, real)
 	assert.Equal(t, tInput{X: 0.5, Steer: 1}, inputOf(t, got))
 
-	assert.Equal(t, netsync.Late, b.Add(hd(11), jump(3), 11))
+	assert.Equal(t, netsync.AddLate, b.Add(hd(11), jump(3), 11))
 	assert.Equal(t, uint64(1), b.Stats().LatePresses)
-	assert.Equal(t, netsync.Duplicate, b.Add(hd(11), jump(3), 11), "a second late copy")
+	assert.Equal(t, netsync.AddDuplicate, b.Add(hd(11), jump(3), 11), "a second late copy")
 	assert.Equal(t, uint64(1), b.Stats().LatePresses, "is not applied again")
 
 	_, got, real = b.Take(12)
@@ -386,8 +386,8 @@ func TestInputBufferAppliesALatePressOnce(t *testing.T) {
 	// A late press is added to the next tick's real input too.
 	_, _, real = b.Take(14)
 	require.False(t, real)
-	require.Equal(t, netsync.Accepted, b.Add(hd(15), rec(-2, 0), 14))
-	assert.Equal(t, netsync.Late, b.Add(hd(14), jump(0), 14))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(15), rec(-2, 0), 14))
+	assert.Equal(t, netsync.AddLate, b.Add(hd(14), jump(0), 14))
 	_, got, real = b.Take(15)
 	assert.True(t, real)
 	assert.Equal(t, tInput{Jump: 1, Steer: -2}, inputOf(t, got))
@@ -405,7 +405,7 @@ func TestInputBufferRefusedLateInputPressesNothing(t *testing.T) {
 	b := newInputBuffer(t, s, netsync.InputBufferOptions{})
 	_, _, real := b.Take(1)
 	require.False(t, real)
-	assert.Equal(t, netsync.Late, b.Add(hd(1), jump(-3), 1), "late: it is counted as late, whatever it holds")
+	assert.Equal(t, netsync.AddLate, b.Add(hd(1), jump(-3), 1), "late: it is counted as late, whatever it holds")
 	st := b.Stats()
 	assert.Zero(t, st.LatePresses, "but a refused input presses nothing")
 	assert.Equal(t, uint64(1), st.Refused)
@@ -416,7 +416,7 @@ func TestInputBufferRefusedLateInputPressesNothing(t *testing.T) {
 
 func TestInputBufferDropsAnInputWhoseTickWasSkipped(t *testing.T) {
 	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 8})
-	require.Equal(t, netsync.Accepted, b.Add(hd(5), rec(3, 0), 4))
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(5), rec(3, 0), 4))
 	// The server never takes tick 5; tick 13 shares its slot.
 	h, got, real := b.Take(13)
 	assert.False(t, real, "tick 5's input is not tick 13's")
@@ -428,7 +428,7 @@ func TestInputBufferDropsAnInputWhoseTickWasSkipped(t *testing.T) {
 func TestInputBufferWithoutAnInputType(t *testing.T) {
 	b := newInputBuffer(t, newHeaderOnlySchema(t), netsync.InputBufferOptions{})
 	view := components.InputHeader{Tick: 5, HasView: true, ViewTick: 3, ViewFraction: 0.25}
-	require.Equal(t, netsync.Accepted, b.Add(view, nil, 4))
+	require.Equal(t, netsync.AddAccepted, b.Add(view, nil, 4))
 	h, got, real := b.Take(5)
 	assert.True(t, real)
 	assert.Equal(t, view, h)
@@ -437,7 +437,7 @@ func TestInputBufferWithoutAnInputType(t *testing.T) {
 	assert.False(t, real)
 	assert.Equal(t, hd(6), h)
 	assert.Empty(t, got)
-	assert.Equal(t, netsync.Late, b.Add(hd(6), nil, 6))
+	assert.Equal(t, netsync.AddLate, b.Add(hd(6), nil, 6))
 	assert.Zero(t, b.Stats().LatePresses)
 }
 
@@ -450,7 +450,7 @@ func TestInputBufferSpeedHackGainsNothing(t *testing.T) {
 	next := gw.Tick(1)
 	for tick := gw.Tick(1); tick <= ticks; tick++ {
 		for range 2 {
-			if b.Add(hd(next), rec(int8(next%4), 0), tick-1) == netsync.Accepted {
+			if b.Add(hd(next), rec(int8(next%4), 0), tick-1) == netsync.AddAccepted {
 				next++
 			}
 		}
@@ -534,10 +534,10 @@ func TestInputBufferLongRandomRun(t *testing.T) {
 				for _, it := range p.inputs {
 					in := sent[it]
 					switch b.Add(hd(it), recOf(&in), tick-1) {
-					case netsync.Accepted:
+					case netsync.AddAccepted:
 						require.False(t, arrived[it], "tick %d accepted twice", it)
 						arrived[it] = true
-					case netsync.Late:
+					case netsync.AddLate:
 						require.True(t, takenMissing[it], "tick %d late but not taken as missing", it)
 						delete(takenMissing, it)
 						if in.Jump != 0 {

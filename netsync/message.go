@@ -221,8 +221,8 @@ const (
 	RejectSchema   RejectReason = 1 // the schemas differ
 	RejectTickRate RejectReason = 2 // the tick rates differ
 	RejectFull     RejectReason = 3 // no free connection slot
-	ReasonTimeout  RejectReason = 4 // nothing heard for too long
-	ReasonClosed   RejectReason = 5 // the peer closed
+	RejectTimeout  RejectReason = 4 // nothing heard for too long
+	RejectClosed   RejectReason = 5 // the peer closed
 	RejectSpawn    RejectReason = 6 // the game's OnConnect or the ghost spawn failed
 )
 
@@ -238,9 +238,9 @@ func (r RejectReason) String() string {
 		return "tick rate mismatch"
 	case RejectFull:
 		return "server full"
-	case ReasonTimeout:
+	case RejectTimeout:
 		return "timeout"
-	case ReasonClosed:
+	case RejectClosed:
 		return "closed"
 	case RejectSpawn:
 		return "the game refused the player"

@@ -34,7 +34,7 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	}
 	reasons := map[netsync.RejectReason]string{
 		netsync.RejectSchema: "schema mismatch", netsync.RejectTickRate: "tick rate mismatch",
-		netsync.RejectFull: "server full", netsync.ReasonTimeout: "timeout", netsync.ReasonClosed: "closed",
+		netsync.RejectFull: "server full", netsync.RejectTimeout: "timeout", netsync.RejectClosed: "closed",
 		netsync.RejectSpawn: "the game refused the player", 0: "RejectReason(0)", 7: "RejectReason(7)", 200: "RejectReason(200)",
 	}
 	for r, s := range reasons {
@@ -293,7 +293,7 @@ func validPackets(t testing.TB) map[string][]byte {
 		"hello":      netsync.AppendHello(nil, &netsync.Hello{SchemaHash: 42, ComponentHashes: []uint64{1, 2}, TickRate: 60, ClientTime: 7}),
 		"welcome":    netsync.AppendWelcome(nil, &netsync.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}),
 		"reject":     netsync.AppendReject(nil, netsync.MsgReject, &netsync.Reject{Reason: netsync.RejectSchema, Detail: "component game.Position differs"}),
-		"disconnect": netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonClosed}),
+		"disconnect": netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectClosed}),
 		"inputs":     netsync.AppendInputs(nil, msgInputSchema, &b),
 	}
 }

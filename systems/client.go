@@ -67,7 +67,7 @@ type ClientOptions struct {
 	// zero.
 	HelloInterval time.Duration
 	// Timeout ends a connection the server has sent nothing on for that
-	// long (State Disconnected, Err naming the timeout); 5 s when zero,
+	// long (state StateDisconnected, Err naming the timeout); 5 s when zero,
 	// the server's default. Allowed: 100ms..1h. Set it like the server's
 	// ServerOptions.Timeout: a client stalled for longer has been dropped.
 	Timeout time.Duration
@@ -115,10 +115,10 @@ type ClientState uint8
 
 // The client states.
 const (
-	Connecting ClientState = iota
-	Connected
-	Refused
-	Disconnected
+	StateConnecting ClientState = iota
+	StateConnected
+	StateRefused
+	StateDisconnected
 )
 
 // ClientStats counts what the client did since it started.
@@ -158,7 +158,7 @@ type ClientStats struct {
 	Confirmed      gw.Tick
 	HasConfirmed   bool
 	State          ClientState
-	Reason         netsync.RejectReason // why Refused or Disconnected
+	Reason         netsync.RejectReason // why StateRefused or StateDisconnected
 
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
@@ -401,7 +401,7 @@ func (c *Client) Update() {
 	now := c.src.Now()
 	c.poll(now)
 	switch c.stats.State {
-	case Connecting:
+	case StateConnecting:
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
 			c.tx = netsync.AppendHello(c.tx[:0], &c.hello)
@@ -410,7 +410,7 @@ func (c *Client) Update() {
 		}
 		c.clock.Advance() // keep the accumulator current; no ticks before the welcome
 		return
-	case Refused, Disconnected:
+	case StateRefused, StateDisconnected:
 		return
 	}
 	if now-c.heard > c.opts.Timeout {

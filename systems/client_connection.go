@@ -22,7 +22,7 @@ func (c *Client) poll(now time.Duration) {
 		}
 		switch t {
 		case netsync.MsgWelcome:
-			if c.stats.State != Connecting {
+			if c.stats.State != StateConnecting {
 				continue
 			}
 			if err := netsync.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
@@ -38,7 +38,7 @@ func (c *Client) poll(now time.Duration) {
 			}
 			c.finish(t, &m)
 		case netsync.MsgSnapshot:
-			if c.stats.State != Connected {
+			if c.stats.State != StateConnected {
 				continue
 			}
 			if err := netsync.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
@@ -72,7 +72,7 @@ func (c *Client) poll(now time.Duration) {
 // server's by the round trip plus the target margin, so its first inputs
 // arrive just before the server needs them.
 func (c *Client) start(now time.Duration) {
-	c.stats.State = Connected
+	c.stats.State = StateConnected
 	c.heard, c.dropped = now, c.clock.DroppedTicks()
 	c.ghosts.SetConn(c.welcome.Conn)
 	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond

@@ -23,7 +23,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 	h.Run(10 * time.Second)
 	for i, c := range h.Clients {
 		st := c.Stats()
-		assert.Equal(t, systems.Connected, st.State)
+		assert.Equal(t, systems.StateConnected, st.State)
 		assert.Zero(t, st.Mispredictions, "a deterministic game on a clean link predicts right")
 		assert.InDelta(t, 100, float64(st.RTT)/float64(time.Millisecond), 2)
 		// Ahead of the server by RTT/2 plus the margin: 3 + 1 ticks.

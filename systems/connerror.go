@@ -8,8 +8,8 @@ import (
 // why the client ended it, as [Client.Err] returns it.
 type ConnError struct {
 	// Refused is true when the server refused the connection at its
-	// start (the client's state is Refused), false when it ended one
-	// (Disconnected).
+	// start (the client's state is StateRefused), false when it ended one
+	// (StateDisconnected).
 	Refused bool
 	// Local is true when the client ended the connection itself: it
 	// heard nothing from the server for its timeout.
@@ -57,10 +57,10 @@ func (c *Client) finish(t netsync.MsgType, m *netsync.Reject) {
 	c.end = &ConnError{Refused: t == netsync.MsgReject, Reason: m.Reason, Detail: m.Detail}
 	c.stats.Reason = m.Reason
 	if c.end.Refused {
-		c.stats.State = Refused
+		c.stats.State = StateRefused
 		c.log.Warn("ghostwire: connection refused", "reason", m.Reason.String(), "detail", m.Detail)
 		return
 	}
-	c.stats.State = Disconnected
+	c.stats.State = StateDisconnected
 	c.log.Info("ghostwire: disconnected", "reason", m.Reason.String(), "detail", m.Detail)
 }

@@ -52,7 +52,7 @@ func ExampleClient_Err() {
 		panic(err)
 	}
 	h.RunUntil(func() bool { c.Update(); return c.Err() != nil }, time.Second)
-	fmt.Println(c.State() == systems.Refused)
+	fmt.Println(c.State() == systems.StateRefused)
 	fmt.Println(c.Err())
 	// Output:
 	// true

@@ -25,7 +25,7 @@ func TestConnErrorMessages(t *testing.T) {
 		{systems.ConnError{Refused: true, Reason: netsync.RejectSchema, Detail: "component game.Position differs"},
 			"ghostwire: refused by the server: schema mismatch: component game.Position differs"},
 		{systems.ConnError{Refused: true, Reason: netsync.RejectFull}, "ghostwire: refused by the server: server full"},
-		{systems.ConnError{Reason: netsync.ReasonTimeout}, "ghostwire: disconnected by the server: timeout"},
+		{systems.ConnError{Reason: netsync.RejectTimeout}, "ghostwire: disconnected by the server: timeout"},
 	} {
 		assert.EqualError(t, &tc.err, tc.want)
 	}
@@ -64,10 +64,10 @@ func TestSchemaMismatchNamesTheComponent(t *testing.T) {
 		require.NoError(t, err)
 		c := dialClient(t, h, tc.client.schema, &clientLog)
 		assert.NoError(t, c.Err(), "%s: no error while connecting", tc.name)
-		ok := h.RunUntil(func() bool { c.Update(); return c.State() != systems.Connecting }, time.Second)
+		ok := h.RunUntil(func() bool { c.Update(); return c.State() != systems.StateConnecting }, time.Second)
 		require.True(t, ok, tc.name)
 
-		assert.Equal(t, systems.Refused, c.State(), tc.name)
+		assert.Equal(t, systems.StateRefused, c.State(), tc.name)
 		assert.Equal(t, netsync.RejectSchema, c.Stats().Reason, tc.name)
 		assert.EqualError(t, c.Err(), "ghostwire: refused by the server: schema mismatch: "+tc.detail, tc.name)
 		var ce *systems.ConnError
@@ -93,15 +93,15 @@ func TestErrReportsTheDisconnect(t *testing.T) {
 	require.NoError(t, err)
 	var log bytes.Buffer
 	c := dialClient(t, h, g.schema, &log)
-	require.True(t, h.RunUntil(func() bool { c.Update(); return c.State() == systems.Connected }, time.Second))
+	require.True(t, h.RunUntil(func() bool { c.Update(); return c.State() == systems.StateConnected }, time.Second))
 	assert.NoError(t, c.Err(), "no error while connected")
 
 	// The client stops sending (it is not updated) until the server drops
 	// it; then it reads the server's goodbye.
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Dropped == 1 }, 2*time.Second))
 	c.Update()
-	assert.Equal(t, systems.Disconnected, c.State())
-	assert.Equal(t, netsync.ReasonTimeout, c.Stats().Reason)
+	assert.Equal(t, systems.StateDisconnected, c.State())
+	assert.Equal(t, netsync.RejectTimeout, c.Stats().Reason)
 	assert.EqualError(t, c.Err(), "ghostwire: disconnected by the server: timeout")
 	assert.Contains(t, log.String(), `level=INFO msg="ghostwire: disconnected" reason=timeout`)
 	h.Run(time.Second)
@@ -178,12 +178,12 @@ func TestClientCountsHostileRejects(t *testing.T) {
 	now.Advance(time.Millisecond)
 	c.Update()
 	assert.Equal(t, uint64(2), c.Stats().BadPackets)
-	assert.Equal(t, systems.Connecting, c.State())
+	assert.Equal(t, systems.StateConnecting, c.State())
 	assert.NoError(t, c.Err())
 
 	require.NoError(t, server.Send(raw(netsync.MaxRejectDetail, long[:netsync.MaxRejectDetail])))
 	now.Advance(time.Millisecond)
 	c.Update()
-	assert.Equal(t, systems.Refused, c.State())
+	assert.Equal(t, systems.StateRefused, c.State())
 	assert.EqualError(t, c.Err(), "ghostwire: refused by the server: server full: "+long[:netsync.MaxRejectDetail])
 }

@@ -34,7 +34,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 		hello.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
 	}
 	helloPacket := netsync.AppendHello(nil, &hello)
-	bye := netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonClosed})
+	bye := netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectClosed})
 	seen := map[components.ConnID]bool{honest: true}
 	buf := make([]byte, transport.MaxDatagramSize)
 	const rounds, perRound = 70, 1000

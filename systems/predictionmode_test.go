@@ -174,7 +174,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		ps.carried, ps.boarded = 0, 0
 		h.Run(30 * time.Second)
 		for i, c := range h.Clients {
-			require.Equal(t, systems.Connected, c.State())
+			require.Equal(t, systems.StateConnected, c.State())
 			play[i] = c.Stats().Mispredictions - join[i]
 		}
 		return h, ps, join, play

@@ -154,7 +154,7 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
+			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectTimeout})
 			s.sendTo(pc.conn, nil, s.tx)
 			_ = pc.conn.Close()
 			continue
@@ -165,9 +165,9 @@ func (s *Server) expire(now time.Duration) {
 	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
-			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.ReasonTimeout})
+			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectTimeout})
 			s.sendTo(sc.conn, sc, s.tx)
-			s.drop(sc, netsync.ReasonTimeout)
+			s.drop(sc, netsync.RejectTimeout)
 			s.stats.TimedOut++
 			i--
 		}

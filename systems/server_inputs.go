@@ -57,7 +57,7 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			}
 		}
 	case netsync.MsgDisconnect:
-		s.drop(sc, netsync.ReasonClosed)
+		s.drop(sc, netsync.RejectClosed)
 		return true
 	default:
 		s.stats.BadPackets++

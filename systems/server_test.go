@@ -45,7 +45,7 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 		wrongRate.Update()
 		tooMany.Update()
 	}
-	assert.Equal(t, systems.Connected, h.Clients[0].State())
+	assert.Equal(t, systems.StateConnected, h.Clients[0].State())
 	assert.NoError(t, h.Clients[0].Err())
 	for c, want := range map[*systems.Client]struct {
 		reason netsync.RejectReason
@@ -55,7 +55,7 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 		wrongRate:   {netsync.RejectTickRate, "ghostwire: refused by the server: tick rate mismatch: the client's is 30, the server's 60"},
 		tooMany:     {netsync.RejectFull, "ghostwire: refused by the server: server full"},
 	} {
-		assert.Equal(t, systems.Refused, c.State())
+		assert.Equal(t, systems.StateRefused, c.State())
 		assert.Equal(t, want.reason, c.Stats().Reason)
 		assert.EqualError(t, c.Err(), want.err)
 	}
@@ -105,7 +105,7 @@ func TestServerCountsBadPacketsAndSurvives(t *testing.T) {
 	h.Run(500 * time.Millisecond)
 	assert.Equal(t, uint64(4), h.Server.Stats().BadPackets)
 	assert.Equal(t, 1, h.Server.Stats().Connections)
-	assert.Equal(t, systems.Connected, h.Clients[0].State())
+	assert.Equal(t, systems.StateConnected, h.Clients[0].State())
 }
 
 func TestServerOptionValidation(t *testing.T) {
@@ -155,7 +155,7 @@ func TestSpawnFailureRefusesTheClient(t *testing.T) {
 		require.NoError(t, err)
 		h.Run(time.Second)
 		c := h.Clients[0]
-		assert.Equal(t, systems.Refused, c.State(), name)
+		assert.Equal(t, systems.StateRefused, c.State(), name)
 		assert.Equal(t, netsync.RejectSpawn, c.Stats().Reason, name)
 		assert.EqualError(t, c.Err(), "ghostwire: refused by the server: the game refused the player", name)
 		st := h.Server.Stats()
@@ -189,8 +189,8 @@ func TestConnectionsWithoutHelloTimeOut(t *testing.T) {
 	require.True(t, ok, "told why")
 	var m netsync.Reject
 	require.NoError(t, netsync.DecodeReject(buf[:n], netsync.MsgDisconnect, &m))
-	assert.Equal(t, netsync.ReasonTimeout, m.Reason)
-	assert.Equal(t, systems.Connected, h.Clients[0].State())
+	assert.Equal(t, netsync.RejectTimeout, m.Reason)
+	assert.Equal(t, systems.StateConnected, h.Clients[0].State())
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 }
 

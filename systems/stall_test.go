@@ -57,7 +57,7 @@ func stallHarness(t *testing.T) (h *harness.Harness, maxReplay func() uint64, re
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	for i, c := range h.Clients {
-		require.Equal(t, systems.Connected, c.State(), "client %d", i)
+		require.Equal(t, systems.StateConnected, c.State(), "client %d", i)
 	}
 	return h, func() uint64 { return most }, func() int { return gone }
 }
@@ -110,7 +110,7 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 			assertInBand(t, h, "3 s after resuming")
 			assert.LessOrEqual(t, maxReplay(), uint64(c.History().Capacity()), "no rollback replays more than the history")
 			assert.Greater(t, c.Stats().SkippedTicks, skipped, "the ticks the catch-up cap dropped are skipped and counted")
-			assert.Equal(t, systems.Connected, c.State())
+			assert.Equal(t, systems.StateConnected, c.State())
 			require.NoError(t, c.Err())
 
 			otherAfter, _ := h.Server.InputStats(otherConn)
@@ -160,17 +160,17 @@ func TestClientStalledPastTheTimeoutIsDisconnectedOnBothEnds(t *testing.T) {
 	h.Run(start + stall - h.Time.Now())
 	require.False(t, h.Stalled(0))
 	h.Step() // the client's first Update after the stall
-	assert.Equal(t, systems.Disconnected, c.State())
-	assert.Equal(t, netsync.ReasonTimeout, c.Stats().Reason)
+	assert.Equal(t, systems.StateDisconnected, c.State())
+	assert.Equal(t, netsync.RejectTimeout, c.Stats().Reason)
 	var ce *systems.ConnError
 	require.True(t, errors.As(c.Err(), &ce))
-	assert.Equal(t, netsync.ReasonTimeout, ce.Reason)
+	assert.Equal(t, netsync.RejectTimeout, ce.Reason)
 	assert.Contains(t, c.Err().Error(), "timeout")
 
 	ticks := c.Stats().Ticks
 	h.Run(time.Second)
 	assert.Equal(t, ticks, c.Stats().Ticks, "a disconnected client runs no tick")
-	assert.Equal(t, systems.Connected, other.State(), "the other client stays")
+	assert.Equal(t, systems.StateConnected, other.State(), "the other client stays")
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 }
 
@@ -181,19 +181,19 @@ func TestClientTimesOutWhenTheServerFallsSilent(t *testing.T) {
 	c := h.Clients[0]
 	silent := h.Time.Now()
 	// Only the clients run: the server neither sends nor reads.
-	for c.State() == systems.Connected && h.Time.Now() < silent+2*stallTimeout {
+	for c.State() == systems.StateConnected && h.Time.Now() < silent+2*stallTimeout {
 		h.Time.Advance(time.Millisecond)
 		for _, c := range h.Clients {
 			c.Update()
 		}
 	}
-	assert.Equal(t, systems.Disconnected, c.State())
+	assert.Equal(t, systems.StateDisconnected, c.State())
 	assert.InDelta(t, float64(stallTimeout), float64(h.Time.Now()-silent), float64(100*time.Millisecond),
 		"disconnected one timeout after the server's last packet")
 	var ce *systems.ConnError
 	require.True(t, errors.As(c.Err(), &ce))
 	assert.True(t, ce.Local, "the client ended it")
-	assert.Equal(t, netsync.ReasonTimeout, ce.Reason)
+	assert.Equal(t, netsync.RejectTimeout, ce.Reason)
 	assert.Equal(t, "ghostwire: disconnected: timeout: nothing heard from the server for 10s", ce.Error())
 
 	// The server, back, reads the client's disconnect before its own

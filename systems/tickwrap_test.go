@@ -152,7 +152,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	r.missing[1] = st.InputsMissing - r.missing[0]
 	for _, c := range h.Clients {
 		r.mispredicted[1] += c.Stats().Mispredictions
-		assert.Equal(t, systems.Connected, c.State())
+		assert.Equal(t, systems.StateConnected, c.State())
 		assert.Zero(t, c.Stats().BadPackets, "boundary %d", boundary)
 	}
 	r.mispredicted[1] -= r.mispredicted[0]

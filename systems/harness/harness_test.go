@@ -30,7 +30,7 @@ func TestStallPausesOneClientOnly(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(time.Second)
 	stalled, running := h.Clients[0], h.Clients[1]
-	require.Equal(t, systems.Connected, stalled.State())
+	require.Equal(t, systems.StateConnected, stalled.State())
 	a, b0 := stalled.Stats().Ticks, running.Stats().Ticks
 
 	h.Stall(0, 500*time.Millisecond)
