@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
-	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -45,44 +44,4 @@ func TestServerCountsClampedInputs(t *testing.T) {
 	_, out, real := b.Take(11)
 	require.True(t, real)
 	assert.Equal(t, Drive{Steer: 1, Throttle: 0.5, Brake: 1, Handbrake: 1}, *(*Drive)(unsafe.Pointer(&out[0])))
-}
-
-func TestHandbrakeStopsAndCounts(t *testing.T) {
-	b, c := Body{Speed: 10}, Counters{Handbrakes: 65535}
-	Step(&b, &c, &Drive{Handbrake: 1})
-	assert.Zero(t, b.Speed)
-	assert.Zero(t, c.Handbrakes, "the counter wraps")
-	Step(&b, &c, &Drive{})
-	assert.Zero(t, c.Handbrakes, "a press counts on its tick only")
-}
-
-func TestCarLeftAloneStops(t *testing.T) {
-	b, c := Body{Speed: MaxSpeed, Heading: 1}, Counters{}
-	for range 2*TickRate + 1 {
-		Step(&b, &c, &Drive{Steer: 0})
-	}
-	assert.Zero(t, b.Speed, "coasting stops a car after two seconds")
-	x, y := b.X, b.Y
-	Step(&b, &c, &Drive{Steer: 1})
-	assert.Equal(t, Body{X: x, Y: y, Heading: 1}, b, "a standing car neither moves nor turns")
-}
-
-func TestCarWrapsAtTheEdge(t *testing.T) {
-	b, c := Body{X: HalfSize - 0.01, Speed: MaxSpeed}, Counters{}
-	Step(&b, &c, &Drive{Throttle: 1})
-	assert.Less(t, b.X, -HalfSize+1)
-	assert.GreaterOrEqual(t, b.X, -HalfSize)
-}
-
-func TestBotIsSeededAndLetsGo(t *testing.T) {
-	a, b := NewBot(3, 600), NewBot(3, 600)
-	for tick := gw.Tick(0); tick < 700; tick++ {
-		da, db := a.Input(nil, tick), b.Input(nil, tick)
-		require.Equal(t, da, db, "tick %d", tick)
-		if tick >= 600 {
-			require.Equal(t, Drive{}, da, "tick %d: the bot let go", tick)
-		}
-	}
-	assert.Greater(t, a.Pulls, uint64(0))
-	assert.Equal(t, a.Pulls, b.Pulls)
 }
