@@ -3,11 +3,12 @@ package ghosts_test
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"testing"
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
@@ -57,9 +58,7 @@ func newTestSchema(tb testing.TB) *testSchema {
 	crate := b.GhostType("crate", hp, pos)
 	netsync.Input[Ctl](&b, netsync.InputRules[Ctl]{})
 	s, err := b.Build()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return &testSchema{Schema: s, pos: pos, hp: hp, player: player, crate: crate}
 }
 
@@ -131,17 +130,14 @@ func TestBindMapsTypesPerWorld(t *testing.T) {
 	sw, sb := newServerWorld(t, s)
 	cw, cb := newClientWorld(t, s)
 
-	if sb.Schema() != s.Schema || sb.World() != sw {
-		t.Fatalf("Schema/World accessors do not return what Bind got")
-	}
+	require.Same(t, s.Schema, sb.Schema(), "Schema returns what Bind got")
+	require.Same(t, sw, sb.World(), "World returns what Bind got")
 
 	sa, ca := sw.Arche(), cw.Arche()
 	// Precondition: the two worlds number the replicated types differently,
 	// otherwise this test proves nothing.
-	if ecs.ComponentID[Pos](sa) == ecs.ComponentID[Pos](ca) || ecs.ComponentID[HP](sa) == ecs.ComponentID[HP](ca) {
-		t.Fatalf("test setup: arche IDs agree between worlds (Pos %d/%d, HP %d/%d)",
-			ecs.ComponentID[Pos](sa), ecs.ComponentID[Pos](ca), ecs.ComponentID[HP](sa), ecs.ComponentID[HP](ca))
-	}
+	require.NotEqual(t, ecs.ComponentID[Pos](sa), ecs.ComponentID[Pos](ca), "test setup: Pos's arche IDs agree between worlds")
+	require.NotEqual(t, ecs.ComponentID[HP](sa), ecs.ComponentID[HP](ca), "test setup: HP's arche IDs agree between worlds")
 
 	for _, side := range []struct {
 		name string
@@ -154,16 +150,14 @@ func TestBindMapsTypesPerWorld(t *testing.T) {
 			want []ecs.ID
 		}{{s.player, []ecs.ID{pid, hid}}, {s.crate, []ecs.ID{hid, pid}}} {
 			ids, ok := side.b.ComponentIDs(tt.typ)
-			if !ok || !reflect.DeepEqual(ids, tt.want) {
-				t.Errorf("%s: ComponentIDs(%d) = %v, %v; want %v, true", side.name, tt.typ, ids, ok, tt.want)
-			}
+			assert.Truef(t, ok, "%s: ComponentIDs(%d)", side.name, tt.typ)
+			assert.Equalf(t, tt.want, ids, "%s: ComponentIDs(%d)", side.name, tt.typ)
 			// Every arche ID really is the Go type the schema names.
 			gt, _ := s.GhostType(tt.typ)
 			for j, id := range ids {
 				info, ok := ecs.ComponentInfo(side.a, id)
-				if want := s.ComponentType(gt.Components[j]); !ok || info.Type != want {
-					t.Errorf("%s: ghost type %d component %d: arche ID %d is %v (registered %v), want %v", side.name, tt.typ, j, id, info.Type, ok, want)
-				}
+				assert.Truef(t, ok, "%s: ghost type %d component %d: arche ID %d is not registered", side.name, tt.typ, j, id)
+				assert.Equalf(t, s.ComponentType(gt.Components[j]), info.Type, "%s: ghost type %d component %d: arche ID %d", side.name, tt.typ, j, id)
 			}
 		}
 		for _, m := range []struct {
@@ -176,9 +170,7 @@ func TestBindMapsTypesPerWorld(t *testing.T) {
 			{"Header", side.b.Header, ecs.ComponentID[components.InputHeader](side.a)},
 			{"Input", side.b.Input, ecs.ComponentID[Ctl](side.a)},
 		} {
-			if m.got != m.want {
-				t.Errorf("%s: Binding.%s = %d, want %d", side.name, m.name, m.got, m.want)
-			}
+			assert.Equalf(t, m.want, m.got, "%s: Binding.%s", side.name, m.name)
 		}
 	}
 }
@@ -187,9 +179,9 @@ func TestComponentIDsUnknownType(t *testing.T) {
 	s := newTestSchema(t)
 	_, b := newServerWorld(t, s)
 	for _, typ := range []netsync.GhostTypeID{netsync.GhostTypeID(s.NumGhostTypes()), 99, math.MaxUint16} {
-		if ids, ok := b.ComponentIDs(typ); ok || ids != nil {
-			t.Errorf("ComponentIDs(%d) = %v, %v; want nil, false", typ, ids, ok)
-		}
+		ids, ok := b.ComponentIDs(typ)
+		assert.Falsef(t, ok, "ComponentIDs(%d)", typ)
+		assert.Nilf(t, ids, "ComponentIDs(%d)", typ)
 	}
 }
 
@@ -209,17 +201,12 @@ func TestBindingQuantize(t *testing.T) {
 			b.Quantize(e, typ)
 			got := *getPos(w, e)
 			want := Pos{posQ.Quantize(p.X), posQ.Quantize(p.Y)}
-			if bitsOf(&got) != bitsOf(&want) {
-				t.Errorf("type %d: Quantize(%v) = %v, want %v", typ, p, got, want)
-			}
-			if h := getHP(w, e).V; h != -12345 {
-				t.Errorf("type %d: Quantize changed HP to %d, want -12345 (the full int32 range is lossless)", typ, h)
-			}
+			assert.Equalf(t, bitsOf(&want), bitsOf(&got), "type %d: Quantize(%v) = %v, want %v", typ, p, got, want)
+			assert.Equalf(t, int32(-12345), getHP(w, e).V, "type %d: Quantize changed HP (the full int32 range is lossless)", typ)
 			// Idempotent, bit for bit.
 			b.Quantize(e, typ)
-			if again := *getPos(w, e); bitsOf(&again) != bitsOf(&got) {
-				t.Errorf("type %d: Quantize twice = %v, once = %v", typ, again, got)
-			}
+			again := *getPos(w, e)
+			assert.Equalf(t, bitsOf(&got), bitsOf(&again), "type %d: Quantize twice = %v, once = %v", typ, again, got)
 		}
 	}
 }
@@ -229,10 +216,9 @@ func TestBindingQuantizeAllocs(t *testing.T) {
 	w, b := newServerWorld(t, s)
 	e := newEntity(w, Pos{1.1, 2.2}, HP{V: 3})
 	b.Quantize(e, s.player) // grows the scratch buffers
-	if n := testing.AllocsPerRun(100, func() {
+	n := testing.AllocsPerRun(100, func() {
 		getPos(w, e).X += 0.37
 		b.Quantize(e, s.player)
-	}); n != 0 {
-		t.Errorf("Binding.Quantize: %v allocs per call in steady state, want 0", n)
-	}
+	})
+	assert.Zero(t, n, "Binding.Quantize allocs per call in steady state")
 }

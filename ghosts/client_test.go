@@ -43,9 +43,7 @@ func newPair(tb testing.TB, me components.ConnID) *pair {
 func (p *pair) spawn(tb testing.TB, typ netsync.GhostTypeID, owner components.ConnID, pos Pos, hp HP) ecs.Entity {
 	tb.Helper()
 	e := newEntity(p.sw, pos, hp)
-	if _, err := p.srv.Spawn(e, typ, owner); err != nil {
-		tb.Fatal(err)
-	}
+	spawn(tb, p.srv, e, typ, owner)
 	return e
 }
 
@@ -53,12 +51,9 @@ func (p *pair) spawn(tb testing.TB, typ netsync.GhostTypeID, owner components.Co
 // replicated values of server entity se.
 func (p *pair) checkValues(tb testing.TB, id components.GhostID, se, ce ecs.Entity) {
 	tb.Helper()
-	if sp, cp := getPos(p.sw, se), getPos(p.cw, ce); bitsOf(sp) != bitsOf(cp) {
-		tb.Errorf("ghost %d: client Pos %v, server %v", id, *cp, *sp)
-	}
-	if sh, ch := getHP(p.sw, se), getHP(p.cw, ce); *sh != *ch {
-		tb.Errorf("ghost %d: client HP %v, server %v", id, *ch, *sh)
-	}
+	sp, cp := getPos(p.sw, se), getPos(p.cw, ce)
+	assert.Equalf(tb, bitsOf(sp), bitsOf(cp), "ghost %d: client Pos %v, server %v", id, *cp, *sp)
+	assert.Equalf(tb, *getHP(p.sw, se), *getHP(p.cw, ce), "ghost %d: HP, server then client", id)
 }
 
 // apply spawns the snapshot's new ghosts, writes the known ones and
@@ -72,6 +67,14 @@ func (p *pair) apply(snap *netsync.Snapshot) {
 		}
 	}
 	p.cl.Sweep(snap)
+}
+
+// lookup returns the client's entity of ghost id, requiring it.
+func (p *pair) lookup(tb testing.TB, id components.GhostID) ecs.Entity {
+	tb.Helper()
+	e, ok := p.cl.Entity(id)
+	require.Truef(tb, ok, "ghost %d not on the client", id)
+	return e
 }
 
 func TestClientSpawn(t *testing.T) {
@@ -90,75 +93,50 @@ func TestClientSpawn(t *testing.T) {
 
 	var spawned []components.Ghost
 	p.cl.OnSpawn = func(w *gw.World, e ecs.Entity, g components.Ghost) {
-		if w != p.cw {
-			t.Errorf("OnSpawn got another world")
-		}
-		if got := getGhost(w, e); got != g {
-			t.Errorf("OnSpawn: entity holds %+v, hook got %+v", got, g)
-		}
+		assert.Same(t, p.cw, w, "OnSpawn got another world")
+		assert.Equal(t, getGhost(w, e), g, "OnSpawn: the entity's Ghost, then the hook's")
 		// Replicated values are set before the hook runs.
 		se, _ := p.srv.Entity(g.ID)
 		p.checkValues(t, g.ID, se, e)
 		spawned = append(spawned, g)
 	}
-	p.cl.OnDespawn = func(*gw.World, ecs.Entity, components.Ghost) { t.Error("OnDespawn called while spawning") }
+	p.cl.OnDespawn = func(*gw.World, ecs.Entity, components.Ghost) { assert.Fail(t, "OnDespawn called while spawning") }
 
 	for gi := range snap.Ghosts {
 		e := p.cl.Spawn(snap, gi)
-		g := snap.Ghosts[gi]
-		if got, ok := p.cl.Entity(g.ID); !ok || got != e {
-			t.Errorf("Lookup(%d) = %v, %v; want %v, true", g.ID, got, ok, e)
-		}
+		assert.Equalf(t, e, p.lookup(t, snap.Ghosts[gi].ID), "Lookup(%d)", snap.Ghosts[gi].ID)
 	}
-	if len(spawned) != len(owners) {
-		t.Fatalf("OnSpawn called %d times, want %d", len(spawned), len(owners))
-	}
+	require.Len(t, spawned, len(owners), "OnSpawn calls")
 	for i, g := range spawned {
-		if g != snap.Ghosts[i].Ghost {
-			t.Errorf("OnSpawn #%d got %+v, want %+v", i, g, snap.Ghosts[i].Ghost)
-		}
+		assert.Equalf(t, snap.Ghosts[i].Ghost, g, "OnSpawn #%d", i)
 	}
 
 	for i, se := range ses {
 		sg := getGhost(p.sw, se)
-		ce, ok := p.cl.Entity(sg.ID)
-		if !ok {
-			t.Fatalf("ghost %d not on the client", sg.ID)
-		}
-		if cg := getGhost(p.cw, ce); cg != sg {
-			t.Errorf("ghost %d: client identity %+v, server %+v", sg.ID, cg, sg)
-		}
-		if sg.Spawned != 3 {
-			t.Errorf("ghost %d: Spawned %d, want 3", sg.ID, sg.Spawned)
-		}
+		ce := p.lookup(t, sg.ID)
+		assert.Equalf(t, sg, getGhost(p.cw, ce), "ghost %d: identity, server then client", sg.ID)
+		assert.Equalf(t, gw.Tick(3), sg.Spawned, "ghost %d: Spawned", sg.ID)
 		p.checkValues(t, sg.ID, se, ce)
 		owned := owners[i] == me
-		if got := p.cl.Owned(&sg); got != owned {
-			t.Errorf("ghost %d (owner %d): Owned = %v, want %v", sg.ID, owners[i], got, owned)
-		}
-		if has[components.Predicted](p.cw, ce) != owned || has[components.InputHeader](p.cw, ce) != owned || has[Ctl](p.cw, ce) != owned {
-			t.Errorf("ghost %d (owner %d): Predicted %v, InputHeader %v, input %v; want all %v",
-				sg.ID, owners[i], has[components.Predicted](p.cw, ce), has[components.InputHeader](p.cw, ce), has[Ctl](p.cw, ce), owned)
-		}
-		if has[components.Interpolated](p.cw, ce) == owned {
-			t.Errorf("ghost %d (owner %d): Interpolated %v, want %v", sg.ID, owners[i], !owned, !owned)
-		}
+		assert.Equalf(t, owned, p.cl.Owned(&sg), "ghost %d (owner %d): Owned", sg.ID, owners[i])
+		assert.Equalf(t, owned, has[components.Predicted](p.cw, ce), "ghost %d (owner %d): Predicted", sg.ID, owners[i])
+		assert.Equalf(t, owned, has[components.InputHeader](p.cw, ce), "ghost %d (owner %d): InputHeader", sg.ID, owners[i])
+		assert.Equalf(t, owned, has[Ctl](p.cw, ce), "ghost %d (owner %d): the input type", sg.ID, owners[i])
+		assert.Equalf(t, !owned, has[components.Interpolated](p.cw, ce), "ghost %d (owner %d): Interpolated", sg.ID, owners[i])
 		// Exactly the replicated components plus identity and mode (and
 		// for a predicted ghost its input: header and the game's type).
 		want := 4
 		if owned {
 			want = 6
 		}
-		if n := len(p.cw.Arche().Ids(ce)); n != want {
-			t.Errorf("ghost %d: %d components, want %d", sg.ID, n, want)
-		}
+		assert.Lenf(t, p.cw.Arche().Ids(ce), want, "ghost %d: components", sg.ID)
 	}
-	if _, ok := p.cl.Entity(99); ok {
-		t.Error("Lookup of an unknown ghost found one")
-	}
-	if st := p.cl.Stats(); st.Spawned != uint64(len(owners)) || st.Live != len(owners) || st.Despawned != 0 {
-		t.Errorf("Stats = %+v, want Spawned %d, Live %d", st, len(owners), len(owners))
-	}
+	_, ok := p.cl.Entity(99)
+	assert.False(t, ok, "Lookup of an unknown ghost found one")
+	st := p.cl.Stats()
+	assert.Equal(t, uint64(len(owners)), st.Spawned)
+	assert.Equal(t, len(owners), st.Live)
+	assert.Zero(t, st.Despawned)
 }
 
 // altType alternates the two ghost types.
@@ -171,19 +149,14 @@ func altType(s *testSchema, i int) netsync.GhostTypeID {
 
 func TestClientWithoutConnPredictsNothing(t *testing.T) {
 	p := newPair(t, 0)
-	if p.cl.Conn() != 0 {
-		t.Fatalf("Conn = %d, want 0", p.cl.Conn())
-	}
+	require.Zero(t, p.cl.Conn())
 	p.spawn(t, p.s.player, 0, Pos{}, HP{}) // server-owned: owner 0
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, 0)
 	e := p.cl.Spawn(snap, 0)
-	if !has[components.Interpolated](p.cw, e) || has[components.Predicted](p.cw, e) {
-		t.Error("a client without a connection ID predicts a server-owned ghost")
-	}
+	assert.True(t, has[components.Interpolated](p.cw, e), "a client without a connection ID interpolates a server-owned ghost")
+	assert.False(t, has[components.Predicted](p.cw, e), "a client without a connection ID predicts a server-owned ghost")
 	p.cl.SetConn(5)
-	if p.cl.Conn() != 5 {
-		t.Errorf("Conn = %d after SetConn(5)", p.cl.Conn())
-	}
+	assert.Equal(t, components.ConnID(5), p.cl.Conn(), "Conn after SetConn(5)")
 }
 
 func TestClientWrite(t *testing.T) {
@@ -208,17 +181,14 @@ func TestClientWrite(t *testing.T) {
 		p.cl.Write(ce, snap, gi)
 		p.checkValues(t, g.ID, se[g.ID-1], ce)
 	}
-	ce, _ := p.cl.Entity(1)
-	if getPos(p.cw, ce).X == -7.3 {
-		t.Error("the client holds an unquantized value") // test sanity: -7.3 is not on the 1/64 grid
-	}
+	ce := p.lookup(t, 1)
+	// Test sanity: -7.3 is not on the 1/64 grid.
+	assert.NotEqual(t, float32(-7.3), getPos(p.cw, ce).X, "the client holds an unquantized value")
 	// Write leaves identity and mode alone.
-	if g := getGhost(p.cw, ce); g.ID != 1 || g.Owner != me {
-		t.Errorf("Write changed the identity: %+v", g)
-	}
-	if n := testing.AllocsPerRun(100, func() { p.cl.Write(ce, snap, 0) }); n != 0 {
-		t.Errorf("Client.Write: %v allocs per call, want 0", n)
-	}
+	g := getGhost(p.cw, ce)
+	assert.Equal(t, components.GhostID(1), g.ID, "Write changed the identity")
+	assert.Equal(t, components.ConnID(me), g.Owner, "Write changed the identity")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { p.cl.Write(ce, snap, 0) }), "Client.Write allocs per call")
 }
 
 func TestClientSweep(t *testing.T) {
@@ -235,18 +205,12 @@ func TestClientSweep(t *testing.T) {
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
 	p.apply(snap)
-	if got := p.cl.Stats().Live; got != 30 {
-		t.Fatalf("Live = %d, want 30", got)
-	}
+	require.Equal(t, 30, p.cl.Stats().Live)
 
 	var despawned []components.Ghost
 	p.cl.OnDespawn = func(w *gw.World, e ecs.Entity, g components.Ghost) {
-		if !w.Arche().Alive(e) {
-			t.Errorf("OnDespawn(%d): entity already dead", g.ID)
-		}
-		if got := getGhost(w, e); got != g {
-			t.Errorf("OnDespawn: entity holds %+v, hook got %+v", got, g)
-		}
+		assert.Truef(t, w.Arche().Alive(e), "OnDespawn(%d): entity already dead", g.ID)
+		assert.Equal(t, getGhost(w, e), g, "OnDespawn: the entity's Ghost, then the hook's")
 		despawned = append(despawned, g)
 	}
 	gone := map[components.GhostID]ecs.Entity{}
@@ -262,65 +226,52 @@ func TestClientSweep(t *testing.T) {
 
 	// An incomplete snapshot (small budget) proves nothing.
 	small, left := writeSnapshot(t, p.s, p.srv, 128, 2, me)
-	if left == 0 || small.Complete {
-		t.Fatalf("test setup: small snapshot left %d out, complete %v", left, small.Complete)
-	}
+	require.NotZero(t, left, "test setup: the small snapshot must leave ghosts out")
+	require.False(t, small.Complete, "test setup: the small snapshot must be incomplete")
 	p.apply(small)
-	if len(despawned) != 0 || p.cl.Stats().Live != 30 {
-		t.Errorf("an incomplete snapshot despawned %v (Live %d)", despawned, p.cl.Stats().Live)
-	}
+	assert.Empty(t, despawned, "an incomplete snapshot despawned ghosts")
+	assert.Equal(t, 30, p.cl.Stats().Live, "an incomplete snapshot despawned ghosts")
 	for id := range gone {
-		if _, ok := p.cl.Entity(id); !ok {
-			t.Errorf("incomplete snapshot: ghost %d despawned", id)
-		}
+		_, ok := p.cl.Entity(id)
+		assert.Truef(t, ok, "incomplete snapshot: ghost %d despawned", id)
 	}
 
 	// A complete one does.
 	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 3, me)
-	if !snap.Complete {
-		t.Fatal("test setup: full snapshot incomplete")
-	}
+	require.True(t, snap.Complete, "test setup: full snapshot incomplete")
 	p.apply(snap)
-	if len(despawned) != len(gone) {
-		t.Errorf("OnDespawn called for %v, want %d ghosts", despawned, len(gone))
-	}
+	assert.Len(t, despawned, len(gone), "OnDespawn calls")
 	for _, g := range despawned {
 		e, ok := gone[g.ID]
-		if !ok {
-			t.Errorf("OnDespawn for ghost %d, which is still on the server", g.ID)
+		if !assert.Truef(t, ok, "OnDespawn for ghost %d, which is still on the server", g.ID) {
 			continue
 		}
-		if p.cw.Arche().Alive(e) {
-			t.Errorf("ghost %d: entity still alive after Sweep", g.ID)
-		}
-		if _, ok := p.cl.Entity(g.ID); ok {
-			t.Errorf("ghost %d: Lookup still finds it after Sweep", g.ID)
-		}
+		assert.Falsef(t, p.cw.Arche().Alive(e), "ghost %d: entity still alive after Sweep", g.ID)
+		_, ok = p.cl.Entity(g.ID)
+		assert.Falsef(t, ok, "ghost %d: Lookup still finds it after Sweep", g.ID)
 	}
-	if st := p.cl.Stats(); st.Live != 25 || st.Despawned != 5 || st.Spawned != 30 {
-		t.Errorf("Stats = %+v, want Live 25, Despawned 5, Spawned 30", st)
-	}
+	st := p.cl.Stats()
+	assert.Equal(t, 25, st.Live)
+	assert.Equal(t, uint64(5), st.Despawned)
+	assert.Equal(t, uint64(30), st.Spawned)
 	for id := components.GhostID(1); id <= 30; id++ {
 		_, want := p.srv.Entity(id)
-		if _, ok := p.cl.Entity(id); ok != want {
-			t.Errorf("ghost %d: on client %v, on server %v", id, ok, want)
-		}
+		_, ok := p.cl.Entity(id)
+		assert.Equalf(t, want, ok, "ghost %d: on the client as on the server", id)
 	}
 
 	// The game killed a ghost's entity itself: Sweep forgets it without
 	// calling the hook on a dead entity.
-	ce, _ := p.cl.Entity(2)
+	ce := p.lookup(t, 2)
 	p.cw.Arche().RemoveEntity(ce)
 	despawned = nil
 	p.srv.Despawn(se[1])
 	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 4, me)
 	p.apply(snap)
-	if len(despawned) != 0 {
-		t.Errorf("OnDespawn called for a dead entity: %v", despawned)
-	}
-	if _, ok := p.cl.Entity(2); ok || p.cl.Stats().Live != 24 {
-		t.Errorf("ghost 2 kept after its entity died and the server despawned it (Live %d)", p.cl.Stats().Live)
-	}
+	assert.Empty(t, despawned, "OnDespawn called for a dead entity")
+	_, ok := p.cl.Entity(2)
+	assert.False(t, ok, "ghost 2 kept after its entity died and the server despawned it")
+	assert.Equal(t, 24, p.cl.Stats().Live)
 }
 
 func TestClientEachInIDOrder(t *testing.T) {
@@ -340,39 +291,28 @@ func TestClientEachInIDOrder(t *testing.T) {
 		delete(owned, id)
 	}
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
-	if snap.Ghosts[0].Owner != me {
-		t.Fatal("test setup: the snapshot does not start with an owned ghost")
-	}
+	require.Equal(t, components.ConnID(me), snap.Ghosts[0].Owner, "test setup: the snapshot must start with an owned ghost")
 	p.apply(snap)
 	var ids []components.GhostID
 	p.cl.Each(func(id components.GhostID, e ecs.Entity, predicted bool) {
 		ids = append(ids, id)
-		if predicted != owned[id] {
-			t.Errorf("Each: ghost %d predicted %v, want %v", id, predicted, owned[id])
-		}
-		if got, _ := p.cl.Entity(id); got != e {
-			t.Errorf("Each: ghost %d entity %v, Lookup says %v", id, e, got)
-		}
-		if has[components.Predicted](p.cw, e) != predicted {
-			t.Errorf("Each: ghost %d predicted %v but the entity disagrees", id, predicted)
-		}
+		assert.Equalf(t, owned[id], predicted, "Each: ghost %d predicted", id)
+		got, _ := p.cl.Entity(id)
+		assert.Equalf(t, got, e, "Each: ghost %d entity, Lookup's then Each's", id)
+		assert.Equalf(t, predicted, has[components.Predicted](p.cw, e), "Each: ghost %d: the entity's Predicted", id)
 	})
-	if len(ids) != len(owned) || !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
-		t.Errorf("Each visited %v: want %d distinct ghosts in ascending ID order", ids, len(owned))
-	}
+	assert.Len(t, ids, len(owned))
+	assert.True(t, slices.IsSorted(ids), "Each visits in ascending ID order: %v", ids)
+	assert.Len(t, slices.Compact(slices.Clone(ids)), len(ids), "Each visits distinct ghosts: %v", ids)
 }
 
 func TestClientCompare(t *testing.T) {
 	const me = 1
 	p := newPair(t, me)
 	h, err := gw.EnableHistory[components.Predicted](p.cw, gw.HistoryOptions{Capacity: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := 0; i < p.s.NumComponents(); i++ {
-		if err := h.RegisterType(p.s.ComponentType(netsync.ComponentID(i))); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.RegisterType(p.s.ComponentType(netsync.ComponentID(i))))
 	}
 	mine := p.spawn(t, p.s.player, me, Pos{10.5, -3.25}, HP{50})
 	crate := p.spawn(t, p.s.crate, me, Pos{1, 1}, HP{7})
@@ -383,34 +323,24 @@ func TestClientCompare(t *testing.T) {
 	h.Record(5)
 
 	gi := func(snap *netsync.Snapshot, id components.GhostID) int {
-		for i, g := range snap.Ghosts {
-			if g.ID == id {
-				return i
-			}
-		}
-		t.Fatalf("ghost %d not in snapshot", id)
-		return -1
+		i := slices.IndexFunc(snap.Ghosts, func(g netsync.GhostState) bool { return g.ID == id })
+		require.NotEqualf(t, -1, i, "ghost %d not in snapshot", id)
+		return i
 	}
-	ce := func(id components.GhostID) ecs.Entity {
-		e, ok := p.cl.Entity(id)
-		if !ok {
-			t.Fatalf("ghost %d not on client", id)
-		}
-		return e
-	}
+	ce := func(id components.GhostID) ecs.Entity { return p.lookup(t, id) }
 
 	for _, id := range []components.GhostID{1, 2} {
-		if _, eq, rec := p.cl.Compare(h, 5, ce(id), snap, gi(snap, id)); !eq || !rec {
-			t.Errorf("ghost %d: Compare with the values recorded = %v, %v; want true, true", id, eq, rec)
-		}
+		_, eq, rec := p.cl.Compare(h, 5, ce(id), snap, gi(snap, id))
+		assert.Truef(t, eq, "ghost %d: Compare with the values recorded: equal", id)
+		assert.Truef(t, rec, "ghost %d: Compare with the values recorded: recorded", id)
 	}
 
 	// A prediction within the wire's resolution encodes the same.
 	getPos(p.cw, ce(1)).X += 1.0 / 256
 	h.Record(6)
-	if _, eq, rec := p.cl.Compare(h, 6, ce(1), snap, gi(snap, 1)); !eq || !rec {
-		t.Errorf("prediction off by a quarter step: Compare = %v, %v; want true, true", eq, rec)
-	}
+	_, eq, rec := p.cl.Compare(h, 6, ce(1), snap, gi(snap, 1))
+	assert.True(t, eq, "prediction off by a quarter step: equal")
+	assert.True(t, rec, "prediction off by a quarter step: recorded")
 
 	// The server disagrees about one component of each ghost.
 	getPos(p.sw, mine).Y += 0.5
@@ -418,37 +348,31 @@ func TestClientCompare(t *testing.T) {
 	p.srv.Quantize()
 	snap2, _ := writeSnapshot(t, p.s, p.srv, 0, 5, me)
 	for _, id := range []components.GhostID{1, 2} {
-		if _, eq, rec := p.cl.Compare(h, 5, ce(id), snap2, gi(snap2, id)); eq || !rec {
-			t.Errorf("ghost %d: Compare with a differing value = %v, %v; want false, true", id, eq, rec)
-		}
+		_, eq, rec := p.cl.Compare(h, 5, ce(id), snap2, gi(snap2, id))
+		assert.Falsef(t, eq, "ghost %d: Compare with a differing value: equal", id)
+		assert.Truef(t, rec, "ghost %d: Compare with a differing value: recorded", id)
 	}
 	// The difference names the component, the field and both values.
 	diff, _, _ := p.cl.Compare(h, 5, ce(1), snap2, gi(snap2, 1))
 	want := fmt.Sprintf("ghosts_test.Pos.Y: %v then %v", getPos(p.sw, mine).Y-0.5, getPos(p.sw, mine).Y)
-	if diff.String() != want {
-		t.Errorf("Compare's difference = %q, want %q", diff, want)
-	}
+	assert.Equal(t, want, diff.String(), "Compare's difference")
 	// The history's values, not the live ones, are compared.
 	*getPos(p.cw, ce(1)) = *getPos(p.sw, mine)
-	if _, eq, _ := p.cl.Compare(h, 5, ce(1), snap2, gi(snap2, 1)); eq {
-		t.Error("Compare read the live value instead of the one recorded at the tick")
-	}
+	_, eq, _ = p.cl.Compare(h, 5, ce(1), snap2, gi(snap2, 1))
+	assert.False(t, eq, "Compare read the live value instead of the one recorded at the tick")
 
 	// Not recorded: a tick never recorded, and an interpolated ghost.
-	if _, _, rec := p.cl.Compare(h, 4, ce(1), snap, gi(snap, 1)); rec {
-		t.Error("Compare at an unrecorded tick reports recorded")
-	}
-	if _, _, rec := p.cl.Compare(h, 5, ce(3), snap, gi(snap, 3)); rec {
-		t.Error("Compare of an interpolated (unrecorded) ghost reports recorded")
-	}
+	_, _, rec = p.cl.Compare(h, 4, ce(1), snap, gi(snap, 1))
+	assert.False(t, rec, "Compare at an unrecorded tick reports recorded")
+	_, _, rec = p.cl.Compare(h, 5, ce(3), snap, gi(snap, 3))
+	assert.False(t, rec, "Compare of an interpolated (unrecorded) ghost reports recorded")
 	// A ghost spawned after the tick.
 	p.spawn(t, p.s.player, me, Pos{2, 2}, HP{2})
 	p.srv.Quantize()
 	snap3, _ := writeSnapshot(t, p.s, p.srv, 0, 7, me)
 	p.apply(snap3)
-	if _, _, rec := p.cl.Compare(h, 5, ce(4), snap3, gi(snap3, 4)); rec {
-		t.Error("Compare of a ghost spawned after the tick reports recorded")
-	}
+	_, _, rec = p.cl.Compare(h, 5, ce(4), snap3, gi(snap3, 4))
+	assert.False(t, rec, "Compare of a ghost spawned after the tick reports recorded")
 }
 
 // TestEndToEnd runs a server world whose ghosts move, spawn and die for
@@ -465,9 +389,7 @@ func TestEndToEnd(t *testing.T) {
 	p := newPair(t, me)
 	rng := rand.New(rand.NewPCG(7, 11))
 	sw, err := netsync.NewSnapshotWriter(p.s.Schema, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var snap netsync.Snapshot // reused, as a client does
 	var live []ecs.Entity
 	spawn := func() {
@@ -503,9 +425,7 @@ func TestEndToEnd(t *testing.T) {
 				continue
 			}
 			if rng.IntN(2) == 0 {
-				if !p.srv.Despawn(e) {
-					t.Fatalf("tick %d: Despawn of a live ghost = false", tick)
-				}
+				require.Truef(t, p.srv.Despawn(e), "tick %d: Despawn of a live ghost", tick)
 				p.sw.Arche().RemoveEntity(e)
 				despawns++
 			} else {
@@ -522,55 +442,39 @@ func TestEndToEnd(t *testing.T) {
 
 		p.srv.Quantize()
 		sw.Begin(tick)
-		if left := p.srv.WriteSnapshot(sw, me); left != 0 {
-			t.Fatalf("tick %d: %d ghosts left out; the test needs complete snapshots", tick, left)
-		}
+		require.Zerof(t, p.srv.WriteSnapshot(sw, me), "tick %d: ghosts left out; the test needs complete snapshots", tick)
 		h := netsync.SnapshotHeader{Tick: tick, Complete: true}
-		if err := netsync.DecodeSnapshot(sw.Finish(&h), p.s.Schema, &snap); err != nil {
-			t.Fatalf("tick %d: %v", tick, err)
-		}
-		if !snap.Complete {
-			t.Fatalf("tick %d: snapshot incomplete", tick)
-		}
+		require.NoErrorf(t, netsync.DecodeSnapshot(sw.Finish(&h), p.s.Schema, &snap), "tick %d", tick)
+		require.Truef(t, snap.Complete, "tick %d: snapshot incomplete", tick)
 		p.apply(&snap)
 
-		if got, want := p.cl.Stats().Live, p.srv.Len(); got != want || want != len(live) {
-			t.Fatalf("tick %d: client has %d ghosts, server %d, live entities %d", tick, got, want, len(live))
-		}
+		require.Equalf(t, len(live), p.srv.Len(), "tick %d: server ghosts", tick)
+		require.Equalf(t, len(live), p.cl.Stats().Live, "tick %d: client ghosts", tick)
 		seen := 0
 		p.cl.Each(func(id components.GhostID, ce ecs.Entity, predicted bool) {
 			se, ok := p.srv.Entity(id)
-			if !ok {
-				t.Errorf("tick %d: client has ghost %d, the server does not", tick, id)
+			if !assert.Truef(t, ok, "tick %d: client has ghost %d, the server does not", tick, id) {
 				return
 			}
 			seen++
 			p.checkValues(t, id, se, ce)
 			sg, cg := getGhost(p.sw, se), getGhost(p.cw, ce)
-			if sg != cg {
-				t.Errorf("tick %d: ghost %d identity: client %+v, server %+v", tick, id, cg, sg)
-			}
-			if predicted != (sg.Owner == me) {
-				t.Errorf("tick %d: ghost %d (owner %d) predicted = %v", tick, id, sg.Owner, predicted)
-			}
+			assert.Equalf(t, sg, cg, "tick %d: ghost %d identity, server then client", tick, id)
+			assert.Equalf(t, sg.Owner == me, predicted, "tick %d: ghost %d (owner %d) predicted", tick, id, sg.Owner)
 		})
-		if seen != len(live) {
-			t.Fatalf("tick %d: %d client ghosts match the server's %d", tick, seen, len(live))
-		}
+		require.Equalf(t, len(live), seen, "tick %d: client ghosts that match the server's", tick)
 		if t.Failed() {
 			t.FailNow()
 		}
 		lost = int(p.srv.Lost())
 	}
-	if lost != kills {
-		t.Errorf("Lost = %d, want %d entities destroyed without Despawn", lost, kills)
-	}
-	if st := p.cl.Stats(); st.Spawned != uint64(startLen+spawns) || st.Despawned != uint64(despawns+kills) {
-		t.Errorf("client Stats %+v, want Spawned %d, Despawned %d", st, startLen+spawns, despawns+kills)
-	}
-	if spawns < 50 || despawns < 20 || kills < 20 {
-		t.Errorf("test setup: only %d spawns, %d despawns, %d kills in %d ticks", spawns, despawns, kills, ticks)
-	}
+	assert.Equal(t, kills, lost, "Lost counts the entities destroyed without Despawn")
+	st := p.cl.Stats()
+	assert.Equal(t, uint64(startLen+spawns), st.Spawned)
+	assert.Equal(t, uint64(despawns+kills), st.Despawned)
+	assert.GreaterOrEqual(t, spawns, 50, "test setup: spawns")
+	assert.GreaterOrEqual(t, despawns, 20, "test setup: despawns")
+	assert.GreaterOrEqual(t, kills, 20, "test setup: kills")
 }
 
 func TestLookupForgetsAGhostTheGameDestroyed(t *testing.T) {
@@ -580,14 +484,11 @@ func TestLookupForgetsAGhostTheGameDestroyed(t *testing.T) {
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
 	e := p.cl.Spawn(snap, 0)
 	p.cw.Arche().RemoveEntity(e)
-	if _, ok := p.cl.Entity(1); ok {
-		t.Fatal("a destroyed entity must never be handed out")
-	}
+	_, ok := p.cl.Entity(1)
+	require.False(t, ok, "a destroyed entity must never be handed out")
 	p.apply(snap) // the next snapshot spawns it again
-	got, ok := p.cl.Entity(1)
-	if !ok || !p.cw.Arche().Alive(got) {
-		t.Fatalf("the ghost is not back: %v %v", got, ok)
-	}
+	got := p.lookup(t, 1)
+	require.True(t, p.cw.Arche().Alive(got), "the ghost is back")
 }
 
 // newModePair is a pair whose schema has a ghost type per prediction mode.

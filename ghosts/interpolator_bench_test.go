@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
@@ -56,9 +57,7 @@ func BenchmarkInterpolatorUpdate(b *testing.B) {
 		r.receive(b, r.packetOf(tick, es[n/2:]))
 	}
 	r.ip.Update(56, 0) // spawn them all
-	if got := r.cl.Stats().Live; got != n {
-		b.Fatalf("%d ghosts shown, want %d", got, n)
-	}
+	require.Equal(b, n, r.cl.Stats().Live, "ghosts shown")
 
 	// The same positions as plain arrays, for the baseline.
 	pos := make([][states + 1]ipPos, n)
@@ -90,9 +89,9 @@ func BenchmarkInterpolatorUpdate(b *testing.B) {
 		r.ip.Update(render(k), 0.25)
 	}
 	b.StopTimer()
-	if st := r.ip.Stats(); st.ExtrapolatedTicks != 0 || st.Teleports != 0 {
-		b.Fatalf("benchmark left the buffered states: %+v", st)
-	}
+	st := r.ip.Stats()
+	require.Zero(b, st.ExtrapolatedTicks, "the benchmark left the buffered states")
+	require.Zero(b, st.Teleports, "the benchmark left the buffered states")
 	perGhost := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / n
 	b.ReportMetric(perGhost, "ns/ghost")
 	if baseline > 0 {

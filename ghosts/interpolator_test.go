@@ -224,9 +224,7 @@ func ipSame(a, b ipState) bool {
 func requireDrawn(tb testing.TB, r *ipRig, id components.GhostID, want ipState, rt float64, format string, args ...any) components.Interpolated {
 	tb.Helper()
 	got, in := r.drawn(tb, id)
-	if !ipSame(got, want) {
-		tb.Fatalf("render tick %v: "+format+":\n got %+v\nwant %+v", append(append([]any{rt}, args...), got, want)...)
-	}
+	require.Truef(tb, ipSame(got, want), "render tick %v: "+format+":\n got %+v\nwant %+v", append(append([]any{rt}, args...), got, want)...)
 	require.Equal(tb, rt, in.Tick, "Interpolated.Tick")
 	return in
 }
@@ -373,9 +371,7 @@ func TestInterpolatorExtrapolatesUpToCapThenHolds(t *testing.T) {
 		r.update(rt)
 		got, in := r.drawn(t, id)
 		w := want(rt)
-		if !ipSame(got, w) {
-			t.Fatalf("render tick %v: got %+v, want %+v", rt, got, w)
-		}
+		require.Truef(t, ipSame(got, w), "render tick %v: got %+v, want %+v", rt, got, w)
 		assert.Equal(t, rt > 20, in.Extrapolated, "render tick %v: Extrapolated", rt)
 		assert.False(t, in.Teleported)
 		if rt > 20 {
@@ -501,9 +497,7 @@ func TestInterpolatorTeleportSteps(t *testing.T) {
 				want = ipStateX(xs[15])
 			}
 		}
-		if !ipSame(got, want) {
-			t.Fatalf("render tick %v: got %+v, want %+v", rt, got, want)
-		}
+		require.Truef(t, ipSame(got, want), "render tick %v: got %+v, want %+v", rt, got, want)
 		// ...and flags exactly the frame that shows the jump.
 		assert.Equal(t, rt == 13, in.Teleported, "render tick %v: Teleported", rt)
 		if in.Teleported {
@@ -531,9 +525,7 @@ func TestInterpolatorNoExtrapolationAcrossTeleport(t *testing.T) {
 		if rt < 12 {
 			want = ipStateX(1)
 		}
-		if !ipSame(got, want) {
-			t.Fatalf("render tick %v: got %+v, want %+v (no extrapolation across a teleport)", rt, got, want)
-		}
+		require.Truef(t, ipSame(got, want), "render tick %v: got %+v, want %+v (no extrapolation across a teleport)", rt, got, want)
 		assert.Equal(t, rt > 12, in.Extrapolated, "render tick %v: Extrapolated", rt)
 		assert.Equal(t, rt == 12, in.Teleported, "render tick %v: Teleported", rt)
 	}
@@ -564,9 +556,7 @@ func TestInterpolatorTeleportArrivingDuringExtrapolation(t *testing.T) {
 	r.update(12.75)
 	got, in = r.drawn(t, id)
 	want := ipBlend(ipStateX(500), ipStateX(501), 0.75)
-	if !ipSame(got, want) {
-		t.Fatalf("render tick 12.75: got %+v, want %+v: a late teleport must step, not fade from the extrapolation", got, want)
-	}
+	require.Truef(t, ipSame(got, want), "render tick 12.75: got %+v, want %+v: a late teleport must step, not fade from the extrapolation", got, want)
 	assert.True(t, in.Teleported, "the jump shows on this frame")
 	assert.False(t, in.Extrapolated)
 	assert.Equal(t, uint64(1), r.ip.Stats().Teleports)
@@ -703,9 +693,7 @@ func TestInterpolatorRingWraps(t *testing.T) {
 		if rt == float64(lo) {
 			want = ipStateX(x(lo))
 		}
-		if !ipSame(got, want) {
-			t.Fatalf("render tick %v: got %+v, want %+v", rt, got, want)
-		}
+		require.Truef(t, ipSame(got, want), "render tick %v: got %+v, want %+v", rt, got, want)
 		assert.False(t, in.Extrapolated)
 		first = true
 	}

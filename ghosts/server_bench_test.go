@@ -5,6 +5,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -31,23 +33,18 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 	p.sw.SetTick(100)
 	p.srv.Quantize()
 	sw, err := netsync.NewSnapshotWriter(p.s.Schema, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	h := netsync.SnapshotHeader{Tick: 100}
 	write := func() []byte {
 		sw.Begin(100)
-		if left := p.srv.WriteSnapshot(sw, conn); left != 0 {
-			b.Fatalf("%d ghosts left out", left)
-		}
+		require.Zero(b, p.srv.WriteSnapshot(sw, conn), "ghosts left out")
 		h.Complete = true
 		return sw.Finish(&h)
 	}
 	packet := write() // warm up: scratch buffers reach their size
 	var snap netsync.Snapshot
-	if err := netsync.DecodeSnapshot(packet, p.s.Schema, &snap); err != nil || len(snap.Ghosts) != n {
-		b.Fatalf("decoded %d ghosts, err %v; want %d", len(snap.Ghosts), err, n)
-	}
+	require.NoError(b, netsync.DecodeSnapshot(packet, p.s.Schema, &snap))
+	require.Len(b, snap.Ghosts, n)
 
 	// Baseline: copy the same component bytes (every ghost's Pos and HP).
 	size := n * int(unsafe.Sizeof(Pos{})+unsafe.Sizeof(HP{}))

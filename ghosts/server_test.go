@@ -1,11 +1,11 @@
 package ghosts_test
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
@@ -18,17 +18,13 @@ import (
 func writeSnapshot(tb testing.TB, s *testSchema, srv *ghosts.ServerRegister, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *netsync.Snapshot, left int) {
 	tb.Helper()
 	sw, err := netsync.NewSnapshotWriter(s.Schema, maxBytes)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	sw.Begin(tick)
 	left = srv.WriteSnapshot(sw, conn)
 	h := netsync.SnapshotHeader{Tick: tick, Complete: true}
 	p := sw.Finish(&h)
 	snap = new(netsync.Snapshot)
-	if err := netsync.DecodeSnapshot(p, s.Schema, snap); err != nil {
-		tb.Fatalf("DecodeSnapshot: %v", err)
-	}
+	require.NoError(tb, netsync.DecodeSnapshot(p, s.Schema, snap), "DecodeSnapshot")
 	return snap, left
 }
 
@@ -38,6 +34,14 @@ func snapshotIDs(snap *netsync.Snapshot) []components.GhostID {
 		ids = append(ids, g.ID)
 	}
 	return ids
+}
+
+// spawn makes e a ghost of type typ owned by owner, requiring success.
+func spawn(tb testing.TB, srv *ghosts.ServerRegister, e ecs.Entity, typ netsync.GhostTypeID, owner components.ConnID) components.GhostID {
+	tb.Helper()
+	id, err := srv.Spawn(e, typ, owner)
+	require.NoError(tb, err)
+	return id
 }
 
 func TestServerSpawn(t *testing.T) {
@@ -59,44 +63,24 @@ func TestServerSpawn(t *testing.T) {
 		w.SetTick(tt.tick)
 		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
 		id, err := srv.Spawn(e, tt.typ, tt.owner)
-		if err != nil {
-			t.Fatalf("Spawn #%d: %v", i, err)
-		}
-		if want := components.GhostID(i + 1); id != want {
-			t.Errorf("Spawn #%d: ID %d, want %d", i, id, want)
-		}
+		require.NoErrorf(t, err, "Spawn #%d", i)
+		assert.Equalf(t, components.GhostID(i+1), id, "Spawn #%d: ID", i)
 		want := components.Ghost{ID: id, Type: uint16(tt.typ), Owner: tt.owner, Spawned: tt.tick}
-		if g := getGhost(w, e); g != want {
-			t.Errorf("Spawn #%d: Ghost %+v, want %+v", i, g, want)
-		}
-		if !has[components.Predicted](w, e) {
-			t.Errorf("Spawn #%d: no Predicted marker", i)
-		}
-		if got, want := has[components.InputHeader](w, e), tt.owner != 0; got != want {
-			t.Errorf("Spawn #%d (owner %d): has InputHeader = %v, want %v", i, tt.owner, got, want)
-		}
-		if got, want := has[Ctl](w, e), tt.owner != 0; got != want {
-			t.Errorf("Spawn #%d (owner %d): has the input type = %v, want %v", i, tt.owner, got, want)
-		}
-		if has[components.Interpolated](w, e) {
-			t.Errorf("Spawn #%d: a server ghost is Interpolated", i)
-		}
-		if got, ok := srv.Entity(id); !ok || got != e {
-			t.Errorf("Entity(%d) = %v, %v; want %v, true", id, got, ok, e)
-		}
-		if got := getPos(w, e).X; got != float32(i) {
-			t.Errorf("Spawn #%d changed the replicated value to %v", i, got)
-		}
+		assert.Equalf(t, want, getGhost(w, e), "Spawn #%d: Ghost", i)
+		assert.Truef(t, has[components.Predicted](w, e), "Spawn #%d: no Predicted marker", i)
+		assert.Equalf(t, tt.owner != 0, has[components.InputHeader](w, e), "Spawn #%d (owner %d): has InputHeader", i, tt.owner)
+		assert.Equalf(t, tt.owner != 0, has[Ctl](w, e), "Spawn #%d (owner %d): has the input type", i, tt.owner)
+		assert.Falsef(t, has[components.Interpolated](w, e), "Spawn #%d: a server ghost is Interpolated", i)
+		got, ok := srv.Entity(id)
+		assert.Truef(t, ok, "Entity(%d)", id)
+		assert.Equalf(t, e, got, "Entity(%d)", id)
+		assert.Equalf(t, float32(i), getPos(w, e).X, "Spawn #%d changed the replicated value", i)
 	}
-	if srv.Len() != len(tests) {
-		t.Errorf("Len = %d, want %d", srv.Len(), len(tests))
-	}
-	if _, ok := srv.Entity(0); ok {
-		t.Error("Entity(0) found a ghost")
-	}
-	if _, ok := srv.Entity(components.GhostID(len(tests) + 1)); ok {
-		t.Error("Entity of an ID never assigned found a ghost")
-	}
+	assert.Equal(t, len(tests), srv.Len())
+	_, ok := srv.Entity(0)
+	assert.False(t, ok, "Entity(0) found a ghost")
+	_, ok = srv.Entity(components.GhostID(len(tests) + 1))
+	assert.False(t, ok, "Entity of an ID never assigned found a ghost")
 }
 
 func TestServerSpawnKeepsExistingMarkers(t *testing.T) {
@@ -113,15 +97,10 @@ func TestServerSpawnKeepsExistingMarkers(t *testing.T) {
 		ecs.Component{ID: b.Header, Comp: &head},
 		ecs.Component{ID: b.Input, Comp: &in},
 	)
-	if _, err := srv.Spawn(e, s.player, 2); err != nil {
-		t.Fatalf("Spawn of an entity already Predicted with an input: %v", err)
-	}
-	if got := *(*components.InputHeader)(a.Get(e, b.Header)); got != head {
-		t.Errorf("Spawn overwrote the existing InputHeader: %+v, want %+v", got, head)
-	}
-	if got := *(*Ctl)(a.Get(e, b.Input)); got != in {
-		t.Errorf("Spawn overwrote the existing input: %+v, want %+v", got, in)
-	}
+	_, err := srv.Spawn(e, s.player, 2)
+	require.NoError(t, err, "Spawn of an entity already Predicted with an input")
+	assert.Equal(t, head, *(*components.InputHeader)(a.Get(e, b.Header)), "Spawn overwrote the existing InputHeader")
+	assert.Equal(t, in, *(*Ctl)(a.Get(e, b.Input)), "Spawn overwrote the existing input")
 }
 
 func TestServerSpawnErrors(t *testing.T) {
@@ -134,9 +113,7 @@ func TestServerSpawnErrors(t *testing.T) {
 	a.RemoveEntity(dead)
 
 	ghost := newEntity(w, Pos{}, HP{})
-	if id, err := srv.Spawn(ghost, s.player, 0); err != nil || id != 1 {
-		t.Fatalf("Spawn = %d, %v; want 1, nil", id, err)
-	}
+	require.Equal(t, components.GhostID(1), spawn(t, srv, ghost, s.player, 0))
 
 	onlyPos := a.NewEntityWith(ecs.Component{ID: ecs.ComponentID[Pos](a), Comp: &Pos{}})
 	onlyHP := a.NewEntityWith(ecs.Component{ID: ecs.ComponentID[HP](a), Comp: &HP{}})
@@ -157,29 +134,21 @@ func TestServerSpawnErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id, err := srv.Spawn(tt.e, tt.typ, 1)
-			if err == nil {
-				t.Fatalf("Spawn = %d, nil; want an error", id)
-			}
-			if id != 0 {
-				t.Errorf("Spawn returned ID %d with its error, want 0", id)
-			}
+			require.Error(t, err)
+			assert.Zero(t, id, "Spawn returned an ID with its error")
 			for _, sub := range tt.want {
-				if !strings.Contains(err.Error(), sub) {
-					t.Errorf("error %q does not mention %s", err, sub)
-				}
+				assert.ErrorContains(t, err, sub)
 			}
-			if a.Alive(tt.e) && a.Has(tt.e, b.Ghost) && tt.e != ghost {
-				t.Errorf("a failed Spawn left a Ghost component")
+			if a.Alive(tt.e) && tt.e != ghost {
+				assert.False(t, a.Has(tt.e, b.Ghost), "a failed Spawn left a Ghost component")
 			}
 		})
 	}
-	if srv.Len() != 1 {
-		t.Errorf("Len = %d after failed spawns, want 1", srv.Len())
-	}
+	assert.Equal(t, 1, srv.Len(), "Len after failed spawns")
 	// Failed spawns consume no ID.
-	if id, err := srv.Spawn(ok, s.player, 0); err != nil || id != 2 {
-		t.Errorf("Spawn after failures = %d, %v; want 2, nil", id, err)
-	}
+	id, err := srv.Spawn(ok, s.player, 0)
+	assert.NoError(t, err)
+	assert.Equal(t, components.GhostID(2), id, "Spawn after failures")
 }
 
 func TestServerDespawn(t *testing.T) {
@@ -189,59 +158,36 @@ func TestServerDespawn(t *testing.T) {
 	var es []ecs.Entity
 	for i := 0; i < 3; i++ {
 		e := newEntity(w, Pos{}, HP{})
-		if _, err := srv.Spawn(e, s.player, 1); err != nil {
-			t.Fatal(err)
-		}
+		spawn(t, srv, e, s.player, 1)
 		es = append(es, e)
 	}
-	if !srv.Despawn(es[1]) {
-		t.Fatal("Despawn of a ghost = false")
-	}
-	if srv.Despawn(es[1]) {
-		t.Error("second Despawn of the same entity = true")
-	}
-	if srv.Despawn(newEntity(w, Pos{}, HP{})) {
-		t.Error("Despawn of an entity that never was a ghost = true")
-	}
-	if !w.Arche().Alive(es[1]) {
-		t.Error("Despawn killed the entity")
-	}
-	if has[components.Ghost](w, es[1]) {
-		t.Error("Despawn left the Ghost component")
-	}
-	if srv.Len() != 2 {
-		t.Errorf("Len = %d, want 2", srv.Len())
-	}
-	if _, ok := srv.Entity(2); ok {
-		t.Error("Entity(2) found the despawned ghost")
-	}
+	require.True(t, srv.Despawn(es[1]), "Despawn of a ghost")
+	assert.False(t, srv.Despawn(es[1]), "second Despawn of the same entity")
+	assert.False(t, srv.Despawn(newEntity(w, Pos{}, HP{})), "Despawn of an entity that never was a ghost")
+	assert.True(t, w.Arche().Alive(es[1]), "Despawn killed the entity")
+	assert.False(t, has[components.Ghost](w, es[1]), "Despawn left the Ghost component")
+	assert.Equal(t, 2, srv.Len())
+	_, ok := srv.Entity(2)
+	assert.False(t, ok, "Entity(2) found the despawned ghost")
 	for _, id := range []components.GhostID{1, 3} {
-		if _, ok := srv.Entity(id); !ok {
-			t.Errorf("Entity(%d) lost after despawning another ghost", id)
-		}
+		_, ok := srv.Entity(id)
+		assert.Truef(t, ok, "Entity(%d) lost after despawning another ghost", id)
 	}
 	snap, _ := writeSnapshot(t, s, srv, 0, 1, 1)
-	if got, want := snapshotIDs(snap), []components.GhostID{1, 3}; !slices.Equal(got, want) {
-		t.Errorf("snapshot after Despawn holds %v, want %v", got, want)
-	}
-	if srv.Lost() != 0 {
-		t.Errorf("Lost = %d after a Despawn, want 0", srv.Lost())
-	}
+	assert.Equal(t, []components.GhostID{1, 3}, snapshotIDs(snap), "snapshot after Despawn")
+	assert.Zero(t, srv.Lost(), "Lost after a Despawn")
 
 	// Despawning a dead entity still forgets it, without counting it lost.
 	w.Arche().RemoveEntity(es[2])
-	if !srv.Despawn(es[2]) {
-		t.Error("Despawn of a dead ghost = false")
-	}
+	assert.True(t, srv.Despawn(es[2]), "Despawn of a dead ghost")
 	srv.Quantize()
-	if srv.Len() != 1 || srv.Lost() != 0 {
-		t.Errorf("Len, Lost = %d, %d; want 1, 0", srv.Len(), srv.Lost())
-	}
+	assert.Equal(t, 1, srv.Len())
+	assert.Zero(t, srv.Lost())
 
 	// A despawned entity can become a ghost again, under a new ID.
-	if id, err := srv.Spawn(es[1], s.crate, 0); err != nil || id != 4 {
-		t.Errorf("respawn = %d, %v; want 4, nil", id, err)
-	}
+	id, err := srv.Spawn(es[1], s.crate, 0)
+	assert.NoError(t, err, "respawn")
+	assert.Equal(t, components.GhostID(4), id, "respawn")
 }
 
 func TestServerDropsDeadGhosts(t *testing.T) {
@@ -257,9 +203,7 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 					want = append(want, id)
 				}
 			}
-			if got := snapshotIDs(snap); !slices.Equal(got, want) {
-				t.Errorf("snapshot holds %v, want the remaining ghosts %v", got, want)
-			}
+			assert.Equal(t, want, snapshotIDs(snap), "the snapshot holds the remaining ghosts")
 		}},
 		{"Quantize", func(t *testing.T, s *testSchema, srv *ghosts.ServerRegister) { srv.Quantize() }},
 	} {
@@ -270,9 +214,7 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 			var es []ecs.Entity
 			for i := 0; i < 4; i++ {
 				e := newEntity(w, Pos{}, HP{})
-				if _, err := srv.Spawn(e, s.player, 0); err != nil {
-					t.Fatal(err)
-				}
+				spawn(t, srv, e, s.player, 0)
 				es = append(es, e)
 			}
 			w.Arche().RemoveEntity(es[1])
@@ -280,33 +222,26 @@ func TestServerDropsDeadGhosts(t *testing.T) {
 			// A recycled entity slot must not revive the dead ghost.
 			newEntity(w, Pos{}, HP{})
 			drop.run(t, s, srv)
-			if srv.Len() != 2 {
-				t.Errorf("Len = %d, want 2", srv.Len())
-			}
-			if srv.Lost() != 2 {
-				t.Errorf("Lost = %d, want 2", srv.Lost())
-			}
+			assert.Equal(t, 2, srv.Len())
+			assert.Equal(t, uint64(2), srv.Lost())
 			for _, id := range []components.GhostID{2, 4} {
-				if _, ok := srv.Entity(id); ok {
-					t.Errorf("Entity(%d) of a dead ghost still found", id)
-				}
+				_, ok := srv.Entity(id)
+				assert.Falsef(t, ok, "Entity(%d) of a dead ghost still found", id)
 			}
-			if e, ok := srv.Entity(3); !ok || e != es[2] {
-				t.Errorf("Entity(3) = %v, %v; want %v, true", e, ok, es[2])
-			}
+			e, ok := srv.Entity(3)
+			assert.True(t, ok, "Entity(3)")
+			assert.Equal(t, es[2], e, "Entity(3)")
 			// Counted once, not again at the next prune.
 			srv.Quantize()
-			if srv.Lost() != 2 {
-				t.Errorf("Lost = %d after another Quantize, want 2", srv.Lost())
-			}
+			assert.Equal(t, uint64(2), srv.Lost(), "Lost after another Quantize")
 
 			// A live entity whose Ghost component the game removed is no
 			// ghost any more: dropped too, instead of read as one.
 			w.Arche().Remove(es[0], b.Ghost)
 			drop.run(t, s, srv)
-			if _, ok := srv.Entity(1); ok || srv.Len() != 1 {
-				t.Errorf("ghost 1 without its Ghost component: Entity found %v, Len %d; want false, 1", ok, srv.Len())
-			}
+			_, ok = srv.Entity(1)
+			assert.False(t, ok, "ghost 1 without its Ghost component is still found")
+			assert.Equal(t, 1, srv.Len())
 		})
 	}
 }
@@ -319,23 +254,14 @@ func TestServerOwned(t *testing.T) {
 	var es []ecs.Entity
 	for _, o := range owners {
 		e := newEntity(w, Pos{}, HP{})
-		if _, err := srv.Spawn(e, s.player, o); err != nil {
-			t.Fatal(err)
-		}
+		spawn(t, srv, e, s.player, o)
 		es = append(es, e)
 	}
 	srv.Despawn(es[3])
 	prefix := []ecs.Entity{es[1]}
-	got := srv.Owned(prefix[:1:1], 2)
-	if want := []ecs.Entity{es[1], es[0], es[4]}; !slices.Equal(got, want) {
-		t.Errorf("Owned(conn 2) = %v, want %v (appended, in ID order)", got, want)
-	}
-	if got, want := srv.Owned(nil, 1), []ecs.Entity{es[2], es[5]}; !slices.Equal(got, want) {
-		t.Errorf("Owned(conn 1) = %v, want %v", got, want)
-	}
-	if got := srv.Owned(nil, 9); len(got) != 0 {
-		t.Errorf("Owned(conn 9) = %v, want none", got)
-	}
+	assert.Equal(t, []ecs.Entity{es[1], es[0], es[4]}, srv.Owned(prefix[:1:1], 2), "Owned(conn 2): appended, in ID order")
+	assert.Equal(t, []ecs.Entity{es[2], es[5]}, srv.Owned(nil, 1), "Owned(conn 1)")
+	assert.Empty(t, srv.Owned(nil, 9), "Owned(conn 9)")
 }
 
 func TestServerWriteSnapshotOrder(t *testing.T) {
@@ -350,9 +276,7 @@ func TestServerWriteSnapshotOrder(t *testing.T) {
 			typ = s.crate
 		}
 		e := newEntity(w, Pos{float32(i) + 0.5, -float32(i)}, HP{V: int32(100 * i)})
-		if _, err := srv.Spawn(e, typ, o); err != nil {
-			t.Fatal(err)
-		}
+		spawn(t, srv, e, typ, o)
 	}
 	srv.Quantize()
 	for _, tt := range []struct {
@@ -365,24 +289,18 @@ func TestServerWriteSnapshotOrder(t *testing.T) {
 		{9, []components.GhostID{1, 2, 3, 4, 5, 6, 7}},
 	} {
 		snap, left := writeSnapshot(t, s, srv, 0, 20, tt.conn)
-		if left != 0 || !snap.Complete {
-			t.Errorf("conn %d: left %d, complete %v; want 0, true", tt.conn, left, snap.Complete)
-		}
-		if got := snapshotIDs(snap); !slices.Equal(got, tt.want) {
-			t.Errorf("conn %d: snapshot order %v, want %v", tt.conn, got, tt.want)
-		}
+		assert.Zerof(t, left, "conn %d: left out", tt.conn)
+		assert.Truef(t, snap.Complete, "conn %d: complete", tt.conn)
+		assert.Equalf(t, tt.want, snapshotIDs(snap), "conn %d: snapshot order", tt.conn)
 		for gi, g := range snap.Ghosts {
 			e, _ := srv.Entity(g.ID)
-			if want := getGhost(w, e); g.Ghost != want {
-				t.Errorf("conn %d: ghost %d identity %+v, want %+v", tt.conn, g.ID, g.Ghost, want)
-			}
+			assert.Equalf(t, getGhost(w, e), g.Ghost, "conn %d: ghost %d identity", tt.conn, g.ID)
 			ids, _ := b.ComponentIDs(netsync.GhostTypeID(g.Type))
 			for ci, id := range ids {
 				// Bitwise: the server quantized, so the wire loses nothing.
 				size := componentSize(w.Arche(), id)
-				if got, want := bytesAt(snap.Value(gi, ci), size), bytesAt(w.Arche().Get(e, id), size); got != want {
-					t.Errorf("conn %d: ghost %d component %d: wire %x, server %x", tt.conn, g.ID, ci, got, want)
-				}
+				assert.Equalf(t, bytesAt(w.Arche().Get(e, id), size), bytesAt(snap.Value(gi, ci), size),
+					"conn %d: ghost %d component %d: server then wire", tt.conn, g.ID, ci)
 			}
 		}
 	}
@@ -401,34 +319,25 @@ func TestServerWriteSnapshotBudget(t *testing.T) {
 				owner = conn // the highest IDs: they still come first
 			}
 			e := newEntity(w, Pos{float32(i), 99}, HP{V: int32(-70000 * i)})
-			if _, err := srv.Spawn(e, s.player, owner); err != nil {
-				t.Fatal(err)
-			}
+			spawn(t, srv, e, s.player, owner)
 		}
 		srv.Quantize()
 		snap, left := writeSnapshot(t, s, srv, maxBytes, 1, conn)
-		if left == 0 {
-			t.Fatalf("maxBytes %d: all %d ghosts fit; the test needs an overflow", maxBytes, n)
-		}
-		if got := len(snap.Ghosts) + left; got != n {
-			t.Errorf("maxBytes %d: %d sent + %d left out = %d, want %d", maxBytes, len(snap.Ghosts), left, got, n)
-		}
-		if snap.Complete {
-			t.Errorf("maxBytes %d: snapshot with %d ghosts left out is marked complete", maxBytes, left)
-		}
+		require.NotZerof(t, left, "maxBytes %d: all %d ghosts fit; the test needs an overflow", maxBytes, n)
+		assert.Equalf(t, n, len(snap.Ghosts)+left, "maxBytes %d: %d sent + %d left out", maxBytes, len(snap.Ghosts), left)
+		assert.Falsef(t, snap.Complete, "maxBytes %d: snapshot with %d ghosts left out is marked complete", maxBytes, left)
 		want := []components.GhostID{n - 2, n}
 		for id := components.GhostID(1); len(want) < len(snap.Ghosts); id++ {
 			want = append(want, id)
 		}
-		if got := snapshotIDs(snap); len(got) < 2 || !slices.Equal(got, want) {
-			t.Errorf("maxBytes %d: snapshot holds %v, want %v (owned first, then by ID)", maxBytes, got, want)
-		}
+		got := snapshotIDs(snap)
+		assert.GreaterOrEqualf(t, len(got), 2, "maxBytes %d: the owned ghosts fit", maxBytes)
+		assert.Equalf(t, want, got, "maxBytes %d: owned first, then by ID", maxBytes)
 		// Everything sent is intact.
 		for gi, g := range snap.Ghosts {
 			e, _ := srv.Entity(g.ID)
-			if p, h := *(*Pos)(snap.Value(gi, 0)), *(*HP)(snap.Value(gi, 1)); p != *getPos(w, e) || h != *getHP(w, e) {
-				t.Errorf("maxBytes %d: ghost %d decoded as %v %v, server has %v %v", maxBytes, g.ID, p, h, *getPos(w, e), *getHP(w, e))
-			}
+			assert.Equalf(t, *getPos(w, e), *(*Pos)(snap.Value(gi, 0)), "maxBytes %d: ghost %d Pos, server then decoded", maxBytes, g.ID)
+			assert.Equalf(t, *getHP(w, e), *(*HP)(snap.Value(gi, 1)), "maxBytes %d: ghost %d HP, server then decoded", maxBytes, g.ID)
 		}
 	}
 }
@@ -441,15 +350,11 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 	srv := ghosts.NewServerRegister(b)
 	for i := 0; i < 64; i++ {
 		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
-		if _, err := srv.Spawn(e, altType(s, i), components.ConnID(i%3)); err != nil {
-			t.Fatal(err)
-		}
+		spawn(t, srv, e, altType(s, i), components.ConnID(i%3))
 	}
 	for _, maxBytes := range []int{0, 64, 200} {
 		sw, err := netsync.NewSnapshotWriter(s.Schema, maxBytes)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		tick := func() {
 			srv.Quantize()
 			sw.Begin(9)
@@ -457,9 +362,7 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 			sw.Finish(&netsync.SnapshotHeader{Tick: 9, Complete: true})
 		}
 		tick()
-		if n := testing.AllocsPerRun(50, tick); n != 0 {
-			t.Errorf("maxBytes %d: %v allocs per Quantize+WriteSnapshot+Finish, want 0", maxBytes, n)
-		}
+		assert.Zerof(t, testing.AllocsPerRun(50, tick), "maxBytes %d: allocs per Quantize+WriteSnapshot+Finish", maxBytes)
 	}
 }
 
@@ -474,31 +377,23 @@ func TestServerOwnedSkipsDestroyedEntities(t *testing.T) {
 	var es []ecs.Entity
 	for i := 0; i < 3; i++ {
 		e := newEntity(w, Pos{}, HP{})
-		if _, err := srv.Spawn(e, s.player, 1); err != nil {
-			t.Fatal(err)
-		}
+		spawn(t, srv, e, s.player, 1)
 		es = append(es, e)
 	}
 	a := w.Arche()
 	a.RemoveEntity(es[1])
 	got := srv.Owned(nil, 1)
-	if want := []ecs.Entity{es[0], es[2]}; !slices.Equal(got, want) {
-		t.Errorf("Owned(conn 1) = %v, want the live %v", got, want)
-	}
+	assert.Equal(t, []ecs.Entity{es[0], es[2]}, got, "Owned(conn 1) holds the live entities")
 	for _, e := range got {
-		if !a.Alive(e) {
-			t.Errorf("Owned returned dead entity %v", e)
-		}
+		assert.Truef(t, a.Alive(e), "Owned returned dead entity %v", e)
 	}
-	if _, ok := srv.Entity(2); ok {
-		t.Error("Entity(2) found the destroyed ghost")
-	}
-	if e, ok := srv.Entity(3); !ok || e != es[2] {
-		t.Errorf("Entity(3) = %v, %v; want %v, true", e, ok, es[2])
-	}
+	_, ok := srv.Entity(2)
+	assert.False(t, ok, "Entity(2) found the destroyed ghost")
+	e, ok := srv.Entity(3)
+	assert.True(t, ok, "Entity(3)")
+	assert.Equal(t, es[2], e, "Entity(3)")
 	// Dropped and counted once, as before.
 	srv.Quantize()
-	if srv.Len() != 2 || srv.Lost() != 1 {
-		t.Errorf("Len, Lost = %d, %d; want 2, 1", srv.Len(), srv.Lost())
-	}
+	assert.Equal(t, 2, srv.Len())
+	assert.Equal(t, uint64(1), srv.Lost())
 }

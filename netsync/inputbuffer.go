@@ -73,6 +73,8 @@ type InputBuffer struct {
 	missing []bool // per slot: tick run without input (to count late arrivals)
 	applied ecs.Tick
 	started bool
+	first   ecs.Tick // the first tick accepted: ticks before it have no input to await
+	firstOK bool
 	last    []byte // the last record applied
 	hasLast bool
 	carry   []byte // presses of late inputs, for the next tick
@@ -163,10 +165,35 @@ func (b *InputBuffer) Add(h components.InputHeader, rec []byte, current ecs.Tick
 		b.stats.Buffered-- // a stale slot (older tick never taken) is replaced
 	}
 	b.heads[i], b.ticks[i], b.has[i], b.missing[i] = h, h.Tick, true, false
+	if !b.firstOK {
+		b.first, b.firstOK = h.Tick, true
+	}
 	b.stats.Accepted++
 	b.stats.Buffered++
 	b.stats.MaxBuffered = max(b.stats.MaxBuffered, b.stats.Buffered)
 	return AddAccepted
+}
+
+// Confirmed returns the tick up to which the client need not resend its
+// inputs: the newest tick taken, held back to just before the oldest of
+// the last MaxInputsPerBatch ticks taken that ran on a substitute while
+// their own input can still come (a tick from the first accepted one on,
+// no copy of which has arrived since). The client resends every input
+// after the confirmed tick, so a press whose every packet was lost still
+// arrives and counts, late, on the next tick, instead of being trimmed
+// from the client's batches unseen. ok is false before the first Take.
+// It costs O(MaxInputsPerBatch) and allocates nothing.
+func (b *InputBuffer) Confirmed() (tick ecs.Tick, ok bool) {
+	if !b.started {
+		return 0, false
+	}
+	for k := min(MaxInputsPerBatch, len(b.heads)) - 1; k >= 0; k-- {
+		t := b.applied.Add(-k)
+		if i := b.slot(t); b.missing[i] && b.ticks[i] == t && b.firstOK && !t.Before(b.first) {
+			return t.Add(-1), true
+		}
+	}
+	return b.applied, true
 }
 
 // copyLate copies a late input's record into the buffer's own scratch.

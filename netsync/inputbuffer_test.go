@@ -400,6 +400,54 @@ func TestInputBufferAppliesALatePressOnce(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Duplicates)
 }
 
+// Confirmed holds back at a tick that ran without its input until a copy
+// arrives, so the client keeps resending it; ticks before the client's
+// first input and ticks beyond what a batch can carry do not hold it back.
+func TestInputBufferConfirmedWaitsForMissingInputs(t *testing.T) {
+	b := newInputBuffer(t, newInputSchema(t, netsync.InputRules[tInput]{}), netsync.InputBufferOptions{Capacity: 128})
+	_, ok := b.Confirmed()
+	assert.False(t, ok, "nothing taken yet")
+	b.Take(1) // before the first input: nothing to wait for
+	c, ok := b.Confirmed()
+	require.True(t, ok)
+	assert.Equal(t, gw.Tick(1), c)
+
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(3), rec(1, 0), 1))
+	b.Take(2)
+	b.Take(3)
+	c, _ = b.Confirmed()
+	assert.Equal(t, gw.Tick(3), c, "tick 2 came before the first input")
+
+	for tick := gw.Tick(4); tick <= 10; tick++ { // 4..10 are all lost
+		b.Take(tick)
+	}
+	c, _ = b.Confirmed()
+	assert.Equal(t, gw.Tick(3), c, "tick 4 is awaited")
+	assert.Equal(t, netsync.AddLate, b.Add(hd(4), jump(1), 10))
+	c, _ = b.Confirmed()
+	assert.Equal(t, gw.Tick(4), c, "tick 5 is awaited")
+	for tick := gw.Tick(5); tick <= 10; tick++ {
+		assert.Equal(t, netsync.AddLate, b.Add(hd(tick), rec(1, 0), 10))
+	}
+	c, _ = b.Confirmed()
+	assert.Equal(t, gw.Tick(10), c, "every input arrived")
+	assert.Equal(t, uint64(1), b.Stats().LatePresses)
+
+	// A tick whose input never comes stops holding back once it is older
+	// than a batch can reach.
+	b.Take(11)
+	for tick := gw.Tick(12); tick < 11+netsync.MaxInputsPerBatch; tick++ {
+		require.Equal(t, netsync.AddAccepted, b.Add(hd(tick), rec(1, 0), tick-1))
+		b.Take(tick)
+		c, _ = b.Confirmed()
+		require.Equal(t, gw.Tick(10), c, "tick %d: tick 11 is awaited", tick)
+	}
+	require.Equal(t, netsync.AddAccepted, b.Add(hd(11+netsync.MaxInputsPerBatch), rec(1, 0), 10+netsync.MaxInputsPerBatch))
+	b.Take(11 + netsync.MaxInputsPerBatch)
+	c, _ = b.Confirmed()
+	assert.Equal(t, gw.Tick(11+netsync.MaxInputsPerBatch), c, "tick 11 is given up")
+}
+
 func TestInputBufferRefusedLateInputPressesNothing(t *testing.T) {
 	s := newInputSchema(t, netsync.InputRules[tInput]{Validate: clampX})
 	b := newInputBuffer(t, s, netsync.InputBufferOptions{})

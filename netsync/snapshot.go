@@ -29,7 +29,9 @@ type SnapshotHeader struct {
 	// Tick is the server tick whose end state the snapshot holds.
 	Tick ecs.Tick
 	// Confirmed is the newest input tick of the receiving client the
-	// server has applied, when HasConfirmed.
+	// server has applied, when HasConfirmed, held back before a recent
+	// tick that ran without its input (see InputBuffer.Confirmed): the
+	// client resends every input after it.
 	Confirmed    ecs.Tick
 	HasConfirmed bool
 	// Lead is how many ticks before it was needed the client's input

@@ -18,8 +18,8 @@ func (s *Server) send(w *gw.World) {
 		s.stats.GhostsLeftOut += uint64(s.ghosts.WriteSnapshot(s.sw, sc.id))
 		h := netsync.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
 			Hold: uint16(min(ms(now-sc.echoAt), 65535))}
-		if applied, ok := sc.inputs.Applied(); ok {
-			h.Confirmed, h.HasConfirmed = applied, true
+		if confirmed, ok := sc.inputs.Confirmed(); ok {
+			h.Confirmed, h.HasConfirmed = confirmed, true
 		}
 		if lead, ok := sc.lead.Lead(); ok {
 			h.Lead = float32(lead)

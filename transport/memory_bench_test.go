@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ghostwire/ghostwire/transport"
 )
 
@@ -39,9 +41,7 @@ func BenchmarkSendReceive(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			clock := &testClock{}
 			client, server, err := transport.NewMemoryNetwork(clock, 1).Pair(bc.c)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			msg, buf := make([]byte, size), make([]byte, transport.MaxDatagramSize)
 			// One op: send a datagram, advance 1ms, receive everything due.
 			// With latency 20ms about 20 datagrams stay in flight.

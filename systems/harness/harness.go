@@ -23,6 +23,10 @@ type ClientSpec struct {
 	Link transport.Conditions
 	// Options configure the client (input source, rollback policy, ...).
 	Options systems.ClientOptions
+	// Wrap, if set, wraps the client's end of the link before the client
+	// uses it, so a test can drop, hold or inspect its datagrams beyond
+	// what Link's random conditions do.
+	Wrap func(transport.Conn) transport.Conn
 }
 
 // Options configures a [Harness].
@@ -117,6 +121,9 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	conn, err := h.Net.Dial("server", spec.Link)
 	if err != nil {
 		return err
+	}
+	if spec.Wrap != nil {
+		conn = spec.Wrap(conn)
 	}
 	if spec.Options.Logger == nil {
 		spec.Options.Logger = h.opts.Logger
