@@ -46,7 +46,7 @@ func (c *Client) poll(now time.Duration) {
 				continue
 			}
 			c.stats.SnapshotsReceived++
-			if c.hasLatest && int32(c.scratch.Tick-c.latest.Tick) <= 0 {
+			if c.hasLatest && !c.scratch.Tick.After(c.latest.Tick) {
 				c.stats.SnapshotsStale++
 				continue
 			}

@@ -153,7 +153,7 @@ func (s *RespawnSystem) Update(w *gw.World) {
 	q := s.filter.Query(w.Arche())
 	for q.Next() {
 		p, v, h, f, g := q.Get()
-		if h.Alive() || int32(w.Tick()-h.Respawn) < 0 {
+		if h.Alive() || w.Tick().Before(h.Respawn) {
 			continue
 		}
 		*p = SpawnPoint(g.Owner)
