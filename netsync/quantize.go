@@ -20,7 +20,7 @@ import (
 // round((max - min) × (1/resolution)), so the top code decodes to within half a
 // step of max, and every decoded value lies in [min, max].
 //
-// [NewQuantizer] refuses resolutions finer than twice float32's spacing near
+// [Range] refuses resolutions finer than twice float32's spacing near
 // the largest magnitude in range. That keeps the float32 rounding of a decoded
 // value within a quarter step, so it always re-encodes to its own code:
 // Encode(Decode(c)) == c for every code, and Quantize is idempotent.
@@ -48,7 +48,7 @@ type Quantizer struct {
 //
 //	var coord = netsync.Range(-16, 16, 1.0/256)
 func Range(min, max, resolution float32) Quantizer {
-	q, err := NewQuantizer(min, max, resolution)
+	q, err := newQuantizer(min, max, resolution)
 	if err != nil {
 		return Quantizer{err: err}
 	}
@@ -69,14 +69,14 @@ func (q Quantizer) Err() error {
 
 var errUnconfigured = fmt.Errorf("netsync: an unconfigured Quantizer (the zero value) would encode every value as 0; make one with Range")
 
-// NewQuantizer returns a Quantizer for [min, max] at the given resolution.
+// newQuantizer returns a Quantizer for [min, max] at the given resolution.
 // It returns an error naming the value at fault and its allowed range if any
 // argument is NaN or infinite, if min >= max, if resolution is not in
 // (0, max-min], or if resolution is finer than twice float32's spacing near
 // the largest magnitude in range. That last limit also keeps MaxCode below 2²⁴
 // (Bits at most 24), as float32 has a 24-bit significand, so no valid
 // Quantizer needs more than the 32 bits of a code.
-func NewQuantizer(min, max, resolution float32) (Quantizer, error) {
+func newQuantizer(min, max, resolution float32) (Quantizer, error) {
 	for _, a := range [...]struct {
 		name string
 		v    float32
@@ -237,7 +237,7 @@ type AngleQuantizer struct {
 // it never fails: bits outside 1..[MaxAngleBits] is kept as the error of
 // [AngleQuantizer.Err] and refused when a schema is built.
 func Angle(bits int) AngleQuantizer {
-	q, err := NewAngleQuantizer(bits)
+	q, err := newAngleQuantizer(bits)
 	if err != nil {
 		return AngleQuantizer{err: err}
 	}
@@ -257,9 +257,9 @@ func (q AngleQuantizer) Err() error {
 
 var errUnconfiguredAngle = fmt.Errorf("netsync: an unconfigured AngleQuantizer (the zero value); make one with Angle")
 
-// NewAngleQuantizer returns an AngleQuantizer using bits bits per angle. It
+// newAngleQuantizer returns an AngleQuantizer using bits bits per angle. It
 // returns an error naming bits if it is outside 1..[MaxAngleBits].
-func NewAngleQuantizer(bits int) (AngleQuantizer, error) {
+func newAngleQuantizer(bits int) (AngleQuantizer, error) {
 	if bits < 1 || bits > MaxAngleBits {
 		return AngleQuantizer{}, fmt.Errorf("netsync: angle quantizer bits %d out of range 1..%d", bits, MaxAngleBits)
 	}

@@ -7,9 +7,10 @@ import (
 )
 
 func ExampleQuantizer() {
-	// Positions in a 1 km arena, to the centimetre.
-	q, err := netsync.NewQuantizer(-500, 500, 0.01)
-	if err != nil {
+	// Positions in a 1 km arena, to the centimetre. Range never fails; a
+	// bad configuration is in Err (and refused when a schema is built).
+	q := netsync.Range(-500, 500, 0.01)
+	if err := q.Err(); err != nil {
 		panic(err)
 	}
 	fmt.Println(q.Bits(), "bits")
@@ -33,15 +34,15 @@ func ExampleQuantizer() {
 }
 
 func ExampleQuantizer_Encode() {
-	q, _ := netsync.NewQuantizer(0, 10, 1)
+	q := netsync.Range(0, 10, 1)
 	fmt.Println(q.Encode(3.4), q.Encode(3.5), q.Encode(-2), q.Encode(99))
 	// Output: 3 4 0 10
 }
 
 func ExampleAngleQuantizer() {
 	// Yaw in 16 bits: about 0.0055° per step.
-	q, err := netsync.NewAngleQuantizer(16)
-	if err != nil {
+	q := netsync.Angle(16)
+	if err := q.Err(); err != nil {
 		panic(err)
 	}
 	const pi = 3.14159265

@@ -13,7 +13,7 @@ import (
 
 func mustQuantizer(t testing.TB, min, max, res float32) netsync.Quantizer {
 	t.Helper()
-	q, err := netsync.NewQuantizer(min, max, res)
+	q, err := quantizer(min, max, res)
 	if err != nil {
 		t.Fatalf("NewQuantizer(%v, %v, %v): %v", min, max, res, err)
 	}
@@ -22,7 +22,7 @@ func mustQuantizer(t testing.TB, min, max, res float32) netsync.Quantizer {
 
 func mustAngleQuantizer(t testing.TB, bits int) netsync.AngleQuantizer {
 	t.Helper()
-	q, err := netsync.NewAngleQuantizer(bits)
+	q, err := angleQuantizer(bits)
 	if err != nil {
 		t.Fatalf("NewAngleQuantizer(%d): %v", bits, err)
 	}
@@ -52,7 +52,7 @@ func TestNewQuantizerErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := netsync.NewQuantizer(tt.min, tt.max, tt.res)
+			q, err := quantizer(tt.min, tt.max, tt.res)
 			if err == nil {
 				t.Fatalf("NewQuantizer(%v, %v, %v) = %+v, want an error", tt.min, tt.max, tt.res, q)
 			}
@@ -66,7 +66,7 @@ func TestNewQuantizerErrors(t *testing.T) {
 func TestQuantizerSuggestedMinimumsAreAccepted(t *testing.T) {
 	// The least resolutions the errors above suggest must themselves work.
 	for _, c := range []struct{ min, max, res float32 }{{0, 1, 2.3841858e-07}, {-1e5, 1e5, 0.015625}} {
-		if _, err := netsync.NewQuantizer(c.min, c.max, c.res); err != nil {
+		if _, err := quantizer(c.min, c.max, c.res); err != nil {
 			t.Errorf("suggested least resolution refused: %v", err)
 		}
 	}
@@ -340,7 +340,7 @@ func TestQuantizerDoesNotAllocate(t *testing.T) {
 
 func TestNewAngleQuantizerErrors(t *testing.T) {
 	for _, bits := range []int{-1, 0, netsync.MaxAngleBits + 1, 32, 64} {
-		_, err := netsync.NewAngleQuantizer(bits)
+		_, err := angleQuantizer(bits)
 		want := fmt.Sprintf("angle quantizer bits %d out of range 1..23", bits)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("NewAngleQuantizer(%d) error = %v, want one containing %q", bits, err, want)
@@ -472,7 +472,7 @@ func FuzzQuantize(f *testing.F) {
 	f.Add(float32(-3e38), float32(3e38), float32(7e31), float32(math.Inf(1)), uint32(0))
 	f.Add(float32(1e-40), float32(2e-40), float32(3e-45), float32(1.5e-40), uint32(9))
 	f.Fuzz(func(t *testing.T, min, max, res, v float32, code uint32) {
-		q, err := netsync.NewQuantizer(min, max, res)
+		q, err := quantizer(min, max, res)
 		if err != nil {
 			return // an invalid configuration; TestNewQuantizerErrors covers the messages
 		}
@@ -566,4 +566,16 @@ func FuzzAngleQuantize(f *testing.F) {
 			t.Fatalf("bits %d: Read() = %v, %v; want %v", n, got, err, once)
 		}
 	})
+}
+
+// quantizer and angleQuantizer make quantizers as games do, with Range and
+// Angle, and return their configuration error.
+func quantizer(min, max, res float32) (netsync.Quantizer, error) {
+	q := netsync.Range(min, max, res)
+	return q, q.Err()
+}
+
+func angleQuantizer(bits int) (netsync.AngleQuantizer, error) {
+	q := netsync.Angle(bits)
+	return q, q.Err()
 }
