@@ -174,7 +174,8 @@ type ClientStats struct {
 // Client is a predicting endpoint: one world with history, its schedule
 // and clock, the ghost register, the input stream and one connection. The
 // game adds its prediction systems (the same as the server's) to Schedule;
-// they see the local player's input on its ghost's InputCommand.
+// they see the local player's input on its ghost: the game's input type
+// beside components.InputHeader.
 type Client struct {
 	world    *gw.World
 	schedule *gw.Schedule
