@@ -73,11 +73,10 @@ func requireBitEqual[T any](t *testing.T, want, got []T) {
 	}
 	wb := unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), size*len(want))
 	gb := unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), size*len(got))
-	for i := range wb {
-		if wb[i] != gb[i] {
-			t.Fatalf("%T: entity %d differs: want %+v, got %+v", want[0], i/size, want[i/size], got[i/size])
-		}
+	for i := range want {
+		require.Equal(t, wb[i*size:(i+1)*size], gb[i*size:(i+1)*size], "%T: entity %d differs: want %+v, got %+v", want[0], i, want[i], got[i])
 	}
+
 }
 
 func TestRestoreOverwrittenTickIsAnError(t *testing.T) {

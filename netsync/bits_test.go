@@ -2,12 +2,15 @@ package netsync_test
 
 import (
 	"bytes"
+
 	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -33,21 +36,16 @@ func TestWriteBitsGolden(t *testing.T) {
 	w.WriteBits(0, 0)
 	got := w.Bytes()
 	want := []byte{0xCD, 0xAB, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("Bytes() = % x, want % x", got, want)
-	}
-	if w.BitLen() != 65 {
-		t.Fatalf("BitLen() = %d, want 65", w.BitLen())
-	}
+	require.Equal(t, want, got, "Bytes() = % x, want % x", got, want)
+	require.Equal(t, 65, w.BitLen(), "BitLen()")
 }
 
 func TestWriteBitsIgnoresHighBits(t *testing.T) {
 	var w netsync.BitWriter
 	w.WriteBits(math.MaxUint64, 3)
 	w.WriteBits(0, 5)
-	if got := w.Bytes(); !bytes.Equal(got, []byte{0x07}) {
-		t.Fatalf("Bytes() = % x, want 07", got)
-	}
+	got := w.Bytes()
+	require.Equal(t, []byte{0x07}, got, "Bytes() = % x, want 07", got)
 }
 
 func TestWriteBitsPanicsOnBadWidth(t *testing.T) {
@@ -55,9 +53,7 @@ func TestWriteBitsPanicsOnBadWidth(t *testing.T) {
 		func() {
 			defer func() {
 				msg, _ := recover().(string)
-				if !strings.Contains(msg, "0..64") {
-					t.Errorf("WriteBits(_, %d) panic = %q, want a message naming 0..64", n, msg)
-				}
+				assert.Contains(t, msg, "0..64", "WriteBits(_, %d) panic = %q, want a message naming 0..64", n, msg)
 			}()
 			var w netsync.BitWriter
 			w.WriteBits(1, n)
@@ -78,24 +74,17 @@ func TestRoundTripEveryWidth(t *testing.T) {
 		}
 	}
 	totalBits := perWidth * 64 * 65 / 2
-	if w.BitLen() != totalBits {
-		t.Fatalf("BitLen() = %d, want %d", w.BitLen(), totalBits)
-	}
+	require.Equal(t, totalBits, w.BitLen(), "BitLen()")
 	buf := w.Bytes()
-	if len(buf) != (totalBits+7)/8 {
-		t.Fatalf("len(Bytes()) = %d, want %d", len(buf), (totalBits+7)/8)
-	}
+	require.Len(t, buf, (totalBits+7)/8, "len(Bytes())")
 	var r netsync.BitReader
 	r.Reset(buf)
 	for i, nv := range want {
 		got, err := r.ReadBits(int(nv[0]))
-		if err != nil || got != nv[1] {
-			t.Fatalf("value %d: ReadBits(%d) = %#x, %v; want %#x", i, nv[0], got, err, nv[1])
-		}
+		require.NoError(t, err, "value %d: ReadBits(%d) = %#x; want %#x", i, nv[0], got, nv[1])
+		require.Equal(t, nv[1], got, "value %d: ReadBits(%d) = %#x; want %#x", i, nv[0], got, nv[1])
 	}
-	if r.Remaining() != len(buf)*8-totalBits {
-		t.Fatalf("Remaining() = %d, want %d", r.Remaining(), len(buf)*8-totalBits)
-	}
+	require.Equal(t, len(buf)*8-totalBits, r.Remaining(), "Remaining()")
 }
 
 // TestRoundTripMixed writes a seeded random mix of every kind of value at
@@ -165,17 +154,13 @@ func TestRoundTripMixed(t *testing.T) {
 			got = uint64(math.Float32bits(f))
 		case 5:
 			gotBytes, err = r.ReadBytes(len(it.b), nil)
-			if !bytes.Equal(gotBytes, it.b) {
-				t.Fatalf("item %d: ReadBytes = % x, want % x", i, gotBytes, it.b)
-			}
+			// bytes.Equal, as nil and empty are both no bytes.
+			require.True(t, bytes.Equal(gotBytes, it.b), "item %d: ReadBytes = % x, want % x", i, gotBytes, it.b)
 		}
-		if err != nil || got != it.u {
-			t.Fatalf("item %d (kind %d): got %#x, %v; want %#x", i, it.kind, got, err, it.u)
-		}
+		require.NoError(t, err, "item %d (kind %d): got %#x; want %#x", i, it.kind, got, it.u)
+		require.Equal(t, it.u, got, "item %d (kind %d): got %#x; want %#x", i, it.kind, got, it.u)
 	}
-	if r.Remaining() >= 8 {
-		t.Fatalf("Remaining() = %d after reading everything, want < 8", r.Remaining())
-	}
+	require.Less(t, r.Remaining(), 8, "Remaining() after reading everything")
 }
 
 func TestUvarintMatchesBinaryWhenAligned(t *testing.T) {
@@ -183,12 +168,9 @@ func TestUvarintMatchesBinaryWhenAligned(t *testing.T) {
 		var w netsync.BitWriter
 		w.WriteUvarint(v)
 		want := binary.AppendUvarint(nil, v)
-		if got := w.Bytes(); !bytes.Equal(got, want) {
-			t.Errorf("WriteUvarint(%d) = % x, want % x", v, got, want)
-		}
-		if w.BitLen() != 8*len(want) {
-			t.Errorf("WriteUvarint(%d) BitLen = %d, want %d", v, w.BitLen(), 8*len(want))
-		}
+		got := w.Bytes()
+		assert.Equal(t, want, got, "WriteUvarint(%d) = % x, want % x", v, got, want)
+		assert.Equal(t, 8*len(want), w.BitLen(), "WriteUvarint(%d) BitLen", v)
 	}
 }
 
@@ -211,19 +193,15 @@ func TestVarintZigzag(t *testing.T) {
 		w.WriteVarint(tt.v)
 		var r netsync.BitReader
 		r.Reset(w.Bytes())
-		if _, err := r.ReadBool(); err != nil {
-			t.Fatal(err)
-		}
+		_, err := r.ReadBool()
+		require.NoError(t, err)
 		got, err := r.ReadVarint()
-		if err != nil || got != tt.v {
-			t.Errorf("ReadVarint() = %d, %v; want %d", got, err, tt.v)
-		}
+		assert.NoError(t, err, "ReadVarint() = %d; want %d", got, tt.v)
+		assert.Equal(t, tt.v, got, "ReadVarint() = %d; want %d", got, tt.v)
 		var want netsync.BitWriter
 		want.WriteBool(true)
 		want.WriteBytes(tt.want)
-		if !bytes.Equal(w.Bytes(), want.Bytes()) {
-			t.Errorf("WriteVarint(%d) = % x, want % x", tt.v, w.Bytes(), want.Bytes())
-		}
+		assert.Equal(t, want.Bytes(), w.Bytes(), "WriteVarint(%d) = % x, want % x", tt.v, w.Bytes(), want.Bytes())
 	}
 }
 
@@ -246,15 +224,10 @@ func TestReadUvarintRejects(t *testing.T) {
 			var r netsync.BitReader
 			r.Reset(tt.data)
 			got, err := r.ReadUvarint()
-			if !errors.Is(err, tt.want) || got != 0 {
-				t.Fatalf("ReadUvarint() = %d, %v; want 0 and an error wrapping %v", got, err, tt.want)
-			}
-			if !strings.Contains(err.Error(), tt.message) {
-				t.Errorf("error %q does not contain %q", err, tt.message)
-			}
-			if r.Remaining() != 8*len(tt.data) {
-				t.Errorf("Remaining() = %d after failed read, want %d (position unchanged)", r.Remaining(), 8*len(tt.data))
-			}
+			require.ErrorIs(t, err, tt.want, "ReadUvarint() = %d, %v; want 0 and an error wrapping %v", got, err, tt.want)
+			require.Equal(t, uint64(0), got, "ReadUvarint() = %d, %v; want 0 and an error wrapping %v", got, err, tt.want)
+			assert.Contains(t, err.Error(), tt.message)
+			assert.Equal(t, 8*len(tt.data), r.Remaining(), "Remaining() after failed read (position unchanged)")
 		})
 	}
 }
@@ -263,9 +236,8 @@ func TestReadUvarintMaximum(t *testing.T) {
 	var r netsync.BitReader
 	r.Reset([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	got, err := r.ReadUvarint()
-	if err != nil || got != math.MaxUint64 {
-		t.Fatalf("ReadUvarint() = %d, %v; want MaxUint64", got, err)
-	}
+	require.NoError(t, err, "ReadUvarint() = %d; want MaxUint64", got)
+	require.Equal(t, uint64(math.MaxUint64), got, "ReadUvarint() = %d; want MaxUint64", got)
 }
 
 func TestReadBitsErrors(t *testing.T) {
@@ -282,46 +254,33 @@ func TestReadBitsErrors(t *testing.T) {
 		var r netsync.BitReader
 		r.Reset([]byte{1, 2})
 		got, err := r.ReadBits(tt.n)
-		if !errors.Is(err, tt.want) || got != 0 {
-			t.Errorf("ReadBits(%d) = %d, %v; want 0 and an error wrapping %v", tt.n, got, err, tt.want)
+		if !assert.ErrorIs(t, err, tt.want, "ReadBits(%d) = %d, %v; want 0 and an error wrapping %v", tt.n, got, err, tt.want) ||
+			!assert.Equal(t, uint64(0), got, "ReadBits(%d) = %d, %v; want 0 and an error wrapping %v", tt.n, got, err, tt.want) {
 			continue
 		}
-		if !strings.Contains(err.Error(), tt.message) {
-			t.Errorf("ReadBits(%d) error %q does not contain %q", tt.n, err, tt.message)
-		}
+		assert.Contains(t, err.Error(), tt.message, "ReadBits(%d) error", tt.n)
 	}
 }
 
 func TestReadErrorIsSticky(t *testing.T) {
 	var r netsync.BitReader
 	r.Reset([]byte{0xff})
-	if _, err := r.ReadBits(5); err != nil {
-		t.Fatal(err)
-	}
+	_, err := r.ReadBits(5)
+	require.NoError(t, err)
 	_, first := r.ReadBits(4)
-	if !errors.Is(first, netsync.ErrShortBuffer) {
-		t.Fatalf("ReadBits(4) with 3 bits left: err = %v, want ErrShortBuffer", first)
-	}
-	if r.Err() != first {
-		t.Fatalf("Err() = %v, want the first error %v", r.Err(), first)
-	}
+	require.ErrorIs(t, first, netsync.ErrShortBuffer, "ReadBits(4) with 3 bits left")
+	require.True(t, r.Err() == first, "Err() = %v, want the first error %v", r.Err(), first)
 	// Each of these would succeed on a fresh reader with 3 bits left.
 	_, err1 := r.ReadBits(1)
 	_, err2 := r.ReadBool()
 	_, err3 := r.ReadBytes(0, nil)
 	_, err4 := r.ReadBits(0)
 	for i, err := range []error{err1, err2, err3, err4} {
-		if err != first {
-			t.Errorf("read %d after the error returned %v, want the same error %v", i, err, first)
-		}
+		assert.True(t, err == first, "read %d after the error returned %v, want the same error %v", i, err, first)
 	}
-	if r.Remaining() != 3 {
-		t.Errorf("Remaining() = %d, want 3: failed reads must not move", r.Remaining())
-	}
+	assert.Equal(t, 3, r.Remaining(), "Remaining(): failed reads must not move")
 	r.Reset([]byte{0xff})
-	if r.Err() != nil {
-		t.Errorf("Err() after Reset = %v, want nil", r.Err())
-	}
+	assert.NoError(t, r.Err(), "Err() after Reset")
 }
 
 func TestReadBytes(t *testing.T) {
@@ -329,26 +288,17 @@ func TestReadBytes(t *testing.T) {
 	for offset := 0; offset < 8; offset++ {
 		var r netsync.BitReader
 		r.Reset(data)
-		if _, err := r.ReadBits(offset); err != nil {
-			t.Fatal(err)
-		}
+		_, err := r.ReadBits(offset)
+		require.NoError(t, err)
 		n := (len(data)*8 - offset) / 8
 		dst := []byte{0xaa}
 		got, err := r.ReadBytes(n, dst)
-		if err != nil {
-			t.Fatalf("offset %d: ReadBytes(%d) error %v", offset, n, err)
-		}
-		if got[0] != 0xaa || len(got) != n+1 {
-			t.Fatalf("offset %d: ReadBytes did not append to dst: % x", offset, got)
-		}
+		require.NoError(t, err, "offset %d: ReadBytes(%d)", offset, n)
+		require.True(t, got[0] == 0xaa && len(got) == n+1, "offset %d: ReadBytes did not append to dst: % x", offset, got)
 		for i, b := range got[1:] {
-			if want := byte(refBits(data, offset+8*i, 8)); b != want {
-				t.Fatalf("offset %d: byte %d = %#x, want %#x", offset, i, b, want)
-			}
+			require.Equal(t, byte(refBits(data, offset+8*i, 8)), b, "offset %d: byte %d", offset, i)
 		}
-		if want := (len(data)*8 - offset) % 8; r.Remaining() != want {
-			t.Fatalf("offset %d: Remaining() = %d, want %d", offset, r.Remaining(), want)
-		}
+		require.Equal(t, (len(data)*8-offset)%8, r.Remaining(), "offset %d: Remaining()", offset)
 	}
 }
 
@@ -365,17 +315,13 @@ func TestReadBytesRefusesHostileLength(t *testing.T) {
 	for _, tt := range tests {
 		var r netsync.BitReader
 		r.Reset([]byte{1, 2, 3})
-		if _, err := r.ReadBool(); err != nil {
-			t.Fatal(err)
-		}
+		_, err := r.ReadBool()
+		require.NoError(t, err)
 		dst := make([]byte, 2, 4)
 		got, err := r.ReadBytes(tt.n, dst)
-		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.message) {
-			t.Errorf("ReadBytes(%d) error = %v, want %v containing %q", tt.n, err, tt.want, tt.message)
-		}
-		if len(got) != 2 || cap(got) != 4 || &got[0] != &dst[0] {
-			t.Errorf("ReadBytes(%d) returned len %d cap %d, want dst unchanged", tt.n, len(got), cap(got))
-		}
+		assert.ErrorIs(t, err, tt.want, "ReadBytes(%d) error = %v, want %v containing %q", tt.n, err, tt.want, tt.message)
+		assert.ErrorContains(t, err, tt.message, "ReadBytes(%d) error = %v, want %v containing %q", tt.n, err, tt.want, tt.message)
+		assert.True(t, len(got) == 2 && cap(got) == 4 && &got[0] == &dst[0], "ReadBytes(%d) returned len %d cap %d, want dst unchanged", tt.n, len(got), cap(got))
 	}
 }
 
@@ -383,16 +329,14 @@ func TestBytesMidStream(t *testing.T) {
 	var w netsync.BitWriter
 	w.Reset(make([]byte, 0, 16))
 	w.WriteBits(0x5, 4)
-	if got := w.Bytes(); !bytes.Equal(got, []byte{0x05}) {
-		t.Fatalf("first Bytes() = % x, want 05", got)
-	}
+	first := w.Bytes()
+	require.Equal(t, []byte{0x05}, first, "first Bytes() = % x, want 05", first)
 	w.WriteBits(0xA, 4)
 	w.WriteBits(0xFFFF_FFFF_FFFF_FFFF, 64)
 	w.WriteBits(0x3, 2)
 	want := []byte{0xA5, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03}
-	if got := w.Bytes(); !bytes.Equal(got, want) {
-		t.Fatalf("second Bytes() = % x, want % x", got, want)
-	}
+	got := w.Bytes()
+	require.Equal(t, want, got, "second Bytes() = % x, want % x", got, want)
 }
 
 func TestResetReusesBuffer(t *testing.T) {
@@ -403,9 +347,8 @@ func TestResetReusesBuffer(t *testing.T) {
 	w.Reset(buf)
 	w.WriteBits(0x01, 8)
 	got := w.Bytes()
-	if !bytes.Equal(got, []byte{0x01}) || &got[0] != &buf[:1][0] {
-		t.Fatalf("after Reset, Bytes() = % x; want 01 written into the caller's buffer", got)
-	}
+	require.Equal(t, []byte{0x01}, got, "after Reset, Bytes() = % x; want 01 written into the caller's buffer", got)
+	require.True(t, &got[0] == &buf[:1][0], "after Reset, Bytes() = % x; want 01 written into the caller's buffer", got)
 }
 
 func TestWriterAndReaderDoNotAllocate(t *testing.T) {
@@ -433,25 +376,20 @@ func TestWriterAndReaderDoNotAllocate(t *testing.T) {
 		_, _ = r.ReadFloat32()
 		dst, _ = r.ReadBytes(len(payload), dst[:0])
 	})
-	if allocs != 0 {
-		t.Fatalf("write and read allocated %v times per run, want 0", allocs)
-	}
-	if r.Err() != nil || !bytes.Equal(dst, payload) || w.BitLen() != 388 {
-		t.Fatalf("round trip failed: err %v, bytes %q, BitLen %d", r.Err(), dst, w.BitLen())
-	}
+	require.Zero(t, allocs, "write and read allocations per run")
+	require.NoError(t, r.Err(), "round trip failed: bytes %q, BitLen %d", dst, w.BitLen())
+	require.True(t, bytes.Equal(dst, payload), "round trip failed: bytes %q, BitLen %d", dst, w.BitLen())
+	require.Equal(t, 388, w.BitLen(), "round trip failed: bytes %q, BitLen %d", dst, w.BitLen())
 }
 
 func TestZeroReader(t *testing.T) {
 	var r netsync.BitReader
-	if r.Remaining() != 0 {
-		t.Fatalf("Remaining() = %d, want 0", r.Remaining())
-	}
-	if v, err := r.ReadBits(0); v != 0 || err != nil {
-		t.Fatalf("ReadBits(0) = %d, %v; want 0, nil", v, err)
-	}
-	if _, err := r.ReadBool(); !errors.Is(err, netsync.ErrShortBuffer) {
-		t.Fatalf("ReadBool() error = %v, want ErrShortBuffer", err)
-	}
+	require.Equal(t, 0, r.Remaining(), "Remaining()")
+	v, err := r.ReadBits(0)
+	require.NoError(t, err, "ReadBits(0) = %d; want 0, nil", v)
+	require.Equal(t, uint64(0), v, "ReadBits(0)")
+	_, err = r.ReadBool()
+	require.ErrorIs(t, err, netsync.ErrShortBuffer, "ReadBool()")
 }
 
 func TestFloat32BitExact(t *testing.T) {
@@ -464,15 +402,14 @@ func TestFloat32BitExact(t *testing.T) {
 	}
 	var r netsync.BitReader
 	r.Reset(w.Bytes())
-	if _, err := r.ReadBool(); err != nil {
-		t.Fatal(err)
-	}
+	_, err := r.ReadBool()
+	require.NoError(t, err)
 	for _, f := range values {
 		got, err := r.ReadFloat32()
-		if err != nil || math.Float32bits(got) != math.Float32bits(f) {
-			t.Errorf("ReadFloat32() = %#x, %v; want %#x", math.Float32bits(got), err, math.Float32bits(f))
-		}
+		assert.NoError(t, err, "ReadFloat32() = %#x; want %#x", math.Float32bits(got), math.Float32bits(f))
+		assert.Equal(t, math.Float32bits(f), math.Float32bits(got), "ReadFloat32() = %#x; want %#x", math.Float32bits(got), math.Float32bits(f))
 	}
+
 }
 
 // bitsEqual reports whether n bits of a from bit aOff equal n bits of b from
@@ -530,21 +467,15 @@ func FuzzBitReader(f *testing.F) {
 				var v uint64
 				v, err = r.ReadBits(n)
 				if err == nil {
-					if n < 0 || n > 64 {
-						t.Fatalf("ReadBits(%d) succeeded", n)
-					}
-					if ref := refBits(data, pos, n); v != ref {
-						t.Fatalf("ReadBits(%d) at bit %d = %#x, oracle %#x", n, pos, v, ref)
-					}
+					require.True(t, n >= 0 && n <= 64, "ReadBits(%d) succeeded", n)
+					require.Equal(t, refBits(data, pos, n), v, "ReadBits(%d) at bit %d", n, pos)
 					want = n
 				}
 			case 1:
 				var b bool
 				b, err = r.ReadBool()
 				if err == nil {
-					if b != (refBits(data, pos, 1) == 1) {
-						t.Fatalf("ReadBool() at bit %d = %v, oracle disagrees", pos, b)
-					}
+					require.Equal(t, refBits(data, pos, 1) == 1, b, "ReadBool() at bit %d = %v, oracle disagrees", pos, b)
 					want = 1
 				}
 			case 2, 3:
@@ -561,17 +492,13 @@ func FuzzBitReader(f *testing.F) {
 				if err == nil {
 					// Canonical: the value's own encoding is exactly what was read.
 					want = ew.BitLen()
-					if pos+want > total || !bitsEqual(data, pos, ew.Bytes(), 0, want) {
-						t.Fatalf("varint at bit %d decoded to a value whose encoding differs from the input", pos)
-					}
+					require.True(t, pos+want <= total && bitsEqual(data, pos, ew.Bytes(), 0, want), "varint at bit %d decoded to a value whose encoding differs from the input", pos)
 				}
 			case 4:
 				var v float32
 				v, err = r.ReadFloat32()
 				if err == nil {
-					if ref := refBits(data, pos, 32); uint64(math.Float32bits(v)) != ref {
-						t.Fatalf("ReadFloat32() at bit %d = %#x, oracle %#x", pos, math.Float32bits(v), ref)
-					}
+					require.Equal(t, refBits(data, pos, 32), uint64(math.Float32bits(v)), "ReadFloat32() at bit %d", pos)
 					want = 32
 				}
 			case 5:
@@ -579,49 +506,30 @@ func FuzzBitReader(f *testing.F) {
 				var got []byte
 				got, err = r.ReadBytes(n, dst)
 				if err == nil {
-					if len(got) != n+1 || got[0] != 0xaa {
-						t.Fatalf("ReadBytes(%d) returned %d bytes, want %d after dst", n, len(got)-1, n)
-					}
+					require.True(t, len(got) == n+1 && got[0] == 0xaa, "ReadBytes(%d) returned %d bytes, want %d after dst", n, len(got)-1, n)
 					for j, b := range got[1:] {
-						if ref := refBits(data, pos+8*j, 8); uint64(b) != ref {
-							t.Fatalf("ReadBytes(%d) byte %d = %#x, oracle %#x", n, j, b, ref)
-						}
+						require.Equal(t, refBits(data, pos+8*j, 8), uint64(b), "ReadBytes(%d) byte %d", n, j)
 					}
 					want = 8 * n
-				} else if len(got) != 1 {
-					t.Fatalf("failed ReadBytes(%d) changed dst to length %d", n, len(got))
+				} else {
+					require.Len(t, got, 1, "failed ReadBytes(%d) changed dst to length %d", n, len(got))
 				}
 			}
 			after := r.Remaining()
-			if after < 0 {
-				t.Fatalf("Remaining() = %d", after)
-			}
+			require.GreaterOrEqual(t, after, 0, "Remaining()")
 			if err != nil {
-				if sticky != nil && err != sticky {
-					t.Fatalf("read after error %v returned a different error %v", sticky, err)
-				}
-				if !errors.Is(err, netsync.ErrShortBuffer) && !errors.Is(err, netsync.ErrMalformed) && !errors.Is(err, netsync.ErrOutOfRange) {
-					t.Fatalf("error %v wraps no netsync sentinel", err)
-				}
-				if r.Err() != err {
-					t.Fatalf("Err() = %v, want %v", r.Err(), err)
-				}
-				if after != before {
-					t.Fatalf("failed read moved from %d to %d bits remaining", before, after)
-				}
+				require.True(t, sticky == nil || err == sticky, "read after error %v returned a different error %v", sticky, err)
+				require.True(t, errors.Is(err, netsync.ErrShortBuffer) || errors.Is(err, netsync.ErrMalformed) || errors.Is(err, netsync.ErrOutOfRange), "error %v wraps no netsync sentinel", err)
+				require.True(t, r.Err() == err, "Err() = %v, want %v", r.Err(), err)
+				require.Equal(t, before, after, "failed read moved from %d to %d bits remaining", before, after)
 				sticky = err
 				continue
 			}
-			if sticky != nil {
-				t.Fatalf("read succeeded after error %v", sticky)
-			}
-			if before-after != want {
-				t.Fatalf("read (op %d) consumed %d bits, want %d", op%6, before-after, want)
-			}
+			require.NoError(t, sticky, "read succeeded after error")
+			require.Equal(t, want, before-after, "read (op %d) consumed bits", op%6)
 			pos += want
-			if pos+after != total {
-				t.Fatalf("position %d + remaining %d != %d bits", pos, after, total)
-			}
+			require.Equal(t, total, pos+after, "position %d + remaining %d != %d bits", pos, after, total)
+
 		}
 	})
 }

@@ -22,12 +22,10 @@ func TestLerpFloatEndpointsBitExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := 0; i < 200000; i++ {
 		a, b := blendFloat(rng), blendFloat(rng)
-		if got := netsync.LerpFloat(a, b, 0); math.Float32bits(got) != math.Float32bits(a) {
-			t.Fatalf("LerpFloat(%v, %v, 0) = %v, want a bit for bit", a, b, got)
-		}
-		if got := netsync.LerpFloat(a, b, 1); math.Float32bits(got) != math.Float32bits(b) {
-			t.Fatalf("LerpFloat(%v, %v, 1) = %v, want b bit for bit", a, b, got)
-		}
+		got := netsync.LerpFloat(a, b, 0)
+		require.Equal(t, math.Float32bits(a), math.Float32bits(got), "LerpFloat(%v, %v, 0) = %v, want a bit for bit", a, b, got)
+		got = netsync.LerpFloat(a, b, 1)
+		require.Equal(t, math.Float32bits(b), math.Float32bits(got), "LerpFloat(%v, %v, 1) = %v, want b bit for bit", a, b, got)
 	}
 }
 
@@ -59,15 +57,11 @@ func TestLerpFloatMidpointAndExtrapolation(t *testing.T) {
 		}
 		want := a + float32(float32(b-a)*tt)
 		got := netsync.LerpFloat(a, b, tt)
-		if math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("LerpFloat(%v, %v, %v) = %v, want %v", a, b, tt, got, want)
-		}
+		require.Equal(t, math.Float32bits(want), math.Float32bits(got), "LerpFloat(%v, %v, %v) = %v, want %v", a, b, tt, got, want)
 		// And it is the line through a and b, to float32 precision.
 		exact := float64(a) + (float64(b)-float64(a))*float64(tt)
 		tol := 4e-7 * (math.Abs(float64(a)) + math.Abs(float64(b))) * (1 + float64(tt))
-		if math.Abs(float64(got)-exact) > tol {
-			t.Fatalf("LerpFloat(%v, %v, %v) = %v, off the line (%v) by more than %v", a, b, tt, got, exact, tol)
-		}
+		require.LessOrEqual(t, math.Abs(float64(got)-exact), tol, "LerpFloat(%v, %v, %v) = %v, off the line (%v) by more than %v", a, b, tt, got, exact, tol)
 	}
 }
 
@@ -81,9 +75,7 @@ func angleDist(a, b float64) float64 {
 // float32(-π) is just below -π and is where -π rounds to.
 func requireWrapped(t *testing.T, v float32, format string, args ...any) {
 	t.Helper()
-	if !(v >= float32(-math.Pi) && float64(v) < math.Pi) {
-		t.Fatalf(format+": %v outside [-π, π)", append(args, v)...)
-	}
+	require.True(t, v >= float32(-math.Pi) && float64(v) < math.Pi, append([]any{format + ": %v outside [-π, π)"}, append(args, v)...)...)
 }
 
 func TestLerpAngleShortWayAcrossPi(t *testing.T) {
@@ -94,13 +86,11 @@ func TestLerpAngleShortWayAcrossPi(t *testing.T) {
 			tt := float32(i) / 100
 			v := netsync.LerpAngle(c.a, c.b, tt)
 			requireWrapped(t, v, "LerpAngle(%v, %v, %v)", c.a, c.b, tt)
-			if math.Abs(float64(v)) < 2.4 {
-				t.Fatalf("LerpAngle(%v, %v, %v) = %v: went the long way, through 0", c.a, c.b, tt, v)
-			}
+			require.GreaterOrEqual(t, math.Abs(float64(v)), 2.4, "LerpAngle(%v, %v, %v) = %v: went the long way, through 0", c.a, c.b, tt, v)
 			// Even steps of the short arc.
 			short := angleDist(float64(c.a), float64(c.b))
-			if step := angleDist(prev, float64(v)); i > 0 && math.Abs(step-short/100) > 1e-5 {
-				t.Fatalf("LerpAngle(%v, %v, %v) = %v: step %v, want %v", c.a, c.b, tt, v, step, short/100)
+			if step := angleDist(prev, float64(v)); i > 0 {
+				require.LessOrEqual(t, math.Abs(step-short/100), 1e-5, "LerpAngle(%v, %v, %v) = %v: step %v, want %v", c.a, c.b, tt, v, step, short/100)
 			}
 			prev = float64(v)
 		}
@@ -127,21 +117,17 @@ func TestLerpAngleWrapsAndStaysShort(t *testing.T) {
 		requireWrapped(t, v, "LerpAngle(%v, %v, %v)", a, b, tt)
 		short := angleDist(float64(a), float64(b))
 		// On the short arc: as far from a as t says, and from b as 1 − t.
-		if d := angleDist(float64(v), float64(a)); math.Abs(d-float64(tt)*short) > 2e-5 {
-			t.Fatalf("LerpAngle(%v, %v, %v) = %v: %v from a, want %v", a, b, tt, v, d, float64(tt)*short)
-		}
-		if d := angleDist(float64(v), float64(b)); math.Abs(d-float64(1-tt)*short) > 2e-5 {
-			t.Fatalf("LerpAngle(%v, %v, %v) = %v: %v from b, want %v", a, b, tt, v, d, float64(1-tt)*short)
-		}
+		da := angleDist(float64(v), float64(a))
+		require.LessOrEqual(t, math.Abs(da-float64(tt)*short), 2e-5, "LerpAngle(%v, %v, %v) = %v: %v from a, want %v", a, b, tt, v, da, float64(tt)*short)
+		db := angleDist(float64(v), float64(b))
+		require.LessOrEqual(t, math.Abs(db-float64(1-tt)*short), 2e-5, "LerpAngle(%v, %v, %v) = %v: %v from b, want %v", a, b, tt, v, db, float64(1-tt)*short)
 		for _, end := range []struct {
 			t    float32
 			want float32
 		}{{0, a}, {1, b}} {
 			v := netsync.LerpAngle(a, b, end.t)
 			requireWrapped(t, v, "LerpAngle(%v, %v, %v)", a, b, end.t)
-			if d := angleDist(float64(v), float64(end.want)); d > 1e-5 {
-				t.Fatalf("LerpAngle(%v, %v, %v) = %v, want %v modulo 2π", a, b, end.t, v, end.want)
-			}
+			require.LessOrEqual(t, angleDist(float64(v), float64(end.want)), 1e-5, "LerpAngle(%v, %v, %v) = %v, want %v modulo 2π", a, b, end.t, v, end.want)
 		}
 	}
 }
@@ -226,9 +212,8 @@ func TestDefaultBlendLerpsFloatsAndStepsTheRest(t *testing.T) {
 				var out blendState
 				in.Blend(unsafe.Pointer(&a), unsafe.Pointer(&b), unsafe.Pointer(&out), tt)
 				want := wantBlend(&a, &b, tt)
-				if out != want {
-					t.Fatalf("%s: blend at t=%v:\n a   %+v\n b   %+v\n got %+v\nwant %+v", name, tt, a, b, out, want)
-				}
+				require.Equal(t, want, out, "%s: blend at t=%v:\n a   %+v\n b   %+v", name, tt, a, b)
+
 				switch tt {
 				case 0:
 					require.Equal(t, blendBytes(&a), blendBytes(&out), "%s: t=0 is a, bit for bit", name)

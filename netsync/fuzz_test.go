@@ -27,7 +27,8 @@ func requireDecodeError(t *testing.T, err error) {
 			return
 		}
 	}
-	t.Fatalf("error %q wraps none of ErrShortBuffer, ErrMalformed, ErrOutOfRange, ErrUnsupported", err)
+	require.Fail(t, "decode error of no known kind", "error %q wraps none of ErrShortBuffer, ErrMalformed, ErrOutOfRange, ErrUnsupported", err)
+
 }
 
 func FuzzDecodeInputs(f *testing.F) {

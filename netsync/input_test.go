@@ -63,11 +63,9 @@ func recOf(in *tInput) []byte {
 
 // inputOf returns the input a record holds.
 func inputOf(t testing.TB, rec []byte) tInput {
+	t.Helper()
 	var in tInput
-	if len(rec) != int(unsafe.Sizeof(in)) {
-		t.Helper()
-		t.Fatalf("a record of %d bytes, want %d", len(rec), unsafe.Sizeof(in))
-	}
+	require.Len(t, rec, int(unsafe.Sizeof(in)), "a record of %d bytes, want %d", len(rec), unsafe.Sizeof(in))
 	copy(recOf(&in), rec)
 	return in
 }
@@ -193,14 +191,11 @@ func TestQuantizeInputIsIdempotentAndInRange(t *testing.T) {
 		in := randomInput(rng)
 		q := quantized(s, in)
 		again := quantized(s, q)
-		if inputBits(q) != inputBits(again) {
-			t.Fatalf("quantizing %+v gave %+v, then %+v", in, q, again)
-		}
+		require.Equal(t, inputBits(q), inputBits(again), "quantizing %+v gave %+v, then %+v", in, q, again)
 		ok := q.X >= -1 && q.X <= 1 && q.Y >= -1 && q.Y <= 1 && onGrid(q.X) && onGrid(q.Y) &&
 			(q.Jump == 0) == (in.Jump == 0) && q.Jump <= 1 && q.Steer >= -3 && q.Steer <= 3
-		if !ok {
-			t.Fatalf("QuantizeInput(%+v) = %+v: axes on the 1/64 grid in [-1, 1], a press 0 or 1, steering in -3..3", in, q)
-		}
+		require.True(t, ok, "QuantizeInput(%+v) = %+v: axes on the 1/64 grid in [-1, 1], a press 0 or 1, steering in -3..3", in, q)
+
 	}
 }
 

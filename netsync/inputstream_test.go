@@ -314,9 +314,9 @@ func TestInputStreamBatchRandomized(t *testing.T) {
 			require.Equal(t, stored, b.Data[(want-1)*size:], "tick %d: the batch ends with what was recorded", tick)
 			for i, bh := range b.Heads {
 				rh, r, ok := s.Get(bh.Tick)
-				if !ok || bh.Tick != tick.Add(-(want-1-i)) || rh != bh || string(r) != string(b.Data[i*size:(i+1)*size]) {
-					t.Fatalf("tick %d: batch input %d is %+v % x; ring holds %+v % x, %v", tick, i, bh, b.Data[i*size:(i+1)*size], rh, r, ok)
-				}
+				require.True(t, ok && bh.Tick == tick.Add(-(want-1-i)) && rh == bh && string(r) == string(b.Data[i*size:(i+1)*size]),
+					"tick %d: batch input %d is %+v % x; ring holds %+v % x, %v", tick, i, bh, b.Data[i*size:(i+1)*size], rh, r, ok)
+
 			}
 			// Every batch the stream builds encodes, and the server decodes
 			// exactly what the client predicted with.

@@ -1,12 +1,13 @@
 package netsync_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -14,18 +15,14 @@ import (
 func mustQuantizer(t testing.TB, min, max, res float32) netsync.Quantizer {
 	t.Helper()
 	q, err := quantizer(min, max, res)
-	if err != nil {
-		t.Fatalf("NewQuantizer(%v, %v, %v): %v", min, max, res, err)
-	}
+	require.NoError(t, err, "NewQuantizer(%v, %v, %v)", min, max, res)
 	return q
 }
 
 func mustAngleQuantizer(t testing.TB, bits int) netsync.AngleQuantizer {
 	t.Helper()
 	q, err := angleQuantizer(bits)
-	if err != nil {
-		t.Fatalf("NewAngleQuantizer(%d): %v", bits, err)
-	}
+	require.NoError(t, err, "NewAngleQuantizer(%d)", bits)
 	return q
 }
 
@@ -53,12 +50,8 @@ func TestNewQuantizerErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q, err := quantizer(tt.min, tt.max, tt.res)
-			if err == nil {
-				t.Fatalf("NewQuantizer(%v, %v, %v) = %+v, want an error", tt.min, tt.max, tt.res, q)
-			}
-			if !strings.Contains(err.Error(), tt.message) {
-				t.Errorf("error %q does not contain %q", err, tt.message)
-			}
+			require.Error(t, err, "NewQuantizer(%v, %v, %v) = %+v, want an error", tt.min, tt.max, tt.res, q)
+			assert.Contains(t, err.Error(), tt.message)
 		})
 	}
 }
@@ -66,9 +59,8 @@ func TestNewQuantizerErrors(t *testing.T) {
 func TestQuantizerSuggestedMinimumsAreAccepted(t *testing.T) {
 	// The least resolutions the errors above suggest must themselves work.
 	for _, c := range []struct{ min, max, res float32 }{{0, 1, 2.3841858e-07}, {-1e5, 1e5, 0.015625}} {
-		if _, err := quantizer(c.min, c.max, c.res); err != nil {
-			t.Errorf("suggested least resolution refused: %v", err)
-		}
+		_, err := quantizer(c.min, c.max, c.res)
+		assert.NoError(t, err, "suggested least resolution refused")
 	}
 }
 
@@ -89,9 +81,8 @@ func TestQuantizerBits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		q := mustQuantizer(t, tt.min, tt.max, tt.res)
-		if q.MaxCode() != tt.maxCode || q.Bits() != tt.bits {
-			t.Errorf("NewQuantizer(%v, %v, %v): MaxCode %d, Bits %d; want %d, %d", tt.min, tt.max, tt.res, q.MaxCode(), q.Bits(), tt.maxCode, tt.bits)
-		}
+		assert.Equal(t, tt.maxCode, q.MaxCode(), "NewQuantizer(%v, %v, %v): MaxCode", tt.min, tt.max, tt.res)
+		assert.Equal(t, tt.bits, q.Bits(), "NewQuantizer(%v, %v, %v): Bits", tt.min, tt.max, tt.res)
 	}
 }
 
@@ -120,9 +111,7 @@ func TestQuantizerEncode(t *testing.T) {
 		{shifted, 7.5, 3},
 	}
 	for _, tt := range tests {
-		if got := tt.q.Encode(tt.v); got != tt.want {
-			t.Errorf("Encode(%v) = %d, want %d", tt.v, got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.q.Encode(tt.v), "Encode(%v)", tt.v)
 	}
 }
 
@@ -143,9 +132,8 @@ func TestQuantizerDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := tt.q.Decode(tt.code)
-		if err != nil || math.Float32bits(got) != tt.want {
-			t.Errorf("Decode(%d) = %#08x, %v; want %#08x", tt.code, math.Float32bits(got), err, tt.want)
-		}
+		assert.NoError(t, err, "Decode(%d)", tt.code)
+		assert.Equal(t, tt.want, math.Float32bits(got), "Decode(%d) = %#08x; want %#08x", tt.code, math.Float32bits(got), tt.want)
 	}
 }
 
@@ -153,13 +141,11 @@ func TestQuantizerDecodeRejectsCodeAboveMax(t *testing.T) {
 	q := mustQuantizer(t, 0, 1, 0.1)
 	for _, code := range []uint32{11, 15, math.MaxUint32} {
 		got, err := q.Decode(code)
-		if !errors.Is(err, netsync.ErrOutOfRange) || got != 0 {
-			t.Errorf("Decode(%d) = %v, %v; want 0 and ErrOutOfRange", code, got, err)
+		if !assert.ErrorIs(t, err, netsync.ErrOutOfRange, "Decode(%d) = %v, %v; want 0 and ErrOutOfRange", code, got, err) ||
+			!assert.Equal(t, float32(0), got, "Decode(%d) = %v, %v; want 0 and ErrOutOfRange", code, got, err) {
 			continue
 		}
-		if want := fmt.Sprintf("code %d out of range 0..10", code); !strings.Contains(err.Error(), want) {
-			t.Errorf("Decode(%d) error %q does not contain %q", code, err, want)
-		}
+		assert.Contains(t, err.Error(), fmt.Sprintf("code %d out of range 0..10", code), "Decode(%d) error", code)
 	}
 }
 
@@ -182,14 +168,13 @@ func TestQuantizerEveryCodeRoundTrips(t *testing.T) {
 		prev := float32(math.Inf(-1))
 		for code := uint32(0); code <= q.MaxCode(); code++ {
 			v, err := q.Decode(code)
-			if err != nil {
-				t.Fatalf("%v: Decode(%d): %v", c, code, err)
-			}
-			if back := q.Encode(v); back != code {
-				t.Fatalf("%v: Encode(Decode(%d) = %v) = %d", c, code, v, back)
-			}
-			if !(v > prev) || v < c.min || v > c.max {
-				t.Fatalf("%v: Decode(%d) = %v after %v: want strictly increasing values in [min, max]", c, code, v, prev)
+			back := q.Encode(v)
+			// Assert only once something is wrong: testify calls on each
+			// of 2^24 codes would take minutes.
+			if err != nil || back != code || !(v > prev) || v < c.min || v > c.max {
+				require.NoError(t, err, "%v: Decode(%d)", c, code)
+				require.Equal(t, code, back, "%v: Encode(Decode(%d) = %v)", c, code, v)
+				require.Fail(t, "not strictly increasing in [min, max]", "%v: Decode(%d) = %v after %v: want strictly increasing values in [min, max]", c, code, v, prev)
 			}
 			prev = v
 		}
@@ -218,12 +203,9 @@ func TestQuantizeIdempotent(t *testing.T) {
 				v = lo + (hi-lo)*(rng.Float32()*1.2-0.1)
 			}
 			once := q.Quantize(v)
-			if twice := q.Quantize(once); !sameBits(once, twice) {
-				t.Fatalf("Quantize(%v) = %v but Quantize(%v) = %v", v, once, once, twice)
-			}
-			if !(once >= lo && once <= hi) {
-				t.Fatalf("Quantize(%v) = %v, outside [%v, %v]", v, once, lo, hi)
-			}
+			twice := q.Quantize(once)
+			require.Equal(t, math.Float32bits(once), math.Float32bits(twice), "Quantize(%v) = %v but Quantize(%v) = %v", v, once, once, twice)
+			require.True(t, once >= lo && once <= hi, "Quantize(%v) = %v, outside [%v, %v]", v, once, lo, hi)
 		}
 	}
 }
@@ -250,9 +232,8 @@ func TestQuantizerGolden(t *testing.T) {
 	for _, tt := range tests {
 		code := tt.q.Encode(tt.v)
 		got := tt.q.Quantize(tt.v)
-		if code != tt.code || math.Float32bits(got) != tt.bits {
-			t.Errorf("Encode(%v) = %d, Quantize = %#08x; want %d, %#08x", tt.v, code, math.Float32bits(got), tt.code, tt.bits)
-		}
+		assert.Equal(t, tt.code, code, "Encode(%v)", tt.v)
+		assert.Equal(t, tt.bits, math.Float32bits(got), "Quantize(%v) = %#08x; want %#08x", tt.v, math.Float32bits(got), tt.bits)
 	}
 }
 
@@ -264,23 +245,18 @@ func TestQuantizerWriteRead(t *testing.T) {
 	for _, v := range values {
 		q.Write(&w, v)
 	}
-	if want := 1 + len(values)*q.Bits(); w.BitLen() != want {
-		t.Fatalf("BitLen() = %d, want %d", w.BitLen(), want)
-	}
+	require.Equal(t, 1+len(values)*q.Bits(), w.BitLen(), "BitLen()")
 	var r netsync.BitReader
 	r.Reset(w.Bytes())
-	if _, err := r.ReadBool(); err != nil {
-		t.Fatal(err)
-	}
+	_, err := r.ReadBool()
+	require.NoError(t, err)
 	for _, v := range values {
 		got, err := q.Read(&r)
-		if err != nil || !sameBits(got, q.Quantize(v)) {
-			t.Errorf("Read() = %v, %v; want %v", got, err, q.Quantize(v))
-		}
+		assert.NoError(t, err, "Read() = %v; want %v", got, q.Quantize(v))
+		assert.Equal(t, math.Float32bits(q.Quantize(v)), math.Float32bits(got), "Read() = %v; want %v", got, q.Quantize(v))
 	}
-	if _, err := q.Read(&r); !errors.Is(err, netsync.ErrShortBuffer) {
-		t.Errorf("Read() past the end: err = %v, want ErrShortBuffer", err)
-	}
+	_, err = q.Read(&r)
+	assert.ErrorIs(t, err, netsync.ErrShortBuffer, "Read() past the end")
 }
 
 func TestQuantizerReadRejectsCodeAboveMax(t *testing.T) {
@@ -291,34 +267,28 @@ func TestQuantizerReadRejectsCodeAboveMax(t *testing.T) {
 	w.WriteBits(5, 4)
 	var r netsync.BitReader
 	r.Reset(w.Bytes())
-	if got, err := q.Read(&r); err != nil || !sameBits(got, 0.3) {
-		t.Fatalf("first Read() = %v, %v; want 0.3", got, err)
-	}
+	first, err := q.Read(&r)
+	require.NoError(t, err, "first Read() = %v; want 0.3", first)
+	require.Equal(t, math.Float32bits(0.3), math.Float32bits(first), "first Read() = %v; want 0.3", first)
 	got, err := q.Read(&r)
-	if !errors.Is(err, netsync.ErrOutOfRange) || got != 0 {
-		t.Fatalf("Read() of code 11 = %v, %v; want 0 and ErrOutOfRange", got, err)
-	}
-	if want := "code 11 at bit 4 out of range 0..10"; !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not contain %q", err, want)
-	}
-	if r.Err() != err {
-		t.Errorf("r.Err() = %v, want the range error to be sticky", r.Err())
-	}
-	if _, err2 := q.Read(&r); err2 != err {
-		t.Errorf("Read() after the error = %v, want the same error", err2)
-	}
+	require.ErrorIs(t, err, netsync.ErrOutOfRange, "Read() of code 11 = %v, %v; want 0 and ErrOutOfRange", got, err)
+	require.Equal(t, float32(0), got, "Read() of code 11 = %v, %v; want 0 and ErrOutOfRange", got, err)
+	assert.Contains(t, err.Error(), "code 11 at bit 4 out of range 0..10")
+	assert.True(t, r.Err() == err, "r.Err() = %v, want the range error to be sticky", r.Err())
+	_, err2 := q.Read(&r)
+	assert.True(t, err2 == err, "Read() after the error = %v, want the same error", err2)
 }
 
 func TestQuantizerZeroValue(t *testing.T) {
 	var q netsync.Quantizer
 	var w netsync.BitWriter
 	q.Write(&w, 42)
-	if q.Encode(42) != 0 || q.Quantize(42) != 0 || q.Bits() != 0 || w.BitLen() != 0 {
-		t.Fatalf("zero Quantizer: Encode %d, Quantize %v, Bits %d, wrote %d bits; want all 0", q.Encode(42), q.Quantize(42), q.Bits(), w.BitLen())
-	}
-	if _, err := q.Decode(1); !errors.Is(err, netsync.ErrOutOfRange) {
-		t.Fatalf("zero Quantizer Decode(1) error = %v, want ErrOutOfRange", err)
-	}
+	require.Equal(t, uint32(0), q.Encode(42), "zero Quantizer: Encode")
+	require.Equal(t, float32(0), q.Quantize(42), "zero Quantizer: Quantize")
+	require.Equal(t, 0, q.Bits(), "zero Quantizer: Bits")
+	require.Equal(t, 0, w.BitLen(), "zero Quantizer: bits written")
+	_, err := q.Decode(1)
+	require.ErrorIs(t, err, netsync.ErrOutOfRange, "zero Quantizer Decode(1)")
 }
 
 func TestQuantizerDoesNotAllocate(t *testing.T) {
@@ -333,18 +303,15 @@ func TestQuantizerDoesNotAllocate(t *testing.T) {
 		r.Reset(w.Bytes())
 		got, _ = q.Read(&r)
 	})
-	if allocs != 0 || !sameBits(got, q.Quantize(12.34)) {
-		t.Fatalf("Write+Read: %v allocations, value %v; want 0 allocations and %v", allocs, got, q.Quantize(12.34))
-	}
+	require.Zero(t, allocs, "Write+Read: allocations")
+	require.Equal(t, math.Float32bits(q.Quantize(12.34)), math.Float32bits(got), "Write+Read: value %v; want %v", got, q.Quantize(12.34))
 }
 
 func TestNewAngleQuantizerErrors(t *testing.T) {
 	for _, bits := range []int{-1, 0, netsync.MaxAngleBits + 1, 32, 64} {
 		_, err := angleQuantizer(bits)
 		want := fmt.Sprintf("angle quantizer bits %d out of range 1..23", bits)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("NewAngleQuantizer(%d) error = %v, want one containing %q", bits, err, want)
-		}
+		assert.ErrorContains(t, err, want, "NewAngleQuantizer(%d)", bits)
 	}
 }
 
@@ -373,13 +340,10 @@ func TestAngleQuantizerWraps(t *testing.T) {
 		{math.MaxFloat32, 128}, // a huge multiple of the 256-step turn: angle 0
 	}
 	for _, tt := range tests {
-		if got := q.Encode(tt.a); got != tt.want {
-			t.Errorf("Encode(%v) = %d, want %d", tt.a, got, tt.want)
-		}
+		assert.Equal(t, tt.want, q.Encode(tt.a), "Encode(%v)", tt.a)
 	}
-	if !sameBits(q.Quantize(pi), q.Quantize(-pi)) || !sameBits(q.Quantize(-pi), -pi) {
-		t.Errorf("Quantize(π) = %v, Quantize(-π) = %v; want both float32(-π)", q.Quantize(pi), q.Quantize(-pi))
-	}
+	assert.Equal(t, math.Float32bits(q.Quantize(-pi)), math.Float32bits(q.Quantize(pi)), "Quantize(π) = %v, Quantize(-π) = %v; want both float32(-π)", q.Quantize(pi), q.Quantize(-pi))
+	assert.Equal(t, math.Float32bits(-pi), math.Float32bits(q.Quantize(-pi)), "Quantize(π) = %v, Quantize(-π) = %v; want both float32(-π)", q.Quantize(pi), q.Quantize(-pi))
 }
 
 // TestAngleQuantizerEveryCodeRoundTrips covers every code of every width,
@@ -391,20 +355,19 @@ func TestAngleQuantizerEveryCodeRoundTrips(t *testing.T) {
 		prev := float32(math.Inf(-1))
 		for code := uint32(0); code < 1<<bits; code++ {
 			a, err := q.Decode(code)
-			if err != nil {
-				t.Fatalf("bits %d: Decode(%d): %v", bits, code, err)
+			back := q.Encode(a)
+			// Assert only once something is wrong: testify calls on each
+			// of 2^24 codes would take minutes.
+			if err != nil || back != code || !(a > prev) || a < lo || a >= hi {
+				require.NoError(t, err, "bits %d: Decode(%d)", bits, code)
+				require.Equal(t, code, back, "bits %d: Encode(Decode(%d) = %v)", bits, code, a)
+				require.Fail(t, "not strictly increasing in range", "bits %d: Decode(%d) = %v after %v: want strictly increasing values in [float32(-π), float32(π))", bits, code, a, prev)
 			}
-			if back := q.Encode(a); back != code {
-				t.Fatalf("bits %d: Encode(Decode(%d) = %v) = %d", bits, code, a, back)
-			}
-			if !(a > prev) || a < lo || a >= hi {
-				t.Fatalf("bits %d: Decode(%d) = %v after %v: want strictly increasing values in [float32(-π), float32(π))", bits, code, a, prev)
-			}
+
 			prev = a
 		}
-		if _, err := q.Decode(1 << bits); !errors.Is(err, netsync.ErrOutOfRange) {
-			t.Fatalf("bits %d: Decode(%d) error = %v, want ErrOutOfRange", bits, 1<<bits, err)
-		}
+		_, err := q.Decode(1 << bits)
+		require.ErrorIs(t, err, netsync.ErrOutOfRange, "bits %d: Decode(%d)", bits, 1<<bits)
 	}
 }
 
@@ -422,9 +385,8 @@ func TestAngleQuantizerGolden(t *testing.T) {
 	for _, tt := range tests {
 		code := q.Encode(tt.a)
 		got := q.Quantize(tt.a)
-		if code != tt.code || math.Float32bits(got) != tt.bits {
-			t.Errorf("Encode(%v) = %d, Quantize = %#08x; want %d, %#08x", tt.a, code, math.Float32bits(got), tt.code, tt.bits)
-		}
+		assert.Equal(t, tt.code, code, "Encode(%v)", tt.a)
+		assert.Equal(t, tt.bits, math.Float32bits(got), "Quantize(%v) = %#08x; want %#08x", tt.a, math.Float32bits(got), tt.bits)
 	}
 }
 
@@ -435,29 +397,26 @@ func TestAngleQuantizerWriteRead(t *testing.T) {
 	for _, a := range angles {
 		q.Write(&w, a)
 	}
-	if w.BitLen() != 10*len(angles) {
-		t.Fatalf("BitLen() = %d, want %d", w.BitLen(), 10*len(angles))
-	}
+	require.Equal(t, 10*len(angles), w.BitLen(), "BitLen()")
 	var r netsync.BitReader
 	r.Reset(w.Bytes())
 	for _, a := range angles {
 		got, err := q.Read(&r)
-		if err != nil || !sameBits(got, q.Quantize(a)) {
-			t.Errorf("Read() = %v, %v; want %v", got, err, q.Quantize(a))
-		}
+		assert.NoError(t, err, "Read() = %v; want %v", got, q.Quantize(a))
+		assert.Equal(t, math.Float32bits(q.Quantize(a)), math.Float32bits(got), "Read() = %v; want %v", got, q.Quantize(a))
 	}
-	if _, err := q.Read(&r); !errors.Is(err, netsync.ErrShortBuffer) {
-		t.Errorf("Read() past the end: err = %v, want ErrShortBuffer", err)
-	}
+	_, err := q.Read(&r)
+	assert.ErrorIs(t, err, netsync.ErrShortBuffer, "Read() past the end")
 }
 
 func TestAngleQuantizerZeroValue(t *testing.T) {
 	var q netsync.AngleQuantizer
 	var w netsync.BitWriter
 	q.Write(&w, 1)
-	if q.Encode(1) != 0 || q.Quantize(1) != 0 || q.Bits() != 0 || w.BitLen() != 0 {
-		t.Fatalf("zero AngleQuantizer: Encode %d, Quantize %v, Bits %d, wrote %d bits; want all 0", q.Encode(1), q.Quantize(1), q.Bits(), w.BitLen())
-	}
+	require.Equal(t, uint32(0), q.Encode(1), "zero AngleQuantizer: Encode")
+	require.Equal(t, float32(0), q.Quantize(1), "zero AngleQuantizer: Quantize")
+	require.Equal(t, 0, q.Bits(), "zero AngleQuantizer: Bits")
+	require.Equal(t, 0, w.BitLen(), "zero AngleQuantizer: bits written")
 }
 
 // FuzzQuantize checks, for any valid quantizer, value and code, that
@@ -477,19 +436,13 @@ func FuzzQuantize(f *testing.F) {
 			return // an invalid configuration; TestNewQuantizerErrors covers the messages
 		}
 		c := q.Encode(v)
-		if c > q.MaxCode() || q.Bits() > 24 {
-			t.Fatalf("Encode(%v) = %d, MaxCode %d, Bits %d", v, c, q.MaxCode(), q.Bits())
-		}
+		require.LessOrEqual(t, c, q.MaxCode(), "Encode(%v) = %d, MaxCode %d, Bits %d", v, c, q.MaxCode(), q.Bits())
+		require.LessOrEqual(t, q.Bits(), 24, "Encode(%v) = %d, MaxCode %d, Bits %d", v, c, q.MaxCode(), q.Bits())
 		once := q.Quantize(v)
-		if twice := q.Quantize(once); !sameBits(once, twice) {
-			t.Fatalf("Quantize(%v) = %v but Quantize(%v) = %v", v, once, once, twice)
-		}
-		if !(once >= min && once <= max) {
-			t.Fatalf("Quantize(%v) = %v, outside [%v, %v]", v, once, min, max)
-		}
-		if back := q.Encode(once); back != c {
-			t.Fatalf("Encode(Quantize(%v) = %v) = %d, want %d", v, once, back, c)
-		}
+		twice := q.Quantize(once)
+		require.Equal(t, math.Float32bits(once), math.Float32bits(twice), "Quantize(%v) = %v but Quantize(%v) = %v", v, once, once, twice)
+		require.True(t, once >= min && once <= max, "Quantize(%v) = %v, outside [%v, %v]", v, once, min, max)
+		require.Equal(t, c, q.Encode(once), "Encode(Quantize(%v) = %v)", v, once)
 		// The error is at most half a step plus float32 rounding.
 		clamped := float64(v)
 		if v != v {
@@ -498,29 +451,26 @@ func FuzzQuantize(f *testing.F) {
 		clamped = math.Min(math.Max(clamped, float64(min)), float64(max))
 		magnitude := math.Max(math.Abs(float64(min)), math.Abs(float64(max)))
 		spacing := float64(math.Nextafter32(float32(magnitude), float32(math.Inf(1)))) - magnitude
-		if diff := math.Abs(float64(once) - clamped); diff > float64(res)/2+spacing {
-			t.Fatalf("Quantize(%v) = %v, %v away from %v; resolution %v", v, once, diff, clamped, res)
-		}
+		diff := math.Abs(float64(once) - clamped)
+		require.False(t, diff > float64(res)/2+spacing, "Quantize(%v) = %v, %v away from %v; resolution %v", v, once, diff, clamped, res)
 		cc := uint32(uint64(code) % (uint64(q.MaxCode()) + 1))
 		d, err := q.Decode(cc)
-		if err != nil || q.Encode(d) != cc || !(d >= min && d <= max) {
-			t.Fatalf("Decode(%d) = %v, %v; Encode of it %d", cc, d, err, q.Encode(d))
-		}
+		require.NoError(t, err, "Decode(%d) = %v; Encode of it %d", cc, d, q.Encode(d))
+		require.Equal(t, cc, q.Encode(d), "Decode(%d) = %v; Encode of it %d", cc, d, q.Encode(d))
+		require.True(t, d >= min && d <= max, "Decode(%d) = %v; Encode of it %d", cc, d, q.Encode(d))
 		if cc > 0 {
-			if below, _ := q.Decode(cc - 1); !(below < d) {
-				t.Fatalf("Decode(%d) = %v is not below Decode(%d) = %v", cc-1, below, cc, d)
-			}
+			below, _ := q.Decode(cc - 1)
+			require.True(t, below < d, "Decode(%d) = %v is not below Decode(%d) = %v", cc-1, below, cc, d)
 		}
-		if _, err := q.Decode(q.MaxCode() + 1); !errors.Is(err, netsync.ErrOutOfRange) {
-			t.Fatalf("Decode(MaxCode+1) error = %v, want ErrOutOfRange", err)
-		}
+		_, err = q.Decode(q.MaxCode() + 1)
+		require.ErrorIs(t, err, netsync.ErrOutOfRange, "Decode(MaxCode+1)")
 		var w netsync.BitWriter
 		q.Write(&w, v)
 		var r netsync.BitReader
 		r.Reset(w.Bytes())
-		if got, err := q.Read(&r); err != nil || !sameBits(got, once) {
-			t.Fatalf("Read() = %v, %v; want %v", got, err, once)
-		}
+		got, err := q.Read(&r)
+		require.NoError(t, err, "Read() = %v; want %v", got, once)
+		require.Equal(t, math.Float32bits(once), math.Float32bits(got), "Read() = %v; want %v", got, once)
 	})
 }
 
@@ -536,35 +486,31 @@ func FuzzAngleQuantize(f *testing.F) {
 		q := mustAngleQuantizer(t, n)
 		c := q.Encode(a)
 		once := q.Quantize(a)
-		if twice := q.Quantize(once); !sameBits(once, twice) {
-			t.Fatalf("bits %d: Quantize(%v) = %v but Quantize(%v) = %v", n, a, once, once, twice)
-		}
-		if !(once >= -float32(math.Pi) && once < float32(math.Pi)) {
-			t.Fatalf("bits %d: Quantize(%v) = %v, outside [-π, π)", n, a, once)
-		}
-		if back := q.Encode(once); back != c || c >= 1<<n {
-			t.Fatalf("bits %d: Encode(%v) = %d, Encode(Quantize) = %d", n, a, c, back)
-		}
+		twice := q.Quantize(once)
+		require.Equal(t, math.Float32bits(once), math.Float32bits(twice), "bits %d: Quantize(%v) = %v but Quantize(%v) = %v", n, a, once, once, twice)
+		require.True(t, once >= -float32(math.Pi) && once < float32(math.Pi), "bits %d: Quantize(%v) = %v, outside [-π, π)", n, a, once)
+		back := q.Encode(once)
+		require.Equal(t, c, back, "bits %d: Encode(%v) = %d, Encode(Quantize) = %d", n, a, c, back)
+		require.Less(t, c, uint32(1)<<n, "bits %d: Encode(%v) = %d, Encode(Quantize) = %d", n, a, c, back)
 		// Within half a step around the circle, for angles small enough that
 		// float64 still resolves a step.
 		if math.Abs(float64(a)) < 1e3 {
 			step := 2 * math.Pi / float64(uint64(1)<<n)
-			if diff := math.Abs(math.Remainder(float64(once)-float64(a), 2*math.Pi)); diff > step/2+1e-6 {
-				t.Fatalf("bits %d: Quantize(%v) = %v, %v away; step %v", n, a, once, diff, step)
-			}
+			diff := math.Abs(math.Remainder(float64(once)-float64(a), 2*math.Pi))
+			require.False(t, diff > step/2+1e-6, "bits %d: Quantize(%v) = %v, %v away; step %v", n, a, once, diff, step)
 		}
 		cc := code & (1<<n - 1)
 		d, err := q.Decode(cc)
-		if err != nil || q.Encode(d) != cc {
-			t.Fatalf("bits %d: Decode(%d) = %v, %v; Encode of it %d", n, cc, d, err, q.Encode(d))
-		}
+		require.NoError(t, err, "bits %d: Decode(%d) = %v; Encode of it %d", n, cc, d, q.Encode(d))
+		require.Equal(t, cc, q.Encode(d), "bits %d: Decode(%d) = %v; Encode of it %d", n, cc, d, q.Encode(d))
 		var w netsync.BitWriter
 		q.Write(&w, a)
 		var r netsync.BitReader
 		r.Reset(w.Bytes())
-		if got, err := q.Read(&r); err != nil || !sameBits(got, once) {
-			t.Fatalf("bits %d: Read() = %v, %v; want %v", n, got, err, once)
-		}
+		got, err := q.Read(&r)
+		require.NoError(t, err, "bits %d: Read() = %v; want %v", n, got, once)
+		require.Equal(t, math.Float32bits(once), math.Float32bits(got), "bits %d: Read() = %v; want %v", n, got, once)
+
 	})
 }
 

@@ -278,9 +278,9 @@ func TestSchemaHash(t *testing.T) {
 	}
 	seen := map[uint64]string{base: "base"}
 	for name, h := range different {
-		if other, dup := seen[h]; dup {
-			t.Errorf("schemas %q and %q hash the same (%#x)", name, other, h)
-		}
+		other, dup := seen[h]
+		assert.False(t, dup, "schemas %q and %q hash the same (%#x)", name, other, h)
+
 		seen[h] = name
 	}
 }
