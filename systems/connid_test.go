@@ -29,11 +29,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	honestGhost, ok := h.Server.Ghosts().Entity(1)
 	require.True(t, ok)
 
-	hello := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
-	for i := range hello.ComponentHashes {
-		hello.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
-	}
-	helloPacket := netsync.AppendHello(nil, &hello)
+	helloPacket := g.hello()
 	bye := netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectClosed})
 	seen := map[components.ConnID]bool{honest: true}
 	buf := make([]byte, transport.MaxDatagramSize)

@@ -22,11 +22,7 @@ func TestJunkNeverKeepsAConnectionAlive(t *testing.T) {
 	require.NoError(t, err)
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	hello := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
-	for i := range hello.ComponentHashes {
-		hello.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
-	}
-	require.NoError(t, conn.Send(netsync.AppendHello(nil, &hello)))
+	require.NoError(t, conn.Send(g.hello()))
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
 
 	junk := [][]byte{{0xff}, {netsync.ProtocolVersion, byte(netsync.MsgInputs), 1, 2, 3}, {netsync.ProtocolVersion, byte(netsync.MsgHello)}}

@@ -125,3 +125,13 @@ func positions(h *harness.Harness, client int, id components.GhostID) (server, p
 	cm := generic.NewMap[Pos](h.Clients[client].World().Arche())
 	return sm.Get(se).X, cm.Get(ce).X, true
 }
+
+// hello returns the hello packet a client of this game sends, for tests
+// that talk to the server over a raw connection.
+func (g *testGame) hello() []byte {
+	h := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
+	for i := range h.ComponentHashes {
+		h.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
+	}
+	return netsync.AppendHello(nil, &h)
+}
