@@ -70,6 +70,9 @@ type ScheduleStats struct {
 type Schedule struct {
 	groups [numStages]*Group
 	stats  ScheduleStats
+	// recorded, if set, runs right after the history records a tick (a
+	// SyncTest checks there, before the later stages build on the state).
+	recorded func()
 }
 
 // NewSchedule returns a schedule with one empty group per stage.
@@ -122,6 +125,9 @@ func (s *Schedule) Tick(w *World) {
 	s.predict(w)
 	if w.history != nil {
 		w.history.Record(w.tick)
+		if s.recorded != nil {
+			s.recorded()
+		}
 	}
 	s.run(StageSimulation, w)
 	s.run(StageHistory, w)

@@ -38,14 +38,31 @@ type SyncTestOptions struct {
 // tick, are not reported. Values are compared without padding; a component
 // that is not plain data is compared as a whole.
 //
+// On a server world ([RoleServer]) the registered state also changes
+// outside the prediction stages, and legitimately so: StageSimulation
+// respawns players, lag compensation applies hits, connections spawn and
+// remove players. A replay does not repeat those stages, so a window that
+// crosses such a change could not match. There the test compares the
+// registered state at the start of each tick's prediction stages with the
+// one recorded at the end of the previous tick's, and a tick that starts
+// from changed state bounds the rollback: windows never reach back across
+// it (counted in [SyncTest.Shortened]). On a client, where nothing but a
+// correction may change predicted state outside those stages, such a
+// change is a desync.
+//
 // Run it in a test or a debug build of the game; it costs Rollback replays
 // per tick.
 type SyncTest struct {
-	sched  *Schedule
-	world  *World
-	n      int
-	start  Tick
-	checks uint64
+	sched     *Schedule
+	world     *World
+	n         int
+	start     Tick
+	checks    uint64
+	outside   Tick // the newest tick that began from state changed outside the prediction (servers)
+	shortened uint64
+	err       error // of the current Tick's check
+	// onRecorded is st.onRecorded, made once: the schedule calls it.
+	onRecorded func()
 }
 
 // DesyncError reports the first difference a [SyncTest] found: the tick,
@@ -98,23 +115,71 @@ func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error)
 	}
 	h.checksums = true
 	w.probe = newUnregisteredProbe(h, opts.Rollback)
-	return &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick}, nil
+	st := &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick, outside: w.tick}
+	st.onRecorded = st.recorded
+	if w.role == RoleServer {
+		w.probe.onStart = st.watchOutside
+	}
+	return st, nil
 }
 
 // Checks returns how many replayed ticks were compared.
 func (st *SyncTest) Checks() uint64 { return st.checks }
 
-// Tick runs one normal tick, then rolls back and replays. It returns a
+// Shortened returns how many checks of a server world rolled back fewer
+// than Rollback ticks (or none) because the registered state changed
+// outside the prediction stages within the window.
+func (st *SyncTest) Shortened() uint64 { return st.shortened }
+
+// watchOutside runs ahead of a server tick's prediction stages: when the
+// registered state is not what the previous tick recorded, something
+// outside the prediction changed it, and replays must not reach back
+// across this tick.
+func (st *SyncTest) watchOutside(w *World) {
+	h := w.history
+	prev := w.tick.Add(-1)
+	if !h.has(prev) {
+		st.outside = w.tick
+		return
+	}
+	cur := h.currentEpoch()
+	h.capture(&h.scratch, cur)
+	if h.checksum(&h.scratch, cur) != h.record(prev).sum {
+		st.outside = w.tick
+	}
+}
+
+// Tick runs one normal tick and, right after the history recorded it,
+// rolls back and replays; the stages after the record point
+// (StageSimulation, StageHistory, StageSend) then run on the replayed
+// state, so the check never undoes what they write. It returns a
 // [*DesyncError] at the first replayed tick whose state differs from the
 // first run; the world then holds the replayed state.
 func (st *SyncTest) Tick() error {
+	st.err = nil
+	st.sched.recorded = st.onRecorded
+	defer func() { st.sched.recorded = nil }()
 	st.sched.Tick(st.world)
+	return st.err
+}
+
+func (st *SyncTest) recorded() { st.err = st.check() }
+
+// check rolls back and replays the window ending at the tick just recorded.
+func (st *SyncTest) check() error {
 	now := st.world.tick
 	if now.Sub(st.start) <= int32(st.n) {
 		return nil
 	}
+	to := now.Add(-st.n)
+	if to.Before(st.outside) {
+		st.shortened++
+		if to = st.outside; !to.Before(now) {
+			return nil
+		}
+	}
 	h := st.world.history
-	return st.sched.rollback(st.world, now.Add(-st.n), nil, func(t Tick) error {
+	return st.sched.rollback(st.world, to, nil, func(t Tick) error {
 		st.checks++
 		rec := h.record(t)
 		first := h.epochOf(rec)

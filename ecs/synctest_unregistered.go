@@ -21,6 +21,9 @@ type unregisteredProbe struct {
 	mask       uint32
 	replayPre  extraRecord // before the prediction stages of the replayed tick
 	cur        extraRecord // after them
+	// onStart, if set, runs ahead of the prediction stages of each
+	// first-run tick (a server's SyncTest watches for outside changes).
+	onStart func(w *World)
 }
 
 type extraType struct {
@@ -61,6 +64,9 @@ func (p *unregisteredProbe) before(w *World) {
 	f := &p.first[uint32(w.tick)&p.mask]
 	f.tick, f.valid = w.tick, false
 	p.capture(&f.pre)
+	if p.onStart != nil {
+		p.onStart(w)
+	}
 }
 
 // after runs behind the prediction stages of a first-run tick.

@@ -73,7 +73,12 @@ type game struct {
 // newGame builds a client world with n predicted entities and the move
 // system in the prediction stage.
 func newGame(t require.TestingT, n, capacity int) *game {
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	return newGameAs(t, gw.RoleClient, n, capacity)
+}
+
+// newGameAs is newGame with a world of the given role.
+func newGameAs(t require.TestingT, role gw.Role, n, capacity int) *game {
+	w := gw.NewWorld(gw.WorldOptions{Role: role})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: capacity})
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Position](h))

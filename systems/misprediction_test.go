@@ -68,7 +68,7 @@ func TestServerOnlyWriteOfAReplicatedFieldIsNamed(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	speeds := generic.NewFilter1[Speed]()
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		// Written only on the server: no client predicts it.
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick()%90 != 0 {
@@ -103,7 +103,7 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
 	steps := 0 // state outside the world: a replay does not restore it
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			steps++
 			if steps%97 != 0 {
@@ -138,7 +138,7 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 		w.Arche().Add(e, ecs.ComponentID[Trail](w.Arche()))
 	}
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			q := trail.Query(w.Arche())
 			for q.Next() {
@@ -198,7 +198,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	}
 	opts.SetupClient = func(_ int, cl *systems.Client) error {
 		c = cl
-		cl.Schedule().Add(gw.StagePrediction, g.move)
+		cl.Schedule().Add(gw.StagePrediction, g.move())
 		return nil
 	}
 	h, err := harness.New(opts)
@@ -224,4 +224,6 @@ func TestHarnessSyncTestChecksEveryClient(t *testing.T) {
 		assert.Greaterf(t, c.Stats().SyncTestChecks, uint64(8*100), "client %d", i)
 		assert.NoErrorf(t, h.CheckOwnState(i), "client %d", i)
 	}
+	assert.NoError(t, h.Server.SyncTestErr())
+	assert.Greater(t, h.Server.Stats().SyncTestChecks, uint64(8*100), "and the server")
 }

@@ -234,7 +234,7 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	serverX := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())

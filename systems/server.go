@@ -52,9 +52,24 @@ type ServerOptions struct {
 	// is the one after it); 0 when zero. Starting near 2³² tests a game
 	// across the tick wrap without months of uptime.
 	StartTick gw.Tick
+	// SyncTest, when not zero, runs every tick as a determinism check of
+	// the server world (see [gw.SyncTest]): the tick, then a rollback of
+	// SyncTest ticks and their replay through the prediction stages with
+	// the inputs those ticks applied, compared with
+	// the first run. It records the replicated components in a history
+	// the server otherwise does not keep. The first difference is kept in
+	// [Server.SyncTestErr] and counted in ServerStats.Desyncs. It costs
+	// SyncTest replays per tick: for tests and debug builds. Allowed:
+	// 0..1024. What changes the replicated state outside the prediction
+	// stages (StageSimulation, hits, players joining and leaving) is not
+	// replayed: windows do not reach back across it (see [gw.SyncTest]).
+	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
 }
+
+// maxServerSyncTest bounds ServerOptions.SyncTest.
+const maxServerSyncTest = 1024
 
 // ServerStats counts what the server did since it started. Input counters
 // add up every connection, closed ones included.
@@ -81,6 +96,9 @@ type ServerStats struct {
 	InputsAhead    uint64 // refused: too far ahead
 	InputsDup      uint64
 	MaxBuffered    int // most inputs one connection held at once
+	// SyncTestChecks counts the replayed ticks the determinism check of
+	// ServerOptions.SyncTest compared, Desyncs the ticks it found wrong.
+	SyncTestChecks, Desyncs uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -107,6 +125,7 @@ type Server struct {
 	hello    netsync.Hello
 	owned    []ecs.Entity
 	closed   netsync.InputStats // counters of connections already gone
+	check    syncCheck          // ServerOptions.SyncTest
 	stats    ServerStats
 	log      *slog.Logger
 
@@ -137,6 +156,7 @@ type serverConn struct {
 	helloAt   time.Duration
 	sent      uint64
 	recv      uint64
+	applied   appliedInputs // for the replays of ServerOptions.SyncTest
 }
 
 // NewServer creates a server world reading time from src and accepting
@@ -172,6 +192,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
+	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
+		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
+	}
 	if _, err := netsync.NewInputBuffer(schema, opts.Inputs); err != nil {
 		return nil, err
 	}
@@ -185,10 +208,20 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	}
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleServer})
 	w.SetTick(opts.StartTick)
+	if opts.SyncTest > 0 {
+		// Two windows of replays fit, whatever the depth.
+		h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 2 * (opts.SyncTest + 1)})
+		if err != nil {
+			return nil, err
+		}
+		if err := registerReplicated(h, schema); err != nil {
+			return nil, err
+		}
+	}
 	b := ghosts.Bind(w, schema)
 	s := &Server{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewServerRegister(b), binding: b,
-		opts: opts, src: src, listener: l, sw: sw,
+		opts: opts, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
 		log: opts.Logger,
 	}
@@ -207,7 +240,7 @@ func (s *Server) Update() {
 	now := s.src.Now()
 	s.poll(now)
 	for n := s.clock.Advance(); n > 0; n-- {
-		s.schedule.Tick(s.world)
+		s.check.tick(s.schedule, s.world, s.log)
 		s.stats.Ticks++
 	}
 	s.expire(now)
@@ -225,8 +258,14 @@ func (s *Server) Stats() ServerStats {
 	st.InputsRefused = in.Refused
 	st.InputsClamped, st.InputsAhead, st.InputsDup = in.Clamped, in.TooFarAhead, in.Duplicates
 	st.MaxBuffered = in.MaxBuffered
+	st.SyncTestChecks, st.Desyncs = s.check.checks(), s.check.desyncs
 	return st
 }
+
+// SyncTestErr returns the first difference the determinism check of
+// ServerOptions.SyncTest found (a *gw.DesyncError, which names the tick,
+// entity, component and field), or nil.
+func (s *Server) SyncTestErr() error { return s.check.first }
 
 func add(dst *netsync.InputStats, s netsync.InputStats) {
 	dst.Received += s.Received

@@ -103,6 +103,9 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			s.refuse(c, &netsync.Reject{Reason: netsync.RejectSpawn})
 			return true
 		}
+		if s.opts.SyncTest > 0 {
+			sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
+		}
 		s.conns = append(s.conns, sc)
 		s.stats.Accepted++
 		s.log.Debug("ghostwire: connection accepted", "conn", sc.id)

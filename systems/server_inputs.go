@@ -66,13 +66,24 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 }
 
 // applyInputs takes exactly one input per connection for the tick and
-// writes it onto the ghosts the connection owns.
+// writes it onto the ghosts the connection owns; in a replay of the
+// determinism check it writes the one that tick took.
 func (s *Server) applyInputs(w *gw.World) {
 	a := w.Arche()
 	tick := w.Tick()
 	b := s.binding
 	for _, sc := range s.conns {
-		h, rec, _ := sc.inputs.Take(tick)
+		var h components.InputHeader
+		var rec []byte
+		if w.IsReplaying() {
+			var ok bool
+			if h, rec, ok = sc.applied.at(tick); !ok {
+				continue // connected after the tick: its ghosts were not there
+			}
+		} else {
+			h, rec, _ = sc.inputs.Take(tick)
+			sc.applied.keep(tick, h, rec)
+		}
 		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
 		for _, e := range s.owned {
 			if a.Has(e, b.Header) {

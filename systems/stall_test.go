@@ -44,7 +44,7 @@ func stallHarness(t *testing.T) (h *harness.Harness, maxReplay func() uint64, re
 		}
 	}
 	opts.SetupClient = func(i int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move())
 		if i == 0 {
 			var before uint64
 			c.OnCorrection(

@@ -22,7 +22,6 @@ type Speed struct{ V float32 }
 type testGame struct {
 	schema *netsync.Schema
 	player netsync.GhostTypeID
-	move   gw.System
 }
 
 var testQ = netsync.Range(-1000, 1000, 1.0/64)
@@ -59,15 +58,21 @@ func newTestGameWith(extra func(b *netsync.SchemaBuilder)) *testGame {
 	if err != nil {
 		panic(err)
 	}
+	return &testGame{schema: s, player: player}
+}
+
+// move returns the test game's prediction system for one world: an arche
+// filter resolves its component IDs in the first world it queries, and
+// two worlds may number the same types differently.
+func (g *testGame) move() gw.System {
 	movers := generic.NewFilter3[Pos, Speed, Move]().With(generic.T[components.Predicted]())
-	move := gw.SystemFunc(func(w *gw.World) {
+	return gw.SystemFunc(func(w *gw.World) {
 		q := movers.Query(w.Arche())
 		for q.Next() {
 			p, sp, in := q.Get()
 			p.X += in.X * sp.V / 60
 		}
 	})
-	return &testGame{schema: s, player: player, move: move}
 }
 
 // newTestGameWithSpeed builds the test game with Speed quantized by q: the
@@ -98,8 +103,8 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 		Seed:        7,
 		Schema:      g.schema,
 		Server:      systems.ServerOptions{OnConnect: g.spawn},
-		SetupServer: func(s *systems.Server) error { s.Schedule().Add(gw.StagePrediction, g.move); return nil },
-		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, g.move); return nil },
+		SetupServer: func(s *systems.Server) error { s.Schedule().Add(gw.StagePrediction, g.move()); return nil },
+		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, g.move()); return nil },
 	}
 	for i := 0; i < n; i++ {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{

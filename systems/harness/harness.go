@@ -49,8 +49,9 @@ type Options struct {
 	SetupServer func(s *systems.Server) error
 	SetupClient func(i int, c *systems.Client) error
 	// SyncTest, when not zero, is the determinism check's rollback depth
-	// for every client whose own ClientOptions.SyncTest is zero: each
-	// client's real world is rolled back and replayed every tick.
+	// for the server and every client whose own options' SyncTest is zero:
+	// each real world is rolled back and replayed every tick (see
+	// systems.ClientOptions.SyncTest and systems.ServerOptions.SyncTest).
 	SyncTest int
 	// Logger is given to the server and clients that have none; nil
 	// discards their logs (a simulation is measured, not read).
@@ -93,6 +94,9 @@ func New(opts Options) (*Harness, error) {
 	}
 	if opts.Server.Logger == nil {
 		opts.Server.Logger = opts.Logger
+	}
+	if opts.Server.SyncTest == 0 {
+		opts.Server.SyncTest = opts.SyncTest
 	}
 	h := &Harness{Time: &gw.VirtualTime{}, opts: opts, frame: time.Second / time.Duration(opts.FrameRate)}
 	h.Net = transport.NewMemoryNetwork(h.Time, opts.Seed)

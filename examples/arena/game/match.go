@@ -40,6 +40,10 @@ type Config struct {
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
 	Client func(i int, spec *harness.ClientSpec)
+	// SyncTest, when not zero, runs the determinism check of that depth on
+	// the server world (see systems.ServerOptions.SyncTest): for tests, it
+	// costs SyncTest replays per tick. Clients get theirs through Client.
+	SyncTest int
 }
 
 // DefaultConfig returns the defaults of the arena's command line.
@@ -151,6 +155,7 @@ func NewMatch(cfg Config) (*Match, error) {
 		Schema: m.Schema.Schema,
 		Server: systems.ServerOptions{
 			TickRate:  cfg.TickRate,
+			SyncTest:  cfg.SyncTest,
 			OnConnect: m.spawnPlayer,
 			OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 				for _, e := range owned {

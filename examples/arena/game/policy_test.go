@@ -100,3 +100,27 @@ func TestArenaPredictionPassesTheSyncTest(t *testing.T) {
 	assert.True(t, r.Converged)
 	assert.NoError(t, m.Harness.CheckOwnState(0))
 }
+
+// TestArenaServerPassesTheSyncTest runs the determinism check on the
+// arena's server world with four clients that shove, shoot and respawn
+// each other: nothing is found, and the match is the one played without
+// the check (the same report outside wall time).
+func TestArenaServerPassesTheSyncTest(t *testing.T) {
+	play := func(depth int) (*Match, *Report) {
+		cfg := DefaultConfig()
+		cfg.Clients, cfg.Duration, cfg.SyncTest = 4, 10*time.Second, depth
+		m, err := NewMatch(cfg)
+		require.NoError(t, err)
+		r := m.Run(nil)
+		r.Wall = WallReport{}
+		return m, r
+	}
+	m, checked := play(8)
+	st := m.Harness.Server.Stats()
+	assert.NoError(t, m.Harness.Server.SyncTestErr())
+	assert.Zero(t, st.Desyncs)
+	assert.Greater(t, st.SyncTestChecks, uint64(8*400), "most of the ticks are checked 8 deep")
+	assert.Greater(t, checked.Server.Shots.Hits, uint64(3), "with hits applied outside the prediction")
+	_, plain := play(0)
+	assert.Equal(t, plain, checked)
+}
