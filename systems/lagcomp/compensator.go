@@ -502,7 +502,7 @@ func (c *Compensator) pruneShooters() {
 func hitTest(r Ray, tg *Rewound) (float64, uint8, bool) {
 	pos := Vec{float64(tg.Pose.Position[0]), float64(tg.Pose.Position[1]), float64(tg.Pose.Position[2])}
 	hb := tg.Hitboxes
-	n := int(min(hb.N, components.MaxHitboxes))
+	n := min(int(hb.N), len(hb.Boxes))
 	bound := 0.0
 	for k := 0; k < n; k++ {
 		b := &hb.Boxes[k]

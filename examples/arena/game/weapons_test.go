@@ -13,6 +13,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/correction"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
@@ -181,7 +182,7 @@ func TestOwnCorrectionsAreSmoothed(t *testing.T) {
 	require.NoError(t, err)
 	c, ps := m.Harness.Clients[0], m.Players[0]
 	own := generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]())
-	offsets := generic.NewMap[components.CorrectionOffset](c.World().Arche())
+	offsets := generic.NewMap[correction.Offset](c.World().Arche())
 	var prev [3]float32
 	var have bool
 	var maxJump float32
