@@ -29,7 +29,7 @@ type SyncTestOptions struct {
 // ones not registered for history: when the replay leaves one with another
 // value than the first run and the prediction stages write it (its value
 // changes across them), the error names that component and says it is not
-// registered ([DesyncError.Unregistered]), rather than blaming the first
+// registered, rather than blaming the first
 // registered component it feeds. When registered values differ too, the
 // test re-runs the tick with the unregistered values of the first run to
 // tell cause from victim: a component rewritten from corrupted registered
@@ -48,10 +48,11 @@ type SyncTest struct {
 	checks uint64
 }
 
-// DesyncError reports the first difference a [SyncTest] found: the tick,
+// desyncError reports the first difference a [SyncTest] found: the tick,
 // the entity and the component (and field) whose value after replay is not
-// the value of the first run.
-type DesyncError struct {
+// the value of the first run. Its message says all of it; the endpoints
+// log the fields through internal/ecsx.
+type desyncError struct {
 	Tick      Tick
 	Entity    ecs.Entity
 	Component reflect.Type
@@ -67,7 +68,7 @@ type DesyncError struct {
 }
 
 // Error names the tick, entity, component and field, with both values.
-func (e *DesyncError) Error() string {
+func (e *desyncError) Error() string {
 	if e.Unregistered {
 		return fmt.Sprintf("ecs: desync at tick %d: component %v is written by the prediction but not registered for history (Register): entity %v %s is %s after replay, was %s in the first run",
 			e.Tick, e.Component, e.Entity, fieldName(e.Field), formatField(e.Replay, e.kind), formatField(e.First, e.kind))
@@ -83,30 +84,29 @@ func (e *DesyncError) Error() string {
 }
 
 // NewSyncTest prepares a determinism check of the world's prediction stages.
-// It returns [ErrNoHistory] without a history, and an error naming the
+// It returns an error without a history ([EnableHistory]), and one naming the
 // value when Rollback is outside 1..capacity-1.
 func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error) {
 	h := w.history
 	if h == nil {
-		return nil, ErrNoHistory
+		return nil, errNoHistory
 	}
 	if opts.Rollback == 0 {
 		opts.Rollback = 8
 	}
-	if opts.Rollback < 1 || opts.Rollback >= h.Capacity() {
-		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.Capacity()-1)
+	if opts.Rollback < 1 || opts.Rollback >= h.capacity {
+		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.capacity-1)
 	}
 	h.checksums = true
 	w.probe = newUnregisteredProbe(h, opts.Rollback)
 	return &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick}, nil
 }
 
-// Checks returns how many replayed ticks were compared.
-func (st *SyncTest) Checks() uint64 { return st.checks }
-
-// Tick runs one normal tick, then rolls back and replays. It returns a
-// [*DesyncError] at the first replayed tick whose state differs from the
-// first run; the world then holds the replayed state.
+// Tick runs one normal tick, then rolls back and replays. At the first
+// replayed tick whose state differs from the first run it returns an error
+// naming the tick, the entity, the component and field with both values
+// (or the unregistered component the prediction writes); the world then
+// holds the replayed state.
 func (st *SyncTest) Tick() error {
 	st.sched.Tick(st.world)
 	now := st.world.tick
@@ -182,16 +182,6 @@ func fieldName(f string) string {
 	return "field " + f
 }
 
-// Checksum returns a checksum of every registered component of every
-// entity recorded at tick (padding excluded), or a [*TickError].
-func (h *History) Checksum(tick Tick) (uint64, error) {
-	if !h.has(tick) {
-		return 0, h.tickError(tick)
-	}
-	rec := h.record(tick)
-	return h.checksum(rec, h.epochOf(rec)), nil
-}
-
 const (
 	hashSeed  = 0x9e3779b97f4a7c15
 	hashPrime = 0x100000001b3
@@ -235,20 +225,20 @@ func (h *History) checksum(rec *record, ep *epoch) uint64 {
 
 // diff returns the first field that differs between two records, matching
 // entities by identity.
-func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncError {
+func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *desyncError {
 	nc := len(h.comps)
 	for ri, r := range epA.runs {
 		for i := 0; i < r.count; i++ {
 			e := epA.entities[r.start+i]
 			rj, j, ok := epB.locate(e)
 			if !ok {
-				return &DesyncError{Entity: e}
+				return &desyncError{Entity: e}
 			}
 			for _, c := range h.slots[r.slot].comps {
 				ct := &h.comps[c]
 				fb := epB.rows[rj*nc+c]
 				if fb < 0 {
-					return &DesyncError{Entity: e, Component: ct.typ}
+					return &desyncError{Entity: e, Component: ct.typ}
 				}
 				offA := (int(epA.rows[ri*nc+c]) + i) * int(ct.size)
 				offB := (int(fb) + j) * int(ct.size)
@@ -257,7 +247,7 @@ func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncErro
 				for _, f := range ct.fields {
 					fa, fb := va[f.off:f.off+f.len], vb[f.off:f.off+f.len]
 					if string(fa) != string(fb) {
-						return &DesyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
+						return &desyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
 							First: append([]byte(nil), fa...), Replay: append([]byte(nil), fb...)}
 					}
 				}
@@ -268,7 +258,7 @@ func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncErro
 		epA.buildIndex()
 		for _, e := range epB.entities {
 			if _, ok := epA.index[e]; !ok {
-				return &DesyncError{Entity: e}
+				return &desyncError{Entity: e}
 			}
 		}
 	}

@@ -73,7 +73,7 @@ type game struct {
 // newGame builds a client world with n predicted entities and the move
 // system in the prediction stage.
 func newGame(t require.TestingT, n, capacity int) *game {
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: capacity})
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Position](h))
