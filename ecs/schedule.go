@@ -76,7 +76,7 @@ type Schedule struct {
 	stats  scheduleStats
 }
 
-// NewSchedule returns a schedule with one empty group per stage.
+// NewSchedule returns a schedule with no systems in any stage.
 func NewSchedule() *Schedule {
 	s := &Schedule{}
 	for i := range s.groups {
