@@ -28,7 +28,7 @@ func respawnEvery(g *game, period int) {
 // repeat the simulation), but it still checks the windows between such
 // changes, shortened where they would reach back across one.
 func TestSyncTestOnAServerBoundsWindowsAtSimulationChanges(t *testing.T) {
-	g := newGameAs(t, gw.RoleServer, 40, 64)
+	g := newGameAs(t, true, 40, 64)
 	respawnEvery(g, 20)
 	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestSyncTestOnAServerBoundsWindowsAtSimulationChanges(t *testing.T) {
 // The same simulation change on a client is a desync: there nothing but a
 // correction may write predicted state outside the prediction stages.
 func TestSyncTestOnAClientFlagsSimulationChanges(t *testing.T) {
-	g := newGameAs(t, gw.RoleClient, 40, 64)
+	g := newGameAs(t, false, 40, 64)
 	respawnEvery(g, 20)
 	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestSyncTestOnAClientFlagsSimulationChanges(t *testing.T) {
 
 // Hidden state in a server's prediction is found as on a client.
 func TestSyncTestOnAServerFindsHiddenState(t *testing.T) {
-	g := newGameAs(t, gw.RoleServer, 40, 64)
+	g := newGameAs(t, true, 40, 64)
 	respawnEvery(g, 20)
 	steps := 0
 	pos := generic.NewMap[Position](g.world.Arche())
@@ -88,9 +88,9 @@ func TestSyncTestOnAServerFindsHiddenState(t *testing.T) {
 // in the same state as one ticked plainly, respawns included (before, the
 // replay after the whole tick undid what StageSimulation wrote).
 func TestSyncTestLeavesTheServerWorldAsAPlainRun(t *testing.T) {
-	plain := newGameAs(t, gw.RoleServer, 40, 64)
+	plain := newGameAs(t, true, 40, 64)
 	respawnEvery(plain, 20)
-	checked := newGameAs(t, gw.RoleServer, 40, 64)
+	checked := newGameAs(t, true, 40, 64)
 	respawnEvery(checked, 20)
 	st, err := gw.NewSyncTest(checked.sched, checked.world, gw.SyncTestOptions{Rollback: 8})
 	require.NoError(t, err)

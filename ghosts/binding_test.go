@@ -74,7 +74,7 @@ func newServerWorld(tb testing.TB, s *testSchema) (*gw.World, *ghosts.Binding) {
 // replicated component has the arche ID it has on the server.
 func newClientWorld(tb testing.TB, s *testSchema) (*gw.World, *ghosts.Binding) {
 	tb.Helper()
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	a := w.Arche()
 	ecs.ComponentID[clientOnlyA](a)
 	ecs.ComponentID[clientOnlyB](a)

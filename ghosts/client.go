@@ -9,6 +9,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -197,7 +198,7 @@ func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap
 	gt, _ := c.b.schema.GhostType(netsync.GhostTypeID(gs.Type))
 	equal = true
 	for ci, id := range c.b.types[gs.Type] {
-		p, err := h.Lookup(tick, e, id)
+		p, err := ecsx.Lookup(h, tick, e, id)
 		if err != nil || p == nil {
 			return netsync.FieldDiff{}, false, false
 		}

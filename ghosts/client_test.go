@@ -14,6 +14,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -80,14 +81,14 @@ func (p *pair) lookup(tb testing.TB, id components.GhostID) ecs.Entity {
 func TestClientSpawn(t *testing.T) {
 	const me = 2
 	p := newPair(t, me)
-	p.sw.SetTick(3)
+	ecsx.SetTick(p.sw, 3)
 	var ses []ecs.Entity
 	owners := []components.ConnID{0, me, 1, me, 3}
 	for i, o := range owners {
 		typ := altType(p.s, i)
 		ses = append(ses, p.spawn(t, typ, o, Pos{float32(i) * 1.25, -3.5}, HP{V: int32(1000*i - 7)}))
 	}
-	p.sw.SetTick(10)
+	ecsx.SetTick(p.sw, 10)
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 10, me)
 
@@ -312,7 +313,7 @@ func TestClientCompare(t *testing.T) {
 	h, err := gw.EnableHistory[components.Predicted](p.cw, gw.HistoryOptions{Capacity: 16})
 	require.NoError(t, err)
 	for i := 0; i < p.s.NumComponents(); i++ {
-		require.NoError(t, h.RegisterType(p.s.ComponentType(netsync.ComponentID(i))))
+		require.NoError(t, ecsx.RegisterType(h, p.s.ComponentType(netsync.ComponentID(i))))
 	}
 	mine := p.spawn(t, p.s.player, me, Pos{10.5, -3.25}, HP{50})
 	crate := p.spawn(t, p.s.crate, me, Pos{1, 1}, HP{7})
@@ -320,7 +321,7 @@ func TestClientCompare(t *testing.T) {
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 5, me)
 	p.apply(snap)
-	h.Record(5)
+	ecsx.Record(h, 5)
 
 	gi := func(snap *netsync.Snapshot, id components.GhostID) int {
 		i := slices.IndexFunc(snap.Ghosts, func(g netsync.GhostState) bool { return g.ID == id })
@@ -337,7 +338,7 @@ func TestClientCompare(t *testing.T) {
 
 	// A prediction within the wire's resolution encodes the same.
 	getPos(p.cw, ce(1)).X += 1.0 / 256
-	h.Record(6)
+	ecsx.Record(h, 6)
 	_, eq, rec := p.cl.Compare(h, 6, ce(1), snap, gi(snap, 1))
 	assert.True(t, eq, "prediction off by a quarter step: equal")
 	assert.True(t, rec, "prediction off by a quarter step: recorded")
@@ -403,7 +404,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	var spawns, despawns, kills, lost int
 	for tick := gw.Tick(1); tick <= ticks; tick++ {
-		p.sw.SetTick(tick)
+		ecsx.SetTick(p.sw, tick)
 		// Move.
 		for _, e := range live {
 			pos, hp := getPos(p.sw, e), getHP(p.sw, e)

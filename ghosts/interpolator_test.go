@@ -11,6 +11,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -106,7 +107,7 @@ func newIPRig(tb testing.TB, maxExtrapolation float64) *ipRig {
 	r.wr, err = netsync.NewSnapshotWriter(r.s, 0)
 	require.NoError(tb, err)
 
-	r.cw = gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	r.cw = gw.NewWorld(gw.WorldOptions{})
 	ecs.ComponentID[clientOnlyA](r.cw.Arche()) // other arche IDs than the server's
 	cb := ghosts.Bind(r.cw, r.s)
 	r.cl = ghosts.NewClientRegister(cb)
@@ -153,7 +154,7 @@ func (r *ipRig) set(e ecs.Entity, st ipState) {
 
 // packet encodes the server's ghosts as the snapshot of tick.
 func (r *ipRig) packet(tick gw.Tick, complete bool) []byte {
-	r.sw.SetTick(tick)
+	ecsx.SetTick(r.sw, tick)
 	r.wr.Begin(tick)
 	r.srv.WriteSnapshot(r.wr, ipMe)
 	return append([]byte(nil), r.wr.Finish(&netsync.SnapshotHeader{Tick: tick, Complete: complete})...)
@@ -755,7 +756,7 @@ func TestInterpolatorUpdateAllocs(t *testing.T) {
 
 func TestNewInterpolatorRejectsBadCap(t *testing.T) {
 	s, _, _, _, _ := ipSchema(t)
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	cl := ghosts.NewClientRegister(ghosts.Bind(w, s))
 	for _, v := range []float64{-1, 60.5, math.NaN(), math.Inf(1)} {
 		ip, err := ghosts.NewInterpolator(cl, v)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 	const n = 64
 	const conn = 1
 	p := newPair(b, conn)
-	p.sw.SetTick(1)
+	ecsx.SetTick(p.sw, 1)
 	for i := range n {
 		owner := components.ConnID(0)
 		if i%4 == 0 {
@@ -30,7 +31,7 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 		}
 		p.spawn(b, altType(p.s, i), owner, Pos{float32(i) - 31.7, 0.3 * float32(i)}, HP{int32(100 + i)})
 	}
-	p.sw.SetTick(100)
+	ecsx.SetTick(p.sw, 100)
 	p.srv.Quantize()
 	sw, err := netsync.NewSnapshotWriter(p.s.Schema, 0)
 	require.NoError(b, err)

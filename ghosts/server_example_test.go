@@ -43,7 +43,7 @@ func ExampleServerRegister_WriteSnapshot() {
 	packet := w.Finish(&netsync.SnapshotHeader{Tick: sw.Tick(), Complete: true})
 
 	// Client: decode the packet and spawn what it holds.
-	cw := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	cw := gw.NewWorld(gw.WorldOptions{})
 	cl := ghosts.NewClientRegister(ghosts.Bind(cw, schema))
 	cl.SetConn(1)
 	var snap netsync.Snapshot

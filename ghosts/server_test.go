@@ -10,6 +10,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -60,7 +61,7 @@ func TestServerSpawn(t *testing.T) {
 		{42, s.crate, 0},
 	}
 	for i, tt := range tests {
-		w.SetTick(tt.tick)
+		ecsx.SetTick(w, tt.tick)
 		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
 		id, err := srv.Spawn(e, tt.typ, tt.owner)
 		require.NoErrorf(t, err, "Spawn #%d", i)
@@ -269,7 +270,7 @@ func TestServerWriteSnapshotOrder(t *testing.T) {
 	w, b := newServerWorld(t, s)
 	srv := ghosts.NewServerRegister(b)
 	owners := []components.ConnID{0, 2, 1, 2, 0, 3, 2}
-	w.SetTick(5)
+	ecsx.SetTick(w, 5)
 	for i, o := range owners {
 		typ := s.player
 		if i%2 == 1 {

@@ -11,6 +11,8 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/fixedclock"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -179,7 +181,7 @@ type ClientStats struct {
 type Client struct {
 	world    *gw.World
 	schedule *gw.Schedule
-	clock    *gw.FixedClock
+	clock    *fixedclock.Clock
 	ghosts   *ghosts.ClientRegister
 	binding  *ghosts.Binding
 	inputs   *netsync.InputStream
@@ -251,7 +253,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if opts.FixedScale != 0 && !(opts.FixedScale >= 0.5 && opts.FixedScale <= 2) {
 		return nil, fmt.Errorf("systems: fixed clock scale %v outside 0.5..2", opts.FixedScale)
 	}
-	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
+	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: opts.TickRate})
 	if err != nil {
 		return nil, err
 	}
@@ -271,17 +273,17 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if err != nil {
 		return nil, err
 	}
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: opts.HistoryCapacity})
 	if err != nil {
 		return nil, err
 	}
-	if stream.Capacity() < h.Capacity() {
+	if stream.Capacity() < ecsx.Capacity(h) {
 		return nil, fmt.Errorf("systems: input stream capacity %d is below the history capacity %d: a long rollback would replay without inputs",
-			stream.Capacity(), h.Capacity())
+			stream.Capacity(), ecsx.Capacity(h))
 	}
-	if opts.SyncTest >= h.Capacity() {
-		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, h.Capacity()-1)
+	if opts.SyncTest >= ecsx.Capacity(h) {
+		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, ecsx.Capacity(h)-1)
 	}
 	b := ghosts.Bind(w, schema)
 	if err := registerReplicated(h, schema); err != nil {
@@ -322,12 +324,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if c.interpolator, err = ghosts.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
 	}
-	c.schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
-	c.schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
+	c.schedule.Add(ecsx.StageReceive, gw.SystemFunc(c.reconcile))
+	c.schedule.Add(ecsx.StageInput, gw.SystemFunc(c.sample))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
-	c.schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
-	c.schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
+	c.schedule.Add(ecsx.StageSend, gw.SystemFunc(c.send))
+	c.schedule.Add(ecsx.StageInterpolation, gw.SystemFunc(c.interpolate))
 	return c, nil
 }
 
@@ -335,7 +337,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 // so reconciliation can restore and compare them.
 func registerReplicated(h *gw.History, s *netsync.Schema) error {
 	for i := 0; i < s.NumComponents(); i++ {
-		if err := h.RegisterType(s.ComponentType(netsync.ComponentID(i))); err != nil {
+		if err := ecsx.RegisterType(h, s.ComponentType(netsync.ComponentID(i))); err != nil {
 			return err
 		}
 	}
@@ -359,7 +361,7 @@ func (c *Client) State() ClientState { return c.stats.State }
 // Stats returns the counters.
 func (c *Client) Stats() ClientStats {
 	st := c.stats
-	st.ReplayedTicks = c.schedule.Stats().ReplayedTicks
+	st.ReplayedTicks = ecsx.Stats(c.schedule).ReplayedTicks
 	st.ClockJumps = c.sync.Jumps()
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.conn.Stats()
@@ -385,9 +387,9 @@ func (c *Client) Stats() ClientStats {
 }
 
 // SyncTestErr returns the first difference the determinism check of
-// ClientOptions.SyncTest found (a *gw.DesyncError, which names the tick,
-// entity, component and field, and says when the component is not
-// registered for history), or nil.
+// ClientOptions.SyncTest found (its message names the tick, entity,
+// component and field, and says when the component is not registered for
+// history), or nil.
 func (c *Client) SyncTestErr() error { return c.check.first }
 
 // tick runs one tick, through the determinism check when it is on.

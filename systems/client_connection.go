@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -79,6 +80,6 @@ func (c *Client) start(now time.Duration) {
 	c.rtt.Sample(rtt)
 	interval := c.clock.Interval()
 	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
-	c.world.SetTick(c.welcome.ServerTick.Add(int(ahead)))
+	ecsx.SetTick(c.world, c.welcome.ServerTick.Add(int(ahead)))
 	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.world.Tick(), "rtt", rtt)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -31,7 +32,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		// The client's prediction at the server's tick equals the server.
 		id := components.GhostID(i + 1)
 		e, _ := c.Ghosts().Entity(id)
-		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
+		predicted, ok := ecsx.Value[Pos](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X)

@@ -2,7 +2,6 @@ package systems_test
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -120,8 +120,8 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	c := h.Clients[0]
-	var d *gw.DesyncError
-	require.True(t, errors.As(c.SyncTestErr(), &d), "got %v", c.SyncTestErr())
+	d, ok := ecsx.DesyncOf(c.SyncTestErr())
+	require.True(t, ok, "got %v", c.SyncTestErr())
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
 	assert.Greater(t, c.Stats().Desyncs, uint64(0))
@@ -154,11 +154,11 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	var d *gw.DesyncError
-	require.True(t, errors.As(h.Clients[0].SyncTestErr(), &d), "got %v", h.Clients[0].SyncTestErr())
+	d, ok := ecsx.DesyncOf(h.Clients[0].SyncTestErr())
+	require.True(t, ok, "got %v", h.Clients[0].SyncTestErr())
 	assert.True(t, d.Unregistered)
 	assert.Equal(t, "systems_test.Trail", d.Component.String())
-	assert.Contains(t, d.Error(), "not registered for history")
+	assert.Contains(t, h.Clients[0].SyncTestErr().Error(), "not registered for history")
 }
 
 func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
@@ -192,9 +192,9 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 			return
 		}
 		broken = true
-		h := w.History()
-		newest, _ := h.Newest()
-		h.Record(newest.Add(h.Capacity() - 1))
+		h := ecsx.History(w)
+		newest, _ := ecsx.Newest(h)
+		ecsx.Record(h, newest.Add(ecsx.Capacity(h)-1))
 	}
 	opts.SetupClient = func(_ int, cl *systems.Client) error {
 		c = cl
@@ -207,7 +207,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	st := c.Stats()
 	require.True(t, broken)
 	assert.Equal(t, uint64(1), st.RollbackErrors)
-	assert.Equal(t, c.Schedule().Stats().Rollbacks, st.Rollbacks, "only rollbacks that happened")
+	assert.Equal(t, ecsx.Stats(c.Schedule()).Rollbacks, st.Rollbacks, "only rollbacks that happened")
 	assert.Greater(t, st.Rollbacks, uint64(0))
 	assert.Contains(t, logs.String(), "ghostwire: rollback failed")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -84,7 +85,7 @@ func newPlatformScene(mode netsync.PredictionMode) *platformScene {
 				if on {
 					p.X += deck.V / 60
 				}
-				if w.Role() == gw.RoleServer && !w.IsReplaying() {
+				if ecsx.History(w) == nil && !w.IsReplaying() { // the server's world: no rollback history
 					if on {
 						ps.carried++
 					}
@@ -208,7 +209,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		se, ok := h.Server.Ghosts().Entity(platformID)
 		require.True(t, ok)
 		sm := generic.NewMap[Deck](h.Server.World().Arche())
-		deck, ok := gw.HistoryValue[Deck](c.History(), h.Server.World().Tick(), e)
+		deck, ok := ecsx.Value[Deck](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		assert.Equal(t, *sm.Get(se), deck)
 	}

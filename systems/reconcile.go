@@ -6,6 +6,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -86,8 +87,8 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 
 	mismatch, spawning := false, false
-	held := c.history.Has(tick)
-	layout := w.LayoutVersion()
+	held := ecsx.Has(c.history, tick)
+	layout := ecsx.LayoutVersion(w)
 	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
@@ -107,13 +108,13 @@ func (c *Client) reconcile(w *gw.World) {
 		}
 	}
 	c.ghosts.Sweep(s)
-	if w.LayoutVersion() != layout {
+	if ecsx.LayoutVersion(w) != layout {
 		c.check.restart() // a ghost removed outside the prediction
 	}
 	if mismatch {
 		c.stats.Mispredictions++
 	}
-	newest, hasNewest := c.history.Newest()
+	newest, hasNewest := ecsx.Newest(c.history)
 	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
 		mismatch: mismatch, spawning: spawning, policy: c.opts.Rollback})
 	switch act {
@@ -166,7 +167,7 @@ func (c *Client) reconcile(w *gw.World) {
 			h.after(w)
 		}
 	}
-	if act != actRollback || w.LayoutVersion() != layout {
+	if act != actRollback || ecsx.LayoutVersion(w) != layout {
 		c.check.restart() // state written without replay, or a spawn
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/fixedclock"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -108,7 +110,7 @@ type ServerStats struct {
 type Server struct {
 	world    *gw.World
 	schedule *gw.Schedule
-	clock    *gw.FixedClock
+	clock    *fixedclock.Clock
 	ghosts   *ghosts.ServerRegister
 	binding  *ghosts.Binding
 
@@ -198,7 +200,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if _, err := netsync.NewInputBuffer(schema, opts.Inputs); err != nil {
 		return nil, err
 	}
-	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
+	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: opts.TickRate})
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +208,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if err != nil {
 		return nil, err
 	}
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleServer})
-	w.SetTick(opts.StartTick)
+	w := gw.NewWorld(gw.WorldOptions{})
+	ecsx.SetTick(w, opts.StartTick)
+	ecsx.MarkServer(w)
 	if opts.SyncTest > 0 {
 		// Two windows of replays fit, whatever the depth.
 		h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 2 * (opts.SyncTest + 1)})
@@ -230,7 +233,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	}
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
-	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
+	s.schedule.Add(ecsx.StageSend, gw.SystemFunc(s.send))
 	return s, nil
 }
 

@@ -1,7 +1,6 @@
 package systems_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -65,8 +65,8 @@ func TestSyncTestOnTheServerNamesHiddenState(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	var d *gw.DesyncError
-	require.True(t, errors.As(h.Server.SyncTestErr(), &d), "got %v", h.Server.SyncTestErr())
+	d, ok := ecsx.DesyncOf(h.Server.SyncTestErr())
+	require.True(t, ok, "got %v", h.Server.SyncTestErr())
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
 	assert.Greater(t, h.Server.Stats().Desyncs, uint64(0))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/correction"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -50,7 +51,7 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	})
 	require.NoError(t, err)
 	own := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
-	offset := generic.NewMap[components.CorrectionOffset](c.World().Arche())
+	offset := generic.NewMap[correction.Offset](c.World().Arche())
 	corrected = -1
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())

@@ -3,6 +3,7 @@ package systems
 import (
 	"fmt"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -23,7 +24,7 @@ func (c *Client) skipStall(n int) int {
 	}
 	skip := int(d-c.dropped) + n - 1
 	c.dropped = d
-	c.world.SetTick(c.world.Tick().Add(skip))
+	ecsx.SetTick(c.world, c.world.Tick().Add(skip))
 	c.stats.SkippedTicks += uint64(skip)
 	return 1
 }

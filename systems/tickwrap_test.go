@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -170,7 +171,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 		id := components.GhostID(i + 1)
 		e, ok := c.Ghosts().Entity(id)
 		require.True(t, ok)
-		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
+		predicted, ok := ecsx.Value[Pos](c.History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X, "client %d converged", i)

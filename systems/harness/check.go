@@ -6,6 +6,7 @@ import (
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -41,7 +42,7 @@ func (h *Harness) CheckOwnState(i int) error {
 		sids, _ := s.Binding().ComponentIDs(t)
 		cids, _ := c.Binding().ComponentIDs(t)
 		for k, cid := range gt.Components {
-			p, lerr := c.History().Lookup(tick, ce, cids[k])
+			p, lerr := ecsx.Lookup(c.History(), tick, ce, cids[k])
 			if lerr != nil || p == nil {
 				err = fmt.Errorf("harness: client %d's history does not hold ghost %d at the server's tick %d: %v", i, id, tick, lerr)
 				return

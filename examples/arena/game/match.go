@@ -228,15 +228,15 @@ func (m *Match) setupServer(s *systems.Server) error {
 	lc, err := lagcomp.New(s.World(), lagcomp.Options{
 		TickRate:        cfg.TickRate,
 		Window:          cfg.MaxRewind,
-		Walls:           Walls,
+		Walls:           wallCorners(),
 		Range:           ShotRange,
 		MinShotInterval: FireInterval,
 		MaxOriginError:  MaxOriginError,
 		Schema:          m.Schema.Schema,
 		Present:         !cfg.LagComp,
-		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+		Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 			p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+			return [3]float32{p.X, p.Y, 0}, f.Yaw
 		},
 		// The dead are hidden: a shooter could not see them then.
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },

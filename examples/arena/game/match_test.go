@@ -15,6 +15,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -273,13 +274,13 @@ func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
 	assert.LessOrEqual(t, st.MaxBuffered, 64, "server input buffers hold at most their capacity")
 	for _, c := range m.Harness.Clients {
 		held := 0
-		newest, _ := c.History().Newest()
+		newest, _ := ecsx.Newest(c.History())
 		for tick := newest - 1000; tick <= newest; tick++ {
-			if c.History().Has(tick) {
+			if ecsx.Has(c.History(), tick) {
 				held++
 			}
 		}
-		assert.Equal(t, c.History().Capacity(), held)
+		assert.Equal(t, ecsx.Capacity(c.History()), held)
 	}
 }
 

@@ -2,10 +2,11 @@ package game
 
 import (
 	"fmt"
-	gw "github.com/ghostwire/ghostwire/ecs"
 	"io"
 	"math"
 	"time"
+
+	gw "github.com/ghostwire/ghostwire/ecs"
 
 	"github.com/mlange-42/arche/ecs"
 
