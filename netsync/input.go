@@ -77,6 +77,7 @@ type input struct {
 	size       int
 	serialize  func(p unsafe.Pointer, s *Stream)
 	fields     []field
+	uncarried  []span    // bytes no field covers: padding, fields left out
 	presses    []uintptr // offsets of the Press fields
 	hash       uint64
 	validate   func(p unsafe.Pointer) (bool, string)
@@ -118,6 +119,7 @@ func Input[T any, PT interface {
 		return
 	}
 	in.fields = fields
+	in.uncarried = uncarried(t.Size(), fields)
 	for _, f := range fields {
 		if f.kind == kindPress {
 			in.presses = append(in.presses, f.off)
@@ -154,12 +156,21 @@ func (s *Schema) InputSize() int {
 // QuantizeInput rounds the input at p (of the schema's input type) to
 // what the wire carries, then validates it as the server will; a client
 // predicts with the result, so it simulates exactly what the server
-// applies. refuse is the reason the server would refuse it ("" when
-// accepted).
+// applies. The bytes the wire does not carry (padding, fields the
+// description leaves out) are zeroed, as the server's decoder leaves
+// them, so equal inputs are equal records byte for byte. refuse is the
+// reason the server would refuse it ("" when accepted).
 func (c *Coder) QuantizeInput(s *Schema, p unsafe.Pointer) (clamped bool, refuse string) {
 	in := s.input
 	if in == nil {
 		return false, ""
+	}
+	// A typed copy of the game's value copies its padding too, and Go
+	// leaves padding unspecified (stack garbage): it must not make two
+	// equal inputs differ.
+	rec := unsafe.Slice((*byte)(p), in.size)
+	for _, u := range in.uncarried {
+		clear(rec[u.off : u.off+u.n])
 	}
 	c.st = Stream{mode: modeQuantize, codes: c.st.codes}
 	in.serialize(p, &c.st)
@@ -167,6 +178,32 @@ func (c *Coder) QuantizeInput(s *Schema, p unsafe.Pointer) (clamped bool, refuse
 		clamped, refuse = in.validate(p)
 	}
 	return clamped, refuse
+}
+
+// span is a byte range of a value.
+type span struct{ off, n uintptr }
+
+// uncarried returns the byte ranges of a value of size bytes that none of
+// fields covers.
+func uncarried(size uintptr, fields []field) []span {
+	carried := make([]bool, size)
+	for _, f := range fields {
+		for i := f.off; i < f.off+f.size; i++ {
+			carried[i] = true
+		}
+	}
+	var out []span
+	for i := uintptr(0); i < size; i++ {
+		if carried[i] {
+			continue
+		}
+		start := i
+		for i < size && !carried[i] {
+			i++
+		}
+		out = append(out, span{start, i - start})
+	}
+	return out
 }
 
 // clearPresses zeroes every press of the input record rec.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,6 +131,42 @@ func TestInputStreamRecordQuantizesTheHeader(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, tt.want, got, tt.why)
 	}
+}
+
+// Go leaves a struct's padding unspecified: an input sampled by a typed
+// copy may carry stack garbage there (tInput has two bytes after Steer).
+// The stream stores what the server decodes, padding zeroed, so an input
+// equal to the previous one goes on the wire as a one-bit repeat whatever
+// its padding held, and the bytes sent do not depend on it.
+func TestInputStreamRecordZeroesPadding(t *testing.T) {
+	schema := newInputSchema(t, netsync.InputRules[tInput]{})
+	dirty := newInputStream(t, schema, netsync.InputStreamOptions{Capacity: 16})
+	clean := newInputStream(t, schema, netsync.InputStreamOptions{Capacity: 16})
+	size, pad := unsafe.Sizeof(tInput{}), unsafe.Offsetof(tInput{}.Steer)+1
+	require.Less(t, pad, size, "tInput has padding")
+	// The clean record is built field by field in zeroed memory: a typed
+	// copy of a whole tInput could bring padding garbage in itself.
+	want := make([]byte, size)
+	in := (*tInput)(unsafe.Pointer(unsafe.SliceData(want)))
+	in.X, in.Steer = 0.25, 1
+	for tick := gw.Tick(1); tick <= 3; tick++ {
+		r := append([]byte(nil), want...)
+		for i := pad; i < size; i++ {
+			r[i] = byte(tick) * 0x11 // different garbage every tick
+		}
+		stored, _ := dirty.Record(hd(tick), r)
+		assert.Equal(t, want, stored, "tick %d: the padding is zeroed", tick)
+		clean.Record(hd(tick), want)
+	}
+	var db, cb netsync.InputBatch
+	dirty.Batch(&db)
+	clean.Batch(&cb)
+	require.Len(t, db.Heads, 3)
+	wire := netsync.AppendInputs(nil, schema, &db)
+	assert.Equal(t, netsync.AppendInputs(nil, schema, &cb), wire, "equal inputs repeat on the wire")
+	var dec netsync.InputBatch
+	require.NoError(t, netsync.DecodeInputs(wire, schema, &dec))
+	assert.Equal(t, db.Data, dec.Data, "the client's records are the server's, byte for byte")
 }
 
 func TestInputStreamGetFailsForOverwrittenTicks(t *testing.T) {
