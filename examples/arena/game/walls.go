@@ -47,7 +47,7 @@ func pushOutOfWalls(p *Position, v *Velocity) {
 		}
 		nx, ny := dx/d, dy/d
 		p.X, p.Y = cx+float32(nx*Radius), cy+float32(ny*Radius)
-		if into := v.X*nx + v.Y*ny; into < 0 {
+		if into := float32(v.X*nx) + float32(v.Y*ny); into < 0 { // rounded: no fused multiply-add
 			v.X, v.Y = v.X-float32(into*nx), v.Y-float32(into*ny)
 		}
 	}
