@@ -5,6 +5,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 
@@ -53,13 +58,35 @@ type ClientOptions struct {
 	Rollback RollbackPolicy
 	// HistoryCapacity is the prediction history in ticks; 128 when zero.
 	HistoryCapacity int
-	// Stream configures the input ring and redundancy.
-	Stream netsync.InputStreamOptions
-	// ClockSync configures how the client keeps its lead on the server.
-	ClockSync netsync.ClockSyncOptions
-	// Interpolation configures the delay (adaptive by default) and the
-	// extrapolation cap of the ghosts this client does not predict.
-	Interpolation netsync.InterpolationOptions
+	// InputHistory is the number of ticks of the player's own input kept
+	// for replay and resend; 256 when zero. Allowed: 16..65536. It must
+	// exceed the longest rollback.
+	InputHistory int
+	// InputRedundancy is the least number of newest inputs every packet
+	// carries, confirmed or not, so one lost packet costs nothing; 4 when
+	// zero. Allowed: 1..32.
+	InputRedundancy int
+	// TargetLead is the margin, in ticks, by which the client wants its
+	// worst recent input to arrive before the server needs it; 1 when
+	// zero. Allowed: 0.25..30.
+	TargetLead float64
+	// MaxClockAdjust bounds the clock's time scale to 1 ± MaxClockAdjust
+	// while it steers its lead; 0.05 when zero. Allowed: 0.001..0.5.
+	MaxClockAdjust float64
+	// ClockGain is the time scale change per tick of lead error; 0.02
+	// when zero. Allowed: 0.0001..0.5.
+	ClockGain float64
+	// ClockResetAfter is the lead error, in ticks, beyond which the clock
+	// jumps instead of drifting; 10 when zero. Allowed: 2..1000.
+	ClockResetAfter float64
+	// InterpolationDelay is a fixed delay for the ghosts this client does
+	// not predict; 0 adapts it to the measured send interval, jitter and
+	// loss. Allowed: 0..1s.
+	InterpolationDelay time.Duration
+	// MaxExtrapolation caps how far past the newest received state those
+	// ghosts are extrapolated before they hold; 4 ticks when zero.
+	// Allowed: 0..60 ticks (a negative value disables extrapolation).
+	MaxExtrapolation float64
 	// FixedScale, when not zero, pins the clock's time scale and disables
 	// clock sync (for tests of misbehaving clients). Allowed: 0.5..2.
 	FixedScale float64
@@ -145,7 +172,7 @@ type ClientStats struct {
 	// tick (gw.TickAt splits it).
 	InterpolationDelay time.Duration
 	RenderTick         float64
-	Interpolation      ghosts.InterpolatorStats
+	Interpolation      ghostreg.InterpolatorStats
 	// SnapshotLoss is the estimated share of snapshots lost on the way and
 	// ExtrapolationCap how far past its newest state a remote ghost may be
 	// shown, in ticks.
@@ -180,25 +207,25 @@ type Client struct {
 	world    *gw.World
 	schedule *gw.Schedule
 	clock    *gw.FixedClock
-	ghosts   *ghosts.ClientRegister
-	binding  *ghosts.Binding
-	inputs   *netsync.InputStream
+	ghosts   *ghostreg.ClientRegister
+	binding  *ghostreg.Binding
+	inputs   *control.InputStream
 	history  *gw.History
 	// Interpolator shows the ghosts this client does not predict, at the
 	// render tick of InterpolationClock.
-	interpolator *ghosts.Interpolator
-	iclock       *netsync.InterpolationClock
+	interpolator *ghostreg.Interpolator
+	iclock       *control.InterpolationClock
 
 	opts      ClientOptions
 	src       gw.TimeSource
 	conn      transport.Conn
-	sync      *netsync.ClockSync
-	rtt       netsync.RTT
-	latest    *netsync.Snapshot
-	scratch   *netsync.Snapshot
+	sync      *control.ClockSync
+	rtt       control.RTT
+	latest    *protocol.Snapshot
+	scratch   *protocol.Snapshot
 	hasLatest bool
 	fresh     bool
-	hello     netsync.Hello // prepared once; the clock is set per send
+	hello     protocol.Hello // prepared once; the clock is set per send
 	lastHello time.Duration
 	helloSent bool
 	heard     time.Duration // when the server's last packet arrived
@@ -208,8 +235,8 @@ type Client struct {
 	catchUp   int
 	rx        []byte
 	tx        []byte
-	batch     netsync.InputBatch
-	welcome   netsync.Welcome
+	batch     protocol.InputBatch
+	welcome   protocol.Welcome
 	// predicted selects the owned predicted ghosts, simulated all the
 	// predicted ones, shown the interpolated ones.
 	predicted *generic.Filter2[components.Ghost, components.InputHeader]
@@ -217,7 +244,7 @@ type Client struct {
 	shown     *generic.Filter1[components.Ghost]
 	sampled   []byte // the record being sampled
 	hooks     []correctionHook
-	render    float64 // continuous tick (see netsync.InterpolationClock)
+	render    float64 // continuous tick (see control.InterpolationClock)
 	rendered  bool    // a frame showed the render tick
 	lastFrame time.Duration
 	stats     ClientStats
@@ -230,6 +257,7 @@ type Client struct {
 // NewClient creates a client world reading time from src and talking over
 // conn. It errors naming the value on a bad option.
 func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, opts ClientOptions) (*Client, error) {
+	cs := (*codec.Schema)(schema)
 	if opts.TickRate == 0 {
 		opts.TickRate = 60
 	}
@@ -255,19 +283,19 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if err != nil {
 		return nil, err
 	}
-	sync, err := netsync.NewClockSync(opts.ClockSync)
+	sync, err := control.NewClockSync(control.ClockSyncOptions{TargetLead: opts.TargetLead, MaxAdjust: opts.MaxClockAdjust, Gain: opts.ClockGain, ResetAfter: opts.ClockResetAfter})
 	if err != nil {
 		return nil, err
 	}
-	stream, err := netsync.NewInputStream(schema, opts.Stream)
+	stream, err := control.NewInputStream(cs, control.InputStreamOptions{Capacity: opts.InputHistory, Redundancy: opts.InputRedundancy})
 	if err != nil {
 		return nil, err
 	}
-	if opts.Input != nil && opts.Input.typ != schema.InputType() {
-		return nil, fmt.Errorf("systems: the input source samples %v but the schema's input type is %v", opts.Input.typ, schema.InputType())
+	if opts.Input != nil && opts.Input.typ != cs.InputType() {
+		return nil, fmt.Errorf("systems: the input source samples %v but the cs's input type is %v", opts.Input.typ, cs.InputType())
 	}
 
-	iclock, err := netsync.NewInterpolationClock(clock.Interval(), opts.Interpolation)
+	iclock, err := control.NewInterpolationClock(clock.Interval(), control.InterpolationOptions{Delay: opts.InterpolationDelay, MaxExtrapolation: opts.MaxExtrapolation})
 	if err != nil {
 		return nil, err
 	}
@@ -283,35 +311,35 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if opts.SyncTest >= h.Capacity() {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, h.Capacity()-1)
 	}
-	b := ghosts.Bind(w, schema)
-	if err := registerReplicated(h, schema); err != nil {
+	b := ghostreg.Bind(w, cs)
+	if err := registerReplicated(h, cs); err != nil {
 		return nil, err
 	}
 	c := &Client{
-		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewClientRegister(b), binding: b,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
 		opts: opts, src: src, conn: conn, sync: sync,
-		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
-		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
+		latest: &protocol.Snapshot{}, scratch: &protocol.Snapshot{},
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
 		simulated: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
 		shown:     generic.NewFilter1[components.Ghost]().With(generic.T[components.Interpolated]()),
-		sampled:   make([]byte, schema.InputSize()),
+		sampled:   make([]byte, cs.InputSize()),
 		log:       opts.Logger,
 
-		mispredictedBy: make(map[string]uint64, schema.NumComponents()),
+		mispredictedBy: make(map[string]uint64, cs.NumComponents()),
 		check:          syncCheck{depth: opts.SyncTest},
 	}
-	for i := 0; i < schema.NumComponents(); i++ {
-		c.mispredictedBy[schema.ComponentType(netsync.ComponentID(i)).String()] = 0
+	for i := 0; i < cs.NumComponents(); i++ {
+		c.mispredictedBy[cs.ComponentType(codec.ComponentID(i)).String()] = 0
 	}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	c.hello = netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(opts.TickRate),
-		ComponentHashes: make([]uint64, schema.NumComponents())}
+	c.hello = protocol.Hello{SchemaHash: cs.Hash(), TickRate: uint16(opts.TickRate),
+		ComponentHashes: make([]uint64, cs.NumComponents())}
 	for i := range c.hello.ComponentHashes {
-		c.hello.ComponentHashes[i] = schema.ComponentHash(netsync.ComponentID(i))
+		c.hello.ComponentHashes[i] = cs.ComponentHash(codec.ComponentID(i))
 	}
 	if opts.FixedScale != 0 {
 		clock.SetScale(opts.FixedScale)
@@ -319,7 +347,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	c.ghosts.OnSpawn, c.ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
 	c.OnCorrection(opts.BeforeCorrection, opts.AfterCorrection)
 	c.iclock = iclock
-	if c.interpolator, err = ghosts.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
+	if c.interpolator, err = ghostreg.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
 	}
 	c.schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
@@ -333,9 +361,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 
 // registerReplicated registers every replicated component for rollback,
 // so reconciliation can restore and compare them.
-func registerReplicated(h *gw.History, s *netsync.Schema) error {
+func registerReplicated(h *gw.History, s *codec.Schema) error {
 	for i := 0; i < s.NumComponents(); i++ {
-		if err := h.RegisterType(s.ComponentType(netsync.ComponentID(i))); err != nil {
+		if err := h.RegisterType(s.ComponentType(codec.ComponentID(i))); err != nil {
 			return err
 		}
 	}
@@ -405,7 +433,7 @@ func (c *Client) Update() {
 	case StateConnecting:
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
-			c.tx = netsync.AppendHello(c.tx[:0], &c.hello)
+			c.tx = protocol.AppendHello(c.tx[:0], &c.hello)
 			_ = c.conn.Send(c.tx)
 			c.lastHello, c.helloSent = now, true
 		}
@@ -440,7 +468,7 @@ func (c *Client) quantize(w *gw.World) {
 	q := c.simulated.Query(w.Arche())
 	for q.Next() {
 		g := q.Get()
-		c.binding.Quantize(q.Entity(), netsync.GhostTypeID(g.Type))
+		c.binding.Quantize(q.Entity(), codec.GhostTypeID(g.Type))
 	}
 }
 
@@ -453,7 +481,7 @@ func (c *Client) Schedule() *gw.Schedule { return c.schedule }
 
 // Ghosts returns the client's ghost register: the entity of a ghost ID,
 // which ghosts are predicted.
-func (c *Client) Ghosts() *ghosts.ClientRegister { return c.ghosts }
+func (c *Client) Ghosts() *ghosts.ClientRegister { return (*ghosts.ClientRegister)(c.ghosts) }
 
 // History returns the prediction history (read it; the client records and
 // restores it).
@@ -461,4 +489,4 @@ func (c *Client) History() *gw.History { return c.history }
 
 // Binding returns the schema's binding to the client's world: the arche
 // IDs of the replicated and netcode components.
-func (c *Client) Binding() *ghosts.Binding { return c.binding }
+func (c *Client) Binding() *ghostreg.Binding { return c.binding }

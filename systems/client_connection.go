@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 func (c *Client) poll(now time.Duration) {
@@ -15,33 +15,33 @@ func (c *Client) poll(now time.Duration) {
 		}
 		c.heard = now
 		p := c.rx[:n]
-		t, err := netsync.PeekType(p)
+		t, err := protocol.PeekType(p)
 		if err != nil {
 			c.stats.BadPackets++
 			continue
 		}
 		switch t {
-		case netsync.MsgWelcome:
+		case protocol.MsgWelcome:
 			if c.stats.State != StateConnecting {
 				continue
 			}
-			if err := netsync.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
+			if err := protocol.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
 				c.stats.BadPackets++
 				continue
 			}
 			c.start(now)
-		case netsync.MsgReject, netsync.MsgDisconnect:
-			var m netsync.Reject
-			if err := netsync.DecodeReject(p, t, &m); err != nil {
+		case protocol.MsgReject, protocol.MsgDisconnect:
+			var m protocol.Reject
+			if err := protocol.DecodeReject(p, t, &m); err != nil {
 				c.stats.BadPackets++
 				continue
 			}
 			c.finish(t, &m)
-		case netsync.MsgSnapshot:
+		case protocol.MsgSnapshot:
 			if c.stats.State != StateConnected {
 				continue
 			}
-			if err := netsync.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
+			if err := protocol.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
 				c.stats.BadPackets++
 				continue
 			}

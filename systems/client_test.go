@@ -11,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -152,8 +151,8 @@ func TestClientOptionValidation(t *testing.T) {
 		{systems.ClientOptions{Rollback: 7}, "unknown rollback policy 7"},
 		{systems.ClientOptions{TickRate: 5000}, "tick rate 5000"},
 		{systems.ClientOptions{HistoryCapacity: 1}, "history capacity 1"},
-		{systems.ClientOptions{Stream: netsync.InputStreamOptions{Redundancy: 99}}, "redundancy 99"},
-		{systems.ClientOptions{ClockSync: netsync.ClockSyncOptions{TargetLead: 100}}, "target lead 100"},
+		{systems.ClientOptions{InputRedundancy: 99}, "redundancy 99"},
+		{systems.ClientOptions{TargetLead: 100}, "target lead 100"},
 		{systems.ClientOptions{HistoryCapacity: 512}, "input stream capacity 256 is below the history capacity 512"},
 	} {
 		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.schema, tc.opts)
@@ -175,7 +174,7 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	opts.Clients[0].Options.Input = systems.InputFunc(func(_ *gw.World, tick gw.Tick) Move {
 		return Move{X: float32(int(tick%2)*2 - 1)} // zig-zag every tick
 	})
-	opts.Clients[1].Options.Interpolation.Delay = 100 * time.Millisecond
+	opts.Clients[1].Options.InterpolationDelay = 100 * time.Millisecond
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
 		s.Schedule().Add(gw.StagePrediction, g.move)

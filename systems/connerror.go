@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -50,11 +51,11 @@ func (c *Client) Err() error {
 
 // finish ends the connection on a reject or disconnect packet (t) from
 // the server.
-func (c *Client) finish(t netsync.MsgType, m *netsync.Reject) {
+func (c *Client) finish(t protocol.MsgType, m *protocol.Reject) {
 	if c.end != nil {
 		return
 	}
-	c.end = &ConnError{Refused: t == netsync.MsgReject, Reason: m.Reason, Detail: m.Detail}
+	c.end = &ConnError{Refused: t == protocol.MsgReject, Reason: m.Reason, Detail: m.Detail}
 	c.stats.Reason = m.Reason
 	if c.end.Refused {
 		c.stats.State = StateRefused

@@ -4,6 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+
+	"github.com/ghostwire/ghostwire/internal/protocol"
+
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/stretchr/testify/assert"
@@ -30,7 +34,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	require.True(t, ok)
 
 	helloPacket := g.hello()
-	bye := netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectClosed})
+	bye := protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: netsync.RejectClosed})
 	seen := map[components.ConnID]bool{honest: true}
 	buf := make([]byte, transport.MaxDatagramSize)
 	const rounds, perRound = 70, 1000
@@ -50,15 +54,15 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 		}
 		require.Len(t, live, perRound+1, "round %d", round)
 		for i, c := range conns {
-			var welcome netsync.Welcome
+			var welcome protocol.Welcome
 			got := false
 			for {
 				n, ok := c.Receive(buf)
 				if !ok {
 					break
 				}
-				if typ, _ := netsync.PeekType(buf[:n]); typ == netsync.MsgWelcome {
-					require.NoError(t, netsync.DecodeWelcome(buf[:n], &welcome))
+				if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgWelcome {
+					require.NoError(t, protocol.DecodeWelcome(buf[:n], &welcome))
 					got = true
 				}
 			}
@@ -69,7 +73,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 		}
 		h.Step()
 		require.Equal(t, []components.ConnID{honest}, h.Server.Conns(), "round %d: every cycled connection is gone", round)
-		owned := h.Server.Ghosts().Owned(nil, honest)
+		owned := (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, honest)
 		require.Equal(t, []ecs.Entity{honestGhost}, owned, "round %d: the honest client still owns its ghost, alone", round)
 		for _, c := range conns {
 			_ = c.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -42,7 +43,7 @@ func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 	assert.Equal(t, components.GhostID(1), m.Ghost)
 	assert.Equal(t, "systems_test.Pos", m.Diff.Component)
 	assert.Equal(t, "X", m.Diff.Field)
-	predicted, server := m.Diff.Values()
+	predicted, server := codec.FieldDiff(m.Diff).Values()
 	assert.NotEqual(t, predicted, server)
 	assert.Contains(t, m.String(), "systems_test.Pos.X")
 	assert.Equal(t, map[string]uint64{"systems_test.Pos": uint64(len(seen))}, st.MispredictionsBy)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -103,7 +104,7 @@ func (c *Client) reconcile(w *gw.World) {
 		// on this client: the snapshot says nothing new about it.
 		if diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi); recorded && !equal {
 			mismatch = true
-			c.mispredicted(tick, g.ID, diff)
+			c.mispredicted(tick, g.ID, netsync.FieldDiff(diff))
 		}
 	}
 	c.ghosts.Sweep(s)
@@ -177,7 +178,7 @@ func (c *Client) reconcile(w *gw.World) {
 func (c *Client) mispredicted(tick gw.Tick, id components.GhostID, d netsync.FieldDiff) {
 	c.mispredictedBy[d.Component]++
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		predicted, server := d.Values()
+		predicted, server := codec.FieldDiff(d).Values()
 		c.log.Debug("ghostwire: misprediction", "ghost", id, "tick", tick, "component", d.Component, "field", d.Field,
 			"predicted", predicted, "server", server)
 	}

@@ -6,6 +6,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -31,12 +37,18 @@ type ServerOptions struct {
 	// of silent connections costs bounded memory and time and an honest
 	// client still gets in.
 	MaxPending int
-	// SnapshotBytes bounds a snapshot packet; netsync.MaxDatagram when zero.
+	// SnapshotBytes bounds a snapshot packet; 1200 bytes, the most that crosses
+	// the internet unfragmented, when zero. Allowed: 64..1200.
 	SnapshotBytes int
-	// Inputs configures each connection's input buffer (capacity,
-	// max-ahead); the schema's input rules say how inputs are validated
-	// and what replaces a missing one.
-	Inputs netsync.InputBufferOptions
+	// InputCapacity is the number of ticks of input buffered per
+	// connection; 64 when zero. Allowed: 8..4096. The schema's input
+	// rules say how inputs are validated and what a missing one becomes.
+	InputCapacity int
+	// InputMaxAhead is how many ticks past the server's current tick an
+	// input may be for; further ones are refused (a client cannot queue up
+	// seconds of input). InputCapacity-1 when zero; at most
+	// InputCapacity-1.
+	InputMaxAhead int
 	// Timeout drops a connection silent for that long, and one that sent
 	// no valid hello within that long of being accepted; 5 s when zero.
 	Timeout time.Duration
@@ -54,6 +66,11 @@ type ServerOptions struct {
 	StartTick gw.Tick
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
+}
+
+// inputBuffer returns the options of each connection's input buffer.
+func (o *ServerOptions) inputBuffer() control.InputBufferOptions {
+	return control.InputBufferOptions{Capacity: o.InputCapacity, MaxAhead: o.InputMaxAhead}
 }
 
 // ServerStats counts what the server did since it started. Input counters
@@ -91,8 +108,8 @@ type Server struct {
 	world    *gw.World
 	schedule *gw.Schedule
 	clock    *gw.FixedClock
-	ghosts   *ghosts.ServerRegister
-	binding  *ghosts.Binding
+	ghosts   *ghostreg.ServerRegister
+	binding  *ghostreg.Binding
 
 	opts     ServerOptions
 	src      gw.TimeSource
@@ -100,13 +117,13 @@ type Server struct {
 	conns    []*serverConn // in connection ID order
 	pending  []pendingConn
 	nextConn components.ConnID
-	sw       *netsync.SnapshotWriter
+	sw       *protocol.SnapshotWriter
 	rx       []byte
 	tx       []byte
-	batch    netsync.InputBatch
-	hello    netsync.Hello
+	batch    protocol.InputBatch
+	hello    protocol.Hello
 	owned    []ecs.Entity
-	closed   netsync.InputStats // counters of connections already gone
+	closed   control.InputStats // counters of connections already gone
 	stats    ServerStats
 	log      *slog.Logger
 
@@ -125,8 +142,8 @@ type pendingConn struct {
 type serverConn struct {
 	id        components.ConnID
 	conn      transport.Conn
-	inputs    *netsync.InputBuffer
-	lead      netsync.LeadTracker
+	inputs    *control.InputBuffer
+	lead      control.LeadTracker
 	newest    gw.Tick // the newest input tick whose lead was measured
 	measured  bool    // newest is set
 	heard     time.Duration
@@ -142,6 +159,7 @@ type serverConn struct {
 // NewServer creates a server world reading time from src and accepting
 // connections from l. It errors naming the value on a bad option.
 func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, opts ServerOptions) (*Server, error) {
+	cs := (*codec.Schema)(schema)
 	if opts.OnConnect == nil {
 		return nil, errors.New("systems: ServerOptions.OnConnect is required")
 	}
@@ -172,24 +190,24 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
-	if _, err := netsync.NewInputBuffer(schema, opts.Inputs); err != nil {
+	if _, err := control.NewInputBuffer(cs, opts.inputBuffer()); err != nil {
 		return nil, err
 	}
 	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
 	if err != nil {
 		return nil, err
 	}
-	sw, err := netsync.NewSnapshotWriter(schema, opts.SnapshotBytes)
+	sw, err := protocol.NewSnapshotWriter(cs, opts.SnapshotBytes)
 	if err != nil {
 		return nil, err
 	}
 	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleServer})
 	w.SetTick(opts.StartTick)
-	b := ghosts.Bind(w, schema)
+	b := ghostreg.Bind(w, cs)
 	s := &Server{
-		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewServerRegister(b), binding: b,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
 		opts: opts, src: src, listener: l, sw: sw,
-		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
 		log: opts.Logger,
 	}
 	if s.log == nil {
@@ -228,7 +246,7 @@ func (s *Server) Stats() ServerStats {
 	return st
 }
 
-func add(dst *netsync.InputStats, s netsync.InputStats) {
+func add(dst *control.InputStats, s control.InputStats) {
 	dst.Received += s.Received
 	dst.Accepted += s.Accepted
 	dst.Duplicates += s.Duplicates
@@ -251,14 +269,20 @@ func (s *Server) Conns() []components.ConnID {
 	return ids
 }
 
-// InputStats returns the input counters of one open connection.
-func (s *Server) InputStats(conn components.ConnID) (netsync.InputStats, bool) {
+func init() {
+	endpoint.ServerInputStats = func(s any, conn components.ConnID) (control.InputStats, bool) {
+		return s.(*Server).inputStats(conn)
+	}
+}
+
+// inputStats returns the input counters of one open connection.
+func (s *Server) inputStats(conn components.ConnID) (control.InputStats, bool) {
 	for _, c := range s.conns {
 		if c.id == conn {
 			return c.inputs.Stats(), true
 		}
 	}
-	return netsync.InputStats{}, false
+	return control.InputStats{}, false
 }
 
 func ms(d time.Duration) uint32 { return uint32(d / time.Millisecond) }
@@ -272,8 +296,8 @@ func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 
 // Ghosts returns the server's ghost register: the entity of a ghost ID,
 // the ghosts a connection owns.
-func (s *Server) Ghosts() *ghosts.ServerRegister { return s.ghosts }
+func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegister)(s.ghosts) }
 
 // Binding returns the schema's binding to the server's world: the arche
 // IDs of the replicated and netcode components.
-func (s *Server) Binding() *ghosts.Binding { return s.binding }
+func (s *Server) Binding() *ghostreg.Binding { return s.binding }

@@ -5,6 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,24 +81,24 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 		t.Run(stall.String(), func(t *testing.T) {
 			h, maxReplay, _ := stallHarness(t)
 			c, other := h.Clients[0], h.Clients[1]
-			conn, otherConn := c.Ghosts().Conn(), other.Ghosts().Conn()
-			otherBefore, _ := h.Server.InputStats(otherConn)
+			conn, otherConn := (*ghostreg.ClientRegister)(c.Ghosts()).Conn(), (*ghostreg.ClientRegister)(other.Ghosts()).Conn()
+			otherBefore, _ := endpoint.ServerInputStats(h.Server, otherConn)
 			skipped := c.Stats().SkippedTicks
 
 			h.Stall(0, stall)
 			h.Run(stall)
 			resumed := h.Time.Now()
-			during, ok := h.Server.InputStats(conn)
+			during, ok := endpoint.ServerInputStats(h.Server, conn)
 			require.True(t, ok, "a stall within the timeout keeps the connection")
 			require.Greater(t, during.Missing, uint64(0), "the stalled client's ticks ran on substitutes")
 
 			// Step for 3 s after resuming, noting when the server last ran a
 			// tick without the client's own input.
 			lastMissing, missing := resumed, during.Missing
-			var atOne netsync.InputStats
+			var atOne control.InputStats
 			for h.Time.Now() < resumed+3*time.Second {
 				h.Step()
-				st, ok := h.Server.InputStats(conn)
+				st, ok := endpoint.ServerInputStats(h.Server, conn)
 				require.True(t, ok, "still connected %v after resuming", h.Time.Now()-resumed)
 				if st.Missing != missing {
 					missing, lastMissing = st.Missing, h.Time.Now()
@@ -100,7 +108,7 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 					assertInBand(t, h, "1 s after resuming")
 				}
 			}
-			end, _ := h.Server.InputStats(conn)
+			end, _ := endpoint.ServerInputStats(h.Server, conn)
 			t.Logf("stall %v: missing for %v after resuming, %d ticks skipped, %d applied in the last 2 s, lead %.2f, ahead %d",
 				stall, lastMissing-resumed, c.Stats().SkippedTicks-skipped, end.Applied-atOne.Applied,
 				c.Stats().Lead, c.World().Tick().Sub(h.Server.World().Tick()))
@@ -113,7 +121,7 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 			assert.Equal(t, systems.StateConnected, c.State())
 			require.NoError(t, c.Err())
 
-			otherAfter, _ := h.Server.InputStats(otherConn)
+			otherAfter, _ := endpoint.ServerInputStats(h.Server, otherConn)
 			assert.Equal(t, otherBefore.Missing, otherAfter.Missing, "the other client never noticed")
 		})
 	}
@@ -137,8 +145,8 @@ func TestClientStalledPastTheTimeoutIsDisconnectedOnBothEnds(t *testing.T) {
 	const stall = 30 * time.Second
 	h, _, removed := stallHarness(t)
 	c, other := h.Clients[0], h.Clients[1]
-	id := c.Ghosts().Conn()
-	owned := h.Server.Ghosts().Owned(nil, id)
+	id := (*ghostreg.ClientRegister)(c.Ghosts()).Conn()
+	owned := (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, id)
 	require.Len(t, owned, 1)
 	player := owned[0]
 
@@ -151,9 +159,9 @@ func TestClientStalledPastTheTimeoutIsDisconnectedOnBothEnds(t *testing.T) {
 	st := h.Server.Stats()
 	assert.Equal(t, uint64(1), st.Dropped)
 	assert.Equal(t, uint64(1), st.TimedOut)
-	_, ok := h.Server.InputStats(id)
+	_, ok := endpoint.ServerInputStats(h.Server, id)
 	assert.False(t, ok)
-	assert.Empty(t, h.Server.Ghosts().Owned(nil, id), "the dropped client owns no ghost any more")
+	assert.Empty(t, (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, id), "the dropped client owns no ghost any more")
 	assert.Equal(t, 1, removed(), "the game heard of the disconnect")
 	assert.False(t, h.Server.World().Arche().Alive(player), "the player of a dropped client does not run on")
 
@@ -216,17 +224,17 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 	require.NoError(t, err)
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	require.NoError(t, conn.Send(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ClientTime: 1})))
+	require.NoError(t, conn.Send(protocol.AppendHello(nil, &protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 1})))
 	h.Run(50 * time.Millisecond)
 	require.Equal(t, 1, h.Server.Stats().Connections)
 
 	// lead sends the input of tick, lets a snapshot come back and returns
 	// its lead and how late the input came by the server's clock.
 	buf := make([]byte, transport.MaxDatagramSize)
-	var snap netsync.Snapshot
+	var snap protocol.Snapshot
 	lead := func(tick gw.Tick) (lead, want float64) {
-		require.NoError(t, conn.Send(netsync.AppendInputs(nil, g.schema, &netsync.InputBatch{ClientTime: 1,
-			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, g.schema.InputSize())})))
+		require.NoError(t, conn.Send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,
+			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, (*codec.Schema)(g.schema).InputSize())})))
 		want = float64(tick.Sub(h.Server.World().Tick()))
 		h.Run(20 * time.Millisecond)
 		for {
@@ -234,13 +242,13 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 			if !ok {
 				return float64(snap.Lead), want
 			}
-			if typ, _ := netsync.PeekType(buf[:n]); typ == netsync.MsgSnapshot {
-				require.NoError(t, netsync.DecodeSnapshot(buf[:n], g.schema, &snap))
+			if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgSnapshot {
+				require.NoError(t, protocol.DecodeSnapshot(buf[:n], (*codec.Schema)(g.schema), &snap))
 			}
 		}
 	}
-	stats := func() netsync.InputStats {
-		st, ok := h.Server.InputStats(h.Server.Conns()[0])
+	stats := func() control.InputStats {
+		st, ok := endpoint.ServerInputStats(h.Server, h.Server.Conns()[0])
 		require.True(t, ok)
 		return st
 	}

@@ -3,6 +3,9 @@ package systems_test
 import (
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 
@@ -129,9 +132,9 @@ func positions(h *harness.Harness, client int, id components.GhostID) (server, p
 // hello returns the hello packet a client of this game sends, for tests
 // that talk to the server over a raw connection.
 func (g *testGame) hello() []byte {
-	h := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
+	h := protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ComponentHashes: make([]uint64, (*codec.Schema)(g.schema).NumComponents())}
 	for i := range h.ComponentHashes {
-		h.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
+		h.ComponentHashes[i] = (*codec.Schema)(g.schema).ComponentHash(codec.ComponentID(i))
 	}
-	return netsync.AppendHello(nil, &h)
+	return protocol.AppendHello(nil, &h)
 }

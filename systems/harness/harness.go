@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
@@ -67,7 +68,7 @@ type Harness struct {
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
-	coder   netsync.Coder // for CheckOwnState
+	coder   codec.Coder // for CheckOwnState
 }
 
 // New builds the server and the clients and connects every client's link.

@@ -164,7 +164,7 @@ func NewMatch(cfg Config) (*Match, error) {
 	for i := range specs {
 		m.Players[i] = &PlayerStats{}
 		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, Rollback: cfg.Rollback,
-			Interpolation: netsync.InterpolationOptions{Delay: cfg.InterpDelay}}}
+			InterpolationDelay: cfg.InterpDelay}}
 		if cfg.Client != nil {
 			cfg.Client(i, &specs[i])
 		}

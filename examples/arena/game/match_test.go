@@ -9,6 +9,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,7 +124,7 @@ func TestSpeedHackGainsNothing(t *testing.T) {
 	honest, cheat := moved(ys[1], 40), moved(ys[2], 40)
 	assert.Greater(t, honest, float32(2))
 	assert.Equal(t, honest, cheat, "40 ticks of holding the key move both players exactly as far")
-	st, ok := m.Harness.Server.InputStats(2)
+	st, ok := endpoint.ServerInputStats(m.Harness.Server, 2)
 	require.True(t, ok)
 	assert.Greater(t, st.TooFarAhead, uint64(0), "the cheater's inputs far ahead were refused")
 	assert.LessOrEqual(t, st.Applied+st.Missing, m.Harness.Server.Stats().Ticks, "never more than one input per tick")
@@ -150,7 +156,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	var sent int
 	raw := func() {
 		if !welcomed {
-			buf = netsync.AppendHello(buf[:0], &netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(cfg.TickRate)})
+			buf = protocol.AppendHello(buf[:0], &protocol.Hello{SchemaHash: (*codec.Schema)(schema).Hash(), TickRate: uint16(cfg.TickRate)})
 			require.NoError(t, conn.Send(buf))
 		}
 		rx := make([]byte, 1500)
@@ -159,7 +165,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			if !ok {
 				break
 			}
-			if typ, _ := netsync.PeekType(rx[:n]); typ == netsync.MsgWelcome {
+			if typ, _ := protocol.PeekType(rx[:n]); typ == protocol.MsgWelcome {
 				welcomed = true
 			}
 		}
@@ -169,7 +175,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			if sent%5 == 4 {
 				require.NoError(t, conn.Send(originOutOfRange(t, schema, tick, cmd)))
 			} else {
-				buf = netsync.AppendInputs(buf[:0], schema, &netsync.InputBatch{
+				buf = protocol.AppendInputs(buf[:0], (*codec.Schema)(schema), &protocol.InputBatch{
 					Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&cmd)})
 				require.NoError(t, conn.Send(buf))
 			}
@@ -214,7 +220,7 @@ func originOutOfRange(t *testing.T, s *netsync.Schema, tick gw.Tick, cmd Command
 	encode := func(y float32) []byte {
 		c := cmd
 		c.OriginY = y
-		return netsync.AppendInputs(nil, s, &netsync.InputBatch{
+		return protocol.AppendInputs(nil, (*codec.Schema)(s), &protocol.InputBatch{
 			Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&c)})
 	}
 	hi, lo := encode(16), encode(-16)
@@ -229,8 +235,8 @@ func originOutOfRange(t *testing.T, s *netsync.Schema, tick gw.Tick, cmd Command
 	}
 	require.Positive(t, top, "OriginY's top bit")
 	hi[(top-1)/8] |= 1 << ((top - 1) % 8)
-	var b netsync.InputBatch
-	require.ErrorIs(t, netsync.DecodeInputs(hi, s, &b), netsync.ErrOutOfRange, "the crafted packet is undecodable")
+	var b protocol.InputBatch
+	require.ErrorIs(t, protocol.DecodeInputs(hi, (*codec.Schema)(s), &b), bitstream.ErrOutOfRange, "the crafted packet is undecodable")
 	return hi
 }
 

@@ -2,12 +2,12 @@ package game
 
 import (
 	"fmt"
-	gw "github.com/ghostwire/ghostwire/ecs"
 	"io"
 	"math"
 	"time"
 
-	"github.com/mlange-42/arche/ecs"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/systems"
@@ -213,12 +213,11 @@ func (m *Match) report() *Report {
 // distance between the positions, and whether position and velocity are
 // bit-identical.
 func (m *Match) finalError(c *systems.Client) (float64, bool) {
-	var id components.GhostID
-	c.Ghosts().Each(func(gid components.GhostID, _ ecs.Entity, predicted bool) {
-		if predicted {
-			id = gid
-		}
-	})
+	var id components.GhostID // the client's own player: its newest predicted ghost
+	q := generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()).Query(c.World().Arche())
+	for q.Next() {
+		id = max(id, q.Get().ID)
+	}
 	if id == 0 {
 		return math.Inf(1), false
 	}
