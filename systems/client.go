@@ -20,33 +20,6 @@ import (
 	"github.com/ghostwire/ghostwire/transport"
 )
 
-// RollbackPolicy says when a client rolls back on a new snapshot.
-type RollbackPolicy uint8
-
-const (
-	// RollbackOnMismatch rolls back only when the prediction at the
-	// snapshot's tick differs from the server's state (bit-exactly, after
-	// quantization). The default.
-	RollbackOnMismatch RollbackPolicy = iota
-	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
-	// for Entities does; the result is the same, at the cost of replaying
-	// every tick many times. (Same when the prediction reads only
-	// predicted state and inputs: one that reads interpolated ghosts,
-	// which rollback does not restore, predicts otherwise on a replay.)
-	RollbackAlways
-)
-
-// String returns "mismatch" or "always".
-func (p RollbackPolicy) String() string {
-	switch p {
-	case RollbackOnMismatch:
-		return "mismatch"
-	case RollbackAlways:
-		return "always"
-	}
-	return fmt.Sprintf("RollbackPolicy(%d)", uint8(p))
-}
-
 // ClientOptions configures a [Client]. The zero value is usable.
 type ClientOptions struct {
 	// TickRate must equal the server's; 60 when zero.
@@ -54,8 +27,14 @@ type ClientOptions struct {
 	// Input samples the player's input; nil sends the input type's zero
 	// value.
 	Input *InputSource
-	// Rollback is the reconciliation policy.
-	Rollback RollbackPolicy
+	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
+	// for Entities does, instead of only when the prediction at the
+	// snapshot's tick differs from the server's state (bit-exactly, after
+	// quantization). The result is the same, at the cost of replaying
+	// every tick many times (same when the prediction reads only
+	// predicted state and inputs: one that reads interpolated ghosts,
+	// which rollback does not restore, predicts otherwise on a replay).
+	RollbackAlways bool
 	// HistoryCapacity is the prediction history in ticks; 128 when zero.
 	HistoryCapacity int
 	// InputHistory is the number of ticks of the player's own input kept
@@ -94,7 +73,7 @@ type ClientOptions struct {
 	// zero.
 	HelloInterval time.Duration
 	// Timeout ends a connection the server has sent nothing on for that
-	// long (state StateDisconnected, Err naming the timeout); 5 s when zero,
+	// long (Err then names the timeout); 5 s when zero,
 	// the server's default. Allowed: 100ms..1h. Set it like the server's
 	// ServerOptions.Timeout: a client stalled for longer has been dropped.
 	Timeout time.Duration
@@ -105,15 +84,16 @@ type ClientOptions struct {
 	// visual jump. Neither may make structural changes.
 	BeforeCorrection, AfterCorrection func(w *gw.World)
 	// OnMisprediction, if set, is called for every predicted ghost whose
-	// state at a snapshot's tick differs from the server's, naming the
-	// first differing component and field with both values. It runs
-	// inside the tick and must not make structural changes.
-	OnMisprediction func(m Misprediction)
+	// state at a snapshot's tick differs from the server's, with the
+	// tick, the ghost, and the first differing component and field with
+	// the predicted value and the server's (diff.String prints them). It
+	// runs inside the tick and must not make structural changes.
+	OnMisprediction func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff)
 	// SyncTest, when not zero, runs every tick as a determinism check of
 	// this client's prediction (see [gw.SyncTest]): the tick, then a
 	// rollback of SyncTest ticks and their replay, compared with the first
 	// run. The first difference is logged at Error, kept for
-	// [Client.SyncTestErr] and counted in ClientStats.Desyncs. It costs
+	// ClientStats.FirstDesync and counted in ClientStats.Desyncs. It costs
 	// SyncTest replays per tick: for tests and debug builds. Allowed:
 	// 0..HistoryCapacity-1.
 	SyncTest int
@@ -121,31 +101,14 @@ type ClientOptions struct {
 	Logger *slog.Logger
 }
 
-// Misprediction is a predicted ghost whose state at a snapshot's tick
-// differed from the server's.
-type Misprediction struct {
-	Tick  gw.Tick
-	Ghost components.GhostID
-	// Diff names the first component and field that differed; its
-	// Values are the predicted value and the server's.
-	Diff netsync.FieldDiff
-}
+// clientState is where a client is in its connection's life.
+type clientState uint8
 
-// String describes the misprediction: ghost, tick, component, field and
-// both values.
-func (m Misprediction) String() string {
-	return fmt.Sprintf("ghost %d mispredicted at tick %d: %v", m.Ghost, m.Tick, m.Diff)
-}
-
-// ClientState is where a client is in its connection's life.
-type ClientState uint8
-
-// The client states.
 const (
-	StateConnecting ClientState = iota
-	StateConnected
-	StateRefused
-	StateDisconnected
+	stateConnecting clientState = iota
+	stateConnected
+	stateRefused
+	stateDisconnected
 )
 
 // ClientStats counts what the client did since it started.
@@ -172,7 +135,19 @@ type ClientStats struct {
 	// tick (gw.TickAt splits it).
 	InterpolationDelay time.Duration
 	RenderTick         float64
-	Interpolation      ghostreg.InterpolatorStats
+	// ExtrapolatedTicks adds up, over remote ghosts and frames, the
+	// ticks shown past the newest received state; MaxExtrapolation is the
+	// furthest any was shown past it, in ticks (never beyond
+	// ExtrapolationCap). Teleports counts blends replaced by a jump.
+	ExtrapolatedTicks float64
+	MaxExtrapolation  float64
+	Teleports         uint64
+	// InterpolatedSpawns and InterpolatedDespawns count remote ghosts
+	// shown once the render tick reached them and removed when it reached
+	// their despawn; InterpolationBuffered the ghosts with a buffer of
+	// received states now.
+	InterpolatedSpawns, InterpolatedDespawns uint64
+	InterpolationBuffered                    int
 	// SnapshotLoss is the estimated share of snapshots lost on the way and
 	// ExtrapolationCap how far past its newest state a remote ghost may be
 	// shown, in ticks.
@@ -184,8 +159,7 @@ type ClientStats struct {
 	NewestSnapshot gw.Tick
 	Confirmed      gw.Tick
 	HasConfirmed   bool
-	State          ClientState
-	Reason         netsync.RejectReason // why StateRefused or StateDisconnected
+	Reason         netsync.RejectReason // why the server refused or ended the connection (see Client.Err)
 
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
@@ -194,8 +168,16 @@ type ClientStats struct {
 	// RollbackErrors counts rollbacks that failed (each logged at Error).
 	RollbackErrors uint64
 	// SyncTestChecks counts the replayed ticks the determinism check of
-	// ClientOptions.SyncTest compared, Desyncs the ticks it found wrong.
+	// ClientOptions.SyncTest compared, Desyncs the ticks it found wrong,
+	// and FirstDesync is the first difference it found (a
+	// *gw.DesyncError, which names the tick, entity, component and
+	// field, and says when the component is not registered for
+	// history), or nil.
 	SyncTestChecks, Desyncs uint64
+	FirstDesync             error
+	// SmoothingSnaps counts the corrections a Smoother found too large
+	// to smooth.
+	SmoothingSnaps uint64
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -247,6 +229,7 @@ type Client struct {
 	render    float64 // continuous tick (see control.InterpolationClock)
 	rendered  bool    // a frame showed the render tick
 	lastFrame time.Duration
+	state     clientState
 	stats     ClientStats
 	log       *slog.Logger
 
@@ -269,9 +252,6 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	}
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
-	}
-	if opts.Rollback > RollbackAlways {
-		return nil, fmt.Errorf("systems: unknown rollback policy %d", opts.Rollback)
 	}
 	if opts.SyncTest < 0 {
 		return nil, fmt.Errorf("systems: sync test rollback %d is negative", opts.SyncTest)
@@ -345,7 +325,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		clock.SetScale(opts.FixedScale)
 	}
 	c.ghosts.OnSpawn, c.ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
-	c.OnCorrection(opts.BeforeCorrection, opts.AfterCorrection)
+	c.onCorrection(opts.BeforeCorrection, opts.AfterCorrection)
 	c.iclock = iclock
 	if c.interpolator, err = ghostreg.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
@@ -372,17 +352,19 @@ func registerReplicated(h *gw.History, s *codec.Schema) error {
 
 type correctionHook struct{ before, after func(w *gw.World) }
 
-// OnCorrection adds functions called right before and after every
+// onCorrection adds functions called right before and after every
 // rollback or hard correction (either may be nil), after those of the
 // options. They may read and write component values, not the structure.
-func (c *Client) OnCorrection(before, after func(w *gw.World)) {
+func (c *Client) onCorrection(before, after func(w *gw.World)) {
 	if before != nil || after != nil {
 		c.hooks = append(c.hooks, correctionHook{before, after})
 	}
 }
 
-// State returns the connection state.
-func (c *Client) State() ClientState { return c.stats.State }
+// Connected reports whether the server has welcomed the client and the
+// connection has not ended since: false while connecting, and after a
+// refusal, a disconnect or a timeout (then Err says which).
+func (c *Client) Connected() bool { return c.state == stateConnected }
 
 // Stats returns the counters.
 func (c *Client) Stats() ClientStats {
@@ -394,7 +376,9 @@ func (c *Client) Stats() ClientStats {
 	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
 	st.InterpolationDelay = time.Duration(c.iclock.Delay() * float64(c.clock.Interval()))
 	st.RenderTick = c.render
-	st.Interpolation = c.interpolator.Stats()
+	is := c.interpolator.Stats()
+	st.ExtrapolatedTicks, st.MaxExtrapolation, st.Teleports = is.ExtrapolatedTicks, is.MaxExtrapolation, is.Teleports
+	st.InterpolatedSpawns, st.InterpolatedDespawns, st.InterpolationBuffered = is.Spawned, is.Despawned, is.Buffered
 	st.SnapshotLoss, st.ExtrapolationCap = c.iclock.Loss(), c.iclock.MaxExtrapolation()
 	if c.hasLatest {
 		st.NewestSnapshot = c.latest.Tick
@@ -408,15 +392,9 @@ func (c *Client) Stats() ClientStats {
 			st.MispredictionsBy[k] = n
 		}
 	}
-	st.SyncTestChecks, st.Desyncs = c.check.checks(), c.check.desyncs
+	st.SyncTestChecks, st.Desyncs, st.FirstDesync = c.check.checks(), c.check.desyncs, c.check.first
 	return st
 }
-
-// SyncTestErr returns the first difference the determinism check of
-// ClientOptions.SyncTest found (a *gw.DesyncError, which names the tick,
-// entity, component and field, and says when the component is not
-// registered for history), or nil.
-func (c *Client) SyncTestErr() error { return c.check.first }
 
 // tick runs one tick, through the determinism check when it is on.
 func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
@@ -429,8 +407,8 @@ func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
 func (c *Client) Update() {
 	now := c.src.Now()
 	c.poll(now)
-	switch c.stats.State {
-	case StateConnecting:
+	switch c.state {
+	case stateConnecting:
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
 			c.tx = protocol.AppendHello(c.tx[:0], &c.hello)
@@ -439,7 +417,7 @@ func (c *Client) Update() {
 		}
 		c.clock.Advance() // keep the accumulator current; no ticks before the welcome
 		return
-	case StateRefused, StateDisconnected:
+	case stateRefused, stateDisconnected:
 		return
 	}
 	if now-c.heard > c.opts.Timeout {
@@ -482,11 +460,3 @@ func (c *Client) Schedule() *gw.Schedule { return c.schedule }
 // Ghosts returns the client's ghost register: the entity of a ghost ID,
 // which ghosts are predicted.
 func (c *Client) Ghosts() *ghosts.ClientRegister { return (*ghosts.ClientRegister)(c.ghosts) }
-
-// History returns the prediction history (read it; the client records and
-// restores it).
-func (c *Client) History() *gw.History { return c.history }
-
-// Binding returns the schema's binding to the client's world: the arche
-// IDs of the replicated and netcode components.
-func (c *Client) Binding() *ghostreg.Binding { return c.binding }

@@ -22,7 +22,7 @@ func (c *Client) poll(now time.Duration) {
 		}
 		switch t {
 		case protocol.MsgWelcome:
-			if c.stats.State != StateConnecting {
+			if c.state != stateConnecting {
 				continue
 			}
 			if err := protocol.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
@@ -38,7 +38,7 @@ func (c *Client) poll(now time.Duration) {
 			}
 			c.finish(t, &m)
 		case protocol.MsgSnapshot:
-			if c.stats.State != StateConnected {
+			if c.state != stateConnected {
 				continue
 			}
 			if err := protocol.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
@@ -72,7 +72,7 @@ func (c *Client) poll(now time.Duration) {
 // server's by the round trip plus the target margin, so its first inputs
 // arrive just before the server needs them.
 func (c *Client) start(now time.Duration) {
-	c.stats.State = StateConnected
+	c.state = stateConnected
 	c.heard, c.dropped = now, c.clock.DroppedTicks()
 	c.ghosts.SetConn(c.welcome.Conn)
 	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond

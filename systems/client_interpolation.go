@@ -11,7 +11,7 @@ func (c *Client) interpolate(w *gw.World) {
 	now := c.src.Now()
 	frame := float64(now-c.lastFrame) / float64(c.clock.Interval())
 	c.lastFrame = now
-	if c.stats.State != StateConnected {
+	if c.state != stateConnected {
 		return
 	}
 	if !c.iclock.Started() {

@@ -15,16 +15,26 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
+// misprediction is one call of OnMisprediction.
+type misprediction struct {
+	Tick  gw.Tick
+	Ghost components.GhostID
+	Diff  netsync.FieldDiff
+}
+
 // mispredictions runs opts for 3 seconds and returns what client 0's
 // OnMisprediction saw and its stats.
-func mispredictions(t *testing.T, opts harness.Options) ([]systems.Misprediction, systems.ClientStats) {
+func mispredictions(t *testing.T, opts harness.Options) ([]misprediction, systems.ClientStats) {
 	t.Helper()
-	var seen []systems.Misprediction
-	opts.Clients[0].Options.OnMisprediction = func(m systems.Misprediction) { seen = append(seen, m) }
+	var seen []misprediction
+	opts.Clients[0].Options.OnMisprediction = func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff) {
+		seen = append(seen, misprediction{tick, ghost, diff})
+	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
@@ -45,7 +55,7 @@ func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 	assert.Equal(t, "X", m.Diff.Field)
 	predicted, server := codec.FieldDiff(m.Diff).Values()
 	assert.NotEqual(t, predicted, server)
-	assert.Contains(t, m.String(), "systems_test.Pos.X")
+	assert.Contains(t, m.Diff.String(), "systems_test.Pos.X")
 	assert.Equal(t, map[string]uint64{"systems_test.Pos": uint64(len(seen))}, st.MispredictionsBy)
 	assert.Equal(t, st.Mispredictions, uint64(len(seen)), "one own ghost: one misprediction per snapshot")
 	assert.Contains(t, logs.String(), "component=systems_test.Pos field=X predicted="+predicted+" server="+server)
@@ -122,7 +132,7 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	h.Run(3 * time.Second)
 	c := h.Clients[0]
 	var d *gw.DesyncError
-	require.True(t, errors.As(c.SyncTestErr(), &d), "got %v", c.SyncTestErr())
+	require.True(t, errors.As(c.Stats().FirstDesync, &d), "got %v", c.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
 	assert.Greater(t, c.Stats().Desyncs, uint64(0))
@@ -156,7 +166,7 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	var d *gw.DesyncError
-	require.True(t, errors.As(h.Clients[0].SyncTestErr(), &d), "got %v", h.Clients[0].SyncTestErr())
+	require.True(t, errors.As(h.Clients[0].Stats().FirstDesync, &d), "got %v", h.Clients[0].Stats().FirstDesync)
 	assert.True(t, d.Unregistered)
 	assert.Equal(t, "systems_test.Trail", d.Component.String())
 	assert.Contains(t, d.Error(), "not registered for history")
@@ -170,7 +180,7 @@ func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	st := h.Clients[0].Stats()
-	assert.NoError(t, h.Clients[0].SyncTestErr())
+	assert.NoError(t, h.Clients[0].Stats().FirstDesync)
 	assert.Zero(t, st.Desyncs)
 	assert.Greater(t, st.SyncTestChecks, uint64(8*100), "every tick replays 8")
 	assert.Zero(t, st.Mispredictions)
@@ -185,7 +195,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	var logs bytes.Buffer
 	opts.Clients[0].Options.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	opts.Clients[0].Options.Rollback = systems.RollbackAlways
+	opts.Clients[0].Options.RollbackAlways = true
 	var c *systems.Client
 	broken := false
 	opts.Clients[0].Options.BeforeCorrection = func(w *gw.World) {
@@ -221,7 +231,7 @@ func TestHarnessSyncTestChecksEveryClient(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	for i, c := range h.Clients {
-		assert.NoErrorf(t, c.SyncTestErr(), "client %d", i)
+		assert.NoErrorf(t, c.Stats().FirstDesync, "client %d", i)
 		assert.Greaterf(t, c.Stats().SyncTestChecks, uint64(8*100), "client %d", i)
 		assert.NoErrorf(t, h.CheckOwnState(i), "client %d", i)
 	}

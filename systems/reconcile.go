@@ -42,7 +42,7 @@ type reconcileInput struct {
 	tick      gw.Tick // the snapshot's tick
 	mismatch  bool    // a predicted ghost differs from the server's at tick
 	spawning  bool    // the snapshot brings an own ghost the client lacks
-	policy    RollbackPolicy
+	always    bool    // ClientOptions.RollbackAlways
 }
 
 // decide is the reconciliation decision, a pure function so that every
@@ -55,7 +55,7 @@ func decide(in reconcileInput) reconcileAction {
 		return actSpawnOnly
 	case !in.held:
 		return actTooOld
-	case in.mismatch || in.spawning || in.policy == RollbackAlways:
+	case in.mismatch || in.spawning || in.always:
 		return actRollback
 	}
 	return actNone
@@ -116,7 +116,7 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 	newest, hasNewest := c.history.Newest()
 	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
-		mismatch: mismatch, spawning: spawning, policy: c.opts.Rollback})
+		mismatch: mismatch, spawning: spawning, always: c.opts.RollbackAlways})
 	switch act {
 	case actNone:
 		return
@@ -183,6 +183,6 @@ func (c *Client) mispredicted(tick gw.Tick, id components.GhostID, d netsync.Fie
 			"predicted", predicted, "server", server)
 	}
 	if c.opts.OnMisprediction != nil {
-		c.opts.OnMisprediction(Misprediction{Tick: tick, Ghost: id, Diff: d})
+		c.opts.OnMisprediction(tick, id, d)
 	}
 }

@@ -260,15 +260,6 @@ func add(dst *control.InputStats, s control.InputStats) {
 	dst.MaxBuffered = max(dst.MaxBuffered, s.MaxBuffered)
 }
 
-// Conns returns the open connection IDs in order.
-func (s *Server) Conns() []components.ConnID {
-	ids := make([]components.ConnID, len(s.conns))
-	for i, c := range s.conns {
-		ids[i] = c.id
-	}
-	return ids
-}
-
 func init() {
 	endpoint.ServerInputStats = func(s any, conn components.ConnID) (control.InputStats, bool) {
 		return s.(*Server).inputStats(conn)
@@ -297,7 +288,3 @@ func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 // Ghosts returns the server's ghost register: the entity of a ghost ID,
 // the ghosts a connection owns.
 func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegister)(s.ghosts) }
-
-// Binding returns the schema's binding to the server's world: the arche
-// IDs of the replicated and netcode components.
-func (s *Server) Binding() *ghostreg.Binding { return s.binding }

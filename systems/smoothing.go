@@ -41,7 +41,6 @@ type Smoother struct {
 	all    *generic.Filter1[components.CorrectionOffset]
 	before []visual
 	last   time.Duration
-	snaps  uint64
 }
 
 type visual struct {
@@ -75,13 +74,10 @@ func NewSmoother(c *Client, opts SmoothingOptions) (*Smoother, error) {
 		all:    generic.NewFilter1[components.CorrectionOffset](),
 		last:   c.src.Now(),
 	}
-	c.OnCorrection(s.beforeCorrection, s.afterCorrection)
+	c.onCorrection(s.beforeCorrection, s.afterCorrection)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(s.decay))
 	return s, nil
 }
-
-// Snaps returns how many corrections were too large to smooth.
-func (s *Smoother) Snaps() uint64 { return s.snaps }
 
 // Visual returns where e should be drawn: its position plus its offset.
 func (s *Smoother) Visual(e ecs.Entity) [3]float32 {
@@ -115,7 +111,7 @@ func (s *Smoother) afterCorrection(w *gw.World) {
 		o := components.CorrectionOffset{X: v.p[0] - p[0], Y: v.p[1] - p[1], Z: v.p[2] - p[2]}
 		if float32(math.Sqrt(float64(o.X*o.X+o.Y*o.Y+o.Z*o.Z))) > s.opts.Snap {
 			o = components.CorrectionOffset{}
-			s.snaps++
+			s.c.stats.SmoothingSnaps++
 		}
 		if s.offset.Has(v.e) {
 			*s.offset.Get(v.e) = o

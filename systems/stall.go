@@ -39,6 +39,6 @@ func (c *Client) timeout() {
 	_ = c.conn.Send(c.tx)
 	m.Detail = fmt.Sprintf("nothing heard from the server for %v", c.opts.Timeout)
 	c.end = &ConnError{Local: true, Reason: m.Reason, Detail: m.Detail}
-	c.stats.State, c.stats.Reason = StateDisconnected, m.Reason
+	c.state, c.stats.Reason = stateDisconnected, m.Reason
 	c.log.Info("ghostwire: disconnected", "reason", m.Reason.String(), "detail", m.Detail)
 }

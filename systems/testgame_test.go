@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"errors"
 	"time"
 
 	"github.com/ghostwire/ghostwire/internal/codec"
@@ -137,4 +138,18 @@ func (g *testGame) hello() []byte {
 		h.ComponentHashes[i] = (*codec.Schema)(g.schema).ComponentHash(codec.ComponentID(i))
 	}
 	return protocol.AppendHello(nil, &h)
+}
+
+// connecting, refused and disconnected tell a client's state from its
+// public methods: Connected, and the *systems.ConnError of Err.
+func connecting(c *systems.Client) bool { return !c.Connected() && c.Err() == nil }
+
+func refused(c *systems.Client) bool {
+	var ce *systems.ConnError
+	return errors.As(c.Err(), &ce) && ce.Refused
+}
+
+func disconnected(c *systems.Client) bool {
+	var ce *systems.ConnError
+	return errors.As(c.Err(), &ce) && !ce.Refused
 }

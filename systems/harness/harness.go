@@ -154,8 +154,8 @@ func (h *Harness) Stall(i int, d time.Duration) {
 	h.stalled[i] = h.Time.Now() + d
 }
 
-// Stalled reports whether client i is stalled now.
-func (h *Harness) Stalled(i int) bool { return h.Time.Now() < h.stalled[i] }
+// isStalled reports whether client i is stalled now.
+func (h *Harness) isStalled(i int) bool { return h.Time.Now() < h.stalled[i] }
 
 // Step advances virtual time by one step and updates the server, then every
 // client in order, then runs client frames that are due. Stalled clients
@@ -164,13 +164,13 @@ func (h *Harness) Step() {
 	h.Time.Advance(h.opts.Step)
 	h.Server.Update()
 	for i, c := range h.Clients {
-		if !h.Stalled(i) {
+		if !h.isStalled(i) {
 			c.Update()
 		}
 	}
 	if now := h.Time.Now(); now >= h.nextFrm {
 		for i, c := range h.Clients {
-			if !h.Stalled(i) {
+			if !h.isStalled(i) {
 				c.Frame()
 			}
 		}

@@ -279,13 +279,13 @@ func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
 	assert.LessOrEqual(t, st.MaxBuffered, 64, "server input buffers hold at most their capacity")
 	for _, c := range m.Harness.Clients {
 		held := 0
-		newest, _ := c.History().Newest()
+		newest, _ := c.World().History().Newest()
 		for tick := newest - 1000; tick <= newest; tick++ {
-			if c.History().Has(tick) {
+			if c.World().History().Has(tick) {
 				held++
 			}
 		}
-		assert.Equal(t, c.History().Capacity(), held)
+		assert.Equal(t, c.World().History().Capacity(), held)
 	}
 }
 
@@ -302,7 +302,7 @@ func TestConfigValidationNamesTheFlag(t *testing.T) {
 		{func(c *Config) { c.Loss = 75 }, "-loss 75"},
 		{func(c *Config) { c.Dup = math.NaN() }, "-dup NaN"},
 		{func(c *Config) { c.Reorder = -1 }, "-reorder -1"},
-		{func(c *Config) { c.Rollback = systems.RollbackPolicy(9) }, "-rollback"},
+		{func(c *Config) { c.Rollback = RollbackPolicy(9) }, "-rollback"},
 	} {
 		cfg := DefaultConfig()
 		tc.mod(&cfg)

@@ -190,13 +190,13 @@ func (m *Match) report() *Report {
 			Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
 			InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
 			BytesUpPerS:   round6(float64(st.BytesSent) / sim),
-			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.Interpolation.ExtrapolatedTicks),
-			MaxExtrapolation: round6(st.Interpolation.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
-			ShotsFired: ps.ShotsFired, Teleports: st.Interpolation.Teleports,
+			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
+			MaxExtrapolation: round6(st.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
+			ShotsFired: ps.ShotsFired, Teleports: st.Teleports,
 			MispredictionsBy: st.MispredictionsBy,
 		}
 		if ps.Smoother != nil {
-			cr.SmoothingSnaps = ps.Smoother.Snaps()
+			cr.SmoothingSnaps = st.SmoothingSnaps
 		}
 		if ps.Bot != nil {
 			cr.MovingInputs = ps.Bot.Moving
