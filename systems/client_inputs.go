@@ -5,10 +5,9 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // InputSource samples the local player's input, of the schema's input

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/control"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-
-	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 )

@@ -4,10 +4,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/ghostwire/ghostwire/netsync"
 )
 

@@ -2,7 +2,6 @@ package bitstream_test
 
 import (
 	"bytes"
-
 	"encoding/binary"
 	"errors"
 	"math"

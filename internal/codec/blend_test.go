@@ -7,12 +7,11 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // blendFloat returns a float32 of varied magnitude and sign.

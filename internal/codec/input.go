@@ -6,10 +6,9 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/bitstream"
-
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
 )
 
 // Input wire limits. The view fraction travels in 1/256 tick and the

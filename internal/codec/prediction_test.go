@@ -3,12 +3,11 @@ package codec_test
 import (
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 func TestPredictSetsTheGhostTypesMode(t *testing.T) {

@@ -3,9 +3,8 @@ package codec_test
 import (
 	"fmt"
 
-	"github.com/ghostwire/ghostwire/internal/codec"
-
 	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
 )
 
 func ExampleQuantizer() {

@@ -6,11 +6,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/bitstream"
-	"github.com/ghostwire/ghostwire/internal/codec"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
 )
 
 func mustQuantizer(t testing.TB, min, max, res float32) codec.Quantizer {

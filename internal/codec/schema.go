@@ -24,7 +24,7 @@ type GhostTypeID uint16
 const MaxComponentsPerGhost = 32
 
 // MaxComponents bounds the components of a schema, so the per-component
-// hashes of a [Hello] fit one datagram.
+// hashes of a hello (package protocol) fit one datagram.
 const MaxComponents = 128
 
 // GhostType says which components a kind of ghost replicates, in order,
@@ -61,7 +61,7 @@ type Schema struct {
 	hash  uint64
 }
 
-// SchemaBuilder declares a [Schema]: components with [Component], how they
+// SchemaBuilder declares a [Schema]: components with [SchemaBuilder.AddComponent], how they
 // are interpolated, ghost types, then [SchemaBuilder.Build]. A declaration
 // that is wrong (an unconfigured quantizer, a type declared twice, an
 // unknown component in a ghost type) is remembered and returned by Build,

@@ -5,12 +5,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 func TestSchemaRegistersComponentsAndGhostTypes(t *testing.T) {

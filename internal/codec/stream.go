@@ -6,10 +6,9 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/bitstream"
-
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
 )
 
 type streamMode uint8

@@ -5,16 +5,14 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // allKinds codes one field of every kind a Stream offers.

@@ -4,12 +4,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/control"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/control"
 )
 
 func TestLeadTrackerWindowMinimum(t *testing.T) {

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ghostwire/ghostwire/internal/control"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/control"
 )
 
 const icTick = 10 * time.Millisecond

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ghostwire/ghostwire/internal/control"
-
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ghostwire/ghostwire/internal/control"
 )
 
 func TestRTTJacobsonKarels(t *testing.T) {

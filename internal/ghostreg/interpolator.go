@@ -9,11 +9,10 @@ import (
 
 	"github.com/mlange-42/arche/ecs"
 
+	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-
-	"github.com/ghostwire/ghostwire/components"
 )
 
 // InterpolatorStats counts what an [Interpolator] did.

@@ -5,15 +5,13 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/codec"
-
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 var lerpSink []ipPos

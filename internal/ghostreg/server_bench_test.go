@@ -5,11 +5,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 var copySink []byte

@@ -3,16 +3,14 @@ package ghostreg_test
 import (
 	"fmt"
 
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/ghostreg"
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // A server replicates one player's health to a client: spawn the ghost,

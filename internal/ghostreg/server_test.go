@@ -3,16 +3,15 @@ package ghostreg_test
 import (
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ghostreg"
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // writeSnapshot encodes srv's snapshot of tick for conn with a writer of

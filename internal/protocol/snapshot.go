@@ -6,11 +6,10 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
-
-	"github.com/ghostwire/ghostwire/components"
 )
 
 // MaxDatagram is the largest packet ghostwire writes: one datagram that

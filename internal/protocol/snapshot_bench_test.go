@@ -7,12 +7,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
+	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-
-	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // BenchmarkSnapshot encodes a snapshot of 16 or 64 ghosts with two

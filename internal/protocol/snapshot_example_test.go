@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // Position is a 2D position to the centimetre: its Serialize method is

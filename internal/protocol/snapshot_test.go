@@ -8,17 +8,15 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/bitstream"
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // randomGhosts returns n quantized ghosts of random types with distinct

@@ -4,15 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ghostwire/ghostwire/internal/endpoint"
-	"github.com/ghostwire/ghostwire/internal/ghostreg"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"

@@ -6,10 +6,10 @@ import (
 	"math"
 	"time"
 
-	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -213,8 +213,8 @@ func (m *Match) report() *Report {
 // distance between the positions, and whether position and velocity are
 // bit-identical.
 func (m *Match) finalError(c *systems.Client) (float64, bool) {
-	var id components.GhostID // the client's own player: its newest predicted ghost
-	q := generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()).Query(c.World().Arche())
+	var id components.GhostID // the client's own player: the ghost its input drives
+	q := generic.NewFilter1[components.Ghost]().With(generic.T[components.InputHeader]()).Query(c.World().Arche())
 	for q.Next() {
 		id = max(id, q.Get().ID)
 	}

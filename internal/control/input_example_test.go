@@ -1,18 +1,15 @@
-package codec_test
+package control_test
 
 import (
 	"fmt"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/wiretest"
-
-	"github.com/ghostwire/ghostwire/internal/codec"
-
-	"github.com/ghostwire/ghostwire/internal/control"
-	"github.com/ghostwire/ghostwire/internal/protocol"
-
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // shipInput is a game's input type: thrust, a steering notch and a shot
@@ -31,7 +28,7 @@ func (in *shipInput) Serialize(s *codec.Stream) {
 	s.Press(&in.Fire)
 }
 
-func ExampleInput() {
+func ExampleInputStream() {
 	// Server and clients declare the input type in the same schema.
 	var b codec.SchemaBuilder
 	wiretest.DeclareInput[shipInput](&b, wiretest.InputRulesOf[shipInput]{
