@@ -1,35 +1,21 @@
 package netsync
 
-import "fmt"
+import "github.com/ghostwire/ghostwire/internal/protocol"
 
-// RejectReason says why a server refused or dropped a connection.
-type RejectReason uint8
+// RejectReason says why a server refused or dropped a connection, as a
+// client's stats and its connection error report it.
+type RejectReason protocol.RejectReason
 
 // The reject and disconnect reasons.
 const (
-	RejectSchema   RejectReason = 1 // the schemas differ
-	RejectTickRate RejectReason = 2 // the tick rates differ
-	RejectFull     RejectReason = 3 // no free connection slot
-	RejectTimeout  RejectReason = 4 // nothing heard for too long
-	RejectClosed   RejectReason = 5 // the peer closed
-	RejectSpawn    RejectReason = 6 // the game's OnConnect or the ghost spawn failed
+	RejectSchema   = RejectReason(protocol.RejectSchema)   // the schemas differ
+	RejectTickRate = RejectReason(protocol.RejectTickRate) // the tick rates differ
+	RejectFull     = RejectReason(protocol.RejectFull)     // no free connection slot
+	RejectTimeout  = RejectReason(protocol.RejectTimeout)  // nothing heard for too long
+	RejectClosed   = RejectReason(protocol.RejectClosed)   // the peer closed
+	RejectSpawn    = RejectReason(protocol.RejectSpawn)    // the game's OnConnect or the ghost spawn failed
 )
 
-// String describes the reason.
-func (r RejectReason) String() string {
-	switch r {
-	case RejectSchema:
-		return "schema mismatch"
-	case RejectTickRate:
-		return "tick rate mismatch"
-	case RejectFull:
-		return "server full"
-	case RejectTimeout:
-		return "timeout"
-	case RejectClosed:
-		return "closed"
-	case RejectSpawn:
-		return "the game refused the player"
-	}
-	return fmt.Sprintf("RejectReason(%d)", uint8(r))
-}
+// String describes the reason: "schema mismatch", "tick rate mismatch",
+// "server full", "timeout", "closed" or "the game refused the player".
+func (r RejectReason) String() string { return protocol.RejectReason(r).String() }

@@ -54,8 +54,8 @@ func (c *Client) finish(t protocol.MsgType, m *protocol.Reject) {
 	if c.end != nil {
 		return
 	}
-	c.end = &ConnError{Refused: t == protocol.MsgReject, Reason: m.Reason, Detail: m.Detail}
-	c.stats.Reason = m.Reason
+	c.end = &ConnError{Refused: t == protocol.MsgReject, Reason: netsync.RejectReason(m.Reason), Detail: m.Detail}
+	c.stats.Reason = c.end.Reason
 	if c.end.Refused {
 		c.state = stateRefused
 		c.log.Warn("ghostwire: connection refused", "reason", m.Reason.String(), "detail", m.Detail)

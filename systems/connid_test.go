@@ -11,7 +11,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
@@ -32,7 +31,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	require.True(t, ok)
 
 	helloPacket := g.hello()
-	bye := protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: netsync.RejectClosed})
+	bye := protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed})
 	seen := map[components.ConnID]bool{honest: true}
 	buf := make([]byte, transport.MaxDatagramSize)
 	const rounds, perRound = 70, 1000

@@ -8,7 +8,6 @@ import (
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/control"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 )
 
@@ -75,15 +74,15 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 		schema := s.binding.Schema()
 		switch {
 		case s.hello.SchemaHash != schema.Hash():
-			reject.Reason, reject.Detail = netsync.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
+			reject.Reason, reject.Detail = protocol.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
 			if reject.Detail == "" {
 				reject.Detail = "ghost types differ" // every component agrees
 			}
 		case int(s.hello.TickRate) != s.opts.TickRate:
-			reject.Reason = netsync.RejectTickRate
+			reject.Reason = protocol.RejectTickRate
 			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.opts.TickRate)
 		case len(s.conns) >= s.opts.MaxClients:
-			reject.Reason = netsync.RejectFull
+			reject.Reason = protocol.RejectFull
 		}
 		if reject.Reason != 0 {
 			s.log.Info("ghostwire: connection refused", "reason", reject.Reason.String(), "detail", reject.Detail)
@@ -103,7 +102,7 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			// The error may say things about the game the client need not
 			// know: it stays in the server's log.
 			s.log.Error("ghostwire: spawning the player failed; connection refused", "conn", sc.id, "err", err)
-			s.refuse(c, &protocol.Reject{Reason: netsync.RejectSpawn})
+			s.refuse(c, &protocol.Reject{Reason: protocol.RejectSpawn})
 			return true
 		}
 		s.conns = append(s.conns, sc)
@@ -157,7 +156,7 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: netsync.RejectTimeout})
+			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
 			s.sendTo(pc.conn, nil, s.tx)
 			_ = pc.conn.Close()
 			continue
@@ -168,16 +167,16 @@ func (s *Server) expire(now time.Duration) {
 	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
-			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: netsync.RejectTimeout})
+			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
 			s.sendTo(sc.conn, sc, s.tx)
-			s.drop(sc, netsync.RejectTimeout)
+			s.drop(sc, protocol.RejectTimeout)
 			s.stats.TimedOut++
 			i--
 		}
 	}
 }
 
-func (s *Server) drop(sc *serverConn, reason netsync.RejectReason) {
+func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 	for i, c := range s.conns {
 		if c == sc {
 			s.conns = append(s.conns[:i], s.conns[i+1:]...)

@@ -7,7 +7,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // handle processes one packet of an open connection; it reports whether
@@ -58,7 +57,7 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			}
 		}
 	case protocol.MsgDisconnect:
-		s.drop(sc, netsync.RejectClosed)
+		s.drop(sc, protocol.RejectClosed)
 		return true
 	default:
 		s.stats.BadPackets++

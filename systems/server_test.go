@@ -192,7 +192,7 @@ func TestConnectionsWithoutHelloTimeOut(t *testing.T) {
 	require.True(t, ok, "told why")
 	var m protocol.Reject
 	require.NoError(t, protocol.DecodeReject(buf[:n], protocol.MsgDisconnect, &m))
-	assert.Equal(t, netsync.RejectTimeout, m.Reason)
+	assert.Equal(t, protocol.RejectTimeout, m.Reason)
 	assert.True(t, h.Clients[0].Connected())
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 }

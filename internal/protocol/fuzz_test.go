@@ -19,7 +19,6 @@ import (
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/internal/wiretest"
-	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // requireDecodeError checks that a decoder's error says which kind of
@@ -212,9 +211,9 @@ func FuzzDecodeHandshake(f *testing.F) {
 	f.Add(rawHello(3, 2))
 	f.Add(protocol.AppendWelcome(nil, &protocol.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}))
 	f.Add(protocol.AppendWelcome(nil, &protocol.Welcome{Conn: 0, TickRate: 60}))
-	f.Add(protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectSchema, Detail: "component game.Position differs"}))
-	f.Add(protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectSpawn, Detail: strings.Repeat("⌘", 70)}))
-	f.Add(protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: netsync.RejectClosed}))
+	f.Add(protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectSchema, Detail: "component game.Position differs"}))
+	f.Add(protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectSpawn, Detail: strings.Repeat("⌘", 70)}))
+	f.Add(protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed}))
 	f.Add(protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: 9}))
 	f.Add(rawReject(1, protocol.MaxRejectDetail+1, bytes.Repeat([]byte("a"), protocol.MaxRejectDetail+1)))
 	f.Add(rawReject(1, 10, []byte("abc")))
@@ -265,7 +264,7 @@ func FuzzDecodeHandshake(f *testing.F) {
 		for _, mt := range []protocol.MsgType{protocol.MsgReject, protocol.MsgDisconnect} {
 			var r protocol.Reject
 			check(mt, protocol.DecodeReject(p, mt, &r), func() []byte {
-				require.True(t, r.Reason >= netsync.RejectSchema && r.Reason <= netsync.RejectSpawn)
+				require.True(t, r.Reason >= protocol.RejectSchema && r.Reason <= protocol.RejectSpawn)
 				require.LessOrEqual(t, len(r.Detail), protocol.MaxRejectDetail)
 				require.True(t, utf8.ValidString(r.Detail))
 				for _, c := range r.Detail {

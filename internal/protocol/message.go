@@ -10,7 +10,6 @@ import (
 	"github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
@@ -216,6 +215,41 @@ func DecodeWelcome(p []byte, m *Welcome) error {
 	return nil
 }
 
+// RejectReason says why a server refused or dropped a connection.
+type RejectReason uint8
+
+// The reject and disconnect reasons.
+const (
+	RejectSchema   RejectReason = 1 // the schemas differ
+	RejectTickRate RejectReason = 2 // the tick rates differ
+	RejectFull     RejectReason = 3 // no free connection slot
+	RejectTimeout  RejectReason = 4 // nothing heard for too long
+	RejectClosed   RejectReason = 5 // the peer closed
+	RejectSpawn    RejectReason = 6 // the game's OnConnect or the ghost spawn failed
+)
+
+// String describes the reason.
+func (r RejectReason) String() string {
+	switch r {
+	case RejectSchema:
+		return "schema mismatch"
+	case RejectTickRate:
+		return "tick rate mismatch"
+	case RejectFull:
+		return "server full"
+	case RejectTimeout:
+		return "timeout"
+	case RejectClosed:
+		return "closed"
+	case RejectSpawn:
+		return "the game refused the player"
+	}
+	return fmt.Sprintf("RejectReason(%d)", uint8(r))
+}
+
+// lastReason is the highest reason on the wire.
+const lastReason = RejectSpawn
+
 // MaxRejectDetail bounds the detail of a [Reject], in bytes.
 const MaxRejectDetail = 200
 
@@ -223,7 +257,7 @@ const MaxRejectDetail = 200
 // refused or ended the connection, and a short text for people, such as
 // the component whose schema differs.
 type Reject struct {
-	Reason netsync.RejectReason
+	Reason RejectReason
 	// Detail is UTF-8 without control characters, at most MaxRejectDetail
 	// bytes; "" when the reason says it all.
 	Detail string
@@ -296,13 +330,13 @@ func DecodeReject(p []byte, t MsgType, m *Reject) error {
 	if err := end(&r); err != nil {
 		return err
 	}
-	if v < uint64(netsync.RejectSchema) || v > uint64(netsync.RejectSpawn) {
-		return fmt.Errorf("netsync: reason %d outside %d..%d: %w", v, netsync.RejectSchema, netsync.RejectSpawn, bitstream.ErrOutOfRange)
+	if v < uint64(RejectSchema) || v > uint64(lastReason) {
+		return fmt.Errorf("netsync: reason %d outside %d..%d: %w", v, RejectSchema, lastReason, bitstream.ErrOutOfRange)
 	}
 	if i := badDetailByte(d); i >= 0 {
 		return fmt.Errorf("netsync: reject detail has invalid UTF-8 or a control character at byte %d of %d: %w", i, len(d), bitstream.ErrMalformed)
 	}
-	*m = Reject{Reason: netsync.RejectReason(v), Detail: string(d)}
+	*m = Reject{Reason: RejectReason(v), Detail: string(d)}
 	return nil
 }
 

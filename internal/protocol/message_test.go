@@ -19,7 +19,6 @@ import (
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/internal/wiretest"
-	"github.com/ghostwire/ghostwire/netsync"
 )
 
 // sharesArray reports whether two slices share their first element's memory.
@@ -36,10 +35,10 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	for typ, s := range want {
 		assert.Equal(t, s, typ.String())
 	}
-	reasons := map[netsync.RejectReason]string{
-		netsync.RejectSchema: "schema mismatch", netsync.RejectTickRate: "tick rate mismatch",
-		netsync.RejectFull: "server full", netsync.RejectTimeout: "timeout", netsync.RejectClosed: "closed",
-		netsync.RejectSpawn: "the game refused the player", 0: "RejectReason(0)", 7: "RejectReason(7)", 200: "RejectReason(200)",
+	reasons := map[protocol.RejectReason]string{
+		protocol.RejectSchema: "schema mismatch", protocol.RejectTickRate: "tick rate mismatch",
+		protocol.RejectFull: "server full", protocol.RejectTimeout: "timeout", protocol.RejectClosed: "closed",
+		protocol.RejectSpawn: "the game refused the player", 0: "RejectReason(0)", 7: "RejectReason(7)", 200: "RejectReason(200)",
 	}
 	for r, s := range reasons {
 		assert.Equal(t, s, r.String())
@@ -164,7 +163,7 @@ func TestWelcomeRefusesZeroConnOrTickRate(t *testing.T) {
 
 func TestRejectRoundTrip(t *testing.T) {
 	for _, typ := range []protocol.MsgType{protocol.MsgReject, protocol.MsgDisconnect} {
-		for r := netsync.RejectSchema; r <= netsync.RejectSpawn; r++ {
+		for r := protocol.RejectSchema; r <= protocol.RejectSpawn; r++ {
 			for _, detail := range []string{"", "component game.Position differs", "é⌘ 🎮", strings.Repeat("x", protocol.MaxRejectDetail)} {
 				m := protocol.Reject{Reason: r, Detail: detail}
 				buf := make([]byte, 0, 256)
@@ -179,14 +178,14 @@ func TestRejectRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	p := protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectFull})
+	p := protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectFull})
 	var m protocol.Reject
 	assert.ErrorIs(t, protocol.DecodeReject(p, protocol.MsgDisconnect, &m), bitstream.ErrMalformed, "a reject is not a disconnect")
-	for _, bad := range []netsync.RejectReason{0, netsync.RejectSpawn + 1, 255} {
+	for _, bad := range []protocol.RejectReason{0, protocol.RejectSpawn + 1, 255} {
 		err := protocol.DecodeReject(protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: bad}), protocol.MsgDisconnect, &m)
 		require.ErrorIs(t, err, bitstream.ErrOutOfRange, "reason %d", bad)
 	}
-	assert.Panics(t, func() { protocol.AppendReject(nil, protocol.MsgHello, &protocol.Reject{Reason: netsync.RejectFull}) })
+	assert.Panics(t, func() { protocol.AppendReject(nil, protocol.MsgHello, &protocol.Reject{Reason: protocol.RejectFull}) })
 }
 
 // rawReject writes a reject field by field: a detail length and the
@@ -203,7 +202,7 @@ func rawReject(reason byte, length int, detail []byte) []byte {
 
 func TestDecodeRejectRefusesHostileDetails(t *testing.T) {
 	long := bytes.Repeat([]byte("a"), 255)
-	kept := protocol.Reject{Reason: netsync.RejectFull, Detail: "kept"}
+	kept := protocol.Reject{Reason: protocol.RejectFull, Detail: "kept"}
 	for _, tc := range []struct {
 		name  string
 		p     []byte
@@ -238,7 +237,7 @@ func TestAppendRejectClipsTheDetail(t *testing.T) {
 		{"line\none\x1b[0m\tend", "line one [0m end"},
 		{"bad \xff byte", "bad \uFFFD byte"},
 	} {
-		p := protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectSchema, Detail: tc.detail})
+		p := protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectSchema, Detail: tc.detail})
 		var got protocol.Reject
 		require.NoError(t, protocol.DecodeReject(p, protocol.MsgReject, &got), "%q", tc.detail)
 		assert.Equal(t, tc.want, got.Detail)
@@ -248,7 +247,7 @@ func TestAppendRejectClipsTheDetail(t *testing.T) {
 	d := "component game.Position differs"
 	buf := make([]byte, 0, 64)
 	allocs := testing.AllocsPerRun(100, func() {
-		buf = protocol.AppendReject(buf[:0], protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectSchema, Detail: d})
+		buf = protocol.AppendReject(buf[:0], protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectSchema, Detail: d})
 	})
 	assert.Zero(t, allocs, "a valid detail is not copied")
 }
@@ -296,8 +295,8 @@ func validPackets(t testing.TB) map[string][]byte {
 	return map[string][]byte{
 		"hello":      protocol.AppendHello(nil, &protocol.Hello{SchemaHash: 42, ComponentHashes: []uint64{1, 2}, TickRate: 60, ClientTime: 7}),
 		"welcome":    protocol.AppendWelcome(nil, &protocol.Welcome{Conn: 1, ServerTick: 5, TickRate: 60, EchoTime: 7, Hold: 2}),
-		"reject":     protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectSchema, Detail: "component game.Position differs"}),
-		"disconnect": protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: netsync.RejectClosed}),
+		"reject":     protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectSchema, Detail: "component game.Position differs"}),
+		"disconnect": protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed}),
 		"inputs":     protocol.AppendInputs(nil, msgInputSchema, &b),
 	}
 }
@@ -737,9 +736,9 @@ func TestAppendKeepsWhatTheBufferHeld(t *testing.T) {
 	var w protocol.Welcome
 	require.NoError(t, protocol.DecodeWelcome(p[2:], &w))
 	assert.Equal(t, protocol.Welcome{Conn: 3, ServerTick: 9, TickRate: 60}, w)
-	p = protocol.AppendReject(append([]byte(nil), prefix...), protocol.MsgReject, &protocol.Reject{Reason: netsync.RejectFull})
+	p = protocol.AppendReject(append([]byte(nil), prefix...), protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectFull})
 	require.Equal(t, prefix, p[:2])
 	var r protocol.Reject
 	require.NoError(t, protocol.DecodeReject(p[2:], protocol.MsgReject, &r))
-	assert.Equal(t, netsync.RejectFull, r.Reason)
+	assert.Equal(t, protocol.RejectFull, r.Reason)
 }
