@@ -125,7 +125,7 @@ func float32Spacing(a float64) float64 {
 	return math.Ldexp(1, max(exp-24, -149))
 }
 
-// Bits returns the number of bits [Quantizer.Write] uses per value: the
+// Bits returns the number of bits a Stream codes per value: the
 // bit length of MaxCode.
 func (q Quantizer) Bits() int {
 	return q.nbits
@@ -185,25 +185,6 @@ func (q Quantizer) decode(u uint32) float32 {
 // idempotent: Quantize(Quantize(v)) is bit-identical to Quantize(v).
 func (q Quantizer) Quantize(v float32) float32 {
 	return q.decode(q.Encode(v))
-}
-
-// Write writes Encode(v) in Bits bits.
-func (q Quantizer) Write(w *bitstream.Writer, v float32) {
-	w.WriteBits(uint64(q.Encode(v)), q.nbits)
-}
-
-// Read reads a value written by [Quantizer.Write]. Besides the reader's own
-// errors, it returns an error wrapping [bitstream.ErrOutOfRange] if the code read
-// exceeds MaxCode; that error is also recorded in r, so later reads fail too.
-func (q Quantizer) Read(r *bitstream.Reader) (float32, error) {
-	u, err := r.ReadBits(q.nbits)
-	if err != nil {
-		return 0, err
-	}
-	if u > uint64(q.maxCode) {
-		return 0, r.Fail(fmt.Errorf("netsync: quantizer code %d at bit %d out of range 0..%d: %w", u, r.Pos()-q.nbits, q.maxCode, bitstream.ErrOutOfRange))
-	}
-	return q.decode(uint32(u)), nil
 }
 
 // MaxAngleBits is the most bits an [AngleQuantizer] may use: beyond 23 the
@@ -314,19 +295,4 @@ func (q AngleQuantizer) decode(u uint32) float32 {
 // agree, and it is idempotent.
 func (q AngleQuantizer) Quantize(a float32) float32 {
 	return q.decode(q.Encode(a))
-}
-
-// Write writes Encode(a) in Bits bits.
-func (q AngleQuantizer) Write(w *bitstream.Writer, a float32) {
-	w.WriteBits(uint64(q.Encode(a)), q.nbits)
-}
-
-// Read reads an angle written by [AngleQuantizer.Write]. Every code of Bits
-// bits is a valid angle, so the only errors are the reader's own.
-func (q AngleQuantizer) Read(r *bitstream.Reader) (float32, error) {
-	u, err := r.ReadBits(q.nbits)
-	if err != nil {
-		return 0, err
-	}
-	return q.decode(uint32(u)), nil
 }

@@ -3,7 +3,6 @@ package codec_test
 import (
 	"fmt"
 
-	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
 )
 
@@ -22,11 +21,7 @@ func ExampleQuantizer() {
 	x = q.Quantize(x)
 	fmt.Println(x, q.Quantize(x) == x)
 
-	var w bitstream.Writer
-	q.Write(&w, x)
-	var r bitstream.Reader
-	r.Reset(w.Bytes())
-	got, err := q.Read(&r)
+	got, err := q.Decode(q.Encode(x)) // what crosses the wire is the code
 	fmt.Println(got, err, got == x)
 	// Output:
 	// 17 bits

@@ -238,74 +238,23 @@ func TestQuantizerGolden(t *testing.T) {
 	}
 }
 
-func TestQuantizerWriteRead(t *testing.T) {
-	q := mustQuantizer(t, -500, 500, 0.01)
-	values := []float32{0, -500, 500, 1e9, 3.14159, -123.456, float32(math.NaN())}
-	var w bitstream.Writer
-	w.WriteBool(true)
-	for _, v := range values {
-		q.Write(&w, v)
-	}
-	require.Equal(t, 1+len(values)*q.Bits(), w.BitLen(), "BitLen()")
-	var r bitstream.Reader
-	r.Reset(w.Bytes())
-	_, err := r.ReadBool()
-	require.NoError(t, err)
-	for _, v := range values {
-		got, err := q.Read(&r)
-		assert.NoError(t, err, "Read() = %v; want %v", got, q.Quantize(v))
-		assert.Equal(t, math.Float32bits(q.Quantize(v)), math.Float32bits(got), "Read() = %v; want %v", got, q.Quantize(v))
-	}
-	_, err = q.Read(&r)
-	assert.ErrorIs(t, err, bitstream.ErrShortBuffer, "Read() past the end")
-}
-
-func TestQuantizerReadRejectsCodeAboveMax(t *testing.T) {
-	q := mustQuantizer(t, 0, 1, 0.1) // codes 0..10 in 4 bits
-	var w bitstream.Writer
-	w.WriteBits(3, 4)
-	w.WriteBits(11, 4)
-	w.WriteBits(5, 4)
-	var r bitstream.Reader
-	r.Reset(w.Bytes())
-	first, err := q.Read(&r)
-	require.NoError(t, err, "first Read() = %v; want 0.3", first)
-	require.Equal(t, math.Float32bits(0.3), math.Float32bits(first), "first Read() = %v; want 0.3", first)
-	got, err := q.Read(&r)
-	require.ErrorIs(t, err, bitstream.ErrOutOfRange, "Read() of code 11 = %v, %v; want 0 and ErrOutOfRange", got, err)
-	require.Equal(t, float32(0), got, "Read() of code 11 = %v, %v; want 0 and ErrOutOfRange", got, err)
-	assert.Contains(t, err.Error(), "code 11 at bit 4 out of range 0..10")
-	assert.True(t, r.Err() == err, "r.Err() = %v, want the range error to be sticky", r.Err())
-	_, err2 := q.Read(&r)
-	assert.True(t, err2 == err, "Read() after the error = %v, want the same error", err2)
-}
-
 func TestQuantizerZeroValue(t *testing.T) {
 	var q codec.Quantizer
-	var w bitstream.Writer
-	q.Write(&w, 42)
 	require.Equal(t, uint32(0), q.Encode(42), "zero Quantizer: Encode")
 	require.Equal(t, float32(0), q.Quantize(42), "zero Quantizer: Quantize")
 	require.Equal(t, 0, q.Bits(), "zero Quantizer: Bits")
-	require.Equal(t, 0, w.BitLen(), "zero Quantizer: bits written")
 	_, err := q.Decode(1)
 	require.ErrorIs(t, err, bitstream.ErrOutOfRange, "zero Quantizer Decode(1)")
 }
 
 func TestQuantizerDoesNotAllocate(t *testing.T) {
 	q := mustQuantizer(t, -500, 500, 0.01)
-	buf := make([]byte, 0, 8)
-	var w bitstream.Writer
-	var r bitstream.Reader
 	var got float32
 	allocs := testing.AllocsPerRun(100, func() {
-		w.Reset(buf)
-		q.Write(&w, 12.34)
-		r.Reset(w.Bytes())
-		got, _ = q.Read(&r)
+		got, _ = q.Decode(q.Encode(12.34))
 	})
-	require.Zero(t, allocs, "Write+Read: allocations")
-	require.Equal(t, math.Float32bits(q.Quantize(12.34)), math.Float32bits(got), "Write+Read: value %v; want %v", got, q.Quantize(12.34))
+	require.Zero(t, allocs, "Encode+Decode: allocations")
+	require.Equal(t, math.Float32bits(q.Quantize(12.34)), math.Float32bits(got), "Encode+Decode: value %v; want %v", got, q.Quantize(12.34))
 }
 
 func TestNewAngleQuantizerErrors(t *testing.T) {
@@ -391,38 +340,16 @@ func TestAngleQuantizerGolden(t *testing.T) {
 	}
 }
 
-func TestAngleQuantizerWriteRead(t *testing.T) {
-	q := mustAngleQuantizer(t, 10)
-	angles := []float32{0, 1, -1, 3.14159, -3.14159, 100}
-	var w bitstream.Writer
-	for _, a := range angles {
-		q.Write(&w, a)
-	}
-	require.Equal(t, 10*len(angles), w.BitLen(), "BitLen()")
-	var r bitstream.Reader
-	r.Reset(w.Bytes())
-	for _, a := range angles {
-		got, err := q.Read(&r)
-		assert.NoError(t, err, "Read() = %v; want %v", got, q.Quantize(a))
-		assert.Equal(t, math.Float32bits(q.Quantize(a)), math.Float32bits(got), "Read() = %v; want %v", got, q.Quantize(a))
-	}
-	_, err := q.Read(&r)
-	assert.ErrorIs(t, err, bitstream.ErrShortBuffer, "Read() past the end")
-}
-
 func TestAngleQuantizerZeroValue(t *testing.T) {
 	var q codec.AngleQuantizer
-	var w bitstream.Writer
-	q.Write(&w, 1)
 	require.Equal(t, uint32(0), q.Encode(1), "zero AngleQuantizer: Encode")
 	require.Equal(t, float32(0), q.Quantize(1), "zero AngleQuantizer: Quantize")
 	require.Equal(t, 0, q.Bits(), "zero AngleQuantizer: Bits")
-	require.Equal(t, 0, w.BitLen(), "zero AngleQuantizer: bits written")
 }
 
 // FuzzQuantize checks, for any valid quantizer, value and code, that
 // Quantize is idempotent and in range, that codes round-trip, and that
-// Write/Read agree with Quantize.
+// Decode(Encode(v)) is Quantize(v).
 func FuzzQuantize(f *testing.F) {
 	f.Add(float32(-500), float32(500), float32(0.01), float32(3.14159), uint32(7))
 	f.Add(float32(0), float32(1), float32(1.0/255), float32(0.5), uint32(255))
@@ -465,13 +392,9 @@ func FuzzQuantize(f *testing.F) {
 		}
 		_, err = q.Decode(q.MaxCode() + 1)
 		require.ErrorIs(t, err, bitstream.ErrOutOfRange, "Decode(MaxCode+1)")
-		var w bitstream.Writer
-		q.Write(&w, v)
-		var r bitstream.Reader
-		r.Reset(w.Bytes())
-		got, err := q.Read(&r)
-		require.NoError(t, err, "Read() = %v; want %v", got, once)
-		require.Equal(t, math.Float32bits(once), math.Float32bits(got), "Read() = %v; want %v", got, once)
+		got, err := q.Decode(q.Encode(v))
+		require.NoError(t, err, "Decode(Encode(%v)) = %v; want %v", v, got, once)
+		require.Equal(t, math.Float32bits(once), math.Float32bits(got), "Decode(Encode(%v)) = %v; want %v", v, got, once)
 	})
 }
 
@@ -504,14 +427,9 @@ func FuzzAngleQuantize(f *testing.F) {
 		d, err := q.Decode(cc)
 		require.NoError(t, err, "bits %d: Decode(%d) = %v; Encode of it %d", n, cc, d, q.Encode(d))
 		require.Equal(t, cc, q.Encode(d), "bits %d: Decode(%d) = %v; Encode of it %d", n, cc, d, q.Encode(d))
-		var w bitstream.Writer
-		q.Write(&w, a)
-		var r bitstream.Reader
-		r.Reset(w.Bytes())
-		got, err := q.Read(&r)
-		require.NoError(t, err, "bits %d: Read() = %v; want %v", n, got, once)
-		require.Equal(t, math.Float32bits(once), math.Float32bits(got), "bits %d: Read() = %v; want %v", n, got, once)
-
+		got, err := q.Decode(q.Encode(a))
+		require.NoError(t, err, "bits %d: Decode(Encode(%v)) = %v; want %v", n, a, got, once)
+		require.Equal(t, math.Float32bits(once), math.Float32bits(got), "bits %d: Decode(Encode(%v)) = %v; want %v", n, a, got, once)
 	})
 }
 
