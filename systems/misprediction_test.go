@@ -13,17 +13,28 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
+// misprediction is one call of OnMisprediction.
+type misprediction struct {
+	Tick  gw.Tick
+	Ghost components.GhostID
+	Diff  netsync.FieldDiff
+}
+
 // mispredictions runs opts for 3 seconds and returns what client 0's
 // OnMisprediction saw and its stats.
-func mispredictions(t *testing.T, opts harness.Options) ([]systems.Misprediction, systems.ClientStats) {
+func mispredictions(t *testing.T, opts harness.Options) ([]misprediction, systems.ClientStats) {
 	t.Helper()
-	var seen []systems.Misprediction
-	opts.Clients[0].Options.OnMisprediction = func(m systems.Misprediction) { seen = append(seen, m) }
+	var seen []misprediction
+	opts.Clients[0].Options.OnMisprediction = func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff) {
+		seen = append(seen, misprediction{tick, ghost, diff})
+	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
@@ -42,9 +53,9 @@ func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 	assert.Equal(t, components.GhostID(1), m.Ghost)
 	assert.Equal(t, "systems_test.Pos", m.Diff.Component)
 	assert.Equal(t, "X", m.Diff.Field)
-	predicted, server := m.Diff.Values()
+	predicted, server := codec.FieldDiff(m.Diff).Values()
 	assert.NotEqual(t, predicted, server)
-	assert.Contains(t, m.String(), "systems_test.Pos.X")
+	assert.Contains(t, m.Diff.String(), "systems_test.Pos.X")
 	assert.Equal(t, map[string]uint64{"systems_test.Pos": uint64(len(seen))}, st.MispredictionsBy)
 	assert.Equal(t, st.Mispredictions, uint64(len(seen)), "one own ghost: one misprediction per snapshot")
 	assert.Contains(t, logs.String(), "component=systems_test.Pos field=X predicted="+predicted+" server="+server)
@@ -120,8 +131,8 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	c := h.Clients[0]
-	d, ok := ecsx.DesyncOf(c.SyncTestErr())
-	require.True(t, ok, "got %v", c.SyncTestErr())
+	d, ok := ecsx.DesyncOf(c.Stats().FirstDesync)
+	require.True(t, ok, "got %v", c.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
 	assert.Greater(t, c.Stats().Desyncs, uint64(0))
@@ -154,11 +165,11 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	d, ok := ecsx.DesyncOf(h.Clients[0].SyncTestErr())
-	require.True(t, ok, "got %v", h.Clients[0].SyncTestErr())
+	d, ok := ecsx.DesyncOf(h.Clients[0].Stats().FirstDesync)
+	require.True(t, ok, "got %v", h.Clients[0].Stats().FirstDesync)
 	assert.True(t, d.Unregistered)
 	assert.Equal(t, "systems_test.Trail", d.Component.String())
-	assert.Contains(t, h.Clients[0].SyncTestErr().Error(), "not registered for history")
+	assert.Contains(t, h.Clients[0].Stats().FirstDesync.Error(), "not registered for history")
 }
 
 func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
@@ -169,7 +180,7 @@ func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	st := h.Clients[0].Stats()
-	assert.NoError(t, h.Clients[0].SyncTestErr())
+	assert.NoError(t, h.Clients[0].Stats().FirstDesync)
 	assert.Zero(t, st.Desyncs)
 	assert.Greater(t, st.SyncTestChecks, uint64(8*100), "every tick replays 8")
 	assert.Zero(t, st.Mispredictions)
@@ -184,7 +195,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	var logs bytes.Buffer
 	opts.Clients[0].Options.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	opts.Clients[0].Options.Rollback = systems.RollbackAlways
+	opts.Clients[0].Options.RollbackAlways = true
 	var c *systems.Client
 	broken := false
 	opts.Clients[0].Options.BeforeCorrection = func(w *gw.World) {
@@ -220,10 +231,10 @@ func TestHarnessSyncTestChecksEveryClient(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	for i, c := range h.Clients {
-		assert.NoErrorf(t, c.SyncTestErr(), "client %d", i)
+		assert.NoErrorf(t, c.Stats().FirstDesync, "client %d", i)
 		assert.Greaterf(t, c.Stats().SyncTestChecks, uint64(8*100), "client %d", i)
 		assert.NoErrorf(t, h.CheckOwnState(i), "client %d", i)
 	}
-	assert.NoError(t, h.Server.SyncTestErr())
+	assert.NoError(t, h.Server.Stats().FirstDesync)
 	assert.Greater(t, h.Server.Stats().SyncTestChecks, uint64(8*100), "and the server")
 }

@@ -29,7 +29,7 @@ func TestSyncTestOnACorrectServerFindsNothing(t *testing.T) {
 		return h, h.Server.Stats()
 	}
 	h, st := run(8)
-	assert.NoError(t, h.Server.SyncTestErr())
+	assert.NoError(t, h.Server.Stats().FirstDesync)
 	assert.Zero(t, st.Desyncs)
 	assert.Greater(t, st.SyncTestChecks, uint64(8*150), "most of 180 ticks replay 8")
 	for i := range h.Clients {
@@ -65,8 +65,8 @@ func TestSyncTestOnTheServerNamesHiddenState(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	d, ok := ecsx.DesyncOf(h.Server.SyncTestErr())
-	require.True(t, ok, "got %v", h.Server.SyncTestErr())
+	d, ok := ecsx.DesyncOf(h.Server.Stats().FirstDesync)
+	require.True(t, ok, "got %v", h.Server.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
 	assert.Greater(t, h.Server.Stats().Desyncs, uint64(0))
@@ -103,7 +103,7 @@ func TestSyncTestOnTheServerAcceptsSimulationAndConnections(t *testing.T) {
 	st := h.Server.Stats()
 	assert.Equal(t, 3, st.Connections)
 	assert.Greater(t, respawns, 3)
-	assert.NoError(t, h.Server.SyncTestErr())
+	assert.NoError(t, h.Server.Stats().FirstDesync)
 	assert.Greater(t, st.SyncTestChecks, uint64(8*100))
 }
 

@@ -28,8 +28,8 @@ type SmoothingOptions struct {
 }
 
 // Smoother hides the visual jump of a correction of the client's
-// predicted ghosts: an offset kept on the ghost ([Smoother.Visual] adds
-// it to the position) takes the difference between where it was drawn before and where it is after, and
+// predicted ghosts: the ghost's [correction.Offset] takes the
+// difference between where it was drawn before and where it is after, and
 // decays exponentially (frame-rate independent) in the presentation stage.
 // Logic always uses the corrected state; only drawing adds the offset.
 type Smoother struct {
@@ -42,7 +42,6 @@ type Smoother struct {
 	all    *generic.Filter1[correction.Offset]
 	before []visual
 	last   time.Duration
-	snaps  uint64
 }
 
 type visual struct {
@@ -76,13 +75,10 @@ func NewSmoother(c *Client, opts SmoothingOptions) (*Smoother, error) {
 		all:    generic.NewFilter1[correction.Offset](),
 		last:   c.src.Now(),
 	}
-	c.OnCorrection(s.beforeCorrection, s.afterCorrection)
+	c.onCorrection(s.beforeCorrection, s.afterCorrection)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(s.decay))
 	return s, nil
 }
-
-// Snaps returns how many corrections were too large to smooth.
-func (s *Smoother) Snaps() uint64 { return s.snaps }
 
 // Visual returns where e should be drawn: its position plus its offset.
 func (s *Smoother) Visual(e ecs.Entity) [3]float32 {
@@ -116,7 +112,7 @@ func (s *Smoother) afterCorrection(w *gw.World) {
 		o := correction.Offset{X: v.p[0] - p[0], Y: v.p[1] - p[1], Z: v.p[2] - p[2]}
 		if float32(math.Sqrt(float64(o.X*o.X+o.Y*o.Y+o.Z*o.Z))) > s.opts.Snap {
 			o = correction.Offset{}
-			s.snaps++
+			s.c.stats.SmoothingSnaps++
 		}
 		if s.offset.Has(v.e) {
 			*s.offset.Get(v.e) = o

@@ -21,7 +21,7 @@ import (
 // server tick kickAt, moves the player by kick (a push the client could
 // not predict). It returns the client's drawn x per frame and the frame of
 // the correction.
-func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float32, corrected int, sm *systems.Smoother) {
+func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float32, corrected int, c *systems.Client) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Clients[0].Options.Input = systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} })
@@ -42,8 +42,8 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
-	c := h.Clients[0]
-	sm, err = systems.NewSmoother(c, systems.SmoothingOptions{
+	c = h.Clients[0]
+	sm, err := systems.NewSmoother(c, systems.SmoothingOptions{
 		Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 			m := generic.NewMap[Pos](a)
 			return [3]float32{m.Get(e).X, 0, 0}
@@ -69,11 +69,11 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	}))
 	h.Run(5 * time.Second)
 	require.Greater(t, corrected, 0, "the kick must cause a correction")
-	return drawn, offsets, corrected, sm
+	return drawn, offsets, corrected, c
 }
 
 func TestSmallCorrectionIsSmoothedOverSeveralFrames(t *testing.T) {
-	drawn, offsets, at, sm := smoothingRun(t, 0.4)
+	drawn, offsets, at, c := smoothingRun(t, 0.4)
 	normal := float32(3.0 / 60) // the player's step per frame
 	for i := at - 20; i < at+40; i++ {
 		// Exponential decay at 12/s shows 18 % of the offset in a 60 Hz frame.
@@ -87,14 +87,14 @@ func TestSmallCorrectionIsSmoothedOverSeveralFrames(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, smoothing, 5, "the correction fades over several frames")
 	assert.Less(t, smoothing, 60, "and it does fade")
-	assert.Zero(t, sm.Snaps())
+	assert.Zero(t, c.Stats().SmoothingSnaps)
 }
 
 func TestTeleportIsNotSmoothed(t *testing.T) {
-	drawn, offsets, at, sm := smoothingRun(t, 50)
+	drawn, offsets, at, c := smoothingRun(t, 50)
 	assert.Greater(t, drawn[at]-drawn[at-1], float32(40), "a respawn-sized correction jumps at once")
 	assert.Zero(t, offsets[at], "no slide")
-	assert.Equal(t, uint64(1), sm.Snaps())
+	assert.Equal(t, uint64(1), c.Stats().SmoothingSnaps)
 	for i := at + 1; i < at+30; i++ {
 		assert.InDelta(t, 3.0/60, drawn[i]-drawn[i-1], 0.02, "frame %d", i)
 	}

@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"errors"
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -134,9 +137,23 @@ func positions(h *harness.Harness, client int, id components.GhostID) (server, p
 // hello returns the hello packet a client of this game sends, for tests
 // that talk to the server over a raw connection.
 func (g *testGame) hello() []byte {
-	h := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
+	h := protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ComponentHashes: make([]uint64, (*codec.Schema)(g.schema).NumComponents())}
 	for i := range h.ComponentHashes {
-		h.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
+		h.ComponentHashes[i] = (*codec.Schema)(g.schema).ComponentHash(codec.ComponentID(i))
 	}
-	return netsync.AppendHello(nil, &h)
+	return protocol.AppendHello(nil, &h)
+}
+
+// connecting, refused and disconnected tell a client's state from its
+// public methods: Connected, and the *systems.ConnError of Err.
+func connecting(c *systems.Client) bool { return !c.Connected() && c.Err() == nil }
+
+func refused(c *systems.Client) bool {
+	var ce *systems.ConnError
+	return errors.As(c.Err(), &ce) && ce.Refused
+}
+
+func disconnected(c *systems.Client) bool {
+	var ce *systems.ConnError
+	return errors.As(c.Err(), &ce) && !ce.Refused
 }

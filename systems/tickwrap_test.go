@@ -50,7 +50,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	g := newTestGame()
 	opts := g.options(2, link(100*time.Millisecond, 10*time.Millisecond, 0.02))
 	opts.Server.StartTick = boundary.Add(-600)
-	opts.Clients[1].Options.Rollback = systems.RollbackAlways
+	opts.Clients[1].Options.RollbackAlways = true
 	end := 22 * time.Second
 	var now func() time.Duration
 	for i := range opts.Clients {
@@ -153,7 +153,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	r.missing[1] = st.InputsMissing - r.missing[0]
 	for _, c := range h.Clients {
 		r.mispredicted[1] += c.Stats().Mispredictions
-		assert.Equal(t, systems.StateConnected, c.State())
+		assert.True(t, c.Connected())
 		assert.Zero(t, c.Stats().BadPackets, "boundary %d", boundary)
 	}
 	r.mispredicted[1] -= r.mispredicted[0]
@@ -171,7 +171,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 		id := components.GhostID(i + 1)
 		e, ok := c.Ghosts().Entity(id)
 		require.True(t, ok)
-		predicted, ok := ecsx.Value[Pos](c.History(), h.Server.World().Tick(), e)
+		predicted, ok := ecsx.Value[Pos](ecsx.History(c.World()), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X, "client %d converged", i)

@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
-	"github.com/ghostwire/ghostwire/systems"
 )
 
 func main() {
@@ -28,7 +27,7 @@ func main() {
 }
 
 // rollbackFlag parses -rollback.
-type rollbackFlag struct{ p *systems.RollbackPolicy }
+type rollbackFlag struct{ p *game.RollbackPolicy }
 
 func (f rollbackFlag) String() string {
 	if f.p == nil {
@@ -40,9 +39,9 @@ func (f rollbackFlag) String() string {
 func (f rollbackFlag) Set(s string) error {
 	switch s {
 	case "mismatch":
-		*f.p = systems.RollbackOnMismatch
+		*f.p = game.RollbackOnMismatch
 	case "always":
-		*f.p = systems.RollbackAlways
+		*f.p = game.RollbackAlways
 	default:
 		return fmt.Errorf("%q: allowed values are mismatch|always", s)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
@@ -68,7 +69,7 @@ type Harness struct {
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
-	coder   netsync.Coder // for CheckOwnState
+	coder   codec.Coder // for CheckOwnState
 }
 
 // New builds the server and the clients and connects every client's link.
@@ -157,8 +158,8 @@ func (h *Harness) Stall(i int, d time.Duration) {
 	h.stalled[i] = h.Time.Now() + d
 }
 
-// Stalled reports whether client i is stalled now.
-func (h *Harness) Stalled(i int) bool { return h.Time.Now() < h.stalled[i] }
+// isStalled reports whether client i is stalled now.
+func (h *Harness) isStalled(i int) bool { return h.Time.Now() < h.stalled[i] }
 
 // Step advances virtual time by one step and updates the server, then every
 // client in order, then runs client frames that are due. Stalled clients
@@ -167,13 +168,13 @@ func (h *Harness) Step() {
 	h.Time.Advance(h.opts.Step)
 	h.Server.Update()
 	for i, c := range h.Clients {
-		if !h.Stalled(i) {
+		if !h.isStalled(i) {
 			c.Update()
 		}
 	}
 	if now := h.Time.Now(); now >= h.nextFrm {
 		for i, c := range h.Clients {
-			if !h.Stalled(i) {
+			if !h.isStalled(i) {
 				c.Frame()
 			}
 		}

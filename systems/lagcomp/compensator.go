@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/raycast"
 	"github.com/ghostwire/ghostwire/netsync"
@@ -166,7 +167,7 @@ type Compensator struct {
 type declared struct {
 	id     ecs.ID
 	size   uintptr
-	interp netsync.Interpolation
+	interp codec.Interpolation
 }
 
 type shooterTick struct {
@@ -222,11 +223,11 @@ func Register[T any](c *Compensator) error {
 	if err := ecsx.RegisterType(c.hist, t); err != nil {
 		return err
 	}
-	in := netsync.DefaultInterpolation(t)
-	if s := c.opts.Schema; s != nil {
+	in := codec.DefaultInterpolation(t)
+	if s := (*codec.Schema)(c.opts.Schema); s != nil {
 		for i := 0; i < s.NumComponents(); i++ {
-			if s.ComponentType(netsync.ComponentID(i)) == t {
-				in = s.Interpolation(netsync.ComponentID(i))
+			if s.ComponentType(codec.ComponentID(i)) == t {
+				in = s.Interpolation(codec.ComponentID(i))
 			}
 		}
 	}

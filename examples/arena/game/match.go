@@ -16,6 +16,29 @@ import (
 	"github.com/ghostwire/ghostwire/transport"
 )
 
+// RollbackPolicy says when the clients roll back on a new snapshot.
+type RollbackPolicy uint8
+
+const (
+	// RollbackOnMismatch rolls back only when the prediction at the
+	// snapshot's tick differs from the server's state. The default.
+	RollbackOnMismatch RollbackPolicy = iota
+	// RollbackAlways rolls back on every new snapshot
+	// (systems.ClientOptions.RollbackAlways).
+	RollbackAlways
+)
+
+// String returns "mismatch" or "always".
+func (p RollbackPolicy) String() string {
+	switch p {
+	case RollbackOnMismatch:
+		return "mismatch"
+	case RollbackAlways:
+		return "always"
+	}
+	return fmt.Sprintf("RollbackPolicy(%d)", uint8(p))
+}
+
 // Config is one match's settings; the arena's flags map onto it one to
 // one. DefaultConfig gives the documented defaults.
 type Config struct {
@@ -28,7 +51,7 @@ type Config struct {
 	Dup      float64 // percent
 	Reorder  float64 // percent
 	Seed     uint64
-	Rollback systems.RollbackPolicy
+	Rollback RollbackPolicy
 	// LagComp judges shots at the shooter's view tick; off judges them
 	// against the present.
 	LagComp bool
@@ -82,7 +105,7 @@ func (c Config) Validate() error {
 		return bad("dup", c.Dup, "0..50 (percent)")
 	case !(c.Reorder >= 0 && c.Reorder <= 50):
 		return bad("reorder", c.Reorder, "0..50 (percent)")
-	case c.Rollback > systems.RollbackAlways:
+	case c.Rollback > RollbackAlways:
 		return bad("rollback", c.Rollback, "mismatch|always")
 	case c.MaxRewind < time.Second/time.Duration(max(c.TickRate, 1)) || c.MaxRewind > 2*time.Second:
 		return bad("max-rewind", c.MaxRewind, "one tick..2s")
@@ -168,8 +191,8 @@ func NewMatch(cfg Config) (*Match, error) {
 	}
 	for i := range specs {
 		m.Players[i] = &PlayerStats{}
-		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, Rollback: cfg.Rollback,
-			Interpolation: netsync.InterpolationOptions{Delay: cfg.InterpDelay}}}
+		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, RollbackAlways: cfg.Rollback == RollbackAlways,
+			InterpolationDelay: cfg.InterpDelay}}
 		if cfg.Client != nil {
 			cfg.Client(i, &specs[i])
 		}

@@ -6,11 +6,10 @@ import (
 	"math"
 	"time"
 
-	gw "github.com/ghostwire/ghostwire/ecs"
-
-	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -191,13 +190,13 @@ func (m *Match) report() *Report {
 			Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
 			InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
 			BytesUpPerS:   round6(float64(st.BytesSent) / sim),
-			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.Interpolation.ExtrapolatedTicks),
-			MaxExtrapolation: round6(st.Interpolation.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
-			ShotsFired: ps.ShotsFired, Teleports: st.Interpolation.Teleports,
+			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
+			MaxExtrapolation: round6(st.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
+			ShotsFired: ps.ShotsFired, Teleports: st.Teleports,
 			MispredictionsBy: st.MispredictionsBy,
 		}
 		if ps.Smoother != nil {
-			cr.SmoothingSnaps = ps.Smoother.Snaps()
+			cr.SmoothingSnaps = st.SmoothingSnaps
 		}
 		if ps.Bot != nil {
 			cr.MovingInputs = ps.Bot.Moving
@@ -214,12 +213,11 @@ func (m *Match) report() *Report {
 // distance between the positions, and whether position and velocity are
 // bit-identical.
 func (m *Match) finalError(c *systems.Client) (float64, bool) {
-	var id components.GhostID
-	c.Ghosts().Each(func(gid components.GhostID, _ ecs.Entity, predicted bool) {
-		if predicted {
-			id = gid
-		}
-	})
+	var id components.GhostID // the client's own player: the ghost its input drives
+	q := generic.NewFilter1[components.Ghost]().With(generic.T[components.InputHeader]()).Query(c.World().Arche())
+	for q.Next() {
+		id = max(id, q.Get().ID)
+	}
 	if id == 0 {
 		return math.Inf(1), false
 	}
