@@ -191,10 +191,12 @@ func (c *arenaClients) leave(why string) {
 		if b.end != "" {
 			continue
 		}
-		if b.client != nil && b.connected {
-			goodbye(b.conn)
+		if !b.connected {
+			b.finish("never connected ("+why+"; netcode: "+b.conn.State().String()+")", false)
+			continue
 		}
-		b.finish("left: "+why, b.connected)
+		goodbye(b.conn)
+		b.finish("left: "+why, true)
 	}
 }
 
