@@ -108,9 +108,9 @@ func (c *arenaClients) dial(ctx context.Context, web *http.Client) (*bot, error)
 	return b, nil
 }
 
-// update runs one frame of every bot that is still connected or
-// connecting; frames says whether the frame stages are due. It reports
-// whether every bot's connection has ended.
+// update updates every bot that is still connected or connecting, and
+// runs its frame stages when frame is set. It reports whether every bot's
+// connection has ended.
 func (c *arenaClients) update(frame bool) (allEnded bool) {
 	allEnded = true
 	connected := 0
@@ -157,20 +157,13 @@ func (b *bot) observe() {
 	if b.end != "" {
 		return
 	}
-	switch s := b.conn.State(); s {
-	case udp.StateConnecting, udp.StateConnected:
-	case udp.StateDisconnected:
-		b.finish("the server closed: netcode disconnect ("+errString(b.conn.Err())+")", errors.Is(b.conn.Err(), udp.ErrPeerDisconnected))
+	switch s, err := b.conn.State(), b.conn.Err(); {
+	case s == udp.StateConnecting || s == udp.StateConnected:
+	case errors.Is(err, udp.ErrPeerDisconnected):
+		b.finish("the server closed: netcode disconnect", true)
 	default:
-		b.finish("netcode: "+s.String()+" ("+errString(b.conn.Err())+")", false)
+		b.finish(fmt.Sprintf("netcode: %v (%v)", s, err), false)
 	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return "no error"
-	}
-	return err.Error()
 }
 
 // finish records the end of the bot's connection and closes its socket.
@@ -179,9 +172,7 @@ func (b *bot) finish(end string, clean bool) {
 		return
 	}
 	b.end, b.clean = end, clean
-	if b.conn != nil {
-		_ = b.conn.Close()
-	}
+	_ = b.conn.Close()
 }
 
 // leave says goodbye on every connection still up (the game's disconnect
@@ -286,7 +277,6 @@ func (c *arenaClients) second(at time.Duration) game.Second {
 func (c *arenaClients) report() *clientsReport {
 	elapsed := c.clock.Now()
 	r := &clientsReport{Config: c.game.ReportConfig(), Clients: []clientReport{}, Converged: true, Clean: true}
-	r.Config.RTTms, r.Config.JitterMS, r.Config.LossPct = 0, 0, 0
 	stood := c.clock.Now() >= c.opts.Game.Duration
 	for _, b := range c.bots {
 		cr := clientReport{ClientReport: c.game.ClientReport(b.index, b.client, elapsed), Connected: b.connected}

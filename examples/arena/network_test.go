@@ -285,3 +285,34 @@ func TestServerReportCountsRefusedTokens(t *testing.T) {
 	assert.Positive(t, r.Dropped.ExpiredToken)
 	assert.Zero(t, r.Connections.Accepted)
 }
+
+// When the game's goodbye is lost, netcode's redundant disconnect packets
+// still end the clients cleanly.
+func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
+	_, key := newKey(t, t.TempDir())
+	discard := slog.New(slog.DiscardHandler)
+	srv, err := newArenaServer(serverOptions{Game: quietGame(2, time.Second), Bind: "127.0.0.1:0", Key: key, Logger: discard})
+	require.NoError(t, err)
+	cl, err := newArenaClients(context.Background(), clientsOptions{Game: quietGame(2, time.Minute),
+		Server: srv.listener.PublicAddress(), Key: key, Logger: discard})
+	require.NoError(t, err)
+	step := time.NewTicker(4 * time.Millisecond)
+	defer step.Stop()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cl.connectedAll {
+		require.True(t, time.Now().Before(deadline), "the clients did not connect")
+		<-step.C
+		srv.update()
+		cl.update(true)
+	}
+	require.NoError(t, srv.listener.Close()) // netcode only: no game goodbye
+	for !cl.update(true) {
+		require.True(t, time.Now().Before(deadline), "the clients did not see the disconnect")
+		<-step.C
+	}
+	r := cl.finishRun("")
+	assert.True(t, r.Clean)
+	for _, c := range r.Clients {
+		assert.Equal(t, "the server closed: netcode disconnect", c.End)
+	}
+}

@@ -118,9 +118,7 @@ func (s *arenaServer) close() *serverReport {
 	}
 	r := &serverReport{Report: game.Report{Config: s.game.ReportConfig(), Server: s.game.ServerReport(s.server),
 		Clients: []game.ClientReport{}}}
-	r.Config.DurationS = s.opts.Duration.Seconds()
-	r.Config.SettleS = 0
-	r.Config.RTTms, r.Config.JitterMS, r.Config.LossPct = 0, 0, 0
+	r.Config.DurationS, r.Config.SettleS = s.opts.Duration.Seconds(), 0 // 0: until a signal
 	r.Connections.OpenAtEnd = len(open)
 	_ = s.listener.Close()
 	if s.tokens != nil {
@@ -135,9 +133,8 @@ func (s *arenaServer) close() *serverReport {
 	r.Dropped = droppedFrom(st)
 	r.Netcode = netcodeFrom(st)
 	r.Wall = game.WallReport{Seconds: s.clock.Now().Seconds(), SimSecondsPerSecond: 1}
-	// A client that never stood still is not measured for convergence
-	// here: the server has no client's view. It converged if every
-	// client that left said so in its own report.
+	// The server has no client's view to compare with its own: whether
+	// the clients converged is in their reports.
 	r.Converged = true
 	return r
 }
