@@ -12,7 +12,8 @@ type ConnError struct {
 	// start, false when it ended one.
 	Refused bool
 	// Local is true when the client ended the connection itself: it
-	// heard nothing from the server for its timeout.
+	// heard nothing from the server for its timeout, or it left
+	// ([Client.Close]).
 	Local  bool
 	Reason netsync.RejectReason
 	// Detail is the server's explanation, such as the component whose

@@ -147,6 +147,7 @@ type Server struct {
 	owned    []ecs.Entity
 	closed   control.InputStats // counters of connections already gone
 	check    syncCheck          // ServerOptions.SyncTest
+	closing  bool               // Close was called
 	stats    ServerStats
 	log      *slog.Logger
 
@@ -260,6 +261,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 // Update reads the network, then runs the ticks that are due. Call it once
 // per frame (any rate; ticks stay fixed).
 func (s *Server) Update() {
+	if s.closing {
+		return
+	}
 	now := s.src.Now()
 	s.poll(now)
 	for n := s.clock.Advance(); n > 0; n-- {

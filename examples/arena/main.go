@@ -4,6 +4,9 @@
 // write a JSON report.
 //
 //	go run ./examples/arena -clients 8 -rtt 150ms -loss 5 -report report.json
+//
+// With -serve or -connect it is one side of a real network game over UDP
+// instead (see network.go and docs/network.md).
 package main
 
 import (
@@ -90,6 +93,9 @@ func (f percentFlag) Set(s string) error {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if isNetworkRun(args) {
+		return runNetwork(args, stdout, stderr)
+	}
 	cfg := game.DefaultConfig()
 	fs := flag.NewFlagSet("arena", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -130,6 +130,7 @@ type Match struct {
 	Players []*PlayerStats
 	Shots   *ShotSystem
 	stopAt  time.Duration
+	clock   gw.TimeSource // what the bots and the presentation read
 }
 
 // PlayerStats is what the arena measures on one client beyond the
@@ -174,18 +175,9 @@ func NewMatch(cfg Config) (*Match, error) {
 	specs := make([]harness.ClientSpec, cfg.Clients)
 	m.Players = make([]*PlayerStats, cfg.Clients)
 	opts := harness.Options{
-		Seed:   cfg.Seed,
-		Schema: m.Schema.Schema,
-		Server: systems.ServerOptions{
-			TickRate:  cfg.TickRate,
-			SyncTest:  cfg.SyncTest,
-			OnConnect: m.spawnPlayer,
-			OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
-				for _, e := range owned {
-					w.Arche().RemoveEntity(e)
-				}
-			},
-		},
+		Seed:        cfg.Seed,
+		Schema:      m.Schema.Schema,
+		Server:      m.serverOptions(),
 		SetupServer: m.setupServer,
 		SetupClient: m.setupClient,
 	}
@@ -202,38 +194,59 @@ func NewMatch(cfg Config) (*Match, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Harness = h
+	m.Harness, m.clock = h, h.Time
 	for i, spec := range specs {
-		ps := m.Players[i]
-		if spec.Options.Input == nil {
-			ps.Bot = NewBot(cfg.Seed*1000+uint64(i)+1, h.Time, m.stopAt)
-			spec.Options.Input = systems.InputFunc(ps.Bot.Input)
-		}
-		own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
-		ownPos := func(w *gw.World) (Position, bool) {
-			q := own.Query(w.Arche())
-			if !q.Next() {
-				return Position{}, false
-			}
-			p := *q.Get()
-			q.Close()
-			return p, true
-		}
-		hadOwn := false
-		spec.Options.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
-		spec.Options.AfterCorrection = func(w *gw.World) {
-			// A respawn is a teleport, not a correction to measure.
-			if p, ok := ownPos(w); ok && hadOwn {
-				if d := length(p.X-ps.before.X, p.Y-ps.before.Y); d < TeleportDistance {
-					ps.MaxCorrection = max(ps.MaxCorrection, float64(d))
-				}
-			}
-		}
+		m.playerOptions(i, &spec.Options)
 		if err := h.AddClient(spec); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i, err)
 		}
 	}
 	return m, nil
+}
+
+// serverOptions are the server's options: the tick rate, the player's
+// spawn and its removal on disconnect.
+func (m *Match) serverOptions() systems.ServerOptions {
+	return systems.ServerOptions{
+		TickRate:  m.Config.TickRate,
+		SyncTest:  m.Config.SyncTest,
+		OnConnect: m.spawnPlayer,
+		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+			for _, e := range owned {
+				w.Arche().RemoveEntity(e)
+			}
+		},
+	}
+}
+
+// playerOptions gives client i a bot, unless o already has an input
+// source, and the hooks that measure its corrections.
+func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
+	ps := m.Players[i]
+	if o.Input == nil {
+		ps.Bot = NewBot(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
+		o.Input = systems.InputFunc(ps.Bot.Input)
+	}
+	own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
+	ownPos := func(w *gw.World) (Position, bool) {
+		q := own.Query(w.Arche())
+		if !q.Next() {
+			return Position{}, false
+		}
+		p := *q.Get()
+		q.Close()
+		return p, true
+	}
+	hadOwn := false
+	o.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
+	o.AfterCorrection = func(w *gw.World) {
+		// A respawn is a teleport, not a correction to measure.
+		if p, ok := ownPos(w); ok && hadOwn {
+			if d := length(p.X-ps.before.X, p.Y-ps.before.Y); d < TeleportDistance {
+				ps.MaxCorrection = max(ps.MaxCorrection, float64(d))
+			}
+		}
+	}
 }
 
 // spawnPlayer creates a connection's player at its spawn point.
@@ -330,7 +343,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	maxStep := float64(MaxStep(m.Config.TickRate))
 	interval := time.Second / time.Duration(m.Config.TickRate)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
-		now := m.Harness.Time.Now()
+		now := m.clock.Now()
 		frame := float64(now-ps.lastFrame) / float64(interval)
 		ps.lastFrame = now
 		q := remote.Query(w.Arche())
