@@ -80,6 +80,12 @@ func (w *World) IsReplaying() bool { return w.replaying }
 // system.
 func (w *World) IsFirstTimePredicted() bool { return !w.replaying }
 
+// History returns the world's rollback history, or nil before
+// [EnableHistory]. A client endpoint enables it and registers the
+// replicated components; a game registers there what else its prediction
+// writes ([Register]) before the first tick.
+func (w *World) History() *History { return w.history }
+
 // Commands returns the world's command buffer. Changes queued there are
 // applied by the schedule after the running system returns.
 func (w *World) Commands() *Commands { return &w.commands }

@@ -141,6 +141,28 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 type Trail struct{ N int32 } // written by prediction, not replicated, not registered
 
 func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
+	h := trailMatch(t, false)
+	d, ok := ecsx.DesyncOf(h.Clients[0].Stats().FirstDesync)
+	require.True(t, ok, "got %v", h.Clients[0].Stats().FirstDesync)
+	assert.True(t, d.Unregistered)
+	assert.Equal(t, "systems_test.Trail", d.Component.String())
+	assert.Contains(t, h.Clients[0].Stats().FirstDesync.Error(), "not registered for history")
+}
+
+// The fix the message asks for: the game registers the component in the
+// client's history (World.History) and the check finds nothing.
+func TestRegisteringTheComponentTheCheckNamedFixesIt(t *testing.T) {
+	h := trailMatch(t, true)
+	st := h.Clients[0].Stats()
+	assert.NoError(t, st.FirstDesync)
+	assert.Greater(t, st.SyncTestChecks, uint64(4*100))
+}
+
+// trailMatch plays 3 s of a client whose prediction writes Trail, a
+// component that is not replicated, registered for history when register
+// is set.
+func trailMatch(t *testing.T, register bool) *harness.Harness {
+	t.Helper()
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Clients[0].Options.SyncTest = 4
@@ -149,6 +171,11 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 		w.Arche().Add(e, ecs.ComponentID[Trail](w.Arche()))
 	}
 	opts.SetupClient = func(_ int, c *systems.Client) error {
+		if register {
+			if err := gw.Register[Trail](c.World().History()); err != nil {
+				return err
+			}
+		}
 		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			q := trail.Query(w.Arche())
@@ -165,11 +192,7 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	d, ok := ecsx.DesyncOf(h.Clients[0].Stats().FirstDesync)
-	require.True(t, ok, "got %v", h.Clients[0].Stats().FirstDesync)
-	assert.True(t, d.Unregistered)
-	assert.Equal(t, "systems_test.Trail", d.Component.String())
-	assert.Contains(t, h.Clients[0].Stats().FirstDesync.Error(), "not registered for history")
+	return h
 }
 
 func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
