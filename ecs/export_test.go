@@ -51,7 +51,6 @@ func (s Stage) String() string                          { return s.name() }
 func (c *Commands) Len() int                            { return c.queued() }
 func (c *Commands) Apply()                              { c.apply() }
 func (c *Commands) Skipped() uint64                     { return c.skipped }
-func (w *World) History() *History                      { return w.history }
 func (w *World) SetTick(t Tick)                         { w.setTick(t) }
 func (w *World) LayoutVersion() uint64                  { return w.layout }
 func (h *History) Record(t Tick)                        { h.save(t) }
