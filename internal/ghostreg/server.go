@@ -1,8 +1,10 @@
 package ghostreg
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/mlange-42/arche/ecs"
@@ -21,6 +23,7 @@ type ServerRegister struct {
 	next   components.GhostID
 	ghosts []serverGhost // sorted by ID
 	lost   uint64
+	views  []*View
 }
 
 type serverGhost struct {
@@ -72,14 +75,15 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 	return g.ID, nil
 }
 
-// Despawn stops replicating the ghost of entity e (clients despawn it at
-// their next complete snapshot) and removes its Ghost component if e is
+// Despawn stops replicating the ghost of entity e (clients that were told
+// about it get a despawn record until they acknowledge one) and removes its Ghost component if e is
 // alive. It reports whether e was a ghost. Destroying the entity without
 // Despawn works too: dead ghosts are dropped at the next snapshot.
 func (s *ServerRegister) Despawn(e ecs.Entity) bool {
 	for i, g := range s.ghosts {
 		if g.e == e {
 			s.ghosts = append(s.ghosts[:i], s.ghosts[i+1:]...)
+			s.gone(g.id)
 			if a := s.b.world.Arche(); a.Alive(e) && a.Has(e, s.b.Ghost) {
 				a.Remove(e, s.b.Ghost)
 			}
@@ -133,9 +137,17 @@ func (s *ServerRegister) prune() {
 			kept = append(kept, *g)
 		} else {
 			s.lost++
+			s.gone(g.id)
 		}
 	}
 	s.ghosts = kept
+}
+
+// gone tells every view that ghost id stopped replicating.
+func (s *ServerRegister) gone(id components.GhostID) {
+	for _, v := range s.views {
+		v.removed(id)
+	}
 }
 
 // Quantize rounds every ghost's replicated components to what the wire
@@ -148,22 +160,72 @@ func (s *ServerRegister) Quantize() {
 	}
 }
 
-// WriteSnapshot adds the ghosts relevant to conn to sw: the ghosts conn
-// owns first, then the others in ID order, as many as fit. It returns how
-// many were left out for lack of room.
-func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, conn components.ConnID) (left int) {
+// WriteSnapshot fills sw, begun for tick, for v's connection: first the
+// despawn records v has not acknowledged, then ghosts by priority within
+// the writer's budget. Every ghost's priority grows by its importance
+// each call until it is sent; the ghosts the connection owns come first,
+// then those whose identity it has not acknowledged (spawns), then the
+// rest by priority, highest first (ties by ID). It returns how many ghosts
+// were deferred to a later snapshot for lack of room. Its cost is a map
+// lookup and an importance call per ghost and a sort of the ghosts.
+func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) (deferred int) {
 	s.prune()
 	a := s.b.world.Arche()
-	for pass := 0; pass < 2; pass++ {
-		for _, g := range s.ghosts {
-			if (g.owner == conn) != (pass == 0) {
-				continue
-			}
-			ghost := *(*components.Ghost)(a.Get(g.e, s.b.Ghost))
-			if !sw.AddGhost(ghost, s.b.valuesOf(g.e, g.typ)) {
-				left++
-			}
+	rec := &v.sent[uint32(tick)%sentRing]
+	rec.tick, rec.valid = tick, true
+	rec.idents, rec.despawns = rec.idents[:0], rec.despawns[:0]
+	for _, id := range v.despawns {
+		if !sw.Despawn(id) {
+			v.stats.DespawnsDeferred += uint64(len(v.despawns) - len(rec.despawns))
+			break
+		}
+		rec.despawns = append(rec.despawns, id)
+	}
+	slices.Sort(rec.despawns)
+	v.stats.Despawns += uint64(len(rec.despawns))
+	v.cand = v.cand[:0]
+	for i := range s.ghosts {
+		g := &s.ghosts[i]
+		vg := v.ghosts[g.id]
+		imp := float32(1)
+		if v.Importance != nil {
+			imp = max(0, v.Importance(g.e))
+		}
+		vg.priority += imp
+		v.ghosts[g.id] = vg
+		class := classOther
+		switch {
+		case g.owner == v.conn:
+			class = classOwned
+		case !vg.known:
+			class = classSpawn
+		}
+		v.cand = append(v.cand, candidate{id: g.id, i: i, class: class, priority: vg.priority})
+	}
+	slices.SortFunc(v.cand, func(x, y candidate) int {
+		if c := cmp.Compare(x.class, y.class); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.priority, x.priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.id, y.id)
+	})
+	for k, c := range v.cand {
+		g := &s.ghosts[c.i]
+		vg := v.ghosts[g.id]
+		ghost := *(*components.Ghost)(a.Get(g.e, s.b.Ghost))
+		if !sw.AddGhost(ghost, !vg.known, s.b.valuesOf(g.e, g.typ)) {
+			deferred = len(v.cand) - k // the writer is full: every later ghost waits too
+			break
+		}
+		vg.priority = 0
+		v.ghosts[g.id] = vg
+		if !vg.known {
+			rec.idents = append(rec.idents, g.id)
+			v.stats.Identities++
 		}
 	}
-	return left
+	v.stats.Deferred += uint64(deferred)
+	return deferred
 }

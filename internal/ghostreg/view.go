@@ -1,0 +1,134 @@
+package ghostreg
+
+import (
+	"slices"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+)
+
+// sentRing is how many recent snapshots a View remembers for
+// acknowledgements: an ack older than that acknowledges nothing, and the
+// records it would have confirmed are sent again.
+const sentRing = 64
+
+// View is one connection's replication state on the server: the ghosts
+// the client was told about, whether it acknowledged their identity, each
+// ghost's send priority, and the despawns it has not acknowledged. Make
+// one with [ServerRegister.NewView] and Close it when the connection
+// ends.
+type View struct {
+	r      *ServerRegister
+	conn   components.ConnID
+	ghosts map[components.GhostID]viewGhost
+	// despawns are the despawn records not yet acknowledged, sent in
+	// every snapshot until then.
+	despawns []components.GhostID
+	sent     [sentRing]sentSnapshot
+	cand     []candidate
+	stats    ViewStats
+	// Importance, if set, is how much the priority of a ghost (by its
+	// entity) grows each snapshot it is not sent; 1 for every ghost when
+	// nil. Values below 0 count as 0 (the ghost is still sent as a
+	// spawn, and when the budget leaves room).
+	Importance func(e ecs.Entity) float32
+}
+
+// ViewStats counts a View's work.
+type ViewStats struct {
+	// Deferred counts ghosts that waited for a later snapshot for lack of
+	// room.
+	Deferred uint64
+	// Identities counts ghost records sent with their identity (owner
+	// and spawn tick), Despawns the despawn records sent.
+	Identities, Despawns uint64
+	// DespawnsDeferred counts despawn records that did not fit a snapshot.
+	DespawnsDeferred uint64
+}
+
+type viewGhost struct {
+	priority float32
+	known    bool // the client acknowledged a snapshot holding the identity
+}
+
+type sentSnapshot struct {
+	tick     gw.Tick
+	valid    bool
+	idents   []components.GhostID // ghosts sent with their identity
+	despawns []components.GhostID
+}
+
+type candidate struct {
+	id       components.GhostID
+	i        int // index in the register
+	class    uint8
+	priority float32
+}
+
+// Candidate classes, sent in this order: owned ghosts and spawns never
+// wait behind the others.
+const (
+	classOwned uint8 = iota
+	classSpawn
+	classOther
+)
+
+// NewView returns the replication state of a new connection conn, which
+// knows no ghost yet.
+func (s *ServerRegister) NewView(conn components.ConnID) *View {
+	v := &View{r: s, conn: conn, ghosts: map[components.GhostID]viewGhost{}}
+	s.views = append(s.views, v)
+	return v
+}
+
+// Close detaches v from its register; v must not be used afterwards.
+func (v *View) Close() {
+	if i := slices.Index(v.r.views, v); i >= 0 {
+		v.r.views = slices.Delete(v.r.views, i, i+1)
+	}
+}
+
+// Conn returns the view's connection.
+func (v *View) Conn() components.ConnID { return v.conn }
+
+// Stats returns the counters.
+func (v *View) Stats() ViewStats { return v.stats }
+
+// PendingDespawns returns how many despawn records await acknowledgement.
+func (v *View) PendingDespawns() int { return len(v.despawns) }
+
+// removed is called by the register when ghost id stops replicating: a
+// client that was told about it gets a despawn record until it
+// acknowledges one.
+func (v *View) removed(id components.GhostID) {
+	if _, ok := v.ghosts[id]; ok {
+		delete(v.ghosts, id)
+		v.despawns = append(v.despawns, id)
+	}
+}
+
+// Ack notes that the client received and applied the snapshot of tick
+// (its newest): the identities and despawns that snapshot carried are not
+// sent again. An ack of a tick not among the last 64 snapshots sent, or
+// acknowledged before, does nothing.
+func (v *View) Ack(tick gw.Tick) {
+	rec := &v.sent[uint32(tick)%sentRing]
+	if !rec.valid || rec.tick != tick {
+		return
+	}
+	rec.valid = false
+	for _, id := range rec.idents {
+		if g, ok := v.ghosts[id]; ok {
+			g.known = true
+			v.ghosts[id] = g
+		}
+	}
+	if len(rec.despawns) > 0 {
+		v.despawns = slices.DeleteFunc(v.despawns, func(id components.GhostID) bool {
+			_, ok := slices.BinarySearch(rec.despawns, id)
+			return ok
+		})
+	}
+}
