@@ -44,8 +44,9 @@ type ServerOptions struct {
 	// Importance, if set, says how much a ghost (by its entity) matters to
 	// connection conn: its send priority grows by that much each snapshot
 	// it waits for room (by distance, team, what the player looks at).
-	// Every ghost counts 1 when nil; below 0 counts as 0. Owned ghosts and
-	// spawns are sent before the others whatever their importance.
+	// Every ghost counts 1 when nil; below 1/64 counts as 1/64, so every
+	// ghost is sent eventually. Owned ghosts and spawns are sent before
+	// the others whatever their importance.
 	Importance func(w *gw.World, conn components.ConnID, e ecs.Entity) float32
 	// InputCapacity is the number of ticks of input buffered per
 	// connection; 64 when zero. Allowed: 8..4096. The schema's input

@@ -591,3 +591,38 @@ func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 	ip.Update(2, 1)
 	assert.Zero(t, p.cl.Stats().Live, "the interpolated ones go when the render tick reaches the snapshot")
 }
+
+// Records sent without identity take it from the ghost the client has;
+// one of a ghost the client does not know is dropped and counted, and the
+// ghost comes back when the server sends its identity again.
+func TestClientResolve(t *testing.T) {
+	const me = 1
+	p := newPair(t, me)
+	p.spawn(t, p.s.player, 0, Pos{1, 2}, HP{V: 3})
+	p.spawn(t, p.s.crate, me, Pos{4, 5}, HP{V: 6})
+	ecsx.SetTick(p.sw, 7)
+	p.srv.Quantize()
+	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 7, me)
+	require.True(t, snap.Ghosts[0].Identity)
+	p.apply(snap)
+
+	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 8, me)
+	require.Len(t, snap.Ghosts, 2)
+	for _, g := range snap.Ghosts {
+		require.False(t, g.Identity, "acknowledged: no identity")
+	}
+	p.cl.Resolve(snap)
+	for _, g := range snap.Ghosts {
+		e, _ := p.srv.Entity(g.ID)
+		assert.Equal(t, getGhost(p.sw, e), g.Ghost, "owner and spawn tick from the client's ghost")
+		assert.True(t, g.Identity)
+	}
+	assert.Zero(t, p.cl.Stats().Unresolved)
+
+	// The game destroyed ghost 1's entity: its records cannot be resolved.
+	p.cw.Arche().RemoveEntity(p.lookup(t, 1))
+	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 9, me)
+	p.cl.Resolve(snap)
+	assert.Equal(t, []components.GhostID{2}, snapshotIDs(snap), "the unknown ghost's record dropped")
+	assert.Equal(t, uint64(1), p.cl.Stats().Unresolved)
+}

@@ -189,7 +189,9 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 		vg := v.ghosts[g.id]
 		imp := float32(1)
 		if v.Importance != nil {
-			imp = max(0, v.Importance(g.e))
+			if imp = v.Importance(g.e); !(imp >= MinImportance) { // NaN too
+				imp = MinImportance
+			}
 		}
 		vg.priority += imp
 		v.ghosts[g.id] = vg
@@ -219,7 +221,7 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 			deferred = len(v.cand) - k // the writer is full: every later ghost waits too
 			break
 		}
-		vg.priority = 0
+		vg.priority, vg.sent = 0, true
 		v.ghosts[g.id] = vg
 		if !vg.known {
 			rec.idents = append(rec.idents, g.id)

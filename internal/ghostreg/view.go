@@ -31,8 +31,10 @@ type View struct {
 	stats    ViewStats
 	// Importance, if set, is how much the priority of a ghost (by its
 	// entity) grows each snapshot it is not sent; 1 for every ghost when
-	// nil. Values below 0 count as 0 (the ghost is still sent as a
-	// spawn, and when the budget leaves room).
+	// nil. Values below MinImportance (and NaN) count as MinImportance, so
+	// every ghost is sent eventually: with n ghosts of which k fit a
+	// snapshot, none waits more than ⌈n/k⌉·(largest/smallest importance)
+	// snapshots.
 	Importance func(e ecs.Entity) float32
 }
 
@@ -50,6 +52,7 @@ type ViewStats struct {
 
 type viewGhost struct {
 	priority float32
+	sent     bool // a snapshot held it: the client may have it
 	known    bool // the client acknowledged a snapshot holding the identity
 }
 
@@ -66,6 +69,9 @@ type candidate struct {
 	class    uint8
 	priority float32
 }
+
+// MinImportance is the least a ghost's priority grows per snapshot.
+const MinImportance = 1.0 / 64
 
 // Candidate classes, sent in this order: owned ghosts and spawns never
 // wait behind the others.
@@ -100,12 +106,14 @@ func (v *View) Stats() ViewStats { return v.stats }
 func (v *View) PendingDespawns() int { return len(v.despawns) }
 
 // removed is called by the register when ghost id stops replicating: a
-// client that was told about it gets a despawn record until it
-// acknowledges one.
+// client that was sent it gets a despawn record until it acknowledges
+// one; one never sent it hears nothing.
 func (v *View) removed(id components.GhostID) {
-	if _, ok := v.ghosts[id]; ok {
+	if g, ok := v.ghosts[id]; ok {
 		delete(v.ghosts, id)
-		v.despawns = append(v.despawns, id)
+		if g.sent {
+			v.despawns = append(v.despawns, id)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -541,4 +542,46 @@ func TestDecodeSnapshotNeverPanicsOnMutations(t *testing.T) {
 			require.NotPanics(t, func() { _ = protocol.DecodeSnapshot(q, ts.Schema, &s) }, "% x", q)
 		}
 	}
+}
+
+// Despawn records: at most MaxDespawnsPerSnapshot and what fits the budget,
+// written ascending before the ghosts, which share the budget with them.
+func TestSnapshotWriterDespawns(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	w.Begin(50)
+	n := 0
+	for id := components.GhostID(2*protocol.MaxDespawnsPerSnapshot + 1); id > 0; id -= 2 {
+		if !w.Despawn(id) {
+			break
+		}
+		n++
+	}
+	assert.Equal(t, protocol.MaxDespawnsPerSnapshot, n, "the cap")
+	var s protocol.Snapshot
+	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 50}), ts.Schema, &s))
+	require.Len(t, s.Despawned, n)
+	assert.True(t, slices.IsSorted(s.Despawned), "ascending")
+	assert.Equal(t, components.GhostID(2*protocol.MaxDespawnsPerSnapshot+1), s.Despawned[n-1])
+
+	small, err := protocol.NewSnapshotWriter(ts.Schema, 64)
+	require.NoError(t, err)
+	small.Begin(51)
+	n = 0
+	for small.Despawn(components.GhostID(n + 1)) {
+		n++
+	}
+	assert.Equal(t, (64-40)/4, n, "the budget: 4 bytes per record")
+	g := wiretest.Ghost{Ghost: components.Ghost{ID: 900, Type: uint16(ts.Marker)}}
+	assert.False(t, small.AddGhost(g.Ghost, false, nil), "no room left for a ghost")
+	require.NoError(t, protocol.DecodeSnapshot(small.Finish(&protocol.SnapshotHeader{Tick: 51}), ts.Schema, &s))
+	assert.Len(t, s.Despawned, n)
+	assert.Empty(t, s.Ghosts)
+
+	small.Begin(52)
+	require.True(t, small.AddGhost(g.Ghost, false, nil))
+	assert.Panics(t, func() { small.Despawn(3) }, "a despawn after a ghost")
+	small.Begin(53)
+	assert.Panics(t, func() { small.Despawn(0) }, "ghost ID 0")
 }
