@@ -11,6 +11,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -24,6 +25,18 @@ type ServerRegister struct {
 	ghosts []serverGhost // sorted by ID
 	lost   uint64
 	views  []*View
+	// gen counts changes to the ghosts or their state (spawn, despawn,
+	// quantize): the encoding below is current while it has not moved.
+	gen uint64
+	// Each ghost's values encoded once per tick for every connection:
+	// ghost i's bits are encOff[i]..encOff[i+1] of encData.
+	enc     bitstream.Writer
+	encData []byte
+	encOff  []int
+	encTick gw.Tick
+	encGen  uint64
+	encOK   bool
+	st      codec.Stream
 }
 
 type serverGhost struct {
@@ -71,6 +84,7 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 		add = append(add, ecs.Component{ID: s.b.Input, Comp: reflect.New(s.b.schema.InputType()).Interface()})
 	}
 	a.Assign(e, add...)
+	s.gen++
 	s.ghosts = append(s.ghosts, serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned})
 	return g.ID, nil
 }
@@ -83,6 +97,7 @@ func (s *ServerRegister) Despawn(e ecs.Entity) bool {
 	for i, g := range s.ghosts {
 		if g.e == e {
 			s.ghosts = append(s.ghosts[:i], s.ghosts[i+1:]...)
+			s.gen++
 			s.gone(g.id)
 			if a := s.b.world.Arche(); a.Alive(e) && a.Has(e, s.b.Ghost) {
 				a.Remove(e, s.b.Ghost)
@@ -137,10 +152,30 @@ func (s *ServerRegister) prune() {
 			kept = append(kept, *g)
 		} else {
 			s.lost++
+			s.gen++
 			s.gone(g.id)
 		}
 	}
 	s.ghosts = kept
+}
+
+// encode encodes every ghost's values for tick, unless they are encoded
+// already and nothing changed since: once per tick however many
+// connections the server sends to.
+func (s *ServerRegister) encode(tick gw.Tick) {
+	if s.encOK && s.encTick == tick && s.encGen == s.gen {
+		return
+	}
+	s.enc.Reset(s.encData[:0])
+	s.encOff = s.encOff[:0]
+	for i := range s.ghosts {
+		g := &s.ghosts[i]
+		s.encOff = append(s.encOff, s.enc.BitLen())
+		protocol.EncodeValues(s.b.schema, &s.st, &s.enc, g.typ, s.b.valuesOf(g.e, g.typ))
+	}
+	s.encOff = append(s.encOff, s.enc.BitLen())
+	s.encData = s.enc.Bytes()
+	s.encTick, s.encGen, s.encOK = tick, s.gen, true
 }
 
 // gone tells every view that ghost id stopped replicating.
@@ -155,6 +190,7 @@ func (s *ServerRegister) gone(id components.GhostID) {
 // client that predicts with the same inputs gets bit-identical state.
 func (s *ServerRegister) Quantize() {
 	s.prune()
+	s.gen++
 	for _, g := range s.ghosts {
 		s.b.Quantize(g.e, g.typ)
 	}
@@ -166,11 +202,14 @@ func (s *ServerRegister) Quantize() {
 // each call until it is sent; the ghosts the connection owns come first,
 // then those whose identity it has not acknowledged (spawns), then the
 // rest by priority, highest first (ties by ID). It returns how many ghosts
-// were deferred to a later snapshot for lack of room. Its cost is a map
-// lookup and an importance call per ghost and a sort of the ghosts.
+// were deferred to a later snapshot for lack of room. The ghosts' values
+// are encoded once per tick (the first call of a tick, or after a Quantize,
+// Spawn or Despawn) and spliced bit by bit into each connection's
+// snapshot; per call the cost is a map lookup and an importance call per
+// ghost, a sort of the ghosts and a copy of the bits sent.
 func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) (deferred int) {
 	s.prune()
-	a := s.b.world.Arche()
+	s.encode(tick)
 	rec := &v.sent[uint32(tick)%sentRing]
 	rec.tick, rec.valid = tick, true
 	rec.idents, rec.despawns = rec.idents[:0], rec.despawns[:0]
@@ -216,8 +255,8 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 	for k, c := range v.cand {
 		g := &s.ghosts[c.i]
 		vg := v.ghosts[g.id]
-		ghost := *(*components.Ghost)(a.Get(g.e, s.b.Ghost))
-		if !sw.AddGhost(ghost, !vg.known, s.b.valuesOf(g.e, g.typ)) {
+		ghost := components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}
+		if !sw.AddEncoded(ghost, !vg.known, s.encData, s.encOff[c.i], s.encOff[c.i+1]-s.encOff[c.i]) {
 			deferred = len(v.cand) - k // the writer is full: every later ghost waits too
 			break
 		}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
 // starvationBytes is a snapshot budget that holds 80 of the test's crates
@@ -261,4 +263,58 @@ func snapIDs(s *protocol.Snapshot) []components.GhostID {
 		ids = append(ids, g.ID)
 	}
 	return ids
+}
+
+// serializeCalls counts Counted.Serialize calls.
+var serializeCalls int
+
+// Counted is a replicated component that counts how often it is coded.
+type Counted struct{ V int32 }
+
+func (c *Counted) Serialize(s *codec.Stream) {
+	serializeCalls++
+	codec.Int(s, &c.V, -100, 100)
+}
+
+// Each ghost is encoded once per tick, whatever the number of connections:
+// the others get its bits spliced. Quantize (new state) encodes again.
+func TestWriteSnapshotEncodesOncePerTick(t *testing.T) {
+	var b codec.SchemaBuilder
+	counted := wiretest.Component[Counted](&b)
+	typ := b.GhostType("counted", counted)
+	schema, err := b.Build()
+	require.NoError(t, err)
+	w := gw.NewWorld(gw.WorldOptions{})
+	srv := ghostreg.NewServerRegister(ghostreg.Bind(w, schema))
+	const n, conns = 20, 8
+	cid := ecs.ComponentID[Counted](w.Arche())
+	for i := range n {
+		e := w.Arche().NewEntityWith(ecs.Component{ID: cid, Comp: &Counted{V: int32(i)}})
+		_, err := srv.Spawn(e, typ, 0)
+		require.NoError(t, err)
+	}
+	var views []*ghostreg.View
+	for c := range conns {
+		views = append(views, srv.NewView(components.ConnID(c+1)))
+	}
+	sw, err := protocol.NewSnapshotWriter(schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	for tick := gw.Tick(1); tick <= 3; tick++ {
+		srv.Quantize()
+		encodes := 0
+		for _, v := range views {
+			sw.Begin(tick)
+			before := serializeCalls
+			srv.WriteSnapshot(sw, v, tick)
+			encodes += serializeCalls - before
+			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), schema, &snap))
+			require.Len(t, snap.Ghosts, n)
+			for gi, g := range snap.Ghosts {
+				assert.Equal(t, int32(g.ID)-1, (*Counted)(snap.Value(gi, 0)).V, "ghost %d spliced intact", g.ID)
+			}
+			v.Ack(tick)
+		}
+		assert.Equalf(t, n, encodes, "tick %d: encodes for %d connections", tick, conns)
+	}
 }

@@ -127,6 +127,43 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, identity bool, values []un
 	if s.full {
 		return false
 	}
+	s.head(g, identity)
+	for i, c := range gt.Components {
+		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
+		s.schema.Encode(&s.st, c, &s.ghosts, values[i])
+	}
+	return s.fit(g)
+}
+
+// EncodeValues writes what AddGhost writes after a ghost's identity —
+// each component's changed bit and value — to w, so that a server encodes
+// a ghost once per tick and splices it into every connection's snapshot
+// with AddEncoded. It panics like AddGhost.
+func EncodeValues(schema *codec.Schema, st *codec.Stream, w *bitstream.Writer, t codec.GhostTypeID, values []unsafe.Pointer) {
+	gt, ok := schema.GhostType(t)
+	if !ok || len(gt.Components) != len(values) {
+		panic(fmt.Sprintf("netsync: ghost type %d given %d values", t, len(values)))
+	}
+	for i, c := range gt.Components {
+		w.WriteBool(true)
+		schema.Encode(st, c, w, values[i])
+	}
+}
+
+// AddEncoded is AddGhost with the values already encoded by EncodeValues:
+// the n bits of src from bit off are copied, not encoded again. The caller
+// vouches that they encode g's type.
+func (s *SnapshotWriter) AddEncoded(g components.Ghost, identity bool, src []byte, off, n int) bool {
+	if s.full {
+		return false
+	}
+	s.head(g, identity)
+	s.ghosts.CopyBits(src, off, n)
+	return s.fit(g)
+}
+
+// head writes a ghost record's ID delta, type and identity.
+func (s *SnapshotWriter) head(g components.Ghost, identity bool) {
 	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
 	s.ghosts.WriteUvarint(uint64(g.Type))
 	s.ghosts.WriteBool(identity)
@@ -134,10 +171,10 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, identity bool, values []un
 		s.ghosts.WriteBits(uint64(g.Owner), 32)
 		s.ghosts.WriteBits(uint64(g.Spawned), 32)
 	}
-	for i, c := range gt.Components {
-		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
-		s.schema.Encode(&s.st, c, &s.ghosts, values[i])
-	}
+}
+
+// fit keeps the record just written when it fits the budget.
+func (s *SnapshotWriter) fit(g components.Ghost) bool {
 	if s.ghosts.BitLen()+32*len(s.despawns) > s.budget {
 		s.full = true
 		return false
