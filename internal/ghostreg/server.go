@@ -24,7 +24,7 @@ type ServerRegister struct {
 	next   components.GhostID
 	ghosts []serverGhost // sorted by ID
 	lost   uint64
-	views  []*View
+	views  []*View // by slot; nil for a free one
 	// gen counts changes to the ghosts or their state (spawn, despawn,
 	// quantize): the encoding below is current while it has not moved.
 	gen uint64
@@ -45,6 +45,7 @@ type serverGhost struct {
 	typ   codec.GhostTypeID
 	owner components.ConnID
 	spawn gw.Tick
+	per   []viewGhost // per view slot
 }
 
 // NewServerRegister returns an empty ghost register for the binding's world.
@@ -85,7 +86,7 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 	}
 	a.Assign(e, add...)
 	s.gen++
-	s.ghosts = append(s.ghosts, serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned})
+	s.ghosts = append(s.ghosts, serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned, per: make([]viewGhost, len(s.views))})
 	return g.ID, nil
 }
 
@@ -96,9 +97,9 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 func (s *ServerRegister) Despawn(e ecs.Entity) bool {
 	for i, g := range s.ghosts {
 		if g.e == e {
+			s.gone(&g)
 			s.ghosts = append(s.ghosts[:i], s.ghosts[i+1:]...)
 			s.gen++
-			s.gone(g.id)
 			if a := s.b.world.Arche(); a.Alive(e) && a.Has(e, s.b.Ghost) {
 				a.Remove(e, s.b.Ghost)
 			}
@@ -153,19 +154,21 @@ func (s *ServerRegister) prune() {
 		} else {
 			s.lost++
 			s.gen++
-			s.gone(g.id)
+			s.gone(g)
 		}
 	}
 	s.ghosts = kept
 }
 
-// encode encodes every ghost's values for tick, unless they are encoded
-// already and nothing changed since: once per tick however many
-// connections the server sends to.
+// encode drops dead ghosts and encodes every ghost's values for tick,
+// unless that was done already and nothing changed since: once per tick
+// however many connections the server sends to. (Nothing runs between the
+// connections' snapshots of a tick that could kill a ghost.)
 func (s *ServerRegister) encode(tick gw.Tick) {
 	if s.encOK && s.encTick == tick && s.encGen == s.gen {
 		return
 	}
+	s.prune()
 	s.enc.Reset(s.encData[:0])
 	s.encOff = s.encOff[:0]
 	for i := range s.ghosts {
@@ -178,11 +181,19 @@ func (s *ServerRegister) encode(tick gw.Tick) {
 	s.encTick, s.encGen, s.encOK = tick, s.gen, true
 }
 
-// gone tells every view that ghost id stopped replicating.
-func (s *ServerRegister) gone(id components.GhostID) {
+// gone tells every view that ghost g stopped replicating.
+func (s *ServerRegister) gone(g *serverGhost) {
 	for _, v := range s.views {
-		v.removed(id)
+		if v != nil {
+			v.removed(g)
+		}
 	}
+}
+
+// find returns the index of ghost id in s.ghosts.
+func (s *ServerRegister) find(id components.GhostID) (int, bool) {
+	i := sort.Search(len(s.ghosts), func(i int) bool { return s.ghosts[i].id >= id })
+	return i, i < len(s.ghosts) && s.ghosts[i].id == id
 }
 
 // Quantize rounds every ghost's replicated components to what the wire
@@ -208,7 +219,6 @@ func (s *ServerRegister) Quantize() {
 // snapshot; per call the cost is a map lookup and an importance call per
 // ghost, a sort of the ghosts and a copy of the bits sent.
 func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) (deferred int) {
-	s.prune()
 	s.encode(tick)
 	rec := &v.sent[uint32(tick)%sentRing]
 	rec.tick, rec.valid = tick, true
@@ -225,7 +235,7 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 	v.cand = v.cand[:0]
 	for i := range s.ghosts {
 		g := &s.ghosts[i]
-		vg := v.ghosts[g.id]
+		vg := &g.per[v.slot]
 		imp := float32(1)
 		if v.Importance != nil {
 			if imp = v.Importance(g.e); !(imp >= MinImportance) { // NaN too
@@ -233,7 +243,6 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 			}
 		}
 		vg.priority += imp
-		v.ghosts[g.id] = vg
 		class := classOther
 		switch {
 		case g.owner == v.conn:
@@ -254,14 +263,13 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 	})
 	for k, c := range v.cand {
 		g := &s.ghosts[c.i]
-		vg := v.ghosts[g.id]
+		vg := &g.per[v.slot]
 		ghost := components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}
 		if !sw.AddEncoded(ghost, !vg.known, s.encData, s.encOff[c.i], s.encOff[c.i+1]-s.encOff[c.i]) {
 			deferred = len(v.cand) - k // the writer is full: every later ghost waits too
 			break
 		}
 		vg.priority, vg.sent = 0, true
-		v.ghosts[g.id] = vg
 		if !vg.known {
 			rec.idents = append(rec.idents, g.id)
 			v.stats.Identities++

@@ -20,9 +20,9 @@ const sentRing = 64
 // one with [ServerRegister.NewView] and Close it when the connection
 // ends.
 type View struct {
-	r      *ServerRegister
-	conn   components.ConnID
-	ghosts map[components.GhostID]viewGhost
+	r    *ServerRegister
+	conn components.ConnID
+	slot int // index of the view's state in every serverGhost.per
 	// despawns are the despawn records not yet acknowledged, sent in
 	// every snapshot until then.
 	despawns []components.GhostID
@@ -84,15 +84,31 @@ const (
 // NewView returns the replication state of a new connection conn, which
 // knows no ghost yet.
 func (s *ServerRegister) NewView(conn components.ConnID) *View {
-	v := &View{r: s, conn: conn, ghosts: map[components.GhostID]viewGhost{}}
-	s.views = append(s.views, v)
+	slot := slices.Index(s.views, nil)
+	if slot < 0 {
+		slot = len(s.views)
+		s.views = append(s.views, nil)
+	}
+	v := &View{r: s, conn: conn, slot: slot}
+	s.views[slot] = v
+	for i := range s.ghosts {
+		s.ghosts[i].reset(slot)
+	}
 	return v
+}
+
+// reset clears g's state for the view in slot, making room for it.
+func (g *serverGhost) reset(slot int) {
+	for len(g.per) <= slot {
+		g.per = append(g.per, viewGhost{})
+	}
+	g.per[slot] = viewGhost{}
 }
 
 // Close detaches v from its register; v must not be used afterwards.
 func (v *View) Close() {
-	if i := slices.Index(v.r.views, v); i >= 0 {
-		v.r.views = slices.Delete(v.r.views, i, i+1)
+	if v.slot < len(v.r.views) && v.r.views[v.slot] == v {
+		v.r.views[v.slot] = nil
 	}
 }
 
@@ -105,15 +121,12 @@ func (v *View) Stats() ViewStats { return v.stats }
 // PendingDespawns returns how many despawn records await acknowledgement.
 func (v *View) PendingDespawns() int { return len(v.despawns) }
 
-// removed is called by the register when ghost id stops replicating: a
+// removed is called by the register when ghost g stops replicating: a
 // client that was sent it gets a despawn record until it acknowledges
 // one; one never sent it hears nothing.
-func (v *View) removed(id components.GhostID) {
-	if g, ok := v.ghosts[id]; ok {
-		delete(v.ghosts, id)
-		if g.sent {
-			v.despawns = append(v.despawns, id)
-		}
+func (v *View) removed(g *serverGhost) {
+	if v.slot < len(g.per) && g.per[v.slot].sent {
+		v.despawns = append(v.despawns, g.id)
 	}
 }
 
@@ -128,9 +141,8 @@ func (v *View) Ack(tick gw.Tick) {
 	}
 	rec.valid = false
 	for _, id := range rec.idents {
-		if g, ok := v.ghosts[id]; ok {
-			g.known = true
-			v.ghosts[id] = g
+		if i, ok := v.r.find(id); ok {
+			v.r.ghosts[i].per[v.slot].known = true
 		}
 	}
 	if len(rec.despawns) > 0 {
