@@ -41,6 +41,13 @@ type ServerOptions struct {
 	// SnapshotBytes bounds a snapshot packet; 1200 bytes, the most that crosses
 	// the internet unfragmented, when zero. Allowed: 64..1200.
 	SnapshotBytes int
+	// Importance, if set, says how much a ghost (by its entity) matters to
+	// connection conn: its send priority grows by that much each snapshot
+	// it waits for room (by distance, team, what the player looks at).
+	// Every ghost counts 1 when nil; below 1/64 counts as 1/64, so every
+	// ghost is sent eventually. Owned ghosts and spawns are sent before
+	// the others whatever their importance.
+	Importance func(w *gw.World, conn components.ConnID, e ecs.Entity) float32
 	// InputCapacity is the number of ticks of input buffered per
 	// connection; 64 when zero. Allowed: 8..4096. The schema's input
 	// rules say how inputs are validated and what a missing one becomes.
@@ -102,7 +109,7 @@ type ServerStats struct {
 	PendingEvicted uint64 // waiting connections closed to make room (MaxPending)
 	BadPackets     uint64 // undecodable packets, counted, never fatal
 	SnapshotsSent  uint64
-	GhostsLeftOut  uint64 // ghosts that did not fit a snapshot
+	GhostsDeferred uint64 // ghosts that waited for a later snapshot for lack of room
 	BytesSent      uint64
 	BytesReceived  uint64
 	InputsApplied  uint64
@@ -179,6 +186,7 @@ type serverConn struct {
 	sent      uint64
 	recv      uint64
 	applied   appliedInputs // for the replays of ServerOptions.SyncTest
+	view      *ghostreg.View
 }
 
 // NewServer creates a server world reading time from src and accepting

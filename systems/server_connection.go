@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mlange-42/arche/ecs"
+
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/control"
@@ -108,6 +110,10 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 		if s.opts.SyncTest > 0 {
 			sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
 		}
+		sc.view = s.ghosts.NewView(sc.id)
+		if imp := s.opts.Importance; imp != nil {
+			sc.view.Importance = func(e ecs.Entity) float32 { return imp(s.world, sc.id, e) }
+		}
 		s.conns = append(s.conns, sc)
 		s.stats.Accepted++
 		s.log.Debug("ghostwire: connection accepted", "conn", sc.id)
@@ -187,6 +193,7 @@ func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 		}
 	}
 	add(&s.closed, sc.inputs.Stats())
+	sc.view.Close()
 	s.stats.Dropped++
 	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())
 	s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
