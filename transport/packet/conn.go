@@ -50,11 +50,11 @@ type Conn struct {
 	opts  Options
 
 	// Sending.
-	out        []byte    // the open packet; empty when none is open
-	units      []unitRef // reliable units written into out
-	nextSeq    Seq       // sequence of the open or next packet
+	out        []byte                   // the open packet; empty when none is open
+	units      []unitRef                // reliable units written into out
+	nextSeq    Seq                      // sequence of the open or next packet
 	history    *[historySize]sentRecord // allocated by the first send, so a peer that never gets an answer costs little
-	judged     Seq // oldest sent packet not yet counted in the loss estimate
+	judged     Seq                      // oldest sent packet not yet counted in the loss estimate
 	budget     bucket
 	queue      sendQueue
 	ackOnlyAny bool          // an ack-only packet went out
