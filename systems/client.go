@@ -132,10 +132,13 @@ type ClientStats struct {
 	// trip of its packets and acks, and the share of packets lost.
 	LinkRTT  time.Duration
 	LinkLoss float64
-	RTT      time.Duration
-	Jitter   time.Duration // RTT mean deviation
-	Ahead    float64       // ticks ahead of the server's estimated tick
-	Lead     float64       // how early inputs arrive, as the server reports it
+	// PacketsRefused counts packets the packet layer dropped at a receive
+	// cap (reliable window, held bytes, fragments).
+	PacketsRefused uint64
+	RTT            time.Duration
+	Jitter         time.Duration // RTT mean deviation
+	Ahead          float64       // ticks ahead of the server's estimated tick
+	Lead           float64       // how early inputs arrive, as the server reports it
 	// InterpolationDelay is the current delay of interpolated ghosts and
 	// RenderTick the server tick they were last shown at, a continuous
 	// tick (gw.TickAt splits it).
@@ -383,7 +386,10 @@ func (c *Client) Stats() ClientStats {
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.raw.Stats()
 	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
-	st.BadPackets += c.link.pc.Stats().Malformed
+	var w wire
+	w.add(c.link.pc.Stats())
+	st.BadPackets += w.malformed
+	st.PacketsRefused = w.refused
 	st.LinkRTT, st.LinkLoss = c.link.pc.RTT(), c.link.pc.Loss()
 	st.InterpolationDelay = time.Duration(c.iclock.Delay() * float64(c.clock.Interval()))
 	st.RenderTick = c.render

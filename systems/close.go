@@ -18,8 +18,9 @@ func (s *Server) Close() {
 	s.closing = true
 	bye := &protocol.Reject{Reason: protocol.RejectClosed}
 	for _, pc := range s.pending {
-		s.tx = pc.link.goodbye(s.tx, protocol.MsgDisconnect, bye)
-		s.retire(pc.link)
+		l := pc.say(s.src)
+		s.tx = l.goodbye(s.tx, protocol.MsgDisconnect, bye)
+		s.retire(l)
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/endpoint"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
@@ -202,4 +203,72 @@ func TestRejectsReachClientsThroughLoss(t *testing.T) {
 		}
 	}
 	assert.Equal(t, uint64(11), h.Server.Stats().Refused)
+}
+
+// hostileFragment returns a packet of sequence seq carrying fragment 0 of
+// count of reliable message id: well formed, but refused by the receive
+// caps when count passes the fragments a message may have (64 by
+// default) or id is not the next message missing.
+func hostileFragment(seq, id uint16, count uint8) []byte {
+	p := make([]byte, packet.HeaderSize+7+packet.FragmentSize)
+	p[0] = 0x01 // version 1, no acks
+	binary.LittleEndian.PutUint16(p[1:], seq)
+	e := p[packet.HeaderSize:]
+	e[0] = 2 // fragment
+	binary.LittleEndian.PutUint16(e[1:], id)
+	e[3], e[4] = 0, count
+	binary.LittleEndian.PutUint16(e[5:], packet.FragmentSize)
+	return p
+}
+
+// The packet layer's receive caps bite on the memory link too, counted at
+// both endpoints: a fragment flood costs no reassembly memory and keeps
+// no connection alive.
+func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	opts.Server.Timeout = time.Second
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	raw, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	newPeer(t, raw, h.Time).send(g.hello())
+	h.Run(50 * time.Millisecond)
+	conns := systems.Conns(h.Server)
+	require.Len(t, conns, 1)
+	const flood = 200
+	for i := range flood {
+		if i%2 == 0 {
+			require.NoError(t, raw.Send(hostileFragment(uint16(100+i), 0, 255)))
+		} else {
+			require.NoError(t, raw.Send(hostileFragment(uint16(100+i), 7, 64)))
+		}
+		if i%20 == 0 {
+			h.Run(10 * time.Millisecond)
+		}
+	}
+	h.Run(10 * time.Millisecond)
+	l, ok := endpoint.ServerLink(h.Server, conns[0])
+	require.True(t, ok)
+	assert.Equal(t, uint64(flood/2), l.Stats.FragmentCap)
+	assert.Equal(t, uint64(flood/2), l.Stats.FragmentRefused)
+	assert.Zero(t, l.Stats.ReassemblyBytes, "no reassembly buffer for a refused fragment")
+	assert.Zero(t, l.Stats.HeldBytes)
+	assert.Equal(t, uint64(flood), h.Server.Stats().PacketsRefused)
+	h.Run(time.Second)
+	assert.Equal(t, uint64(1), h.Server.Stats().TimedOut, "refused packets never refresh the timeout")
+
+	// And at a client.
+	now := &gw.VirtualTime{}
+	net := transport.NewMemoryNetwork(now, 1)
+	conn, server, err := net.Pair(transport.Conditions{})
+	require.NoError(t, err)
+	c, err := systems.NewClient(now, conn, g.schema, systems.ClientOptions{})
+	require.NoError(t, err)
+	for i := range flood {
+		require.NoError(t, server.Send(hostileFragment(uint16(i), 0, 255)))
+	}
+	c.Update()
+	assert.Equal(t, uint64(flood), c.Stats().PacketsRefused)
+	assert.True(t, connecting(c))
 }

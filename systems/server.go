@@ -155,6 +155,7 @@ type Server struct {
 	pending  []pendingConn
 	nextConn components.ConnID
 	sw       *protocol.SnapshotWriter
+	rx       []byte // a pending connection's first datagram
 	tx       []byte
 	batch    protocol.InputBatch
 	hello    protocol.Hello
@@ -169,12 +170,6 @@ type Server struct {
 	// from the last ones, not tick % SendInterval, keeps their spacing
 	// across the tick wrap (2³² need not be a multiple of the interval).
 	untilSend int
-}
-
-// pendingConn is an accepted connection still waiting for its hello.
-type pendingConn struct {
-	link *link
-	at   time.Duration // when it was accepted
 }
 
 type serverConn struct {
@@ -261,7 +256,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	s := &Server{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
 		opts: opts, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
-		tx:  make([]byte, 0, protocol.MaxDatagram),
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
 		log: opts.Logger,
 	}
 	if s.log == nil {
@@ -304,7 +299,9 @@ func (s *Server) Stats() ServerStats {
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = s.check.checks(), s.check.desyncs, s.check.first
 	w := s.wire
 	for _, pc := range s.pending {
-		w.add(pc.link.pc.Stats())
+		if pc.link != nil {
+			w.add(pc.link.pc.Stats())
+		}
 	}
 	for _, c := range s.conns {
 		w.add(c.link.pc.Stats())

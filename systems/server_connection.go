@@ -19,15 +19,19 @@ func (s *Server) poll(now time.Duration) {
 			break
 		}
 		if len(s.pending) >= s.opts.MaxPending {
-			s.retire(s.pending[0].link)
+			if old := s.pending[0]; old.link != nil {
+				s.retire(old.link)
+			} else {
+				_ = old.raw.Close()
+			}
 			s.pending = append(s.pending[:0], s.pending[1:]...)
 			s.stats.PendingEvicted++
 		}
-		s.pending = append(s.pending, pendingConn{link: newLink(c, s.src), at: now})
+		s.pending = append(s.pending, pendingConn{raw: c, at: now})
 	}
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
-		if s.handshake(pc.link, now) {
+		if l := pc.open(s.src, s.rx); l != nil && s.handshake(l, now) {
 			continue
 		}
 		kept = append(kept, pc)
@@ -171,8 +175,9 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = pc.link.goodbye(s.tx, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
-			s.retire(pc.link)
+			l := pc.say(s.src)
+			s.tx = l.goodbye(s.tx, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
+			s.retire(l)
 			continue
 		}
 		kept = append(kept, pc)
