@@ -422,33 +422,39 @@ func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
 // others (see ClientStats.SkippedTicks); when the server has sent nothing
 // for the timeout it ends the connection.
 func (c *Client) Update() {
-	c.update(c.src.Now())
-	_ = c.link.pc.Flush() // closed after a refusal or Close: nothing left to say
+	if c.update(c.src.Now()) {
+		_ = c.link.pc.Flush() // a failing link ends by timeout
+	}
 }
 
-// update is Update before the flush of the packet layer.
-func (c *Client) update(now time.Duration) {
+// update is Update before the flush of the packet layer; it reports
+// whether it queued anything (a hello, a tick's inputs). Acks wait for
+// those packets: flushing on every frame would add an ack-only packet for
+// most packets received.
+func (c *Client) update(now time.Duration) bool {
 	c.poll(now)
 	switch c.state {
 	case stateConnecting:
+		sent := false
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
 			c.tx = protocol.AppendHello(c.tx[:0], &c.hello)
 			_, _ = c.link.pc.SendUnreliable(c.tx) // resent every HelloInterval until the welcome
-			c.lastHello, c.helloSent = now, true
+			c.lastHello, c.helloSent, sent = now, true, true
 		}
 		c.clock.Advance() // keep the accumulator current; no ticks before the welcome
-		return
+		return sent
 	case stateRefused, stateDisconnected:
-		return
+		return false
 	}
 	if now-c.heard > c.opts.Timeout {
 		c.timeout()
-		return
+		return false
 	}
 	n := c.skipStall(c.clock.Advance())
 	n += c.catchUp
 	c.catchUp = 0
+	ran := false
 	for ; n > 0; n-- {
 		if c.hold > 0 {
 			c.hold--
@@ -456,7 +462,9 @@ func (c *Client) update(now time.Duration) {
 		}
 		c.tick()
 		c.stats.Ticks++
+		ran = true
 	}
+	return ran
 }
 
 // Frame runs the per-frame stages (interpolation, presentation).

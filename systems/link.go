@@ -1,6 +1,8 @@
 package systems
 
 import (
+	"time"
+
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/transport"
@@ -12,6 +14,13 @@ import (
 // copies, as netcode sends its disconnect packets, are what let one arrive
 // through loss. The receiver acts on the first and ignores the rest.
 const goodbyeCopies = 3
+
+// ackInterval is the least time between two ack-only packets. The
+// endpoints flush once per tick, so acks ride snapshots and inputs; an
+// ack-only packet goes out only when a tick sends nothing (a send
+// interval above one tick), at most this often, well within the packet
+// layer's 33-packet ack window and its 2×RTT+100ms loss verdict.
+const ackInterval = 50 * time.Millisecond
 
 // snapshotRing is how many of the newest snapshots a connection remembers
 // by packet sequence, to learn which tick an ack confirms. It divides
@@ -40,7 +49,7 @@ type sentSnapshot struct {
 // newLink wraps c in a packet layer reading time from clock.
 func newLink(c transport.Conn, clock transport.Clock) *link {
 	l := &link{}
-	pc, err := packet.NewConn(c, clock, packet.Options{OnAck: l.onAck})
+	pc, err := packet.NewConn(c, clock, packet.Options{AckInterval: ackInterval, OnAck: l.onAck})
 	if err != nil {
 		panic(err) // the options are constant and valid: a bug, not a runtime condition
 	}

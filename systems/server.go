@@ -276,12 +276,16 @@ func (s *Server) Update() {
 	}
 	now := s.src.Now()
 	s.poll(now)
+	ran := false
 	for n := s.clock.Advance(); n > 0; n-- {
 		s.check.tick(s.schedule, s.world, s.log)
 		s.stats.Ticks++
+		ran = true
 	}
 	s.expire(now)
-	s.flush()
+	if ran { // acks wait for the tick's packets rather than go alone every frame
+		s.flush()
+	}
 }
 
 // Stats returns the counters.

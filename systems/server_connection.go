@@ -166,7 +166,11 @@ func (s *Server) welcome(sc *serverConn, now time.Duration) {
 		Conn: sc.id, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
-	_, _ = sc.link.pc.SendUnreliable(s.tx) // a lost welcome is asked for again by the next hello
+	// Sent now: its hold time is measured now. A lost welcome is asked
+	// for again by the next hello.
+	if _, err := sc.link.pc.SendUnreliable(s.tx); err == nil {
+		_ = sc.link.pc.Flush()
+	}
 }
 
 // expire drops connections silent for longer than the timeout, and closes
