@@ -7,7 +7,7 @@ import (
 )
 
 // pendingConn is an accepted connection still waiting for its hello. Its
-// packet layer (about 20 KB) is made when its first datagram arrives, so a
+// packet layer (about 16 KB) is made when its first datagram arrives, so a
 // flood of silent connections costs a transport connection each.
 type pendingConn struct {
 	raw  transport.Conn
