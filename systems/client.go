@@ -310,7 +310,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	c := &Client{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
-		opts: opts, src: src, raw: conn, link: newLink(conn, src), sync: sync,
+		opts: opts, src: src, raw: conn, link: newLink(conn, src, 0), sync: sync,
 		latest: &protocol.Snapshot{}, scratch: &protocol.Snapshot{},
 		tx:        make([]byte, 0, protocol.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),

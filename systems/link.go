@@ -46,10 +46,13 @@ type sentSnapshot struct {
 	ok   bool
 }
 
-// newLink wraps c in a packet layer reading time from clock.
-func newLink(c transport.Conn, clock transport.Clock) *link {
+// newLink wraps c in a packet layer reading time from clock. backlog is
+// how long a reliable message may wait for its ack before the peer counts
+// as stalled (see packet.Conn.Backlogged); zero means the packet layer's
+// default.
+func newLink(c transport.Conn, clock transport.Clock, backlog time.Duration) *link {
 	l := &link{}
-	pc, err := packet.NewConn(c, clock, packet.Options{AckInterval: ackInterval, OnAck: l.onAck})
+	pc, err := packet.NewConn(c, clock, packet.Options{AckInterval: ackInterval, BacklogTimeout: backlog, OnAck: l.onAck})
 	if err != nil {
 		panic(err) // the options are constant and valid: a bug, not a runtime condition
 	}

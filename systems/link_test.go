@@ -10,7 +10,9 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -271,4 +273,35 @@ func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
 	c.Update()
 	assert.Equal(t, uint64(flood), c.Stats().PacketsRefused)
 	assert.True(t, connecting(c))
+}
+
+// A client that keeps sending but stopped reading never acknowledges the
+// reliable channel: the server drops it once the oldest reliable message
+// has waited for the timeout, although its inputs keep arriving.
+func TestAClientThatSendsButNeverReadsIsDropped(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	opts.Server.Timeout = time.Second
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	raw, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	deaf := newPeer(t, raw, h.Time)
+	deaf.send(g.hello())
+	h.Run(20 * time.Millisecond)
+	conns := systems.Conns(h.Server)
+	require.Len(t, conns, 1)
+	require.NoError(t, endpoint.ServerSendReliable(h.Server, conns[0], []byte("hit confirmed")))
+	start := h.Time.Now()
+	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 3*time.Second {
+		deaf.send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,
+			Heads: []components.InputHeader{{Tick: h.Server.World().Tick() + 2}}, Data: make([]byte, (*codec.Schema)(g.schema).InputSize())}))
+		h.Run(16 * time.Millisecond)
+	}
+	st := h.Server.Stats()
+	assert.Equal(t, 0, st.Connections)
+	assert.Equal(t, uint64(1), st.Backlogged)
+	assert.Zero(t, st.TimedOut, "its inputs kept arriving")
+	assert.InDelta(t, time.Second, h.Time.Now()-start, float64(100*time.Millisecond), "dropped after the timeout")
+	assert.Positive(t, st.InputsApplied)
 }

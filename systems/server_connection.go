@@ -31,7 +31,9 @@ func (s *Server) poll(now time.Duration) {
 	}
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
-		if l := pc.open(s.src, s.rx); l != nil && s.handshake(l, now) {
+		// A client that stops reading is stalled for the server as soon
+		// as one that stops sending is: after the timeout.
+		if l := pc.open(s.src, s.rx, s.opts.Timeout); l != nil && s.handshake(l, now) {
 			continue
 		}
 		kept = append(kept, pc)

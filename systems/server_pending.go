@@ -17,14 +17,14 @@ type pendingConn struct {
 
 // open returns the connection's packet layer, made around its first
 // datagram (read into rx) when none exists yet, or nil when nothing has
-// arrived.
-func (pc *pendingConn) open(clock transport.Clock, rx []byte) *link {
+// arrived. backlog is passed to newLink.
+func (pc *pendingConn) open(clock transport.Clock, rx []byte, backlog time.Duration) *link {
 	if pc.link == nil {
 		n, ok := pc.raw.Receive(rx)
 		if !ok {
 			return nil
 		}
-		pc.link = newLink(&primed{Conn: pc.raw, first: append([]byte(nil), rx[:n]...)}, clock)
+		pc.link = newLink(&primed{Conn: pc.raw, first: append([]byte(nil), rx[:n]...)}, clock, backlog)
 	}
 	return pc.link
 }
@@ -33,7 +33,7 @@ func (pc *pendingConn) open(clock transport.Clock, rx []byte) *link {
 // say goodbye through.
 func (pc *pendingConn) say(clock transport.Clock) *link {
 	if pc.link == nil {
-		pc.link = newLink(pc.raw, clock)
+		pc.link = newLink(pc.raw, clock, 0)
 	}
 	return pc.link
 }
