@@ -53,8 +53,10 @@ type ServerOptions struct {
 	// seconds of input). InputCapacity-1 when zero; at most
 	// InputCapacity-1.
 	InputMaxAhead int
-	// Timeout drops a connection silent for that long, and one that sent
-	// no valid hello within that long of being accepted; 5 s when zero.
+	// Timeout drops a connection silent for that long, one that sent
+	// no valid hello within that long of being accepted, and one whose
+	// oldest reliable message has waited that long for its ack (the
+	// client stopped reading; see ServerStats.Backlogged); 5 s when zero.
 	Timeout time.Duration
 	// OnConnect creates the player of a new connection and returns its
 	// entity and ghost type; the server makes it a ghost owned by conn.
