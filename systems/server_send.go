@@ -24,7 +24,9 @@ func (s *Server) send(w *gw.World) {
 		if lead, ok := sc.lead.Lead(); ok {
 			h.Lead = float32(lead)
 		}
-		s.sendTo(sc.conn, sc, s.sw.Finish(&h))
+		if seq, err := sc.link.pc.SendUnreliable(s.sw.Finish(&h)); err == nil {
+			sc.link.sentSnapshot(seq, tick)
+		}
 		s.stats.SnapshotsSent++
 	}
 }
