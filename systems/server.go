@@ -79,6 +79,16 @@ type ServerOptions struct {
 	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
+	// MaxInterpolationDelay is the largest interpolation delay a client's
+	// inputs may claim toward the plausible view of its shots
+	// (InputHeader.MaxViewAge); a larger claim counts as this much. 150 ms
+	// when zero: the adaptive delay at 20 ms jitter and 10 % loss. Allowed:
+	// 0..1s; a game that lets players fix a longer delay raises it.
+	MaxInterpolationDelay time.Duration
+	// ViewTolerance is added to the plausible view age for what the
+	// measurement cannot see of an honest client (a lost first copy of an
+	// input, a jitter spike); 50 ms when zero. Allowed: 0..500ms.
+	ViewTolerance time.Duration
 }
 
 // maxServerSyncTest bounds ServerOptions.SyncTest.
@@ -150,6 +160,9 @@ type Server struct {
 	closing  bool               // Close was called
 	stats    ServerStats
 	log      *slog.Logger
+	// maxInterp and viewTolerance are the options of the plausible view
+	// in ticks.
+	maxInterp, viewTolerance float64
 
 	// untilSend counts the ticks down to the next snapshots: counting
 	// from the last ones, not tick % SendInterval, keeps their spacing
@@ -179,6 +192,7 @@ type serverConn struct {
 	sent      uint64
 	recv      uint64
 	applied   appliedInputs // for the replays of ServerOptions.SyncTest
+	view      viewMeter     // what bounds the view of its shots
 }
 
 // NewServer creates a server world reading time from src and accepting
@@ -215,6 +229,18 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
+	if opts.MaxInterpolationDelay == 0 {
+		opts.MaxInterpolationDelay = defaultMaxInterpolationDelay
+	}
+	if opts.ViewTolerance == 0 {
+		opts.ViewTolerance = defaultViewTolerance
+	}
+	if opts.MaxInterpolationDelay < 0 || opts.MaxInterpolationDelay > time.Second {
+		return nil, fmt.Errorf("systems: max interpolation delay %v outside 0..1s", opts.MaxInterpolationDelay)
+	}
+	if opts.ViewTolerance < 0 || opts.ViewTolerance > 500*time.Millisecond {
+		return nil, fmt.Errorf("systems: view tolerance %v outside 0..500ms", opts.ViewTolerance)
+	}
 	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
 	}
@@ -247,7 +273,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
 		opts: opts, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
-		log: opts.Logger,
+		log:           opts.Logger,
+		maxInterp:     float64(opts.MaxInterpolationDelay) * float64(opts.TickRate) / float64(time.Second),
+		viewTolerance: float64(opts.ViewTolerance) * float64(opts.TickRate) / float64(time.Second),
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/control"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
@@ -40,9 +41,13 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			sc.echo, sc.echoAt, sc.echoed = s.batch.ClientTime, now, true
 		}
 		current := s.world.Tick()
+		pending := s.clock.Pending()
+		sc.view.acknowledged(s.batch.AckTick, current, pending)
 		size := s.binding.Schema().InputSize()
 		for i, h := range s.batch.Heads {
-			sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
+			if sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current) == control.AddAccepted {
+				sc.view.arrived(h.Tick, current, pending)
+			}
 		}
 		// The first arrival of a tick newer than any before says how early
 		// the client sends. Late ones too (a negative lead), so the client
@@ -82,6 +87,7 @@ func (s *Server) applyInputs(w *gw.World) {
 			}
 		} else {
 			h, rec, _ = sc.inputs.Take(tick)
+			h.MaxViewAge = sc.view.maxViewAge(&h, s.maxInterp, s.viewTolerance)
 			sc.applied.keep(tick, h, rec)
 		}
 		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)

@@ -43,6 +43,7 @@ var (
 	LagcompProbe   any
 	LagcompPresent any
 	LagcompHistory any
+	LagcompReasons any
 )
 
 // TickView reads one recorded tick of an ecs history without copying:

@@ -11,4 +11,5 @@ func init() {
 	access.LagcompProbe = func(c *Compensator, s Shot, present bool) Verdict { return c.probe(s, present) }
 	access.LagcompPresent = func(c *Compensator) bool { return c.opts.Present }
 	access.LagcompHistory = func(c *Compensator) *gw.History { return c.hist }
+	access.LagcompReasons = func() []Reason { return reasons[:] }
 }

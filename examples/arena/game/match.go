@@ -208,9 +208,12 @@ func NewMatch(cfg Config) (*Match, error) {
 // spawn and its removal on disconnect.
 func (m *Match) serverOptions() systems.ServerOptions {
 	return systems.ServerOptions{
-		TickRate:  m.Config.TickRate,
-		SyncTest:  m.Config.SyncTest,
-		OnConnect: m.spawnPlayer,
+		TickRate: m.Config.TickRate,
+		// A player who fixes a longer interpolation delay has it counted
+		// toward the view of its shots.
+		MaxInterpolationDelay: max(m.Config.InterpDelay, 150*time.Millisecond),
+		SyncTest:              m.Config.SyncTest,
+		OnConnect:             m.spawnPlayer,
 		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 			for _, e := range owned {
 				w.Arche().RemoveEntity(e)
@@ -276,6 +279,8 @@ func (m *Match) setupServer(s *systems.Server) error {
 		},
 		// The dead are hidden: a shooter could not see them then.
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
+		// The death rule: the default trade window.
+		Alive: func(r *lagcomp.Rewound) bool { return lagcomp.Get[Health](r).Alive() },
 	})
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ type ShotStats struct {
 }
 
 // ShotSystem is the server's trigger: for every player whose input of this
-// tick pulls the trigger (alive, or killed after the tick it saw) it asks the compensator for a verdict (and
+// tick pulls the trigger (the compensator's death rule judges the dead) it asks the compensator for a verdict (and
 // the other mode's, for comparison) and applies damage to the target's
 // present state. It runs in StageHistory after the compensator recorded
 // the tick, and records the tick again when damage changed it, so the
@@ -70,8 +70,7 @@ type ShotSystem struct {
 func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Health, Command, components.InputHeader](),
 		health: generic.NewMap[Health](w.Arche()), Stats: ShotStats{Verdicts: map[string]uint64{}}}
-	for _, r := range []lagcomp.Reason{lagcomp.ReasonHit, lagcomp.ReasonOutsideWindow, lagcomp.ReasonOccluded,
-		lagcomp.ReasonFireRate, lagcomp.ReasonOriginMismatch, lagcomp.ReasonNotVisible, lagcomp.ReasonNoTarget} {
+	for _, r := range lagcompx.Reasons() {
 		s.Stats.Verdicts[string(r)] = 0
 	}
 	return s
@@ -82,15 +81,12 @@ func (s *ShotSystem) Update(w *gw.World) {
 	s.shots = s.shots[:0]
 	q := s.shooter.Query(w.Arche())
 	for q.Next() {
-		h, in, head := q.Get()
+		_, in, head := q.Get()
 		if !in.Fire.Pressed() || head.Tick != w.Tick() {
 			continue
 		}
-		// A player killed after the moment it saw may still fire: the
-		// shot was decided before it could know (seed 004's rule).
-		if !h.Alive() && (!head.HasView || !head.ViewTick.Before(h.Respawn.Add(-RespawnTicks))) {
-			continue
-		}
+		// A dead shooter's shot goes to the judge too: its death rule
+		// (lagcomp.Options.TradeWindow) decides, with a reason.
 		sin, cos := math.Sincos(float64(in.Aim))
 		// A shooter that showed nothing yet is judged against the present.
 		view, frac := head.Tick, float32(0)
@@ -98,7 +94,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 			view, frac = head.ViewTick, head.ViewFraction
 		}
 		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: head.Tick, ViewTick: view, ViewFraction: frac,
-			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}})
+			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge})
 	}
 	damaged := false
 	for _, shot := range s.shots {
