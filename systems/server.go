@@ -130,6 +130,10 @@ type ServerStats struct {
 	// the tick, entity, component and field), or nil.
 	SyncTestChecks, Desyncs uint64
 	FirstDesync             error
+	// Confirms counts the shot verdicts queued for their shooters'
+	// clients (lagcomp.Options.Server); ConfirmsDropped those given up
+	// unacknowledged because 256 were pending on one connection.
+	Confirms, ConfirmsDropped uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -193,6 +197,7 @@ type serverConn struct {
 	recv      uint64
 	applied   appliedInputs // for the replays of ServerOptions.SyncTest
 	view      viewMeter     // what bounds the view of its shots
+	confirms  confirmQueue  // verdicts of its shots not yet acknowledged
 }
 
 // NewServer creates a server world reading time from src and accepting

@@ -61,6 +61,13 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 				sc.lead.Observe(t, serverTime)
 			}
 		}
+	case protocol.MsgConfirmAck:
+		next, err := protocol.DecodeConfirmAck(p)
+		if err != nil {
+			s.stats.BadPackets++
+			return false
+		}
+		sc.confirms.ack(next)
 	case protocol.MsgDisconnect:
 		s.drop(sc, protocol.RejectClosed)
 		return true

@@ -26,5 +26,6 @@ func (s *Server) send(w *gw.World) {
 		}
 		s.sendTo(sc.conn, sc, s.sw.Finish(&h))
 		s.stats.SnapshotsSent++
+		s.sendConfirms(sc)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/raycast"
 	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
 )
 
 // Options configures a [Compensator].
@@ -67,6 +68,10 @@ type Options struct {
 	// shot whose input tick is after the death. Refusals are
 	// ReasonShooterDead. Allowed: up to Window.
 	TradeWindow time.Duration
+	// Server, if set, is the endpoint whose clients fired the shots: Judge
+	// sends each verdict to the client owning the shooter, which receives
+	// it exactly once and in order (systems.ClientOptions.OnConfirm).
+	Server *systems.Server
 }
 
 // Reason is why a verdict is what it is; its value is its report key,
@@ -391,6 +396,9 @@ func (c *Compensator) Judge(s Shot) Verdict {
 	c.stats.shots++
 	v := c.judge(s, c.opts.Present, true)
 	c.stats.verdicts[v.Reason.index()]++
+	if c.opts.Server != nil {
+		serverConfirm(c.opts.Server, s.Shooter, s.Tick, v.Hit, string(v.Reason), v.Target, v.Part)
+	}
 	return v
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -162,6 +163,7 @@ func TestVerdictReasons(t *testing.T) {
 	}
 	assert.Equal(t, []string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target",
 		"view_implausible", "shooter_dead"}, names)
+	assert.Equal(t, protocol.VerdictReasons[:], names, "the wire codes of confirmations follow the reasons")
 }
 
 func TestInvisibleTargetsCannotBeHit(t *testing.T) {

@@ -150,6 +150,13 @@ type PlayerStats struct {
 	// ShotsFired counts the client's shot effect (muzzle flash): a side
 	// effect of first-time predicted ticks whose input pulls the trigger.
 	ShotsFired uint64
+	// Confirmations counts the verdicts of this client's shots the server
+	// confirmed to it (systems.ClientOptions.OnConfirm), ConfirmedHits
+	// the hits among them (the hit markers); ConfirmsOutOfOrder those
+	// whose shot was not after the previous confirmed one (never, if each
+	// arrives once and in order).
+	Confirmations, ConfirmedHits, ConfirmsOutOfOrder uint64
+	lastConfirmed                                    gw.Tick
 	// MaxRemoteStep is the largest per-tick step of a remote player drawn
 	// on this client, over the largest step the game allows per tick
 	// (MaxStep: running plus the largest shove; teleports excluded).
@@ -240,6 +247,16 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 		q.Close()
 		return p, true
 	}
+	o.OnConfirm = func(_ *gw.World, shot gw.Tick, hit bool, _ string, _ ecs.Entity, _ uint8) {
+		if ps.Confirmations > 0 && !shot.After(ps.lastConfirmed) {
+			ps.ConfirmsOutOfOrder++
+		}
+		ps.Confirmations++
+		ps.lastConfirmed = shot
+		if hit {
+			ps.ConfirmedHits++
+		}
+	}
 	hadOwn := false
 	o.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
 	o.AfterCorrection = func(w *gw.World) {
@@ -281,6 +298,8 @@ func (m *Match) setupServer(s *systems.Server) error {
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
 		// The death rule: the default trade window.
 		Alive: func(r *lagcomp.Rewound) bool { return lagcomp.Get[Health](r).Alive() },
+		// Every verdict goes back to the shooter's client.
+		Server: s,
 	})
 	if err != nil {
 		return err

@@ -91,8 +91,12 @@ type ClientReport struct {
 	MaxExtrapolation  float64 `json:"max_extrapolation_ticks"`
 	MaxRemoteStep     float64 `json:"max_remote_step"`
 	ShotsFired        uint64  `json:"shots_fired"`
-	Teleports         uint64  `json:"remote_teleports"`
-	SmoothingSnaps    uint64  `json:"smoothing_snaps"`
+	// ConfirmedHits counts the hits the server confirmed to this client
+	// (its hit markers), Confirmations every verdict it confirmed.
+	ConfirmedHits  uint64 `json:"confirmed_hits"`
+	Confirmations  uint64 `json:"confirmations"`
+	Teleports      uint64 `json:"remote_teleports"`
+	SmoothingSnaps uint64 `json:"smoothing_snaps"`
 
 	// MispredictionsBy counts mispredicted ghosts by the first component
 	// that differed (systems.ClientStats.MispredictionsBy); absent when
@@ -116,12 +120,13 @@ type Second struct {
 	Replayed       uint64
 	RTT            time.Duration
 	Ahead          float64
+	ConfirmedHits  uint64 // hit markers shown on the clients so far
 }
 
 // Print writes the second as one line.
 func (s Second) Print(w io.Writer) {
-	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.0fms  ahead %5.1f ticks  mispredictions %5d  rollbacks %5d  replayed %6d\n",
-		s.At.Seconds(), s.ServerTick, s.Connected, float64(s.RTT)/float64(time.Millisecond), s.Ahead, s.Mispredictions, s.Rollbacks, s.Replayed)
+	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.0fms  ahead %5.1f ticks  mispredictions %5d  rollbacks %5d  replayed %6d  hits confirmed %5d\n",
+		s.At.Seconds(), s.ServerTick, s.Connected, float64(s.RTT)/float64(time.Millisecond), s.Ahead, s.Mispredictions, s.Rollbacks, s.Replayed, s.ConfirmedHits)
 }
 
 // Run plays the match to its end (Duration, then Settle with the bots
@@ -147,8 +152,9 @@ func (m *Match) second() Second {
 	h := m.Harness
 	s := Second{At: h.Time.Now(), ServerTick: h.Server.World().Tick(), Connected: h.Server.Stats().Connections}
 	var rtt time.Duration
-	for _, c := range h.Clients {
+	for i, c := range h.Clients {
 		st := c.Stats()
+		s.ConfirmedHits += m.Players[i].ConfirmedHits
 		s.Mispredictions += st.Mispredictions
 		s.Rollbacks += st.Rollbacks
 		s.Replayed += st.ReplayedTicks
@@ -215,7 +221,7 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 		BytesUpPerS:   round6(float64(st.BytesSent) / sim),
 		InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
 		MaxExtrapolation: round6(st.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
-		ShotsFired: ps.ShotsFired, Teleports: st.Teleports,
+		ShotsFired: ps.ShotsFired, Teleports: st.Teleports, ConfirmedHits: ps.ConfirmedHits, Confirmations: ps.Confirmations,
 		MispredictionsBy: st.MispredictionsBy,
 	}
 	if ps.Smoother != nil {

@@ -50,6 +50,13 @@ type ShotStats struct {
 	// compensation is on, rewound if off) would have judged hits: the
 	// comparison in the same run.
 	OtherModeHits uint64
+	// ByConn counts the judged shots and hits of each connection's player.
+	ByConn map[components.ConnID]*ConnShots
+}
+
+// ConnShots counts one connection's judged shots.
+type ConnShots struct {
+	Judged, Hits uint64
 }
 
 // ShotSystem is the server's trigger: for every player whose input of this
@@ -63,13 +70,15 @@ type ShotSystem struct {
 	Stats   ShotStats
 	shooter *generic.Filter3[Health, Command, components.InputHeader]
 	health  generic.Map[Health]
+	ghost   generic.Map[components.Ghost]
 	shots   []lagcomp.Shot
 }
 
 // NewShotSystem returns the trigger system of a server world.
 func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Health, Command, components.InputHeader](),
-		health: generic.NewMap[Health](w.Arche()), Stats: ShotStats{Verdicts: map[string]uint64{}}}
+		health: generic.NewMap[Health](w.Arche()), ghost: generic.NewMap[components.Ghost](w.Arche()),
+		Stats: ShotStats{Verdicts: map[string]uint64{}, ByConn: map[components.ConnID]*ConnShots{}}}
 	for _, r := range lagcompx.Reasons() {
 		s.Stats.Verdicts[string(r)] = 0
 	}
@@ -101,6 +110,18 @@ func (s *ShotSystem) Update(w *gw.World) {
 		s.Stats.Fired++
 		v := s.LC.Judge(shot)
 		s.Stats.Verdicts[string(v.Reason)]++
+		if s.ghost.Has(shot.Shooter) {
+			owner := s.ghost.Get(shot.Shooter).Owner
+			cs := s.Stats.ByConn[owner]
+			if cs == nil {
+				cs = &ConnShots{}
+				s.Stats.ByConn[owner] = cs
+			}
+			cs.Judged++
+			if v.Hit {
+				cs.Hits++
+			}
+		}
 		// The fire rate does not depend on the mode: a shot refused for it
 		// would be refused in the other mode too (Probe does not check it).
 		if v.Reason != lagcomp.ReasonFireRate && lagcompx.Probe(s.LC, shot, !lagcompx.Present(s.LC)).Hit {
