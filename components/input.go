@@ -28,6 +28,10 @@ type InputHeader struct {
 	// docs/lagcomp.md). Lag compensation refuses an older view claim. 0 on
 	// clients.
 	MaxViewAge float32
+	// Acked is the server's, never sent: the newest snapshot tick the
+	// client had acknowledged when this input first arrived (what it
+	// could know of its own state); 0 when none, and on clients.
+	Acked ecs.Tick
 }
 
 // Press is an input event that must count exactly once, such as a jump or

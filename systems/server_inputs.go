@@ -95,6 +95,7 @@ func (s *Server) applyInputs(w *gw.World) {
 		} else {
 			h, rec, _ = sc.inputs.Take(tick)
 			h.MaxViewAge = sc.view.maxViewAge(&h, s.maxInterp, s.viewTolerance)
+			h.Acked = sc.view.ackedBefore(h.Tick)
 			sc.applied.keep(tick, h, rec)
 		}
 		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)

@@ -35,6 +35,7 @@ type arrival struct {
 	tick, at gw.Tick
 	frac     float64
 	set      bool
+	acked    gw.Tick // the newest snapshot acknowledged then; 0: none
 }
 
 func newViewMeter(capacity int) viewMeter {
@@ -56,7 +57,20 @@ func (m *viewMeter) acknowledged(ack, at gw.Tick, frac float64) {
 
 // arrived notes the first arrival of the input of tick.
 func (m *viewMeter) arrived(tick, at gw.Tick, frac float64) {
-	m.arrivals[int(uint32(tick)%uint32(len(m.arrivals)))] = arrival{tick: tick, at: at, frac: frac, set: true}
+	a := arrival{tick: tick, at: at, frac: frac, set: true}
+	if m.acked {
+		a.acked = m.newest
+	}
+	m.arrivals[int(uint32(tick)%uint32(len(m.arrivals)))] = a
+}
+
+// ackedBefore returns the newest snapshot tick acknowledged when the
+// input of tick first arrived; 0 when none or unknown.
+func (m *viewMeter) ackedBefore(tick gw.Tick) gw.Tick {
+	if a := m.arrivals[int(uint32(tick)%uint32(len(m.arrivals)))]; a.set && a.tick == tick {
+		return a.acked
+	}
+	return 0
 }
 
 // maxViewAge returns the oldest view, in ticks before h.Tick, that the

@@ -24,6 +24,8 @@ func TestMaxViewAgeFormula(t *testing.T) {
 	assert.InDelta(t, 0, float64(m.ack.Variation())/1e6, 0.01)
 	tick := base.Add(210)
 	m.arrived(tick, tick.Add(-3), 0.25) // arrived 2.75 ticks early
+	assert.Equal(t, base.Add(199), m.ackedBefore(tick), "the newest snapshot acknowledged when it arrived")
+	assert.Zero(t, m.ackedBefore(tick.Add(1)), "unknown")
 	h := components.InputHeader{Tick: tick, InterpolationDelay: 4}
 	assert.InDelta(t, 2.75+6.5+4+3, m.maxViewAge(&h, 9, 3), 0.02)
 	h.InterpolationDelay = 40 // a claim beyond the bound counts as the bound

@@ -60,9 +60,10 @@ type Options struct {
 	// death rule is off.
 	Alive func(r *Rewound) bool
 	// TradeWindow is the death rule: how long after its death a
-	// shooter's shots are still judged, provided the view they claim
-	// predates the death (the shooter could not have known; kills trade,
-	// as in Overwatch: shots already sent within the latency count). The
+	// shooter's shots are still judged, provided the shooter could not
+	// have seen its death (its view plus its interpolation delay before
+	// it, and no snapshot of it acknowledged: Shot.Acked); kills trade, as
+	// in Overwatch: shots already sent within the latency count. The
 	// Window when zero: then the plausible view (Shot.MaxViewAge) is the
 	// limit, the shooter's own measured latency. Negative refuses every
 	// shot whose input tick is after the death. Refusals are
@@ -124,6 +125,18 @@ type Shot struct {
 	// input and the game copies it here. An older view is refused as
 	// ReasonViewImplausible; 0 allows only views of Tick itself.
 	MaxViewAge float32
+	// InterpolationDelay is the delay, in ticks, the shooter claims it
+	// showed others with (components.InputHeader.InterpolationDelay): its
+	// own state was InterpolationDelay newer than its view, so the death
+	// rule takes the shooter to have seen its death once ViewTick plus it
+	// reaches the death. Claiming less shrinks MaxViewAge as much.
+	InterpolationDelay float32
+	// Acked is the newest snapshot tick the shooter's client had
+	// acknowledged when the input arrived (components.InputHeader.Acked,
+	// which the server endpoint fills); 0 when unknown. The death rule
+	// takes a shooter that acknowledged the snapshot of its death to
+	// have seen it.
+	Acked gw.Tick
 }
 
 // Verdict is the answer to one shot: hit or not, what, where, when and why.
@@ -555,8 +568,10 @@ func (c *Compensator) originReachable(p, origin [3]float32) (Reason, bool) {
 
 // deathAllows applies the death rule (Options.Alive, TradeWindow): a
 // shooter alive at the input's tick may shoot; a dead one only within the
-// trade window after its death and with a view from before it. A death
-// older than the history is outside any window.
+// trade window after its death and while it could not have seen it: its
+// view plus its interpolation delay before the death, and no snapshot of
+// the death acknowledged. A death older than
+// the history is outside any window.
 func (c *Compensator) deathAllows(s Shot) bool {
 	if c.opts.Alive == nil {
 		return true
@@ -582,7 +597,11 @@ func (c *Compensator) deathAllows(s Shot) bool {
 		if c.opts.Alive(r) {
 			death := at.Add(-back + 1)
 			since := float64(s.Tick.Sub(death))
-			return since <= c.trade && s.ViewTick.Before(death)
+			// What the shooter knew of itself: its view plus the delay
+			// it showed others with.
+			knew := float64(death.Sub(s.ViewTick)) - float64(s.ViewFraction) - float64(max(s.InterpolationDelay, 0))
+			seen := s.Acked != 0 && !s.Acked.Before(death)
+			return since <= c.trade && knew > 0 && !seen
 		}
 	}
 	return false

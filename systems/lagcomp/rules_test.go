@@ -93,6 +93,13 @@ func TestDeathRules(t *testing.T) {
 	assert.Equal(t, lagcomp.ReasonHit, def.lc.Judge(def.shotAt(58, 45)).Reason, "a trade: the view predates the death")
 	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(def.shotAt(58, 50)).Reason, "the view showed the shooter dead")
 	assert.Equal(t, lagcomp.ReasonHit, def.lc.Judge(def.shotAt(49, 40)).Reason, "input tick before the death")
+	late := def.shotAt(58, 45)
+	late.InterpolationDelay = 5 // its own state showed tick 50: its death
+	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(late).Reason, "it saw itself die")
+	late.InterpolationDelay, late.Acked = 4, 50 // it had the snapshot of its death
+	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(late).Reason, "it acknowledged its death")
+	late.Acked = 49
+	assert.Equal(t, lagcomp.ReasonHit, def.lc.Judge(late).Reason, "it could not know")
 
 	window := deathScene(t, 50*time.Millisecond) // 3 ticks
 	assert.Equal(t, lagcomp.ReasonHit, window.lc.Judge(window.shotAt(53, 45)).Reason, "3 ticks after the death")

@@ -93,8 +93,14 @@ type ClientReport struct {
 	ShotsFired        uint64  `json:"shots_fired"`
 	// ConfirmedHits counts the hits the server confirmed to this client
 	// (its hit markers), Confirmations every verdict it confirmed.
-	ConfirmedHits  uint64 `json:"confirmed_hits"`
-	Confirmations  uint64 `json:"confirmations"`
+	ConfirmedHits uint64 `json:"confirmed_hits"`
+	Confirmations uint64 `json:"confirmations"`
+	// Cheat is the cheat the client's bot plays ("none": honest);
+	// CheatShots its shots that cheated and CheatHits the confirmed hits
+	// among them: what cheating gained.
+	Cheat          string `json:"cheat"`
+	CheatShots     uint64 `json:"cheat_shots"`
+	CheatHits      uint64 `json:"cheat_hits"`
 	Teleports      uint64 `json:"remote_teleports"`
 	SmoothingSnaps uint64 `json:"smoothing_snaps"`
 
@@ -227,8 +233,13 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 	if ps.Smoother != nil {
 		cr.SmoothingSnaps = st.SmoothingSnaps
 	}
+	cr.Cheat = ps.Cheat
+	if cr.Cheat == CheatNone {
+		cr.Cheat = "none"
+	}
 	if ps.Bot != nil {
 		cr.MovingInputs = ps.Bot.Moving
+		cr.CheatShots, cr.CheatHits = ps.Bot.CheatShots, ps.Bot.CheatHits
 	}
 	return cr
 }

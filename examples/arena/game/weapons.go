@@ -103,7 +103,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 			view, frac = head.ViewTick, head.ViewFraction
 		}
 		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: head.Tick, ViewTick: view, ViewFraction: frac,
-			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge})
+			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge, InterpolationDelay: head.InterpolationDelay, Acked: head.Acked})
 	}
 	damaged := false
 	for _, shot := range s.shots {
