@@ -134,6 +134,10 @@ type ServerStats struct {
 	// clients (lagcomp.Options.Server); ConfirmsDropped those given up
 	// unacknowledged because 256 were pending on one connection.
 	Confirms, ConfirmsDropped uint64
+	// InterpolationClaimsClamped counts the inputs claiming a longer
+	// interpolation delay than ServerOptions.MaxInterpolationDelay: the
+	// plausible view of their shots counted the bound instead.
+	InterpolationClaimsClamped uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,

@@ -94,7 +94,10 @@ func (s *Server) applyInputs(w *gw.World) {
 			}
 		} else {
 			h, rec, _ = sc.inputs.Take(tick)
-			h.MaxViewAge = sc.view.maxViewAge(&h, s.maxInterp, s.viewTolerance)
+			var clamped bool
+			if h.MaxViewAge, clamped = sc.view.maxViewAge(&h, s.maxInterp, s.viewTolerance); clamped {
+				s.stats.InterpolationClaimsClamped++
+			}
 			h.Acked = sc.view.ackedBefore(h.Tick)
 			sc.applied.keep(tick, h, rec)
 		}

@@ -83,7 +83,8 @@ func (m *viewMeter) ackedBefore(tick gw.Tick) gw.Tick {
 // deviation. Before any acknowledgement the round trip counts as 0, and
 // an input whose arrival is unknown as arrived on its tick: what is not
 // measured is not granted.
-func (m *viewMeter) maxViewAge(h *components.InputHeader, maxInterp, tolerance float64) float32 {
+// It reports whether the claimed delay was over the bound.
+func (m *viewMeter) maxViewAge(h *components.InputHeader, maxInterp, tolerance float64) (float32, bool) {
 	lead := 0.0
 	if a := m.arrivals[int(uint32(h.Tick)%uint32(len(m.arrivals)))]; a.set && a.tick == h.Tick {
 		lead = max(float64(h.Tick.Sub(a.at))-a.frac, 0)
@@ -97,6 +98,7 @@ func (m *viewMeter) maxViewAge(h *components.InputHeader, maxInterp, tolerance f
 	if !(interp >= 0) {
 		interp = 0
 	}
+	clamped := interp > maxInterp
 	interp = math.Min(interp, maxInterp)
-	return float32(lead + rtt + interp + tolerance)
+	return float32(lead + rtt + interp + tolerance), clamped
 }
