@@ -81,9 +81,12 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// MaxInterpolationDelay is the largest interpolation delay a client's
 	// inputs may claim toward the plausible view of its shots
-	// (InputHeader.MaxViewAge); a larger claim counts as this much. 150 ms
-	// when zero: the adaptive delay at 20 ms jitter and 10 % loss. Allowed:
-	// 0..1s; a game that lets players fix a longer delay raises it.
+	// (InputHeader.MaxViewAge); a larger claim counts as this much (and is
+	// counted in ServerStats.InterpolationClaimsClamped). When zero, the
+	// longer of 150 ms and 8 send intervals: above the adaptive delay at
+	// 20 ms jitter and 10 % loss at 60 Hz, and at 30 ms and 8 % at 20 Hz.
+	// Allowed: 0..1s; a game that lets players fix a longer delay raises
+	// it.
 	MaxInterpolationDelay time.Duration
 	// ViewTolerance is added to the plausible view age for what the
 	// measurement cannot see of an honest client (a lost first copy of an
@@ -239,7 +242,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
 	if opts.MaxInterpolationDelay == 0 {
-		opts.MaxInterpolationDelay = defaultMaxInterpolationDelay
+		opts.MaxInterpolationDelay = max(defaultMaxInterpolationDelay, 8*time.Duration(opts.SendInterval)*time.Second/time.Duration(opts.TickRate))
 	}
 	if opts.ViewTolerance == 0 {
 		opts.ViewTolerance = defaultViewTolerance

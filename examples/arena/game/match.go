@@ -232,9 +232,9 @@ func NewMatch(cfg Config) (*Match, error) {
 func (m *Match) serverOptions() systems.ServerOptions {
 	return systems.ServerOptions{
 		TickRate: m.Config.TickRate,
-		// A player who fixes a longer interpolation delay has it counted
-		// toward the view of its shots.
-		MaxInterpolationDelay: max(m.Config.InterpDelay, 150*time.Millisecond),
+		// A player who fixes its interpolation delay has it counted
+		// toward the view of its shots (0: the adaptive delay's default).
+		MaxInterpolationDelay: m.Config.InterpDelay,
 		SyncTest:              m.Config.SyncTest,
 		OnConnect:             m.spawnPlayer,
 		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
