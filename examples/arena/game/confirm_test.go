@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
 )
 
 // Under 10 % loss, duplication and reordering each way, every judged shot
@@ -49,4 +52,37 @@ func ownConn(t *testing.T, c *systems.Client) components.ConnID {
 	owner := q.Get().Owner
 	q.Close()
 	return owner
+}
+
+// ackDropper loses every confirmation acknowledgement its client sends.
+type ackDropper struct{ transport.Conn }
+
+func (a ackDropper) Send(p []byte) error {
+	if t, err := protocol.PeekType(p); err == nil && t == protocol.MsgConfirmAck {
+		return nil
+	}
+	return a.Conn.Send(p)
+}
+
+// A client whose acknowledgements never arrive fills the server's queue of
+// 256 verdicts: past it the oldest are given up and counted. The client
+// still gets each verdict the resent window (the oldest 16) slid over,
+// once and in order: the given-up ones and the last window.
+func TestUnacknowledgedConfirmationsAreCapped(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Cheaters, cfg.Cheat, cfg.Loss = 2, 30*time.Second, 1, CheatFireRate, 0
+	cfg.Client = func(i int, spec *harness.ClientSpec) {
+		if i == 1 {
+			spec.Wrap = func(c transport.Conn) transport.Conn { return ackDropper{c} }
+		}
+	}
+	m, _ := run(t, cfg)
+	st := m.Harness.Server.Stats()
+	cs := m.Shots.Stats.ByConn[ownConn(t, m.Harness.Clients[1])]
+	require.NotNil(t, cs)
+	require.Greater(t, cs.Judged, uint64(300), "the rapid fire outruns the queue")
+	assert.Equal(t, cs.Judged-256, st.ConfirmsDropped, "all but the newest 256 were given up")
+	assert.Equal(t, st.ConfirmsDropped+protocol.MaxConfirms, m.Players[1].Confirmations)
+	assert.Zero(t, m.Players[1].ConfirmsOutOfOrder)
+	assert.Zero(t, m.Harness.Clients[1].Stats().ConfirmsMissed)
 }
