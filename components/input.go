@@ -21,6 +21,17 @@ type InputHeader struct {
 	ViewTick           ecs.Tick
 	ViewFraction       float32
 	InterpolationDelay float32
+	// MaxViewAge is the server's, never sent: the oldest view, in ticks
+	// before Tick, that what the server measured of the connection
+	// explains (its round trip and jitter, when the input arrived, the
+	// interpolation delay claimed within the allowed bounds, a tolerance;
+	// docs/lagcomp.md). Lag compensation refuses an older view claim. 0 on
+	// clients.
+	MaxViewAge float32
+	// Acked is the server's, never sent: the newest snapshot tick the
+	// client had acknowledged when this input first arrived (what it
+	// could know of its own state); 0 when none, and on clients.
+	Acked ecs.Tick
 }
 
 // Press is an input event that must count exactly once, such as a jump or

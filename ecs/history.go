@@ -10,14 +10,6 @@ import (
 	"github.com/mlange-42/arche/ecs"
 )
 
-// HistoryOptions configures [EnableHistory].
-type HistoryOptions struct {
-	// Capacity is the number of ticks kept; 128 when zero (about 2 s at
-	// 60 Hz). Allowed: 2..65536. Memory is Capacity times the bytes of the
-	// registered components of all predicted entities, never more.
-	Capacity int
-}
-
 // historyStats counts what the history has done since it was enabled.
 type historyStats struct {
 	Records  uint64 // ticks recorded (normal and replayed)
@@ -179,13 +171,16 @@ type dormantEntity struct {
 // EnableHistory creates the world's rollback history: it records the
 // entities carrying the marker component M (ghostwire's endpoints use
 // components.Predicted), and [Schedule] records it after the prediction
-// stages and restores it on rollback. It returns an error naming the value
-// when the capacity is outside 2..65536, or when the world already has one.
-func EnableHistory[M any](w *World, opts HistoryOptions) (*History, error) {
+// stages and restores it on rollback. capacity is the number of ticks kept,
+// 128 when zero (about 2 s at 60 Hz); memory is capacity times the bytes of
+// the registered components of all predicted entities, never more. It
+// returns an error naming the value when capacity is outside 2..65536, or
+// when the world already has a history.
+func EnableHistory[M any](w *World, capacity int) (*History, error) {
 	if w.history != nil {
 		return nil, errors.New("ecs: the world already has a history")
 	}
-	h, err := newHistory(w, ecs.ComponentID[M](w.Arche()), opts)
+	h, err := newHistory(w, ecs.ComponentID[M](w.Arche()), capacity)
 	if err != nil {
 		return nil, err
 	}
@@ -197,21 +192,21 @@ func EnableHistory[M any](w *World, opts HistoryOptions) (*History, error) {
 // component, not attached to the world's rollback: a server uses one for
 // lag compensation (read with lookup and view, never restored). Errors
 // as EnableHistory.
-func newHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) {
-	if opts.Capacity == 0 {
-		opts.Capacity = 128
+func newHistory(w *World, marker ecs.ID, capacity int) (*History, error) {
+	if capacity == 0 {
+		capacity = 128
 	}
-	if opts.Capacity < 2 || opts.Capacity > 65536 {
-		return nil, fmt.Errorf("ecs: history capacity %d outside 2..65536", opts.Capacity)
+	if capacity < 2 || capacity > 65536 {
+		return nil, fmt.Errorf("ecs: history capacity %d outside 2..65536", capacity)
 	}
 	a := w.Arche()
 	h := &History{
 		world:    w,
 		marker:   marker,
-		records:  make([]record, ringSize(opts.Capacity)),
-		mask:     uint32(ringSize(opts.Capacity) - 1),
-		capacity: opts.Capacity,
-		epochs:   make([]epoch, opts.Capacity+2),
+		records:  make([]record, ringSize(capacity)),
+		mask:     uint32(ringSize(capacity) - 1),
+		capacity: capacity,
+		epochs:   make([]epoch, capacity+2),
 	}
 	h.views = make([]tickView, len(h.records))
 	for i := range h.views {

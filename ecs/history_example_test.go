@@ -15,7 +15,7 @@ func ExampleSchedule_Rollback() {
 	type Pos struct{ X float32 }
 
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
+	h, _ := gw.EnableHistory[components.Predicted](w, 32)
 	if err := gw.Register[Pos](h); err != nil {
 		panic(err)
 	}
@@ -59,7 +59,7 @@ func ExampleSyncTest() {
 	var hidden float32 // the bug: a variable the rollback cannot restore
 
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
+	h, _ := gw.EnableHistory[components.Predicted](w, 16)
 	_ = gw.Register[Pos](h)
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
 	spawn.NewWith(&Pos{}, &components.Predicted{})
@@ -73,7 +73,7 @@ func ExampleSyncTest() {
 		}
 	}))
 
-	st, _ := gw.NewSyncTest(sched, w, gw.SyncTestOptions{Rollback: 2})
+	st, _ := gw.NewSyncTest(sched, w, 2)
 	for i := 0; i < 10; i++ {
 		if err := st.Tick(); err != nil {
 			fmt.Println(err)
@@ -91,7 +91,7 @@ func ExampleSyncTest_unregistered() {
 	type Ammo struct{ Shots int32 } // forgotten: not registered
 
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
+	h, _ := gw.EnableHistory[components.Predicted](w, 16)
 	_ = gw.Register[Pos](h)
 	spawn := generic.NewMap3[Pos, Ammo, components.Predicted](w.Arche())
 	spawn.NewWith(&Pos{}, &Ammo{}, &components.Predicted{})
@@ -106,7 +106,7 @@ func ExampleSyncTest_unregistered() {
 		}
 	}))
 
-	st, _ := gw.NewSyncTest(sched, w, gw.SyncTestOptions{Rollback: 2})
+	st, _ := gw.NewSyncTest(sched, w, 2)
 	for i := 0; i < 10; i++ {
 		if err := st.Tick(); err != nil {
 			fmt.Println(err)

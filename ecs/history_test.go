@@ -131,7 +131,7 @@ type nested struct {
 
 func TestRegisterRefusesNonPlainData(t *testing.T) {
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
+	h, err := gw.EnableHistory[components.Predicted](w, 0)
 	require.NoError(t, err)
 
 	err = gw.Register[withPointer](h)
@@ -160,15 +160,15 @@ func TestRegisterRefusesNonPlainData(t *testing.T) {
 
 func TestEnableHistoryValidatesCapacity(t *testing.T) {
 	for _, c := range []int{-1, 1, 65537} {
-		_, err := gw.EnableHistory[components.Predicted](gw.NewWorld(gw.WorldOptions{}), gw.HistoryOptions{Capacity: c})
+		_, err := gw.EnableHistory[components.Predicted](gw.NewWorld(gw.WorldOptions{}), c)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), fmt.Sprint(c))
 	}
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
+	h, err := gw.EnableHistory[components.Predicted](w, 0)
 	require.NoError(t, err)
 	assert.Equal(t, 128, h.Capacity())
-	_, err = gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{})
+	_, err = gw.EnableHistory[components.Predicted](w, 0)
 	require.Error(t, err)
 }
 
@@ -331,7 +331,7 @@ func TestTickErrorForEmptyHistory(t *testing.T) {
 	var te *gw.TickError
 	require.True(t, errors.As(err, &te))
 	assert.Contains(t, err.Error(), "empty")
-	_, err = gw.NewSyncTest(gw.NewSchedule(), gw.NewWorld(gw.WorldOptions{}), gw.SyncTestOptions{})
+	_, err = gw.NewSyncTest(gw.NewSchedule(), gw.NewWorld(gw.WorldOptions{}), 0)
 	assert.ErrorIs(t, err, gw.ErrNoHistory)
 	assert.ErrorIs(t, gw.NewSchedule().Rollback(gw.NewWorld(gw.WorldOptions{}), 1, nil), gw.ErrNoHistory)
 }

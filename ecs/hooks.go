@@ -13,8 +13,8 @@ import (
 // init hands the endpoints and lag compensation what games do not see;
 // internal/ecsx types and documents each function.
 func init() {
-	access.ECSNewHistory = func(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) {
-		return newHistory(w, marker, opts)
+	access.ECSNewHistory = func(w *World, marker ecs.ID, capacity int) (*History, error) {
+		return newHistory(w, marker, capacity)
 	}
 	access.ECSRegisterType = func(h *History, t reflect.Type) error { return h.registerType(t) }
 	access.ECSRecord = func(h *History, tick Tick) { h.save(tick) }

@@ -8,15 +8,8 @@ import (
 	"github.com/mlange-42/arche/ecs"
 )
 
-// SyncTestOptions configures a [SyncTest].
-type SyncTestOptions struct {
-	// Rollback is how many ticks every check rolls back and replays; 8 when
-	// zero. It must be below the history's capacity.
-	Rollback int
-}
-
 // SyncTest is ghostwire's determinism check, in the spirit of GGPO's sync
-// test: every tick it runs the schedule normally, then rolls back Rollback
+// test: every tick it runs the schedule normally, then rolls back rollback
 // ticks and replays them, comparing a checksum of all registered
 // components after each replayed tick with the one recorded for that tick
 // (by the first run, or by the previous replay, which matched it). A
@@ -100,23 +93,24 @@ func (e *desyncError) Error() string {
 		e.Tick, e.Entity, e.Component, e.Field, formatField(e.Replay, e.kind), formatField(e.First, e.kind))
 }
 
-// NewSyncTest prepares a determinism check of the world's prediction stages.
-// It returns an error without a history ([EnableHistory]), and one naming the
-// value when Rollback is outside 1..capacity-1.
-func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error) {
+// NewSyncTest prepares a determinism check of the world's prediction
+// stages that rolls back and replays rollback ticks every tick (8 when
+// zero). It returns an error without a history ([EnableHistory]), and one
+// naming the value when rollback is outside 1..capacity-1.
+func NewSyncTest(s *Schedule, w *World, rollback int) (*SyncTest, error) {
 	h := w.history
 	if h == nil {
 		return nil, errNoHistory
 	}
-	if opts.Rollback == 0 {
-		opts.Rollback = 8
+	if rollback == 0 {
+		rollback = 8
 	}
-	if opts.Rollback < 1 || opts.Rollback >= h.capacity {
-		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.capacity-1)
+	if rollback < 1 || rollback >= h.capacity {
+		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", rollback, h.capacity-1)
 	}
 	h.checksums = true
-	w.probe = newUnregisteredProbe(h, opts.Rollback)
-	st := &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick, outside: w.tick}
+	w.probe = newUnregisteredProbe(h, rollback)
+	st := &SyncTest{sched: s, world: w, n: rollback, start: w.tick, outside: w.tick}
 	st.onRecorded = st.recorded
 	if w.server {
 		w.probe.onStart = st.watchOutside

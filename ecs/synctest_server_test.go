@@ -30,7 +30,7 @@ func respawnEvery(g *game, period int) {
 func TestSyncTestOnAServerBoundsWindowsAtSimulationChanges(t *testing.T) {
 	g := newGameAs(t, true, 40, 64)
 	respawnEvery(g, 20)
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
+	st, err := gw.NewSyncTest(g.sched, g.world, 8)
 	require.NoError(t, err)
 	for i := 0; i < 300; i++ {
 		require.NoError(t, st.Tick(), "tick %d", i+1)
@@ -48,7 +48,7 @@ func TestSyncTestOnAServerBoundsWindowsAtSimulationChanges(t *testing.T) {
 func TestSyncTestOnAClientFlagsSimulationChanges(t *testing.T) {
 	g := newGameAs(t, false, 40, 64)
 	respawnEvery(g, 20)
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
+	st, err := gw.NewSyncTest(g.sched, g.world, 8)
 	require.NoError(t, err)
 	var derr error
 	for i := 0; i < 60 && derr == nil; i++ {
@@ -72,7 +72,7 @@ func TestSyncTestOnAServerFindsHiddenState(t *testing.T) {
 			pos.Get(target).X += 0.5
 		}
 	}))
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
+	st, err := gw.NewSyncTest(g.sched, g.world, 8)
 	require.NoError(t, err)
 	var derr error
 	for i := 0; i < 100 && derr == nil; i++ {
@@ -92,7 +92,7 @@ func TestSyncTestLeavesTheServerWorldAsAPlainRun(t *testing.T) {
 	respawnEvery(plain, 20)
 	checked := newGameAs(t, true, 40, 64)
 	respawnEvery(checked, 20)
-	st, err := gw.NewSyncTest(checked.sched, checked.world, gw.SyncTestOptions{Rollback: 8})
+	st, err := gw.NewSyncTest(checked.sched, checked.world, 8)
 	require.NoError(t, err)
 	for i := 0; i < 300; i++ {
 		plain.sched.Tick(plain.world)

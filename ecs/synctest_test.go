@@ -15,7 +15,7 @@ import (
 
 func TestSyncTestPassesOnADeterministicGame(t *testing.T) {
 	g := newGame(t, 200, 64)
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 8})
+	st, err := gw.NewSyncTest(g.sched, g.world, 8)
 	require.NoError(t, err)
 	for i := 0; i < 300; i++ {
 		require.NoError(t, st.Tick())
@@ -39,7 +39,7 @@ func TestSyncTestFindsHiddenState(t *testing.T) {
 			pos.Get(target).Y += hiddenCounter
 		}
 	}))
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 4})
+	st, err := gw.NewSyncTest(g.sched, g.world, 4)
 	require.NoError(t, err)
 	var derr error
 	for i := 0; i < 20 && derr == nil; i++ {
@@ -67,7 +67,7 @@ func TestSyncTestFindsInputReadInsideASystem(t *testing.T) {
 			q.Get().Z += keyboard
 		}
 	}))
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	st, err := gw.NewSyncTest(g.sched, g.world, 3)
 	require.NoError(t, err)
 	var derr error
 	for i := 1; i <= 20 && derr == nil; i++ {
@@ -85,7 +85,7 @@ func TestSyncTestFindsInputReadInsideASystem(t *testing.T) {
 
 func TestSyncTestValidatesRollback(t *testing.T) {
 	g := newGame(t, 1, 16)
-	_, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 16})
+	_, err := gw.NewSyncTest(g.sched, g.world, 16)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "16")
 }
@@ -98,7 +98,7 @@ func TestSyncTestReportsAMissingEntity(t *testing.T) {
 			w.Commands().Destroy(doomed)
 		}
 	}))
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 2})
+	st, err := gw.NewSyncTest(g.sched, g.world, 2)
 	require.NoError(t, err)
 	var derr error
 	for i := 0; i < 10 && derr == nil; i++ {
@@ -131,7 +131,7 @@ func TestSyncTestAcceptsPredictedSpawnsFromSideEffects(t *testing.T) {
 				ecs.Component{ID: predID, Comp: &components.Predicted{}})
 		}
 	}))
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	st, err := gw.NewSyncTest(g.sched, g.world, 3)
 	require.NoError(t, err)
 	for i := 0; i < 40; i++ {
 		require.NoError(t, st.Tick(), "tick %d", g.world.Tick())

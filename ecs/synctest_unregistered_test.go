@@ -38,7 +38,7 @@ func withExtras(t *testing.T, g *game) {
 }
 
 func runSyncTest(t *testing.T, g *game, ticks int) error {
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	st, err := gw.NewSyncTest(g.sched, g.world, 3)
 	require.NoError(t, err)
 	for i := 0; i < ticks; i++ {
 		if err := st.Tick(); err != nil {

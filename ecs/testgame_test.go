@@ -83,7 +83,7 @@ func newGameAs(t require.TestingT, server bool, n, capacity int) *game {
 	if server {
 		gw.MarkServer(w)
 	}
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: capacity})
+	h, err := gw.EnableHistory[components.Predicted](w, capacity)
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Position](h))
 	require.NoError(t, gw.Register[Velocity](h))

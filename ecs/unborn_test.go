@@ -26,7 +26,7 @@ type counterGame struct {
 
 func newCounterGame(t *testing.T) *counterGame {
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
+	h, err := gw.EnableHistory[components.Predicted](w, 32)
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Counter](h))
 	filter := generic.NewFilter1[Counter]().With(generic.T[components.Predicted]())
@@ -169,7 +169,7 @@ func newStunGame(t *testing.T) (*counterGame, ecs.Entity) {
 func TestRollbackRestoresWhichRegisteredComponentsAnEntityHas(t *testing.T) {
 	ref, refEntity := newStunGame(t)
 	g, e := newStunGame(t)
-	st, err := gw.NewSyncTest(g.sched, g.world, gw.SyncTestOptions{Rollback: 3})
+	st, err := gw.NewSyncTest(g.sched, g.world, 3)
 	require.NoError(t, err)
 	for i := 1; i <= 40; i++ {
 		ref.ticks(1)

@@ -91,6 +91,16 @@ type ClientOptions struct {
 	// the predicted value and the server's (diff.String prints them). It
 	// runs inside the tick and must not make structural changes.
 	OnMisprediction func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff)
+	// OnConfirm, if set, receives the server's verdict of each shot of
+	// this client (judged by a lagcomp.Compensator given the server in
+	// lagcomp.Options.Server): exactly once, in the order the server
+	// judged them, across loss, duplication and reordering. shot is the
+	// input tick of the shot; reason the verdict's lagcomp.Reason key
+	// ("other" for one a game's own judge made up); target the ghost hit
+	// (or the visible one a wall hid) on this client, the zero entity when
+	// none or not shown. It runs when the packet is received, outside any
+	// tick: it may count and show, not change the world's structure.
+	OnConfirm func(w *gw.World, shot gw.Tick, hit bool, reason string, target ecs.Entity, part uint8)
 	// SyncTest, when not zero, runs every tick as a determinism check of
 	// this client's prediction (see [gw.SyncTest]): the tick, then a
 	// rollback of SyncTest ticks and their replay, compared with the first
@@ -170,6 +180,13 @@ type ClientStats struct {
 	HasConfirmed   bool
 	Reason         netsync.RejectReason // why the server refused or ended the connection (see Client.Err)
 
+	// Confirmations counts the verdicts of this client's shots delivered
+	// (ClientOptions.OnConfirm), ConfirmedHits those that hit;
+	// ConfirmsDuplicate the copies dropped (resent, duplicated or
+	// reordered on the way) and ConfirmsMissed the verdicts the server
+	// gave up because this client acknowledged none of 256.
+	Confirmations, ConfirmedHits, ConfirmsDuplicate, ConfirmsMissed uint64
+
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
 	// when none. Its keys are the schema's components, so it stays small.
@@ -230,7 +247,11 @@ type Client struct {
 	catchUp    int
 	tx         []byte
 	batch      protocol.InputBatch
-	welcome    protocol.Welcome
+	// confirms is the scratch of a decoded confirmation packet;
+	// nextConfirm the sequence number of the next verdict to deliver.
+	confirms    []protocol.Confirm
+	nextConfirm uint32
+	welcome     protocol.Welcome
 	// predicted selects the owned predicted ghosts, simulated all the
 	// predicted ones, shown the interpolated ones.
 	predicted *generic.Filter2[components.Ghost, components.InputHeader]
@@ -292,7 +313,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 		return nil, err
 	}
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: opts.HistoryCapacity})
+	h, err := gw.EnableHistory[components.Predicted](w, opts.HistoryCapacity)
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,10 @@ func (c *Client) poll(now time.Duration) {
 			if rtt := now - time.Duration(c.latest.EchoTime)*time.Millisecond - time.Duration(c.latest.Hold)*time.Millisecond; c.latest.EchoTime != 0 && rtt >= 0 {
 				c.rtt.Sample(rtt)
 			}
+		case protocol.MsgConfirm:
+			if c.state == stateConnected {
+				c.confirmed(p)
+			}
 		default:
 			c.stats.BadPackets++
 		}

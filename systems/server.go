@@ -91,6 +91,19 @@ type ServerOptions struct {
 	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
+	// MaxInterpolationDelay is the largest interpolation delay a client's
+	// inputs may claim toward the plausible view of its shots
+	// (InputHeader.MaxViewAge); a larger claim counts as this much (and is
+	// counted in ServerStats.InterpolationClaimsClamped). When zero, the
+	// longer of 150 ms and 8 send intervals: above the adaptive delay at
+	// 20 ms jitter and 10 % loss at 60 Hz, and at 30 ms and 8 % at 20 Hz.
+	// Allowed: 0..1s; a game that lets players fix a longer delay raises
+	// it.
+	MaxInterpolationDelay time.Duration
+	// ViewTolerance is added to the plausible view age for what the
+	// measurement cannot see of an honest client (a lost first copy of an
+	// input, a jitter spike); 50 ms when zero. Allowed: 0..500ms.
+	ViewTolerance time.Duration
 }
 
 // maxServerSyncTest bounds ServerOptions.SyncTest.
@@ -143,6 +156,14 @@ type ServerStats struct {
 	// the tick, entity, component and field), or nil.
 	SyncTestChecks, Desyncs uint64
 	FirstDesync             error
+	// Confirms counts the shot verdicts queued for their shooters'
+	// clients (lagcomp.Options.Server); ConfirmsDropped those given up
+	// unacknowledged because 256 were pending on one connection.
+	Confirms, ConfirmsDropped uint64
+	// InterpolationClaimsClamped counts the inputs claiming a longer
+	// interpolation delay than ServerOptions.MaxInterpolationDelay: the
+	// plausible view of their shots counted the bound instead.
+	InterpolationClaimsClamped uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -174,6 +195,9 @@ type Server struct {
 	closing  bool               // Close was called
 	stats    ServerStats
 	log      *slog.Logger
+	// maxInterp and viewTolerance are the options of the plausible view
+	// in ticks.
+	maxInterp, viewTolerance float64
 
 	// untilSend counts the ticks down to the next snapshots: counting
 	// from the last ones, not tick % SendInterval, keeps their spacing
@@ -196,6 +220,8 @@ type serverConn struct {
 	helloAt   time.Duration
 	applied   appliedInputs // for the replays of ServerOptions.SyncTest
 	view      *ghostreg.View
+	viewAge   viewMeter    // what bounds the view of its shots
+	confirms  confirmQueue // verdicts of its shots not yet acknowledged
 }
 
 // NewServer creates a server world reading time from src and accepting
@@ -232,6 +258,18 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
+	if opts.MaxInterpolationDelay == 0 {
+		opts.MaxInterpolationDelay = max(defaultMaxInterpolationDelay, 8*time.Duration(opts.SendInterval)*time.Second/time.Duration(opts.TickRate))
+	}
+	if opts.ViewTolerance == 0 {
+		opts.ViewTolerance = defaultViewTolerance
+	}
+	if opts.MaxInterpolationDelay < 0 || opts.MaxInterpolationDelay > time.Second {
+		return nil, fmt.Errorf("systems: max interpolation delay %v outside 0..1s", opts.MaxInterpolationDelay)
+	}
+	if opts.ViewTolerance < 0 || opts.ViewTolerance > 500*time.Millisecond {
+		return nil, fmt.Errorf("systems: view tolerance %v outside 0..500ms", opts.ViewTolerance)
+	}
 	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
 	}
@@ -254,7 +292,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	ecsx.MarkServer(w)
 	if opts.SyncTest > 0 {
 		// Two windows of replays fit, whatever the depth.
-		h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 2 * (opts.SyncTest + 1)})
+		h, err := gw.EnableHistory[components.Predicted](w, 2*(opts.SyncTest+1))
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +305,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
 		opts: opts, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
-		log: opts.Logger,
+		log:           opts.Logger,
+		maxInterp:     float64(opts.MaxInterpolationDelay) * float64(opts.TickRate) / float64(time.Second),
+		viewTolerance: float64(opts.ViewTolerance) * float64(opts.TickRate) / float64(time.Second),
 	}
 	if s.log == nil {
 		s.log = slog.Default()

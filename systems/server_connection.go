@@ -106,7 +106,7 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 		}
 		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
 		sc := &serverConn{id: s.newConnID(), link: c, inputs: inputs, heard: now,
-			helloTime: s.hello.ClientTime, helloAt: now}
+			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64))}
 		e, typ, err := s.opts.OnConnect(s.world, sc.id)
 		if err == nil {
 			if _, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {

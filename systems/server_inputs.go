@@ -6,6 +6,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/control"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
@@ -41,9 +42,13 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 			sc.echo, sc.echoAt, sc.echoed = s.batch.ClientTime, now, true
 		}
 		current := s.world.Tick()
+		pending := s.clock.Pending()
+		sc.viewAge.acknowledged(s.batch.AckTick, current, pending)
 		size := s.binding.Schema().InputSize()
 		for i, h := range s.batch.Heads {
-			sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current)
+			if sc.inputs.Add(h, s.batch.Data[i*size:(i+1)*size], current) == control.AddAccepted {
+				sc.viewAge.arrived(h.Tick, current, pending)
+			}
 		}
 		// The first arrival of a tick newer than any before says how early
 		// the client sends. Late ones too (a negative lead), so the client
@@ -57,6 +62,13 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 				sc.lead.Observe(t, serverTime)
 			}
 		}
+	case protocol.MsgConfirmAck:
+		next, err := protocol.DecodeConfirmAck(p)
+		if err != nil {
+			s.stats.BadPackets++
+			return false
+		}
+		sc.confirms.ack(next)
 	case protocol.MsgDisconnect:
 		s.drop(sc, protocol.RejectClosed)
 		return true
@@ -83,6 +95,11 @@ func (s *Server) applyInputs(w *gw.World) {
 			}
 		} else {
 			h, rec, _ = sc.inputs.Take(tick)
+			var clamped bool
+			if h.MaxViewAge, clamped = sc.viewAge.maxViewAge(&h, s.maxInterp, s.viewTolerance); clamped {
+				s.stats.InterpolationClaimsClamped++
+			}
+			h.Acked = sc.viewAge.ackedBefore(h.Tick)
 			sc.applied.keep(tick, h, rec)
 		}
 		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)

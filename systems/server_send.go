@@ -28,5 +28,6 @@ func (s *Server) send(w *gw.World) {
 			sc.link.sentSnapshot(seq, tick)
 		}
 		s.stats.SnapshotsSent++
+		s.sendConfirms(sc)
 	}
 }

@@ -37,7 +37,7 @@ func (k *syncCheck) tick(s *gw.Schedule, w *gw.World, log *slog.Logger) {
 		return
 	}
 	if k.st == nil {
-		st, err := gw.NewSyncTest(s, w, gw.SyncTestOptions{Rollback: k.depth})
+		st, err := gw.NewSyncTest(s, w, k.depth)
 		if err != nil { // not expected: the endpoint checked the option
 			k.first, k.depth = err, 0
 			log.Error("ghostwire: sync test not started", "err", err)

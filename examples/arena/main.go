@@ -112,6 +112,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Var(onOffFlag{&cfg.LagComp}, "lagcomp", "judge shots at the shooter's view tick (on) or against the present (off)")
 	fs.DurationVar(&cfg.MaxRewind, "max-rewind", cfg.MaxRewind, "lag-compensation window (one tick..2s)")
 	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
+	fs.IntVar(&cfg.Cheaters, "cheaters", cfg.Cheaters, "how many bots (the last ones) cheat (0..clients)")
+	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
 	report := fs.String("report", "", "write the JSON report to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	if err := fs.Parse(args); err != nil {
@@ -164,6 +166,8 @@ func printSummary(w io.Writer, r *game.Report) {
 			cl.Footsteps, cl.MovingInputs, cl.BytesDownPerS, cl.BytesUpPerS)
 		fmt.Fprintf(w, "           interpolation delay %.0fms, extrapolated %.1f ticks (max %.2f), max remote step %.2f, %d shots fired\n",
 			cl.InterpDelayMS, cl.ExtrapolatedTicks, cl.MaxExtrapolation, cl.MaxRemoteStep, cl.ShotsFired)
+		fmt.Fprintf(w, "           cheat %s: %d confirmed hits, %d cheating shots, %d hits gained by cheating\n",
+			cl.Cheat, cl.ConfirmedHits, cl.CheatShots, cl.CheatHits)
 	}
 	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second)\n", r.Converged, r.Wall.SimSecondsPerSecond)
 }

@@ -85,7 +85,7 @@ func run(args []string, out io.Writer) error {
 	}
 
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 64})
+	h, err := gw.EnableHistory[components.Predicted](w, 64)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func run(args []string, out io.Writer) error {
 
 	// The determinism check on a fresh copy of the same game.
 	w2 := gw.NewWorld(gw.WorldOptions{})
-	h2, err := gw.EnableHistory[components.Predicted](w2, gw.HistoryOptions{Capacity: 64})
+	h2, err := gw.EnableHistory[components.Predicted](w2, 64)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func run(args []string, out io.Writer) error {
 	for i := 0; i < 4; i++ {
 		spawn2.NewWith(&Position{X: float32(i)}, &Velocity{}, &Walker{Index: uint32(i)}, &components.Predicted{})
 	}
-	st2, err := gw.NewSyncTest(sched, w2, gw.SyncTestOptions{Rollback: 8})
+	st2, err := gw.NewSyncTest(sched, w2, 8)
 	if err != nil {
 		return err
 	}

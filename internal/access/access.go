@@ -43,7 +43,12 @@ var (
 	LagcompProbe   any
 	LagcompPresent any
 	LagcompHistory any
+	LagcompReasons any
 )
+
+// Set by package systems; read by package lagcomp: queue a verdict for
+// the shooter's client.
+var ServerConfirm any
 
 // TickView reads one recorded tick of an ecs history without copying:
 // entities by row, values by row and component. It is valid until that

@@ -19,7 +19,7 @@ import (
 // that does not match panics here, when the first package using ecsx
 // initializes.
 var (
-	newHistory    = access.ECSNewHistory.(func(*gw.World, ecs.ID, gw.HistoryOptions) (*gw.History, error))
+	newHistory    = access.ECSNewHistory.(func(*gw.World, ecs.ID, int) (*gw.History, error))
 	registerType  = access.ECSRegisterType.(func(*gw.History, reflect.Type) error)
 	record        = access.ECSRecord.(func(*gw.History, gw.Tick))
 	newest        = access.ECSNewest.(func(*gw.History) (gw.Tick, bool))
@@ -54,8 +54,8 @@ type TickView = access.TickView
 // component, not attached to the world's rollback: a server uses one for
 // lag compensation (read with Lookup and View, never restored). It returns
 // an error naming the value when the capacity is outside 2..65536.
-func NewHistory(w *gw.World, marker ecs.ID, opts gw.HistoryOptions) (*gw.History, error) {
-	return newHistory(w, marker, opts)
+func NewHistory(w *gw.World, marker ecs.ID, capacity int) (*gw.History, error) {
+	return newHistory(w, marker, capacity)
 }
 
 // RegisterType is gw.Register for a type known only at run time (the

@@ -43,7 +43,7 @@ func TestEndpointStagesRunInTheirPlace(t *testing.T) {
 // predicted entity that moves +1 per tick, run for ticks ticks.
 func predicted(t *testing.T, ticks int) (*gw.World, *gw.Schedule, *gw.History, ecs.Entity) {
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 8})
+	h, err := gw.EnableHistory[components.Predicted](w, 8)
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Pos](h))
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
@@ -97,7 +97,7 @@ func TestSetTickAndLayoutVersion(t *testing.T) {
 func TestViewReadsARecordWithoutAllocating(t *testing.T) {
 	w := gw.NewWorld(gw.WorldOptions{})
 	marker := ecs.ComponentID[components.Hitboxes](w.Arche())
-	h, err := ecsx.NewHistory(w, marker, gw.HistoryOptions{Capacity: 4})
+	h, err := ecsx.NewHistory(w, marker, 4)
 	require.NoError(t, err)
 	require.NoError(t, ecsx.RegisterType(h, typeOf[Pos]()))
 	spawn := generic.NewMap2[Pos, components.Hitboxes](w.Arche())
@@ -131,7 +131,7 @@ func TestViewReadsARecordWithoutAllocating(t *testing.T) {
 func TestDesyncAndChecks(t *testing.T) {
 	hidden := float32(0) // state the rollback cannot restore
 	w := gw.NewWorld(gw.WorldOptions{})
-	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 8})
+	h, err := gw.EnableHistory[components.Predicted](w, 8)
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Pos](h))
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
@@ -145,7 +145,7 @@ func TestDesyncAndChecks(t *testing.T) {
 			q.Get().X += hidden
 		}
 	}))
-	st, err := gw.NewSyncTest(s, w, gw.SyncTestOptions{Rollback: 2})
+	st, err := gw.NewSyncTest(s, w, 2)
 	require.NoError(t, err)
 	var found error
 	for i := 0; i < 5 && found == nil; i++ {

@@ -319,7 +319,7 @@ func TestClientEachInIDOrder(t *testing.T) {
 func TestClientCompare(t *testing.T) {
 	const me = 1
 	p := newPair(t, me)
-	h, err := gw.EnableHistory[components.Predicted](p.cw, gw.HistoryOptions{Capacity: 16})
+	h, err := gw.EnableHistory[components.Predicted](p.cw, 16)
 	require.NoError(t, err)
 	for i := 0; i < p.s.NumComponents(); i++ {
 		require.NoError(t, ecsx.RegisterType(h, p.s.ComponentType(codec.ComponentID(i))))

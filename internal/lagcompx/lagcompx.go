@@ -14,7 +14,11 @@ var (
 	probe   = access.LagcompProbe.(func(*lagcomp.Compensator, lagcomp.Shot, bool) lagcomp.Verdict)
 	history = access.LagcompHistory.(func(*lagcomp.Compensator) *gw.History)
 	present = access.LagcompPresent.(func(*lagcomp.Compensator) bool)
+	reasons = access.LagcompReasons.(func() []lagcomp.Reason)
 )
+
+// Reasons lists every verdict reason in the order of the rules.
+func Reasons() []lagcomp.Reason { return reasons() }
 
 // Probe judges a shot like Compensator.Judge would in the given mode
 // (present: lag compensation off) without counting it or touching the

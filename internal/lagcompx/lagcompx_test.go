@@ -48,7 +48,7 @@ func TestProbeJudgesTheOtherModeWithoutCounting(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, 2, hp.Y, 1e-6)
 
-	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, ViewTick: 20, ViewFraction: 0.5, Dir: [3]float32{10, 2.05, 0}}
+	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, ViewTick: 20, ViewFraction: 0.5, Dir: [3]float32{10, 2.05, 0}, MaxViewAge: 12}
 	assert.Equal(t, lagcomp.ReasonNoTarget, lagcompx.Probe(lc, shot, true).Reason)
 	assert.Equal(t, lagcomp.ReasonHit, lagcompx.Probe(lc, shot, false).Reason)
 	assert.Equal(t, lagcomp.ReasonHit, lc.Judge(shot).Reason, "probes left the fire-rate book alone")

@@ -27,6 +27,8 @@ const (
 	MsgInputs     MsgType = 4 // client → server: the newest input commands
 	MsgSnapshot   MsgType = 5 // server → client: ghost states of one tick
 	MsgDisconnect MsgType = 6 // either way: goodbye
+	MsgConfirm    MsgType = 7 // server → client: verdicts of the client's shots, resent until acknowledged
+	MsgConfirmAck MsgType = 8 // client → server: every verdict before a sequence number arrived
 )
 
 // String names the message type.
@@ -44,6 +46,10 @@ func (t MsgType) String() string {
 		return "snapshot"
 	case MsgDisconnect:
 		return "disconnect"
+	case MsgConfirm:
+		return "confirm"
+	case MsgConfirmAck:
+		return "confirm-ack"
 	}
 	return fmt.Sprintf("MsgType(%d)", uint8(t))
 }
@@ -59,8 +65,8 @@ func PeekType(p []byte) (MsgType, error) {
 		return 0, fmt.Errorf("netsync: protocol version %d, want %d: %w", p[0], ProtocolVersion, bitstream.ErrOutOfRange)
 	}
 	t := MsgType(p[1])
-	if t < MsgHello || t > MsgDisconnect {
-		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgDisconnect, bitstream.ErrOutOfRange)
+	if t < MsgHello || t > MsgConfirmAck {
+		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgConfirmAck, bitstream.ErrOutOfRange)
 	}
 	return t, nil
 }

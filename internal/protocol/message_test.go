@@ -30,7 +30,7 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	want := map[protocol.MsgType]string{
 		protocol.MsgHello: "hello", protocol.MsgWelcome: "welcome", protocol.MsgReject: "reject",
 		protocol.MsgInputs: "inputs", protocol.MsgSnapshot: "snapshot", protocol.MsgDisconnect: "disconnect",
-		0: "MsgType(0)", 7: "MsgType(7)",
+		0: "MsgType(0)", 9: "MsgType(9)", 7: "confirm", 8: "confirm-ack",
 	}
 	for typ, s := range want {
 		assert.Equal(t, s, typ.String())
@@ -260,11 +260,11 @@ func TestPeekTypeErrors(t *testing.T) {
 	_, err = protocol.PeekType([]byte{protocol.ProtocolVersion + 1, byte(protocol.MsgHello)})
 	require.ErrorIs(t, err, bitstream.ErrOutOfRange)
 	assert.Contains(t, err.Error(), fmt.Sprintf("version %d", protocol.ProtocolVersion+1))
-	for _, typ := range []byte{0, 7, 255} {
+	for _, typ := range []byte{0, 9, 255} {
 		_, err := protocol.PeekType([]byte{protocol.ProtocolVersion, typ})
 		assert.ErrorIs(t, err, bitstream.ErrOutOfRange, "type %d", typ)
 	}
-	for typ := protocol.MsgHello; typ <= protocol.MsgDisconnect; typ++ {
+	for typ := protocol.MsgHello; typ <= protocol.MsgConfirmAck; typ++ {
 		got, err := protocol.PeekType([]byte{protocol.ProtocolVersion, byte(typ)})
 		require.NoError(t, err)
 		assert.Equal(t, typ, got)

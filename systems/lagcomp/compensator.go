@@ -16,6 +16,7 @@ import (
 	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/raycast"
 	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
 )
 
 // Options configures a [Compensator].
@@ -54,6 +55,24 @@ type Options struct {
 	// Present judges every shot against the present instead of the view
 	// tick: lag compensation off, for comparison.
 	Present bool
+	// Alive, if set, says whether a shooter was alive at a recorded tick
+	// (from its recorded components): it enables the death rule. Nil: the
+	// death rule is off.
+	Alive func(r *Rewound) bool
+	// TradeWindow is the death rule: how long after its death a
+	// shooter's shots are still judged, provided the shooter could not
+	// have seen its death (its view plus its interpolation delay before
+	// it, and no snapshot of it acknowledged: Shot.Acked); kills trade, as
+	// in Overwatch: shots already sent within the latency count. The
+	// Window when zero: then the plausible view (Shot.MaxViewAge) is the
+	// limit, the shooter's own measured latency. Negative refuses every
+	// shot whose input tick is after the death. Refusals are
+	// ReasonShooterDead. Allowed: up to Window.
+	TradeWindow time.Duration
+	// Server, if set, is the endpoint whose clients fired the shots: Judge
+	// sends each verdict to the client owning the shooter, which receives
+	// it exactly once and in order (systems.ClientOptions.OnConfirm).
+	Server *systems.Server
 }
 
 // Reason is why a verdict is what it is; its value is its report key,
@@ -64,16 +83,19 @@ type Reason string
 const (
 	ReasonHit            Reason = "hit"             // the ray hit a visible target before any wall
 	ReasonOutsideWindow  Reason = "outside_window"  // the view tick is older than the window (or in the future)
-	ReasonOccluded       Reason = "occluded"        // static geometry was in the way at that tick
+	ReasonOccluded       Reason = "occluded"        // static geometry was in the way at that tick, or between the shooter and its claimed origin
 	ReasonFireRate       Reason = "fire_rate"       // the shooter fired sooner than MinShotInterval allows
 	ReasonOriginMismatch Reason = "origin_mismatch" // the claimed origin is too far from the shooter
 	ReasonNotVisible     Reason = "not_visible"     // the only target on the ray was invisible to the shooter then
 	ReasonNoTarget       Reason = "no_target"       // the ray hit nobody
+
+	ReasonViewImplausible Reason = "view_implausible" // the view is older than the server's measurements explain (Shot.MaxViewAge)
+	ReasonShooterDead     Reason = "shooter_dead"     // the shooter was dead at the input's tick and the death rule refuses it
 )
 
 // reasons lists every reason in order; a verdict is counted at its index.
 var reasons = [...]Reason{ReasonHit, ReasonOutsideWindow, ReasonOccluded, ReasonFireRate,
-	ReasonOriginMismatch, ReasonNotVisible, ReasonNoTarget}
+	ReasonOriginMismatch, ReasonNotVisible, ReasonNoTarget, ReasonViewImplausible, ReasonShooterDead}
 
 // index returns r's index in reasons.
 func (r Reason) index() int {
@@ -97,13 +119,34 @@ type Shot struct {
 	// Origin is where the shooter claims the shot started; Dir its
 	// direction (normalized here).
 	Origin, Dir [3]float32
+	// MaxViewAge is the oldest view, in ticks before Tick, that the
+	// server's own measurements of the shooter's connection explain: the
+	// server endpoint fills components.InputHeader.MaxViewAge for every
+	// input and the game copies it here. An older view is refused as
+	// ReasonViewImplausible; 0 allows only views of Tick itself.
+	MaxViewAge float32
+	// InterpolationDelay is the delay, in ticks, the shooter claims it
+	// showed others with (components.InputHeader.InterpolationDelay): its
+	// own state was InterpolationDelay newer than its view, so the death
+	// rule takes the shooter to have seen its death once ViewTick plus it
+	// reaches the death. Claiming less shrinks MaxViewAge as much.
+	InterpolationDelay float32
+	// Acked is the newest snapshot tick the shooter's client had
+	// acknowledged when the input arrived (components.InputHeader.Acked,
+	// which the server endpoint fills); 0 when unknown. The death rule
+	// takes a shooter that acknowledged the snapshot of its death to
+	// have seen it.
+	Acked gw.Tick
 }
 
 // Verdict is the answer to one shot: hit or not, what, where, when and why.
+// Its Reason names the rule that decided it. A refusal never names a
+// target the shooter could not see: a ReasonNotVisible verdict carries no
+// target, part or distance.
 type Verdict struct {
 	Hit    bool
 	Reason Reason
-	Target ecs.Entity // the entity hit (or the invisible or occluded one)
+	Target ecs.Entity // the entity hit (or the visible one a wall hid)
 	Part   uint8      // the hitbox's Part
 	// Tick is the (fractional) tick the shot was judged at.
 	Tick     float64
@@ -154,6 +197,7 @@ type Compensator struct {
 	opts     Options
 	hist     *gw.History
 	window   float64 // ticks
+	trade    float64 // Options.TradeWindow in ticks; negative: no trades
 	hitboxes ecs.ID
 	declared []declared
 	targets  []Rewound
@@ -203,16 +247,23 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 	if !(opts.Range > 0) || !(opts.MaxOriginError > 0) {
 		return nil, fmt.Errorf("lagcomp: range %v and max origin error %v must be > 0", opts.Range, opts.MaxOriginError)
 	}
+	if opts.TradeWindow == 0 {
+		opts.TradeWindow = opts.Window
+	}
+	if opts.TradeWindow > opts.Window {
+		return nil, fmt.Errorf("lagcomp: trade window %v outside ..%v (the window)", opts.TradeWindow, opts.Window)
+	}
 	window := float64(opts.Window) * float64(opts.TickRate) / float64(time.Second)
+	trade := float64(opts.TradeWindow) * float64(opts.TickRate) / float64(time.Second)
 	hid := ecs.ComponentID[components.Hitboxes](w.Arche())
-	h, err := ecsx.NewHistory(w, hid, gw.HistoryOptions{Capacity: int(math.Ceil(window)) + 2})
+	h, err := ecsx.NewHistory(w, hid, int(math.Ceil(window))+2)
 	if err != nil {
 		return nil, err
 	}
 	if err := gw.Register[components.Hitboxes](h); err != nil {
 		return nil, err
 	}
-	return &Compensator{world: w, opts: opts, hist: h, window: window, hitboxes: hid}, nil
+	return &Compensator{world: w, opts: opts, hist: h, window: window, trade: trade, hitboxes: hid}, nil
 }
 
 // Register adds component T to what is recorded and rewound (typically the
@@ -347,15 +398,20 @@ func (c *Compensator) inWindow(newest, tick gw.Tick, fraction float32) bool {
 }
 
 // Judge decides one shot. It checks, in order: the view tick against the
-// window (never extrapolating), the fire rate, the claimed origin against
-// the shooter's recorded position, then rewinds every other entity to the
-// view tick and casts the ray against their hitboxes and the walls. It
-// never writes the live world; the caller applies the consequences to the
-// present.
+// window (never extrapolating), the view against the age the server
+// measured for the shooter (Shot.MaxViewAge), the death rule, the fire
+// rate, the claimed origin against the shooter's recorded position (its
+// distance, and no wall between them), then rewinds every other entity to
+// the view tick and casts the ray against their hitboxes and the walls.
+// The first rule that refuses names the verdict's Reason. It never writes
+// the live world; the caller applies the consequences to the present.
 func (c *Compensator) Judge(s Shot) Verdict {
 	c.stats.shots++
 	v := c.judge(s, c.opts.Present, true)
 	c.stats.verdicts[v.Reason.index()]++
+	if c.opts.Server != nil {
+		serverConfirm(c.opts.Server, s.Shooter, s.Tick, v.Hit, string(v.Reason), v.Target, v.Part)
+	}
 	return v
 }
 
@@ -376,6 +432,16 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		v.Reason = ReasonOutsideWindow
 		return v
 	}
+	// The claim itself is judged even when the present is: a lagging
+	// view claim is the client's, whatever mode the server runs in.
+	if age := float64(s.Tick.Sub(s.ViewTick)) - float64(s.ViewFraction); !(age <= float64(s.MaxViewAge)) {
+		v.Reason = ReasonViewImplausible
+		return v
+	}
+	if !c.deathAllows(s) {
+		v.Reason = ReasonShooterDead
+		return v
+	}
 	if c.opts.MinShotInterval > 0 && book {
 		i := 0
 		for i < len(c.lastShot) && c.lastShot[i].e != s.Shooter {
@@ -394,23 +460,15 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	}
 	// The shooter's own position now, from the newest record. A shooter
 	// the history does not hold cannot be checked, so it is refused.
-	if now, err := ecsx.View(c.hist, newest); err == nil {
-		row, ok := now.Row(s.Shooter)
-		if !ok {
-			v.Reason = ReasonOriginMismatch
-			return v
-		}
-		r := &c.self
-		*r = Rewound{Entity: s.Shooter, c: c, vals: r.vals[:0]}
-		for _, d := range c.declared {
-			r.vals = append(r.vals, now.Value(row, now.Component(d.id)))
-		}
-		p, _ := c.opts.Pose(r)
-		dx, dy, dz := s.Origin[0]-p[0], s.Origin[1]-p[1], s.Origin[2]-p[2]
-		if math.Sqrt(float64(dx*dx+dy*dy+dz*dz)) > float64(c.opts.MaxOriginError) {
-			v.Reason = ReasonOriginMismatch
-			return v
-		}
+	r, ok := c.shooterAt(s.Shooter, newest)
+	if !ok {
+		v.Reason = ReasonOriginMismatch
+		return v
+	}
+	p, _ := c.opts.Pose(r)
+	if reason, ok := c.originReachable(p, s.Origin); !ok {
+		v.Reason = reason
+		return v
 	}
 	targets, err := c.rewind(tick, frac)
 	if err != nil {
@@ -431,7 +489,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		}
 	}
 	bestVis, bestHidden := math.Inf(1), math.Inf(1)
-	var vis, hidden Verdict
+	var vis Verdict
 	for i := range targets {
 		tg := &targets[i]
 		if tg.Entity == s.Shooter || tg.Hitboxes == nil {
@@ -446,7 +504,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 				bestVis, vis = t, Verdict{Target: tg.Entity, Part: part, Distance: float32(t)}
 			}
 		} else if t < bestHidden {
-			bestHidden, hidden = t, Verdict{Target: tg.Entity, Part: part, Distance: float32(t)}
+			bestHidden = t
 		}
 	}
 	switch {
@@ -458,11 +516,95 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		vis.Hit, vis.Reason, vis.Tick = true, ReasonHit, view
 		return vis
 	case !math.IsInf(bestHidden, 1):
-		hidden.Reason, hidden.Tick = ReasonNotVisible, view
-		return hidden
+		// Nothing about the hidden target: not who, where nor which part.
+		v.Reason = ReasonNotVisible
+		return v
 	}
 	v.Reason = ReasonNoTarget
 	return v
+}
+
+// shooterAt returns the shooter as recorded at tick, its components
+// unblended, in c.self; false when the history does not hold it then.
+func (c *Compensator) shooterAt(e ecs.Entity, tick gw.Tick) (*Rewound, bool) {
+	view, err := ecsx.View(c.hist, tick)
+	if err != nil {
+		return nil, false
+	}
+	row, ok := view.Row(e)
+	if !ok {
+		return nil, false
+	}
+	r := &c.self
+	*r = Rewound{Entity: e, c: c, vals: r.vals[:0], Hitboxes: (*components.Hitboxes)(view.Value(row, view.Component(c.hitboxes)))}
+	for _, d := range c.declared {
+		r.vals = append(r.vals, view.Value(row, view.Component(d.id)))
+	}
+	return r, true
+}
+
+// originReachable checks a claimed origin against the shooter's recorded
+// position p: within MaxOriginError, and no wall on the segment between
+// them (a shot cannot start around a corner the shooter stands behind).
+func (c *Compensator) originReachable(p, origin [3]float32) (Reason, bool) {
+	d := raycast.Vec{float64(origin[0] - p[0]), float64(origin[1] - p[1]), float64(origin[2] - p[2])}
+	l := math.Sqrt(raycast.Dot(d, d))
+	if l > float64(c.opts.MaxOriginError) || math.IsNaN(l) {
+		return ReasonOriginMismatch, false
+	}
+	if l == 0 {
+		return "", true
+	}
+	seg := raycast.Ray{Origin: raycast.Vec{float64(p[0]), float64(p[1]), float64(p[2])}, Dir: raycast.Scale(d, 1/l), Max: l}
+	for _, w := range c.opts.Walls {
+		lo := raycast.Vec{float64(w[0][0]), float64(w[0][1]), float64(w[0][2])}
+		hi := raycast.Vec{float64(w[1][0]), float64(w[1][1]), float64(w[1][2])}
+		if _, ok := raycast.AABB(seg, lo, hi); ok {
+			return ReasonOccluded, false
+		}
+	}
+	return "", true
+}
+
+// deathAllows applies the death rule (Options.Alive, TradeWindow): a
+// shooter alive at the input's tick may shoot; a dead one only within the
+// trade window after its death and while it could not have seen it: its
+// view plus its interpolation delay before the death, and no snapshot of
+// the death acknowledged. A death older than
+// the history is outside any window.
+func (c *Compensator) deathAllows(s Shot) bool {
+	if c.opts.Alive == nil {
+		return true
+	}
+	newest, _ := ecsx.Newest(c.hist)
+	at := s.Tick
+	if at.After(newest) {
+		at = newest
+	}
+	if r, ok := c.shooterAt(s.Shooter, at); !ok || c.opts.Alive(r) {
+		return true // an unrecorded shooter is the origin check's to refuse
+	}
+	if c.trade < 0 {
+		return false
+	}
+	// Walk back to the last tick it was alive: it died on the next one.
+	limit := int(math.Ceil(c.trade))
+	for back := 1; back <= limit+1; back++ {
+		r, ok := c.shooterAt(s.Shooter, at.Add(-back))
+		if !ok {
+			return false
+		}
+		if c.opts.Alive(r) {
+			death := at.Add(-back + 1)
+			since := float64(s.Tick.Sub(death))
+			// What the shooter knew of itself: its view plus the delay
+			// it showed others with.
+			knew := float64(death.Sub(s.ViewTick)) - float64(s.ViewFraction) - float64(max(s.InterpolationDelay, 0))
+			seen := s.Acked != 0 && !s.Acked.Before(death)
+			return since <= c.trade && knew > 0 && !seen
+		}
+	}
+	return false
 }
 
 // pruneShooters forgets the fire-rate state of dead shooters, so the list

@@ -84,7 +84,7 @@ func BenchmarkRecord(b *testing.B) {
 // blending): x-present is the cost of compensating.
 func BenchmarkRewoundRay(b *testing.B) {
 	_, lc, es, _ := crowd(b)
-	shot := lagcomp.Shot{Shooter: es[0], Origin: [3]float32{20, 0, 0}, Dir: [3]float32{-1, 0.01, 0}}
+	shot := lagcomp.Shot{Shooter: es[0], Origin: [3]float32{20, 0, 0}, Dir: [3]float32{-1, 0.01, 0}, MaxViewAge: math.MaxFloat32}
 	var rewound, present time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -38,7 +38,9 @@ func ExampleCompensator_Judge() {
 		sched.Tick(w)
 	}
 
-	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, ViewTick: 20, ViewFraction: 0.5, Dir: [3]float32{10, 2.05, 0}}
+	// MaxViewAge comes from the server endpoint (InputHeader.MaxViewAge):
+	// what it measured of the shooter's connection explains 12 ticks.
+	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, ViewTick: 20, ViewFraction: 0.5, Dir: [3]float32{10, 2.05, 0}, MaxViewAge: 12}
 	v := lc.Judge(shot)
 	fmt.Printf("hit %v (%v) at tick %.1f, %.2f away\n", v.Hit, v.Reason, v.Tick, v.Distance)
 	fmt.Println("the live target is still at y =", pos.Get(target).Y)

@@ -16,6 +16,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -55,11 +56,12 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	require.NoError(t, err)
 	require.NoError(t, lagcomp.Register[Position](lc))
 	require.NoError(t, lagcomp.Register[Facing](lc))
-	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
+	require.NoError(t, lagcomp.Register[Life](lc))
+	m := generic.NewMap4[Position, Facing, Life, components.Hitboxes](w.Arche())
 	hb := bodyBoxes()
 	s := &scene{w: w, lc: lc, pos: generic.NewMap[Position](w.Arche())}
-	s.shooter = m.NewWith(&Position{}, &Facing{}, &hb)
-	s.target = m.NewWith(&Position{X: 10}, &Facing{Yaw: math.Pi}, &hb) // facing the shooter
+	s.shooter = m.NewWith(&Position{}, &Facing{}, &Life{HP: 1}, &hb)
+	s.target = m.NewWith(&Position{X: 10}, &Facing{Yaw: math.Pi}, &Life{HP: 1}, &hb) // facing the shooter
 	for tick := gw.Tick(1); tick <= 60; tick++ {
 		s.pos.Get(s.target).Y = float32(tick) * 0.1
 		ecsx.SetTick(w, tick)
@@ -72,7 +74,7 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 // (tick plus fraction).
 func (s *scene) aim(x, y float32, view float64) lagcomp.Shot {
 	tick, frac := split(view)
-	return lagcomp.Shot{Shooter: s.shooter, Tick: 60, ViewTick: tick, ViewFraction: frac, Dir: [3]float32{x, y, 0}}
+	return lagcomp.Shot{Shooter: s.shooter, Tick: 60, ViewTick: tick, ViewFraction: frac, Dir: [3]float32{x, y, 0}, MaxViewAge: 1000}
 }
 
 // split parts a view into its tick and fraction.
@@ -159,7 +161,9 @@ func TestVerdictReasons(t *testing.T) {
 	for _, r := range lagcomp.Reasons() {
 		names = append(names, string(r))
 	}
-	assert.Equal(t, []string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target"}, names)
+	assert.Equal(t, []string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target",
+		"view_implausible", "shooter_dead"}, names)
+	assert.Equal(t, protocol.VerdictReasons[:], names, "the wire codes of confirmations follow the reasons")
 }
 
 func TestInvisibleTargetsCannotBeHit(t *testing.T) {
@@ -173,7 +177,8 @@ func TestInvisibleTargetsCannotBeHit(t *testing.T) {
 	w := newScene(t, lagcomp.Options{Visible: func(ecs.Entity, *lagcomp.Rewound) bool { return false }})
 	v = w.lc.Judge(w.aim(10, 3.5, 35))
 	assert.Equal(t, lagcomp.ReasonNotVisible, v.Reason)
-	assert.Equal(t, w.target, v.Target)
+	assert.Equal(t, lagcomp.Verdict{Reason: lagcomp.ReasonNotVisible, Tick: 35}, v,
+		"a refusal for an invisible target says nothing about it: no target, part or distance")
 }
 
 // worldSum hashes every live component value.

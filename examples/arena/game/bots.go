@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -43,6 +44,13 @@ type Bot struct {
 	// Fired counts trigger pulls: every one at a living target in view,
 	// aimed at where this client draws it.
 	Fired uint64
+	// Cheat is the cheat this bot plays (CheatNone: honest).
+	// CheatShots counts its trigger pulls that cheated, CheatHits those
+	// the server confirmed as hits: the hits cheating gained.
+	Cheat                 string
+	CheatShots, CheatHits uint64
+	cheatTicks            map[gw.Tick]bool
+	past                  map[ecs.Entity]*[BacktrackTicks + 1]Position
 }
 
 // NewBot returns a bot with its own seed that stops at virtual time stopAt
@@ -65,7 +73,7 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 	if b.clock.Now() >= b.stopAt {
 		return cmd
 	}
-	me, alive := b.me(w)
+	me, alive, respawn := b.me(w)
 	if !b.started || !tick.Before(b.until) {
 		if !b.started {
 			b.ready = tick // ready now: the zero tick may lie ahead, ticks wrap
@@ -76,7 +84,10 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 		a := b.rng.Float64() * 2 * math.Pi
 		b.dx, b.dy = float32(math.Cos(a)), float32(math.Sin(a))
 	}
-	target, seen := b.nearest(w, me)
+	if b.Cheat == CheatBacktrack {
+		b.remember(w, tick)
+	}
+	te, target, seen := b.nearest(w, me, true)
 	switch b.mode {
 	case wander:
 		cmd.MoveX, cmd.MoveY = b.dx, b.dy
@@ -88,13 +99,45 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 			cmd.MoveX, cmd.MoveY = b.dx, b.dy
 		}
 	}
-	if alive && seen && !tick.Before(b.ready) {
-		b.aim = float32(math.Atan2(float64(target.Y-me.Y), float64(target.X-me.X)))
+	if b.Cheat == CheatOrigin { // it hugs the pillars, to shoot around them
+		px, py := nearestPillar(me)
+		if d := length(px-me.X, py-me.Y); d > 1e-3 {
+			cmd.MoveX, cmd.MoveY = (px-me.X)/d, (py-me.Y)/d
+		}
+	}
+	ready := !tick.Before(b.ready)
+	origin, aim, cheat := me, target, false
+	switch b.Cheat {
+	case CheatFireRate:
+		// A shot the honest schedule would have fired is no cheat.
+		cheat, ready = !ready, true
+	case CheatDeadshot:
+		// Once its respawn is due the server has it alive again: firing
+		// then is no cheat, whatever this client still shows.
+		cheat, alive = !alive && tick.Before(respawn), true
+	case CheatBacktrack:
+		if p, ok := b.past[te]; ok && seen {
+			aim, cheat = p[int(uint32(tick.Add(-BacktrackTicks))%uint32(len(p)))], true
+		}
+	case CheatOrigin:
+		if _, hidden, ok := b.nearest(w, me, false); ok && ready {
+			if o, ok := forgeOrigin(me, hidden.X, hidden.Y); ok {
+				origin, aim, seen, cheat = o, hidden, true, true
+			}
+		}
+	}
+	if alive && seen && ready {
+		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)))
 		cmd.Aim = b.aim
 		cmd.Fire = 1
-		cmd.OriginX, cmd.OriginY = me.X, me.Y
-		b.ready = tick.Add(FireInterval)
+		cmd.OriginX, cmd.OriginY = origin.X, origin.Y
+		if !cheat || b.Cheat != CheatFireRate {
+			b.ready = tick.Add(FireInterval)
+		}
 		b.Fired++
+		if cheat || b.Cheat == CheatBacktrack { // every view it sends is backtracked
+			b.markCheat(tick)
+		}
 	}
 	if x, y := clampMove(axis.Quantize(cmd.MoveX), axis.Quantize(cmd.MoveY)); x != 0 || y != 0 {
 		b.Moving++
@@ -102,23 +145,25 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 	return cmd
 }
 
-// me returns the bot's own player position and whether it is alive.
-func (b *Bot) me(w *gw.World) (Position, bool) {
+// me returns the bot's own player position, whether it is alive and,
+// if not, when it respawns.
+func (b *Bot) me(w *gw.World) (Position, bool, gw.Tick) {
 	q := b.own.Query(w.Arche())
 	if !q.Next() {
-		return Position{}, false // an exhausted query has closed itself
+		return Position{}, false, 0 // an exhausted query has closed itself
 	}
 	p, h := q.Get()
-	pos, alive := *p, h.Alive()
+	pos, alive, respawn := *p, h.Alive(), h.Respawn
 	q.Close()
-	return pos, alive
+	return pos, alive, respawn
 }
 
 // nearest returns the nearest living player this client draws in line of
-// sight.
-func (b *Bot) nearest(w *gw.World, me Position) (Position, bool) {
+// sight (or, without los, hidden from it).
+func (b *Bot) nearest(w *gw.World, me Position, los bool) (ecs.Entity, Position, bool) {
 	best := float32(math.MaxFloat32)
 	var found Position
+	var e ecs.Entity
 	ok := false
 	o := b.others.Query(w.Arche())
 	for o.Next() {
@@ -127,9 +172,53 @@ func (b *Bot) nearest(w *gw.World, me Position) (Position, bool) {
 			continue
 		}
 		d := length(p.X-me.X, p.Y-me.Y)
-		if d < best && d > 1e-3 && d < ShotRange && LineOfSight(me.X, me.Y, p.X, p.Y) {
-			best, found, ok = d, *p, true
+		if d < best && d > 1e-3 && d < ShotRange && LineOfSight(me.X, me.Y, p.X, p.Y) == los {
+			best, found, e, ok = d, *p, o.Entity(), true
 		}
 	}
-	return found, ok
+	return e, found, ok
+}
+
+// remember keeps where the backtracking cheat drew every other player on
+// the last BacktrackTicks ticks.
+func (b *Bot) remember(w *gw.World, tick gw.Tick) {
+	if b.past == nil {
+		b.past = map[ecs.Entity]*[BacktrackTicks + 1]Position{}
+	}
+	o := b.others.Query(w.Arche())
+	for o.Next() {
+		p, _ := o.Get()
+		ring := b.past[o.Entity()]
+		if ring == nil {
+			ring = &[BacktrackTicks + 1]Position{}
+			for i := range ring {
+				ring[i] = *p
+			}
+			b.past[o.Entity()] = ring
+		}
+		ring[int(uint32(tick)%uint32(len(ring)))] = *p
+	}
+}
+
+// markCheat notes a cheating shot of tick, whose confirmation says
+// whether cheating gained a hit.
+func (b *Bot) markCheat(tick gw.Tick) {
+	b.CheatShots++
+	if b.cheatTicks == nil {
+		b.cheatTicks = map[gw.Tick]bool{}
+	}
+	if len(b.cheatTicks) >= 1024 { // unconfirmed for long: the client left
+		clear(b.cheatTicks)
+	}
+	b.cheatTicks[tick] = true
+}
+
+// Confirmed takes the server's verdict of the shot of tick.
+func (b *Bot) Confirmed(shot gw.Tick, hit bool) {
+	if b.cheatTicks[shot] {
+		delete(b.cheatTicks, shot)
+		if hit {
+			b.CheatHits++
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -59,6 +60,11 @@ type Config struct {
 	MaxRewind time.Duration
 	// InterpDelay fixes the interpolation delay; 0 adapts it.
 	InterpDelay time.Duration
+	// Cheaters is how many bots (the last ones) cheat, and Cheat how:
+	// CheatBacktrack, CheatOrigin, CheatFireRate, CheatDeadshot, or
+	// CheatAll to deal those out in turn.
+	Cheaters int
+	Cheat    string
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
@@ -111,6 +117,10 @@ func (c Config) Validate() error {
 		return bad("max-rewind", c.MaxRewind, "one tick..2s")
 	case c.InterpDelay < 0 || c.InterpDelay > time.Second:
 		return bad("interp-delay", c.InterpDelay, "0..1s (0 = adaptive)")
+	case c.Cheaters < 0 || c.Cheaters > c.Clients:
+		return bad("cheaters", c.Cheaters, fmt.Sprintf("0..%d (the clients)", c.Clients))
+	case !validCheat(c.Cheat):
+		return bad("cheat", c.Cheat, "backtrack|origin|firerate|deadshot|all")
 	}
 	return nil
 }
@@ -137,6 +147,8 @@ type Match struct {
 // framework's counters.
 type PlayerStats struct {
 	Bot *Bot
+	// Cheat is the cheat the player's bot plays (CheatNone: honest).
+	Cheat string
 	// Footsteps counts the footstep side effect: first-time predicted
 	// ticks on which the player's own input moves it.
 	Footsteps uint64
@@ -150,6 +162,13 @@ type PlayerStats struct {
 	// ShotsFired counts the client's shot effect (muzzle flash): a side
 	// effect of first-time predicted ticks whose input pulls the trigger.
 	ShotsFired uint64
+	// Confirmations counts the verdicts of this client's shots the server
+	// confirmed to it (systems.ClientOptions.OnConfirm), ConfirmedHits
+	// the hits among them (the hit markers); ConfirmsOutOfOrder those
+	// whose shot was not after the previous confirmed one (never, if each
+	// arrives once and in order).
+	Confirmations, ConfirmedHits, ConfirmsOutOfOrder uint64
+	lastConfirmed                                    gw.Tick
 	// MaxRemoteStep is the largest per-tick step of a remote player drawn
 	// on this client, over the largest step the game allows per tick
 	// (MaxStep: running plus the largest shove; teleports excluded).
@@ -185,6 +204,10 @@ func NewMatch(cfg Config) (*Match, error) {
 		m.Players[i] = &PlayerStats{}
 		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, RollbackAlways: cfg.Rollback == RollbackAlways,
 			InterpolationDelay: cfg.InterpDelay}}
+		if cfg.cheatOf(i) == CheatBacktrack {
+			cs := (*codec.Schema)(schema.Schema)
+			specs[i].Wrap = func(c transport.Conn) transport.Conn { return &backtrackConn{Conn: c, schema: cs} }
+		}
 		if cfg.Client != nil {
 			cfg.Client(i, &specs[i])
 		}
@@ -208,9 +231,12 @@ func NewMatch(cfg Config) (*Match, error) {
 // spawn and its removal on disconnect.
 func (m *Match) serverOptions() systems.ServerOptions {
 	return systems.ServerOptions{
-		TickRate:  m.Config.TickRate,
-		SyncTest:  m.Config.SyncTest,
-		OnConnect: m.spawnPlayer,
+		TickRate: m.Config.TickRate,
+		// A player who fixes its interpolation delay has it counted
+		// toward the view of its shots (0: the adaptive delay's default).
+		MaxInterpolationDelay: m.Config.InterpDelay,
+		SyncTest:              m.Config.SyncTest,
+		OnConnect:             m.spawnPlayer,
 		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 			for _, e := range owned {
 				w.Arche().RemoveEntity(e)
@@ -223,8 +249,10 @@ func (m *Match) serverOptions() systems.ServerOptions {
 // source, and the hooks that measure its corrections.
 func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 	ps := m.Players[i]
+	ps.Cheat = m.Config.cheatOf(i)
 	if o.Input == nil {
 		ps.Bot = NewBot(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
+		ps.Bot.Cheat = ps.Cheat
 		o.Input = systems.InputFunc(ps.Bot.Input)
 	}
 	own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
@@ -236,6 +264,19 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 		p := *q.Get()
 		q.Close()
 		return p, true
+	}
+	o.OnConfirm = func(_ *gw.World, shot gw.Tick, hit bool, _ string, _ ecs.Entity, _ uint8) {
+		if ps.Confirmations > 0 && !shot.After(ps.lastConfirmed) {
+			ps.ConfirmsOutOfOrder++
+		}
+		ps.Confirmations++
+		ps.lastConfirmed = shot
+		if hit {
+			ps.ConfirmedHits++
+		}
+		if ps.Bot != nil {
+			ps.Bot.Confirmed(shot, hit)
+		}
 	}
 	hadOwn := false
 	o.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
@@ -276,6 +317,10 @@ func (m *Match) setupServer(s *systems.Server) error {
 		},
 		// The dead are hidden: a shooter could not see them then.
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
+		// The death rule: the default trade window.
+		Alive: func(r *lagcomp.Rewound) bool { return lagcomp.Get[Health](r).Alive() },
+		// Every verdict goes back to the shooter's client.
+		Server: s,
 	})
 	if err != nil {
 		return err

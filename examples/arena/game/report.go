@@ -94,8 +94,18 @@ type ClientReport struct {
 	MaxExtrapolation  float64 `json:"max_extrapolation_ticks"`
 	MaxRemoteStep     float64 `json:"max_remote_step"`
 	ShotsFired        uint64  `json:"shots_fired"`
-	Teleports         uint64  `json:"remote_teleports"`
-	SmoothingSnaps    uint64  `json:"smoothing_snaps"`
+	// ConfirmedHits counts the hits the server confirmed to this client
+	// (its hit markers), Confirmations every verdict it confirmed.
+	ConfirmedHits uint64 `json:"confirmed_hits"`
+	Confirmations uint64 `json:"confirmations"`
+	// Cheat is the cheat the client's bot plays ("none": honest);
+	// CheatShots its shots that cheated and CheatHits the confirmed hits
+	// among them: what cheating gained.
+	Cheat          string `json:"cheat"`
+	CheatShots     uint64 `json:"cheat_shots"`
+	CheatHits      uint64 `json:"cheat_hits"`
+	Teleports      uint64 `json:"remote_teleports"`
+	SmoothingSnaps uint64 `json:"smoothing_snaps"`
 
 	// MispredictionsBy counts mispredicted ghosts by the first component
 	// that differed (systems.ClientStats.MispredictionsBy); absent when
@@ -119,12 +129,13 @@ type Second struct {
 	Replayed       uint64
 	RTT            time.Duration
 	Ahead          float64
+	ConfirmedHits  uint64 // hit markers shown on the clients so far
 }
 
 // Print writes the second as one line.
 func (s Second) Print(w io.Writer) {
-	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.0fms  ahead %5.1f ticks  mispredictions %5d  rollbacks %5d  replayed %6d\n",
-		s.At.Seconds(), s.ServerTick, s.Connected, float64(s.RTT)/float64(time.Millisecond), s.Ahead, s.Mispredictions, s.Rollbacks, s.Replayed)
+	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.0fms  ahead %5.1f ticks  mispredictions %5d  rollbacks %5d  replayed %6d  hits confirmed %5d\n",
+		s.At.Seconds(), s.ServerTick, s.Connected, float64(s.RTT)/float64(time.Millisecond), s.Ahead, s.Mispredictions, s.Rollbacks, s.Replayed, s.ConfirmedHits)
 }
 
 // Run plays the match to its end (Duration, then Settle with the bots
@@ -150,8 +161,9 @@ func (m *Match) second() Second {
 	h := m.Harness
 	s := Second{At: h.Time.Now(), ServerTick: h.Server.World().Tick(), Connected: h.Server.Stats().Connections}
 	var rtt time.Duration
-	for _, c := range h.Clients {
+	for i, c := range h.Clients {
 		st := c.Stats()
+		s.ConfirmedHits += m.Players[i].ConfirmedHits
 		s.Mispredictions += st.Mispredictions
 		s.Rollbacks += st.Rollbacks
 		s.Replayed += st.ReplayedTicks
@@ -219,14 +231,19 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 		BytesUpPerS:   round6(float64(st.BytesSent) / sim),
 		InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
 		MaxExtrapolation: round6(st.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
-		ShotsFired: ps.ShotsFired, Teleports: st.Teleports,
+		ShotsFired: ps.ShotsFired, Teleports: st.Teleports, ConfirmedHits: ps.ConfirmedHits, Confirmations: ps.Confirmations,
 		MispredictionsBy: st.MispredictionsBy,
 	}
 	if ps.Smoother != nil {
 		cr.SmoothingSnaps = st.SmoothingSnaps
 	}
+	cr.Cheat = ps.Cheat
+	if cr.Cheat == CheatNone {
+		cr.Cheat = "none"
+	}
 	if ps.Bot != nil {
 		cr.MovingInputs = ps.Bot.Moving
+		cr.CheatShots, cr.CheatHits = ps.Bot.CheatShots, ps.Bot.CheatHits
 	}
 	return cr
 }

@@ -50,10 +50,17 @@ type ShotStats struct {
 	// compensation is on, rewound if off) would have judged hits: the
 	// comparison in the same run.
 	OtherModeHits uint64
+	// ByConn counts the judged shots and hits of each connection's player.
+	ByConn map[components.ConnID]*ConnShots
+}
+
+// ConnShots counts one connection's judged shots.
+type ConnShots struct {
+	Judged, Hits uint64
 }
 
 // ShotSystem is the server's trigger: for every player whose input of this
-// tick pulls the trigger (alive, or killed after the tick it saw) it asks the compensator for a verdict (and
+// tick pulls the trigger (the compensator's death rule judges the dead) it asks the compensator for a verdict (and
 // the other mode's, for comparison) and applies damage to the target's
 // present state. It runs in StageHistory after the compensator recorded
 // the tick, and records the tick again when damage changed it, so the
@@ -63,15 +70,16 @@ type ShotSystem struct {
 	Stats   ShotStats
 	shooter *generic.Filter3[Health, Command, components.InputHeader]
 	health  generic.Map[Health]
+	ghost   generic.Map[components.Ghost]
 	shots   []lagcomp.Shot
 }
 
 // NewShotSystem returns the trigger system of a server world.
 func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Health, Command, components.InputHeader](),
-		health: generic.NewMap[Health](w.Arche()), Stats: ShotStats{Verdicts: map[string]uint64{}}}
-	for _, r := range []lagcomp.Reason{lagcomp.ReasonHit, lagcomp.ReasonOutsideWindow, lagcomp.ReasonOccluded,
-		lagcomp.ReasonFireRate, lagcomp.ReasonOriginMismatch, lagcomp.ReasonNotVisible, lagcomp.ReasonNoTarget} {
+		health: generic.NewMap[Health](w.Arche()), ghost: generic.NewMap[components.Ghost](w.Arche()),
+		Stats: ShotStats{Verdicts: map[string]uint64{}, ByConn: map[components.ConnID]*ConnShots{}}}
+	for _, r := range lagcompx.Reasons() {
 		s.Stats.Verdicts[string(r)] = 0
 	}
 	return s
@@ -82,15 +90,12 @@ func (s *ShotSystem) Update(w *gw.World) {
 	s.shots = s.shots[:0]
 	q := s.shooter.Query(w.Arche())
 	for q.Next() {
-		h, in, head := q.Get()
+		_, in, head := q.Get()
 		if !in.Fire.Pressed() || head.Tick != w.Tick() {
 			continue
 		}
-		// A player killed after the moment it saw may still fire: the
-		// shot was decided before it could know (seed 004's rule).
-		if !h.Alive() && (!head.HasView || !head.ViewTick.Before(h.Respawn.Add(-RespawnTicks))) {
-			continue
-		}
+		// A dead shooter's shot goes to the judge too: its death rule
+		// (lagcomp.Options.TradeWindow) decides, with a reason.
 		sin, cos := math.Sincos(float64(in.Aim))
 		// A shooter that showed nothing yet is judged against the present.
 		view, frac := head.Tick, float32(0)
@@ -98,13 +103,25 @@ func (s *ShotSystem) Update(w *gw.World) {
 			view, frac = head.ViewTick, head.ViewFraction
 		}
 		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: head.Tick, ViewTick: view, ViewFraction: frac,
-			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}})
+			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge, InterpolationDelay: head.InterpolationDelay, Acked: head.Acked})
 	}
 	damaged := false
 	for _, shot := range s.shots {
 		s.Stats.Fired++
 		v := s.LC.Judge(shot)
 		s.Stats.Verdicts[string(v.Reason)]++
+		if s.ghost.Has(shot.Shooter) {
+			owner := s.ghost.Get(shot.Shooter).Owner
+			cs := s.Stats.ByConn[owner]
+			if cs == nil {
+				cs = &ConnShots{}
+				s.Stats.ByConn[owner] = cs
+			}
+			cs.Judged++
+			if v.Hit {
+				cs.Hits++
+			}
+		}
 		// The fire rate does not depend on the mode: a shot refused for it
 		// would be refused in the other mode too (Probe does not check it).
 		if v.Reason != lagcomp.ReasonFireRate && lagcompx.Probe(s.LC, shot, !lagcompx.Present(s.LC)).Hit {

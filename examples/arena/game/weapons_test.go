@@ -35,8 +35,9 @@ func TestLagCompensatedShotsHitWhatTheShooterSaw(t *testing.T) {
 			require.Greater(t, sh.Fired, uint64(300), "the bots must fight")
 			rate := float64(sh.Hits) / float64(sh.Fired)
 			present := float64(sh.OtherModeHits) / float64(sh.Fired)
-			t.Logf("rtt %v: %d shots, %.1f%% hits with lag compensation, %.1f%% against the present", rtt, sh.Fired, 100*rate, 100*present)
+			t.Logf("rtt %v: %d shots, %.1f%% hits with lag compensation, %.1f%% against the present; %v", rtt, sh.Fired, 100*rate, 100*present, sh.Verdicts)
 			assert.GreaterOrEqual(t, rate, 0.99)
+			assert.LessOrEqual(t, float64(sh.Verdicts["view_implausible"]), 0.005*float64(sh.Fired), "honest views stay inside the plausible age")
 			assert.Less(t, present, rate-0.2, "without compensation the targets have moved on")
 			assert.Greater(t, sh.Kills, uint64(10))
 			assert.True(t, r.Converged)
@@ -259,7 +260,7 @@ func (r *shotRig) tick(tick gw.Tick, fire bool) {
 	*r.head.Get(r.shooter) = components.InputHeader{Tick: tick}
 	if fire {
 		*r.input.Get(r.shooter) = Command{Fire: 1, OriginX: -3, OriginY: 2}
-		*r.head.Get(r.shooter) = components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 1}
+		*r.head.Get(r.shooter) = components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 1, MaxViewAge: 2}
 	}
 	r.lc.Update(r.w)
 	r.shots.Update(r.w)
@@ -297,7 +298,7 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	require.True(t, ok)
 	assert.False(t, hp.Alive(), "the history of tick 20 holds the target alive: %+v", hp)
 	for _, frac := range []float32{0, 0.5} {
-		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, ViewFraction: frac, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}}
+		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, ViewFraction: frac, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}, MaxViewAge: 20}
 		assert.Equal(t, lagcomp.ReasonNotVisible, lagcompx.Probe(r.lc, shot, false).Reason, "view 20 + %v", frac)
 	}
 }
