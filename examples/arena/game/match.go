@@ -130,7 +130,15 @@ type Match struct {
 	Players []*PlayerStats
 	Shots   *ShotSystem
 	stopAt  time.Duration
-	clock   gw.TimeSource // what the bots and the presentation read
+	clock   gw.TimeSource   // what the bots and the presentation read
+	quiet   [2][]quietState // the server's players at serverQuiet's last call, and scratch
+}
+
+// quietState is what serverQuiet compares from one tick to the next.
+type quietState struct {
+	e ecs.Entity
+	p Position
+	v Velocity
 }
 
 // PlayerStats is what the arena measures on one client beyond the
