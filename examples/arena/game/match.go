@@ -55,7 +55,10 @@ type Config struct {
 	// LagComp judges shots at the shooter's view tick; off judges them
 	// against the present.
 	LagComp bool
-	// MaxRewind is the lag-compensation window.
+	// MaxRewind is the lag-compensation window. The default, 750 ms,
+	// covers the oldest view an honest client claims at 20 Hz on a 200 ms
+	// / ±40 ms / 8 % loss link (under 600 ms in the sweep,
+	// docs/tuning-figures.md), below Valve's 1 s.
 	MaxRewind time.Duration
 	// InterpDelay fixes the interpolation delay; 0 adapts it.
 	InterpDelay time.Duration
@@ -72,7 +75,7 @@ type Config struct {
 // DefaultConfig returns the defaults of the arena's command line.
 func DefaultConfig() Config {
 	return Config{Clients: 4, Duration: 30 * time.Second, TickRate: 60, RTT: 100 * time.Millisecond,
-		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 500 * time.Millisecond}
+		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 750 * time.Millisecond}
 }
 
 // Settle is how long the bots stand still at the end of a match: at least
