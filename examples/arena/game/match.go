@@ -133,8 +133,12 @@ type Match struct {
 	Players []*PlayerStats
 	Shots   *ShotSystem
 	stopAt  time.Duration
-	clock   gw.TimeSource   // what the bots and the presentation read
-	quiet   [2][]quietState // the server's players at serverQuiet's last call, and scratch
+	clock   gw.TimeSource // what the bots and the presentation read
+	// delaySum adds up each client's interpolation delay once per
+	// simulated second, over seconds.
+	delaySum []time.Duration
+	seconds  int
+	quiet    [2][]quietState // the server's players at serverQuiet's last call, and scratch
 }
 
 // quietState is what serverQuiet compares from one tick to the next.

@@ -95,8 +95,11 @@ type ClientReport struct {
 	Converged       bool    `json:"converged"`
 	// Divergence says what differed at the compared tick, when not
 	// Converged.
-	Divergence        string  `json:"divergence,omitempty"`
-	InterpDelayMS     float64 `json:"interp_delay_ms"`
+	Divergence    string  `json:"divergence,omitempty"`
+	InterpDelayMS float64 `json:"interp_delay_ms"`
+	// InterpDelayMeanMS is the interpolation delay averaged over the
+	// match's simulated seconds.
+	InterpDelayMeanMS float64 `json:"interp_delay_mean_ms"`
 	ExtrapolatedTicks float64 `json:"extrapolated_ticks"`
 	MaxExtrapolation  float64 `json:"max_extrapolation_ticks"`
 	MaxRemoteStep     float64 `json:"max_remote_step"`
@@ -151,8 +154,13 @@ func (m *Match) Run(onSecond func(Second)) *Report {
 	h := m.Harness
 	end := m.Config.Duration + m.Config.Settle()
 	start := time.Now()
+	m.delaySum = make([]time.Duration, len(h.Clients))
 	for next := time.Second; h.Time.Now() < end; next += time.Second {
 		h.Run(min(next, end) - h.Time.Now())
+		m.seconds++
+		for i, c := range h.Clients {
+			m.delaySum[i] += c.Stats().InterpolationDelay
+		}
 		if onSecond != nil {
 			onSecond(m.second())
 		}
@@ -248,6 +256,9 @@ func (m *Match) report() *Report {
 		cr := m.clientReport(i, c, h.Time.Now())
 		cr.FinalError, _ = FinalError(c, h.Server)
 		cr.FinalError = round6(cr.FinalError)
+		if m.seconds > 0 {
+			cr.InterpDelayMeanMS = round6(ms(m.delaySum[i]) / float64(m.seconds))
+		}
 		cr.Converged = true
 		if err := h.CheckOwnState(i); err != nil {
 			cr.Converged, cr.Divergence = false, err.Error()
