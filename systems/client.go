@@ -222,7 +222,13 @@ type Client struct {
 	// Interpolator shows the ghosts this client does not predict, at the
 	// render tick of InterpolationClock.
 	interpolator *ghostreg.Interpolator
-	iclock       *control.InterpolationClock
+	// posedTo is the newest tick the interpolated ghosts were posed for
+	// (see poseOthers), when posed: later ticks are first runs.
+	posedTo gw.Tick
+	posed   bool
+	// correcting is set while a correction's rollback replays.
+	correcting bool
+	iclock     *control.InterpolationClock
 
 	opts ClientOptions
 	src  gw.TimeSource
@@ -366,7 +372,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	c.schedule.Add(ecsx.StageReceive, gw.SystemFunc(c.reconcile))
 	c.schedule.Add(ecsx.StageInput, gw.SystemFunc(c.sample))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
+	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.poseOthers))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
+	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.restoreOthers))
 	c.schedule.Add(ecsx.StageSend, gw.SystemFunc(c.send))
 	c.schedule.Add(ecsx.StageInterpolation, gw.SystemFunc(c.interpolate))
 	return c, nil

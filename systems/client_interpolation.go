@@ -32,3 +32,20 @@ func (c *Client) pushInterpolated(s *protocol.Snapshot) {
 		}
 	}
 }
+
+// poseOthers shows the interpolated ghosts to the prediction of the tick
+// as the server saw them at that tick (or last known before it), so a
+// shove is predicted against where the others were then, not against
+// where they are drawn (see ghostreg.Interpolator.Pose). The first run of
+// a tick and a correction's replay record what they used; the determinism
+// check's replays reuse it.
+func (c *Client) poseOthers(w *gw.World) {
+	first := !c.posed || w.Tick().After(c.posedTo)
+	if first {
+		c.posed, c.posedTo = true, w.Tick()
+	}
+	c.interpolator.Pose(w.Tick(), first || c.correcting)
+}
+
+// restoreOthers puts the interpolated ghosts back where they are drawn.
+func (c *Client) restoreOthers(*gw.World) { c.interpolator.Restore() }

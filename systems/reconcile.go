@@ -150,7 +150,10 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 	switch act {
 	case actRollback:
-		if err := c.schedule.Rollback(w, tick, fix); err != nil {
+		c.correcting = true
+		err := c.schedule.Rollback(w, tick, fix)
+		c.correcting = false
+		if err != nil {
 			c.stats.RollbackErrors++
 			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
 		} else {

@@ -3,6 +3,7 @@ package control
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ghostwire/ghostwire/ecs"
@@ -28,11 +29,15 @@ type InterpolationOptions struct {
 // render tick moves smoothly across the wrap; [ecs.TickAt] turns one back
 // into a tick and a fraction.
 //
-// The adaptive delay is the larger of two send intervals (Netcode for
-// Entities' floor) and one send interval plus twice the measured arrival
-// jitter plus one more interval per snapshot in a row that the measured
-// loss makes likely to be missing (loss^k < 0.01 %), so interpolation
-// rarely runs out of data.
+// The adaptive delay is what the measured arrivals call for, not a sum of
+// worst cases: one send interval (the gap interpolation spans), plus one
+// more (so the loss of one snapshot is bridged by interpolating over the
+// gap to the next; it is also Netcode for Entities' floor of two), plus
+// the latest of the last 64 arrivals against a steady stream (the measured
+// arrival spread, the 100th percentile of a window of about one second at
+// 60 Hz). Two losses in a row, or an arrival later than any of the last
+// 64 and by more than the spare interval, are left to extrapolation,
+// capped by MaxExtrapolation. docs/tuning-figures.md has the figures.
 type InterpolationClock struct {
 	interval time.Duration
 	opts     InterpolationOptions
@@ -43,6 +48,9 @@ type InterpolationClock struct {
 	gapMin   float64 // send interval estimate, ticks
 	gaps     [32]float64
 	gapN     int
+	late     [64]float64 // lateness of recent arrivals against offset, ticks
+	lateN    int
+	lateP    float64 // high percentile of late, ticks
 	jitter   float64 // mean deviation of arrivals, ticks
 	loss     float64 // estimated fraction of snapshots lost
 	delay    float64 // current delay, ticks
@@ -99,6 +107,9 @@ func (c *InterpolationClock) Observe(tick ecs.Tick, at time.Duration) {
 	// Deviation of this arrival from a steady stream at the estimated offset.
 	dev := math.Abs(o - c.offset)
 	c.jitter += (dev - c.jitter) / 16
+	c.late[c.lateN%len(c.late)] = c.offset - o
+	c.lateN++
+	c.lateP = slices.Max(c.late[:min(c.lateN, len(c.late))])
 	missing := max(0, gap/c.gapMin-1)
 	// One sample per expected snapshot: each missing one lost, this one
 	// received. (Averaging missing/(missing+1) per arrival would weigh a
@@ -114,11 +125,7 @@ func (c *InterpolationClock) target() float64 {
 	if c.opts.Delay > 0 {
 		return c.ticks(c.opts.Delay)
 	}
-	streak := 0.0
-	if c.loss > 1e-4 {
-		streak = min(8, math.Ceil(math.Log(1e-4)/math.Log(min(c.loss, 0.5))))
-	}
-	return max(2*c.gapMin, c.gapMin*(1+streak)+2*c.jitter)
+	return 2*c.gapMin + max(0, c.lateP)
 }
 
 // Advance returns the render tick at client time now, a continuous tick

@@ -82,6 +82,10 @@ type interpGhost struct {
 	from     []byte
 	fade     float64 // weight of from; 1 while extrapolating, 0 when done
 	fadeFrom float64 // render tick the fade's clock starts at
+	// poseUsed[t%statesPerGhost] is the tick of the state Pose used for the
+	// last recorded prediction of tick t, when poseFor at that slot is t.
+	poseFor  [statesPerGhost]gw.Tick
+	poseUsed [statesPerGhost]gw.Tick
 }
 
 // NewInterpolator returns an interpolator that spawns and despawns through
@@ -316,6 +320,68 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	}
 	a := ip.b.world.Arche()
 	*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
+}
+
+// Pose writes into every shown ghost, for a prediction of tick, where
+// the server saw it at that tick: its state at tick when buffered, else the
+// newest buffered before tick (its last known state), never where it is
+// drawn (in the past by the interpolation delay, and moving frame to
+// frame). A run of tick that counts (the first, or the replay of a
+// correction) passes record, and Pose remembers which state it used; any
+// other run (the determinism check's replays) uses the same state again,
+// so it reproduces the run it checks. Ghosts without a state that old keep
+// what they show. Restore puts back what the last Update showed. It
+// allocates nothing.
+func (ip *Interpolator) Pose(tick gw.Tick, record bool) {
+	slot := int(uint32(tick) % statesPerGhost)
+	for _, ig := range ip.ghosts {
+		if !ig.shown {
+			continue
+		}
+		best, used := -1, -1
+		for k, i := 0, ig.head; k < ig.n; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
+			t := ig.ticks[i]
+			if best < 0 && !t.After(tick) {
+				best = i
+			}
+			if !record && ig.poseFor[slot] == tick && t == ig.poseUsed[slot] {
+				used = i
+			}
+		}
+		i := best
+		if used >= 0 {
+			i = used
+		}
+		if i < 0 {
+			continue
+		}
+		if record {
+			ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
+		}
+		ip.put(ig, ig.data[i*ig.stride:(i+1)*ig.stride])
+	}
+}
+
+// Restore writes back what the last Update showed, after a Pose.
+func (ip *Interpolator) Restore() {
+	for _, ig := range ip.ghosts {
+		if ig.shown {
+			ip.put(ig, ig.last)
+		}
+	}
+}
+
+// put writes the state st into a shown ghost's entity, if it still lives.
+func (ip *Interpolator) put(ig *interpGhost, st []byte) {
+	if !ip.b.world.Arche().Alive(ig.e) {
+		return
+	}
+	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(ig.g.Type))
+	ip.vals = ip.vals[:0]
+	for ci := range gt.Components {
+		ip.vals = append(ip.vals, at(st, ig.offs[ci]))
+	}
+	ip.c.write(ig.e, codec.GhostTypeID(ig.g.Type), ip.vals)
 }
 
 // at returns a pointer to b[off]; off may be len(b) for a zero-size value

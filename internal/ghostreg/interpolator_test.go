@@ -828,3 +828,45 @@ func TestInterpolatorBlendsAcrossTheTickWrap(t *testing.T) {
 	assert.False(t, shown, "gone at its missing tick, past the wrap")
 	assert.Equal(t, uint64(1), r.ip.Stats().Despawned)
 }
+
+func TestInterpolatorPoseShowsTheServersStateAtATick(t *testing.T) {
+	r := newIPRig(t, 4)
+	e, id := r.spawn(t, ipStateX(10))
+	for _, tick := range []gw.Tick{10, 11, 13} { // 12 lost
+		r.set(e, ipStateX(float32(tick)))
+		r.send(t, tick)
+	}
+	r.update(11.5)
+	drawn := ipBlend(ipStateX(11), ipStateX(13), 0.25)
+	requireDrawn(t, r, id, drawn, 11.5, "drawn between 11 and 13")
+
+	pose := func(tick gw.Tick, record bool) ipState {
+		r.ip.Pose(tick, record)
+		got, _ := r.drawn(t, id)
+		return got
+	}
+	assert.Equal(t, ipStateX(11), pose(11, true), "the state at 11 exactly")
+	assert.Equal(t, ipStateX(11), pose(12, true), "12 was lost: the last known before it")
+	assert.Equal(t, ipStateX(13), pose(20, true), "past the newest: the newest")
+	assert.Equal(t, ipStateX(10), pose(10, false), "not recorded: the state at 10 exactly")
+	r.ip.Restore()
+	requireDrawn(t, r, id, drawn, 11.5, "Restore puts back what is drawn")
+
+	// A run that does not record reuses what the recorded run of that tick
+	// used, though 12's state has arrived since.
+	r.set(e, ipStateX(12))
+	r.send(t, 12) // older than the newest: ignored by the buffer
+	r.set(e, ipStateX(14))
+	r.send(t, 14)
+	assert.Equal(t, ipStateX(13), pose(20, false), "the determinism check's replay sees what the first run saw")
+	assert.Equal(t, ipStateX(14), pose(20, true), "a correction's replay sees the newest")
+	assert.Equal(t, ipStateX(14), pose(20, false), "and is what later checks reuse")
+	r.ip.Restore()
+	assert.Equal(t, drawn, pose(9, true), "before the oldest state: what is drawn stays")
+
+	allocs := testing.AllocsPerRun(100, func() {
+		r.ip.Pose(13, true)
+		r.ip.Restore()
+	})
+	assert.Equal(t, 0.0, allocs, "Pose and Restore allocate nothing")
+}

@@ -56,7 +56,10 @@ type Config struct {
 	// LagComp judges shots at the shooter's view tick; off judges them
 	// against the present.
 	LagComp bool
-	// MaxRewind is the lag-compensation window.
+	// MaxRewind is the lag-compensation window. The default, 750 ms,
+	// covers the oldest view an honest client claims at 20 Hz on a 200 ms
+	// / ±40 ms / 8 % loss link (under 600 ms in the sweep,
+	// docs/tuning-figures.md), below Valve's 1 s.
 	MaxRewind time.Duration
 	// InterpDelay fixes the interpolation delay; 0 adapts it.
 	InterpDelay time.Duration
@@ -78,7 +81,7 @@ type Config struct {
 // DefaultConfig returns the defaults of the arena's command line.
 func DefaultConfig() Config {
 	return Config{Clients: 4, Duration: 30 * time.Second, TickRate: 60, RTT: 100 * time.Millisecond,
-		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 500 * time.Millisecond}
+		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 750 * time.Millisecond}
 }
 
 // Settle is how long the bots stand still at the end of a match: at least
@@ -141,6 +144,18 @@ type Match struct {
 	Shots   *ShotSystem
 	stopAt  time.Duration
 	clock   gw.TimeSource // what the bots and the presentation read
+	// delaySum adds up each client's interpolation delay once per
+	// simulated second, over seconds.
+	delaySum []time.Duration
+	seconds  int
+	quiet    [2][]quietState // the server's players at serverQuiet's last call, and scratch
+}
+
+// quietState is what serverQuiet compares from one tick to the next.
+type quietState struct {
+	e ecs.Entity
+	p Position
+	v Velocity
 }
 
 // PlayerStats is what the arena measures on one client beyond the

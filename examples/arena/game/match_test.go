@@ -2,6 +2,7 @@ package game
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -66,6 +67,9 @@ func TestEightCollidingClientsAreCorrectedAndConverge(t *testing.T) {
 	cfg.Clients, cfg.Duration = 8, 30*time.Second
 	m, r := run(t, cfg)
 	require.True(t, r.Converged, "every client's own ghost must equal the server's at the end")
+	assert.Equal(t, r.ComparedTick, uint32(m.Harness.Server.World().Tick()), "compared at the server's last tick")
+	assert.GreaterOrEqual(t, r.SettledS, cfg.Settle().Seconds())
+	assert.True(t, m.serverQuiet(), "nothing in flight on the server when compared")
 	var mispredicted uint64
 	for i, c := range r.Clients {
 		mispredicted += c.Mispredictions
@@ -333,4 +337,28 @@ func TestSteadyStateTicksDoNotAllocate(t *testing.T) {
 	tick := time.Second / time.Duration(cfg.TickRate)
 	allocs := testing.AllocsPerRun(300, func() { m.Harness.Run(tick) })
 	assert.Zero(t, allocs, "a tick of server, 8 clients, rollbacks and links allocates")
+}
+
+// The report names what differs at the compared tick: here the server's
+// player moved by hand after the match, which no client predicted.
+func TestReportNamesTheDivergence(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 2, 3*time.Second
+	m, r := run(t, cfg)
+	require.True(t, r.Converged)
+	var id components.GhostID
+	q := generic.NewFilter1[components.Ghost]().With(generic.T[components.InputHeader]()).Query(m.Harness.Clients[1].World().Arche())
+	for q.Next() {
+		id = q.Get().ID
+	}
+	e, ok := m.Harness.Server.Ghosts().Entity(id)
+	require.True(t, ok)
+	pos := generic.NewMap[Position](m.Harness.Server.World().Arche())
+	pos.Get(e).X += 3
+	r = m.report()
+	assert.False(t, r.Converged)
+	assert.True(t, r.Clients[0].Converged)
+	assert.False(t, r.Clients[1].Converged)
+	assert.Contains(t, r.Clients[1].Divergence, "Position.X")
+	assert.Contains(t, r.Clients[1].Divergence, fmt.Sprintf("tick %d", r.ComparedTick))
 }

@@ -123,3 +123,32 @@ func TestArenaServerPassesTheSyncTest(t *testing.T) {
 	_, plain := play(0)
 	assert.Equal(t, plain, checked)
 }
+
+// TestSyncTestLeavesTheMatchAlone: the determinism check replays every
+// tick, so its client's match is the same with and without it only when
+// replays shove against the same remote players as the first run did
+// (their server states by tick, not what is drawn at the time).
+func TestSyncTestLeavesTheMatchAlone(t *testing.T) {
+	play := func(depth int) (*Match, *Report) {
+		cfg := DefaultConfig()
+		cfg.Clients, cfg.Duration = 4, 30*time.Second
+		cfg.Client = func(i int, spec *harness.ClientSpec) {
+			if i == 0 {
+				spec.Options.SyncTest = depth
+			}
+		}
+		m, err := NewMatch(cfg)
+		require.NoError(t, err)
+		return m, m.Run(nil)
+	}
+	_, plain := play(0)
+	m, checked := play(8)
+	assert.NoError(t, m.Harness.Clients[0].Stats().FirstDesync)
+	var shoved uint64
+	for i := range plain.Clients {
+		t.Logf("client %d: %d mispredictions, %d with the check on client 1", i+1, plain.Clients[i].Mispredictions, checked.Clients[i].Mispredictions)
+		assert.Equalf(t, plain.Clients[i].Mispredictions, checked.Clients[i].Mispredictions, "client %d", i+1)
+		shoved += plain.Clients[i].Mispredictions
+	}
+	assert.Positive(t, shoved, "the players must shove each other for the test to mean anything")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/mlange-42/arche/generic"
@@ -20,7 +21,13 @@ type Report struct {
 	Server    ServerReport   `json:"server"`
 	Clients   []ClientReport `json:"clients"`
 	Converged bool           `json:"converged"`
-	Wall      WallReport     `json:"wall"`
+	// ComparedTick is the server tick at which each client's prediction
+	// was compared with the server's state (harness.CheckOwnState);
+	// SettledS is how long the bots stood still before it, at least
+	// Config.SettleS.
+	ComparedTick uint32     `json:"compared_tick"`
+	SettledS     float64    `json:"settled_s"`
+	Wall         WallReport `json:"wall"`
 }
 
 // ReportConfig echoes the settings used.
@@ -73,23 +80,29 @@ type ShotReport struct {
 
 // ClientReport holds one client's counters and measurements.
 type ClientReport struct {
-	ID                int     `json:"id"`
-	Ticks             uint64  `json:"ticks"`
-	Mispredictions    uint64  `json:"mispredictions"`
-	Rollbacks         uint64  `json:"rollbacks"`
-	ReplayedTicks     uint64  `json:"replayed_ticks"`
-	HardCorrections   uint64  `json:"hard_corrections"`
-	MaxCorrection     float64 `json:"max_correction"`
-	FinalError        float64 `json:"final_error"`
-	Footsteps         uint64  `json:"footsteps"`
-	MovingInputs      uint64  `json:"moving_inputs"`
-	RTTms             float64 `json:"rtt_ms"`
-	AheadTicks        float64 `json:"ahead_ticks"`
-	InputDelayTicks   int     `json:"input_delay_ticks"`
-	BytesDownPerS     float64 `json:"bytes_down_per_s"`
-	BytesUpPerS       float64 `json:"bytes_up_per_s"`
-	Converged         bool    `json:"converged"`
-	InterpDelayMS     float64 `json:"interp_delay_ms"`
+	ID              int     `json:"id"`
+	Ticks           uint64  `json:"ticks"`
+	Mispredictions  uint64  `json:"mispredictions"`
+	Rollbacks       uint64  `json:"rollbacks"`
+	ReplayedTicks   uint64  `json:"replayed_ticks"`
+	HardCorrections uint64  `json:"hard_corrections"`
+	MaxCorrection   float64 `json:"max_correction"`
+	FinalError      float64 `json:"final_error"`
+	Footsteps       uint64  `json:"footsteps"`
+	MovingInputs    uint64  `json:"moving_inputs"`
+	RTTms           float64 `json:"rtt_ms"`
+	AheadTicks      float64 `json:"ahead_ticks"`
+	InputDelayTicks int     `json:"input_delay_ticks"`
+	BytesDownPerS   float64 `json:"bytes_down_per_s"`
+	BytesUpPerS     float64 `json:"bytes_up_per_s"`
+	Converged       bool    `json:"converged"`
+	// Divergence says what differed at the compared tick, when not
+	// Converged.
+	Divergence    string  `json:"divergence,omitempty"`
+	InterpDelayMS float64 `json:"interp_delay_ms"`
+	// InterpDelayMeanMS is the interpolation delay averaged over the
+	// match's simulated seconds.
+	InterpDelayMeanMS float64 `json:"interp_delay_mean_ms"`
 	ExtrapolatedTicks float64 `json:"extrapolated_ticks"`
 	MaxExtrapolation  float64 `json:"max_extrapolation_ticks"`
 	MaxRemoteStep     float64 `json:"max_remote_step"`
@@ -138,23 +151,95 @@ func (s Second) Print(w io.Writer) {
 		s.At.Seconds(), s.ServerTick, s.Connected, float64(s.RTT)/float64(time.Millisecond), s.Ahead, s.Mispredictions, s.Rollbacks, s.Replayed, s.ConfirmedHits)
 }
 
-// Run plays the match to its end (Duration, then Settle with the bots
-// still) and returns the report. onSecond, if set, is called after every
-// simulated second.
+// MaxExtraSettle bounds how long a match waits past Config.Settle for
+// everything in flight to land (see Match.Run).
+const MaxExtraSettle = 10 * time.Second
+
+// Run plays the match to its end and returns the report: Duration, then
+// Settle with the bots still, then on until nothing in flight would still
+// change the result (at most MaxExtraSettle): on the server every player
+// alive, still and touching no other (no respawn or shove pending) since
+// some tick Q, and every connected client has received a snapshot of Q or
+// later and draws its remote players at Q or later. Then each client's
+// prediction at the server's tick is compared with the server's state at
+// that tick (harness.CheckOwnState). onSecond, if set, is called after
+// every simulated second.
 func (m *Match) Run(onSecond func(Second)) *Report {
 	h := m.Harness
 	end := m.Config.Duration + m.Config.Settle()
 	start := time.Now()
+	m.delaySum = make([]time.Duration, len(h.Clients))
 	for next := time.Second; h.Time.Now() < end; next += time.Second {
 		h.Run(min(next, end) - h.Time.Now())
+		m.seconds++
+		for i, c := range h.Clients {
+			m.delaySum[i] += c.Stats().InterpolationDelay
+		}
 		if onSecond != nil {
 			onSecond(m.second())
 		}
 	}
+	m.settle()
 	wall := time.Since(start).Seconds()
 	r := m.report()
-	r.Wall = WallReport{Seconds: wall, SimSecondsPerSecond: end.Seconds() / max(wall, 1e-9)}
+	r.SettledS = round6((h.Time.Now() - m.Config.Duration).Seconds())
+	r.Wall = WallReport{Seconds: wall, SimSecondsPerSecond: h.Time.Now().Seconds() / max(wall, 1e-9)}
 	return r
+}
+
+// settle runs on, one tick at a time, until the server has been quiet
+// since a tick every client has caught up with, or MaxExtraSettle passed.
+func (m *Match) settle() {
+	h := m.Harness
+	interval := time.Second / time.Duration(m.Config.TickRate)
+	deadline := h.Time.Now() + MaxExtraSettle
+	quiet, since := false, gw.Tick(0)
+	m.quiet[0] = m.quiet[0][:0]
+	for {
+		switch {
+		case !m.serverQuiet():
+			quiet = false
+		case !quiet:
+			quiet, since = true, h.Server.World().Tick()
+		}
+		if quiet && m.caughtUp(since) || h.Time.Now() >= deadline {
+			return
+		}
+		h.Run(interval)
+	}
+}
+
+// serverQuiet reports whether every player on the server is alive and
+// has kept its position and velocity since the last call (one tick ago):
+// no respawn pending, no shove still moving anyone. Players that touch but
+// no longer move each other are quiet.
+func (m *Match) serverQuiet() bool {
+	q := generic.NewFilter3[Position, Velocity, Health]().With(generic.T[components.Ghost]()).Query(m.Harness.Server.World().Arche())
+	prev := m.quiet[0]
+	m.quiet[0], m.quiet[1] = m.quiet[1][:0], prev
+	alive := true
+	for q.Next() {
+		p, v, h := q.Get()
+		alive = alive && h.Alive()
+		m.quiet[0] = append(m.quiet[0], quietState{q.Entity(), *p, *v})
+	}
+	return alive && slices.Equal(prev, m.quiet[0])
+}
+
+// caughtUp reports whether every connected client has received a
+// snapshot of tick q or later and draws its remote players at q or later.
+func (m *Match) caughtUp(q gw.Tick) bool {
+	for _, c := range m.Harness.Clients {
+		if !c.Connected() {
+			continue
+		}
+		st := c.Stats()
+		render, _ := gw.TickAt(st.RenderTick)
+		if st.SnapshotsReceived == 0 || st.NewestSnapshot.Before(q) || render.Before(q) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Match) second() Second {
@@ -181,10 +266,18 @@ func (m *Match) report() *Report {
 	h := m.Harness
 	r := &Report{Config: m.reportConfig(), Server: m.serverReport(h.Server)}
 	r.Converged = true
+	r.ComparedTick = uint32(h.Server.World().Tick())
 	for i, c := range h.Clients {
 		cr := m.clientReport(i, c, h.Time.Now())
-		cr.FinalError, cr.Converged = FinalError(c, h.Server)
+		cr.FinalError, _ = FinalError(c, h.Server)
 		cr.FinalError = round6(cr.FinalError)
+		if m.seconds > 0 {
+			cr.InterpDelayMeanMS = round6(ms(m.delaySum[i]) / float64(m.seconds))
+		}
+		cr.Converged = true
+		if err := h.CheckOwnState(i); err != nil {
+			cr.Converged, cr.Divergence = false, err.Error()
+		}
 		r.Converged = r.Converged && cr.Converged
 		r.Clients = append(r.Clients, cr)
 	}

@@ -111,7 +111,7 @@ func TestRemoteGhostsStaySmoothAtTenPercentLoss(t *testing.T) {
 		assert.LessOrEqualf(t, c.MaxRemoteStep, 1.5, "client %d", c.ID)
 		assert.Greater(t, c.MaxRemoteStep, 0.3, "remote players did move")
 		assert.LessOrEqual(t, c.MaxExtrapolation, m.Harness.Clients[0].Stats().ExtrapolationCap)
-		assert.Greater(t, c.InterpDelayMS, 60.0, "the adaptive delay grows with loss and jitter")
+		assert.Greater(t, c.InterpDelayMS, 45.0, "the adaptive delay grows with jitter past its floor of two ticks (33 ms)")
 		assert.Greater(t, c.Teleports, uint64(0), "respawns show as teleports")
 	}
 	assert.True(t, r.Converged)
