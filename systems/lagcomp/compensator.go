@@ -601,11 +601,17 @@ func (c *Compensator) deathAllows(s Shot) bool {
 			// it showed others with.
 			knew := float64(death.Sub(s.ViewTick)) - float64(s.ViewFraction) - float64(max(s.InterpolationDelay, 0))
 			seen := s.Acked != 0 && !s.Acked.Before(death)
-			return since <= c.trade && knew > 0 && !seen
+			return since <= c.trade && knew > -deathTolerance && !seen
 		}
 	}
 	return false
 }
+
+// deathTolerance is how far, in ticks, the shooter's claimed view plus
+// interpolation delay may pass its death and still count as "could not
+// have seen it": the render tick and the delay move smoothly, so what a
+// client drew can run up to a tick past its newest snapshot.
+const deathTolerance = 1
 
 // pruneShooters forgets the fire-rate state of dead shooters, so the list
 // stays as long as the live shooters.

@@ -91,10 +91,11 @@ func (s *scene) shotAt(tick gw.Tick, view float64) lagcomp.Shot {
 func TestDeathRules(t *testing.T) {
 	def := deathScene(t, 0)
 	assert.Equal(t, lagcomp.ReasonHit, def.lc.Judge(def.shotAt(58, 45)).Reason, "a trade: the view predates the death")
-	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(def.shotAt(58, 50)).Reason, "the view showed the shooter dead")
+	assert.Equal(t, lagcomp.ReasonHit, def.lc.Judge(def.shotAt(58, 50)).Reason, "a view at the death's tick is within the tick of tolerance")
+	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(def.shotAt(58, 51)).Reason, "the view showed the shooter dead")
 	assert.Equal(t, lagcomp.ReasonHit, def.lc.Judge(def.shotAt(49, 40)).Reason, "input tick before the death")
 	late := def.shotAt(58, 45)
-	late.InterpolationDelay = 5 // its own state showed tick 50: its death
+	late.InterpolationDelay = 6 // its own state showed tick 51: past its death
 	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(late).Reason, "it saw itself die")
 	late.InterpolationDelay, late.Acked = 4, 50 // it had the snapshot of its death
 	assert.Equal(t, lagcomp.ReasonShooterDead, def.lc.Judge(late).Reason, "it acknowledged its death")
