@@ -7,16 +7,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/examples/arena/web"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -109,6 +112,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
 	report := fs.String("report", "", "write the JSON report to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
+	webAddr := fs.String("web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -117,6 +121,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *webAddr != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return web.ListenAndServe(ctx, *webAddr, web.Options{Bots: cfg.Clients, Seed: cfg.Seed})
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {
