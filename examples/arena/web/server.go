@@ -87,7 +87,7 @@ type Server struct {
 	truthStreams, truthRefused atomic.Uint64
 	done                       chan struct{}
 
-	stats atomic.Pointer[Stats]
+	serverStats atomic.Pointer[systems.ServerStats]
 }
 
 // Stats counts what the web server did.
@@ -104,12 +104,17 @@ type Stats struct {
 	Truth, TruthRefused uint64
 }
 
-// Stats returns the server's counters as of the newest game frame.
+// Stats returns the counters; the game server's are those of its newest
+// tick.
 func (s *Server) Stats() Stats {
-	if st := s.stats.Load(); st != nil {
-		return *st
+	s.mu.Lock()
+	st := Stats{Sockets: s.conns, SocketsRefused: s.refusedSockets, SessionsEvicted: s.sessions.evicted}
+	s.mu.Unlock()
+	st.Truth, st.TruthRefused = s.truthStreams.Load(), s.truthRefused.Load()
+	if ss := s.serverStats.Load(); ss != nil {
+		st.Server = *ss
 	}
-	return Stats{}
+	return st
 }
 
 // New builds the page's client (which takes a while the first time) and
@@ -294,7 +299,7 @@ func (s *Server) closeAll() {
 func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("web: listening at %s: %w", addr, err)
 	}
 	s, err := New(ctx, opts)
 	if err != nil {

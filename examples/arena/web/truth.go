@@ -27,7 +27,7 @@ type TruthPlayer struct {
 	HP           int16
 }
 
-// publish stores the server's state for the spectator streams and the
+// publish stores the server's state for the spectator streams and its
 // counters for Stats, once per server tick.
 func (s *Server) publish() {
 	w := s.game.World()
@@ -48,9 +48,5 @@ func (s *Server) publish() {
 		panic(err) // Truth has only plain fields: Marshal cannot fail
 	}
 	s.truth.Store(&b)
-	s.mu.Lock()
-	st := Stats{Server: t.Server, Sockets: s.conns, SocketsRefused: s.refusedSockets, SessionsEvicted: s.sessions.evicted,
-		Truth: s.truthStreams.Load(), TruthRefused: s.truthRefused.Load()}
-	s.mu.Unlock()
-	s.stats.Store(&st)
+	s.serverStats.Store(&t.Server)
 }
