@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,6 +39,10 @@ func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	_, err := os.Stat(chromium)
 	require.NoError(t, err, "the browser tests need Chromium: apt-get install -y chromium")
+	// Not t.TempDir: Chromium's helper processes may still write to the
+	// profile for a moment after the browser ended.
+	profile, err := os.MkdirTemp("", "arena-chromium-")
+	require.NoError(t, err)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),
 		chromedp.Flag("headless", true),
@@ -48,15 +54,31 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1300, 860),
 	)
 	ctx, cancelTab := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	// The page's console and uncaught exceptions go to the test's log.
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var b strings.Builder
+			for _, a := range ev.Args {
+				b.Write(a.Value)
+				b.WriteString(a.Description)
+				b.WriteByte(' ')
+			}
+			t.Logf("console.%s: %s", ev.Type, b.String())
+		case *runtime.EventExceptionThrown:
+			t.Logf("exception: %s", ev.ExceptionDetails.Error())
+		}
+	})
 	ctx, cancelTimeout := context.WithTimeout(ctx, 2*slow)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelTab()
 		cancelAlloc()
+		waitFor(t, time.Minute, "removing Chromium's profile", func() bool { return os.RemoveAll(profile) == nil })
 	})
 	return ctx
 }
@@ -83,7 +105,13 @@ func TestBrowser(t *testing.T) {
 	}
 	poll := func(t *testing.T, expr string) {
 		t.Helper()
-		run(t, chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(slow)))
+		err := chromedp.Run(ctx, chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(time.Minute)))
+		if err != nil {
+			var state string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`JSON.stringify({status: document.getElementById('status').textContent,
+				view: arena.view && {State: arena.view.State, Err: arena.view.Err, HasOwn: arena.view.HasOwn, Timeline: arena.view.Timeline}})`, &state))
+			require.NoError(t, err, "waiting for %s; the page: %s", expr, state)
+		}
 	}
 
 	t.Run("page loads and connects", func(t *testing.T) {
@@ -138,9 +166,9 @@ func TestBrowser(t *testing.T) {
 		var rtt float64
 		run(t, chromedp.Evaluate(`arena.view.Timeline.RTTms`, &rtt))
 		assert.Less(t, rtt, 100.0)
-		// Move the slider the way a drag does: set the value, fire input.
-		run(t, chromedp.SetValue("#rtt", "250", chromedp.ByID),
-			chromedp.Evaluate(`document.getElementById('rtt').dispatchEvent(new Event('input')), 0`, nil))
+		// Move the slider the way a drag does: SetValue sets the value and
+		// fires input and change.
+		run(t, chromedp.SetValue("#rtt", "250", chromedp.ByID))
 		poll(t, `arena.linkPosts > 0 && arena.view.Timeline.RTTms > 220`)
 		var shown string
 		run(t, chromedp.Text("#rtt-v", &shown, chromedp.ByID))
@@ -159,6 +187,25 @@ func TestBrowser(t *testing.T) {
 		run(t, chromedp.Text("#t-rtt", &rtt, chromedp.ByID), chromedp.Text("#t-verdicts", &verdicts, chromedp.ByID))
 		assert.Regexp(t, `^\d+\.\d ms ±\d+\.\d$`, rtt)
 		assert.Regexp(t, `^\d+ fired, \d+ hits, \d+ kills; .* \(lag compensation on\)$`, verdicts)
+	})
+
+	t.Run("the toggles", func(t *testing.T) {
+		// A fixed interpolation delay reconnects with it.
+		run(t, chromedp.SetValue("#interp", "250", chromedp.ByID))
+		poll(t, `arena.view.State === 'connected' && arena.view.HasOwn && arena.view.Timeline.InterpDelayMS === 250`)
+		// Lag compensation is the server's: its truth says so.
+		run(t, chromedp.Click("#lagcomp", chromedp.ByID))
+		poll(t, `arena.truth.LagComp === false`)
+		run(t, chromedp.Click("#lagcomp", chromedp.ByID))
+		poll(t, `arena.truth.LagComp === true`)
+		// Prediction off draws the own player where the server confirmed it.
+		run(t, chromedp.Click("#predict", chromedp.ByID))
+		poll(t, `arena.frames > 0 && !document.getElementById('predict').checked`)
+		var off bool
+		run(t, chromedp.Evaluate(`arena.predict === false`, &off))
+		assert.True(t, off)
+		run(t, chromedp.Click("#predict", chromedp.ByID), chromedp.SetValue("#interp", "0", chromedp.ByID))
+		poll(t, `arena.predict === true && arena.view.State === 'connected' && arena.view.HasOwn`)
 	})
 
 	t.Run("screenshot", func(t *testing.T) {

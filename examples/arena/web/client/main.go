@@ -77,8 +77,12 @@ func main() {
 func (p *page) start(session string, delay time.Duration) {
 	p.mu.Lock()
 	if p.cancel != nil {
+		// The connection being dialled, if any, is closed by its own
+		// goroutine once it sees the cancel.
 		p.cancel()
-		p.conn.Close()
+		if p.conn != nil {
+			p.conn.Close()
+		}
 		p.player, p.conn = nil, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -144,7 +148,7 @@ func (p *page) view() string {
 	p.mu.Lock()
 	pl, msg := p.player, p.err
 	p.mu.Unlock()
-	v := play.View{State: "connecting", Err: msg}
+	v := play.View{State: "connecting", Err: msg, Others: []play.Body{}, Timeline: play.Timeline{Errors: []float64{}}}
 	if pl != nil {
 		v = pl.View()
 	}

@@ -62,6 +62,6 @@ func (p *Player) View() View {
 	}
 	v.Timeline = p.timeline.t
 	v.Timeline.Tick = uint32(c.World().Tick())
-	v.Timeline.Errors = append([]float64(nil), p.timeline.t.Errors...)
+	v.Timeline.Errors = append([]float64{}, p.timeline.t.Errors...)
 	return v
 }

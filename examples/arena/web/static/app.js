@@ -4,7 +4,7 @@
 // timeline. window.arena holds what is drawn, for tests.
 (() => {
   const session = Array.from(crypto.getRandomValues(new Uint8Array(8)), b => b.toString(16).padStart(2, '0')).join('');
-  const arena = { session, view: null, truth: null, frames: 0, geometry: null, timelineUpdates: 0, linkPosts: 0 };
+  const arena = { session, view: null, truth: null, frames: 0, geometry: null, timelineUpdates: 0, linkPosts: 0, predict: true };
   window.arena = arena;
   const $ = id => document.getElementById(id);
   const canvas = $('views'), ctx = canvas.getContext('2d');
@@ -76,7 +76,7 @@
       }
     });
   }
-  $('predict').addEventListener('change', e => { predict = e.target.checked; });
+  $('predict').addEventListener('change', e => { predict = arena.predict = e.target.checked; });
   $('interp').addEventListener('change', e => window.ghostwire.start(session, +e.target.value));
   $('lagcomp').addEventListener('change', e => fetch('lagcomp', { method: 'POST', body: e.target.checked ? 'on' : 'off' }));
 
@@ -122,7 +122,7 @@
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     drawArena(0, 'client: you predicted' + (predict ? '' : ' (off)') + ', others interpolated');
     drawArena(SIDE, 'server truth' + (arena.truth ? ' · tick ' + arena.truth.Tick : ''));
-    for (const o of v.Others) drawBody(0, o, '#c0392b');
+    for (const o of v.Others || []) drawBody(0, o, '#c0392b');
     if (v.HasOwn) {
       if (v.HasConfirmed) drawBody(0, v.Confirmed, '#333', true);
       if (predict) drawBody(0, v.Own, '#1a8f3a');
@@ -162,10 +162,11 @@
     }
     // Correction error per 100 ms, the last 10 s.
     pctx.clearRect(0, 0, plot.width, plot.height);
-    const top = Math.max(0.25, ...t.Errors);
+    const errors = t.Errors || [];
+    const top = Math.max(0.25, ...errors);
     const w = plot.width / 100;
     pctx.fillStyle = '#d35400';
-    t.Errors.forEach((e, i) => {
+    errors.forEach((e, i) => {
       const h = (plot.height - 16) * e / top;
       pctx.fillRect(i * w, plot.height - h, Math.max(w - 1, 1), h);
     });
