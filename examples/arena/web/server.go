@@ -94,8 +94,8 @@ type Server struct {
 type Stats struct {
 	Server systems.ServerStats
 	// Sockets counts the WebSocket connections accepted, SocketsRefused
-	// those closed because the game loop had not taken maxAccepted earlier
-	// ones yet, SessionsEvicted the least recently used sessions forgotten
+	// those closed because the game loop had not yet taken the 64 before
+	// them, SessionsEvicted the least recently used sessions forgotten
 	// to make room (MaxSessions).
 	Sockets, SocketsRefused uint64
 	SessionsEvicted         uint64
@@ -259,8 +259,8 @@ func (l listener) Close() error {
 
 // Run runs the game loop until ctx ends: the server's and the bots'
 // updates every Frame, then the spectator state. When it returns it closes
-// the listeners, the pages' connections and the spectator streams. Call it
-// once.
+// the listeners, the pages' connections and the spectator streams, and returns
+// nil. Call it once.
 func (s *Server) Run(ctx context.Context) error {
 	t := time.NewTicker(s.opts.Frame)
 	defer t.Stop()
