@@ -20,7 +20,7 @@ func FuzzLinkEndpoint(f *testing.F) {
 	f.Add("a%00", `{"RTTms":-0}`)
 	f.Add("page", strings.Repeat("[", 2000))
 	f.Fuzz(func(t *testing.T, session, body string) {
-		s := &Server{sessions: newSessions()}
+		s := &Server{sessions: sessions{}}
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/link", strings.NewReader(body))
 		req.URL.RawQuery = "session=" + session

@@ -136,7 +136,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	s := &Server{opts: opts, clock: gw.NewRealTime(), sessions: newSessions(), done: make(chan struct{})}
+	s := &Server{opts: opts, clock: gw.NewRealTime(), sessions: sessions{}, done: make(chan struct{})}
 	s.lagComp.Store(true)
 	if s.wasm, s.execJS, err = buildClient(ctx, dir); err != nil {
 		return nil, err

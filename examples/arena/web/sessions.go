@@ -25,8 +25,6 @@ type sessions struct {
 	evicted uint64
 }
 
-func newSessions() sessions { return sessions{} }
-
 // validSession reports an error unless id is 1..64 letters, digits or
 // dashes.
 func validSession(id string) error {

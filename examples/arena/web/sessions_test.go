@@ -15,7 +15,7 @@ import (
 )
 
 func TestSessionsForgetTheLeastRecentlyUsed(t *testing.T) {
-	ss := newSessions()
+	var ss sessions
 	first := ss.get("first")
 	first.link = Link{RTTms: 100}
 	for i := range MaxSessions - 1 {
