@@ -43,9 +43,3 @@ type Interpolated struct {
 	// instead of blending.
 	Teleported bool
 }
-
-// CorrectionOffset is the presentation-only offset of a predicted ghost
-// after a correction: draw it at its position plus the offset. The offset
-// starts at the visual jump the correction would have caused and decays to
-// zero; logic never reads it.
-type CorrectionOffset struct{ X, Y, Z float32 }

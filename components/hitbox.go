@@ -11,8 +11,8 @@ const (
 	ShapeBox
 )
 
-// MaxHitboxes is the most hitboxes one entity carries.
-const MaxHitboxes = 16
+// maxHitboxes is the most hitboxes one entity carries.
+const maxHitboxes = 16
 
 // Hitbox is one shape of an entity's hit volume, in the entity's local
 // frame: lag compensation rotates Offset and Half by the entity's yaw (about
@@ -28,6 +28,6 @@ type Hitbox struct {
 // Hitboxes is an entity's hit volume; entities carrying it are what lag
 // compensation records and rewinds.
 type Hitboxes struct {
-	N     uint8
-	Boxes [MaxHitboxes]Hitbox
+	N     uint8 // the boxes used, from the first; at most len(Boxes) (16) count
+	Boxes [maxHitboxes]Hitbox
 }

@@ -6,12 +6,11 @@ import (
 
 // Commands queues structural changes (create, destroy, add or remove a
 // component) that a system asks for while a query holds the arche world
-// locked. The schedule applies the queue after each system returns; a game
-// loop that runs systems by hand calls [Commands.Apply] itself.
+// locked. The schedule applies the queue after each system returns.
 //
 // Commands are applied in the order they were queued. A command on an
-// entity that died in the meantime is skipped and counted in
-// [Commands.Skipped], never applied to a recycled entity.
+// entity that died in the meantime is skipped (and counted), never applied
+// to a recycled entity.
 type Commands struct {
 	world   *World
 	ops     []command
@@ -73,12 +72,8 @@ func (c *Commands) Remove(e ecs.Entity, ids ...ecs.ID) {
 	c.ops = append(c.ops, command{kind: cmdRemove, entity: e, from: from, to: len(c.ids)})
 }
 
-// Len returns the number of queued commands.
-func (c *Commands) Len() int { return len(c.ops) }
-
-// Skipped returns how many commands were dropped because their entity had
-// died before the queue was applied.
-func (c *Commands) Skipped() uint64 { return c.skipped }
+// queued returns the number of queued commands.
+func (c *Commands) queued() int { return len(c.ops) }
 
 // hold sets the queued commands aside; release brings them back. In
 // between the queue starts empty, and must be empty again at release.
@@ -94,10 +89,11 @@ func (c *Commands) release() {
 	c.comps, c.heldComps = c.heldComps, c.comps[:0]
 }
 
-// Apply executes the queued commands in order and empties the queue. It
+// apply executes the queued commands in order and empties the queue. It
 // panics if the arche world is locked (a query is still open). Commands
-// queued by an init callback run in the same call.
-func (c *Commands) Apply() {
+// queued by an init callback run in the same call. Dropped commands are
+// counted in skipped.
+func (c *Commands) apply() {
 	w := c.world.Arche()
 	for i := 0; i < len(c.ops); i++ {
 		op := c.ops[i]

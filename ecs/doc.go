@@ -2,22 +2,22 @@
 // (github.com/mlange-42/arche v0.15.3): the pieces arche deliberately lacks
 // and that netcode needs, and nothing about networks.
 //
-//   - [World] wraps one arche world with the current tick, the role (server
-//     or client) and whether the world is replaying. Systems query the
-//     arche world directly through [World.Arche].
-//   - [System], [Group] and [Schedule] order systems into stages; the
+//   - [World] wraps one arche world with the current tick and whether the
+//     world is replaying. Systems query the arche world directly through
+//     [World.Arche].
+//   - [System] and [Schedule] order systems into stages ([Stage]); the
 //     three prediction stages are what rollback re-runs, and systems
 //     registered there as side effects are skipped during replay.
 //   - [Commands] defers structural changes asked for while a query runs and
 //     applies them between systems.
-//   - [FixedClock] turns wall or virtual time ([TimeSource], [VirtualTime])
-//     into fixed ticks with a catch-up cap and a render alpha.
-//   - [History] records the registered components of predicted entities per
-//     tick in a bounded ring; [Schedule.Rollback] restores a tick and
-//     replays the prediction group up to the newest recorded tick.
+//   - [Tick] numbers the fixed simulation steps and wraps safely; a
+//     [TimeSource] ([NewRealTime], or [VirtualTime] in tests) drives the
+//     endpoints' fixed clock.
+//   - [History] ([EnableHistory], [Register]) records the registered
+//     components of predicted entities per tick in a bounded ring;
+//     [Schedule.Rollback] restores a tick and replays the prediction stages
+//     up to the newest recorded tick.
 //   - [SyncTest] is the determinism check: every tick it rolls back and
 //     replays, and reports the tick, entity and component that differ, or
 //     the unregistered component the prediction writes.
-//   - [TickRing] is the tick-indexed ring buffer the other layers build
-//     input buffers and per-tick records on.
 package ecs

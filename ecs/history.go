@@ -18,8 +18,8 @@ type HistoryOptions struct {
 	Capacity int
 }
 
-// HistoryStats counts what the history has done since it was enabled.
-type HistoryStats struct {
+// historyStats counts what the history has done since it was enabled.
+type historyStats struct {
 	Records  uint64 // ticks recorded (normal and replayed)
 	Restores uint64 // ticks restored
 	// SlowRestores counts restores that found the layout changed since the
@@ -39,35 +39,37 @@ type HistoryStats struct {
 	Reshaped uint64
 	// UnbornWrites counts predicted spawns not yet born at a rollback's
 	// restored tick whose registered values or components the rollback's
-	// fix changed: each was born at the restored tick (see the [History]
+	// fix changed: each was born at the restored tick (see the History
 	// rule).
 	UnbornWrites uint64
 }
 
-// TickError is returned for a tick the history does not hold: never
+// tickRangeError is returned for a tick the history does not hold: never
 // recorded, or overwritten because it is older than the capacity.
-type TickError struct {
+type tickRangeError struct {
 	Tick           Tick
 	Oldest, Newest Tick // the range held; Oldest > Newest when empty
 }
 
 // Error names the tick and the range the history holds.
-func (e *TickError) Error() string {
+func (e *tickRangeError) Error() string {
 	if e.Oldest > e.Newest {
 		return fmt.Sprintf("ecs: tick %d is not in the history (it is empty)", e.Tick)
 	}
 	return fmt.Sprintf("ecs: tick %d is not in the history (it holds ticks %d..%d)", e.Tick, e.Oldest, e.Newest)
 }
 
-// ErrNoHistory is returned by rollback operations on a world without
-// [EnableHistory].
-var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory)")
+// errNoHistory is returned by rollback operations on a world without
+// EnableHistory.
+var errNoHistory = errors.New("ecs: the world has no history (call EnableHistory)")
 
 // History records, for every tick, the values of the registered components
-// of all entities carrying its marker component (components.Predicted
-// for the rollback history of [EnableHistory]), in a ring of fixed
-// capacity whose slots carry their tick number. It restores a tick in place
-// for rollback, or serves read-only lookups (lag compensation).
+// (see [Register]) of all entities carrying its marker component
+// (components.Predicted for the rollback history of [EnableHistory]), in a
+// ring of fixed capacity whose slots carry their tick number. The
+// [Schedule] records it after the prediction stages and
+// [Schedule.Rollback] restores a tick in place; the endpoints' lag
+// compensation reads it without restoring.
 //
 // Record and restore copy each component of each archetype as one block
 // (entities of one archetype are contiguous in arche's storage), so their
@@ -83,8 +85,8 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 // Unregistered components stay as they are.
 //
 // Rule for entities whose life does not span the restored tick T:
-//   - an entity that existed at T but has died is skipped (counted in
-//     HistoryStats.SkippedEntities); it is not resurrected;
+//   - an entity that existed at T but has died is skipped (and counted);
+//     it is not resurrected;
 //   - a predicted entity created after T (a predicted spawn) is set to the
 //     state recorded at its first tick B and held dormant (its Predicted
 //     marker removed) until the replay has re-run tick B; one created after
@@ -92,14 +94,12 @@ var ErrNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 //     neither steps a spawn twice nor loses it. Spawning itself belongs in a
 //     side-effect system (first-time prediction), so replay does not spawn
 //     it again;
-//   - such a spawn is unborn at T ([History.Unborn] tells, with its birth
-//     tick). The fix of [Schedule.Rollback] writes the state of T: when it
+//   - such a spawn is unborn at T. The fix of [Schedule.Rollback] writes the state of T: when it
 //     changes an unborn spawn's registered values or components (the
 //     server says the entity existed at T, and how), the spawn is born at
 //     T with what the fix wrote, exactly as an entity the fix spawns: it
 //     is recorded at T and predicted from T+1 on, so it ends where the
-//     replay from its new birth puts it (counted in
-//     HistoryStats.UnbornWrites). A spawn the fix leaves alone stays
+//     replay from its new birth puts it (and is counted). A spawn the fix leaves alone stays
 //     dormant and ends where the replay from its own birth puts it. A
 //     write to an unborn spawn thus never becomes its state at a later
 //     tick than the one it was meant for.
@@ -109,9 +109,10 @@ type History struct {
 	markerFilter ecs.CachedFilter
 	comps        []compType
 	slots        []archSlot
-	records      []record // a power of two long, so slots stay in order across the tick wrap
-	mask         uint32   // len(records) - 1
-	capacity     int      // ticks held, at most len(records)
+	records      []record   // a power of two long, so slots stay in order across the tick wrap
+	views        []tickView // one per record
+	mask         uint32     // len(records) - 1
+	capacity     int        // ticks held, at most len(records)
 	scratch      record
 	epochs       []epoch
 	nEpochs      uint64
@@ -123,7 +124,7 @@ type History struct {
 	add, remove  []ecs.ID // scratch of restoreEntities
 	unbornValues []byte   // registered values of dormant entities before a fix
 	base         []uintptr
-	stats        HistoryStats
+	stats        historyStats
 }
 
 type compType struct {
@@ -184,7 +185,7 @@ func EnableHistory[M any](w *World, opts HistoryOptions) (*History, error) {
 	if w.history != nil {
 		return nil, errors.New("ecs: the world already has a history")
 	}
-	h, err := NewHistory(w, ecs.ComponentID[M](w.Arche()), opts)
+	h, err := newHistory(w, ecs.ComponentID[M](w.Arche()), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -192,11 +193,11 @@ func EnableHistory[M any](w *World, opts HistoryOptions) (*History, error) {
 	return h, nil
 }
 
-// NewHistory creates a history of the entities carrying the marker
+// newHistory creates a history of the entities carrying the marker
 // component, not attached to the world's rollback: a server uses one for
-// lag compensation (read with [History.Lookup], never restored). Errors
+// lag compensation (read with lookup and view, never restored). Errors
 // as EnableHistory.
-func NewHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) {
+func newHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) {
 	if opts.Capacity == 0 {
 		opts.Capacity = 128
 	}
@@ -212,6 +213,10 @@ func NewHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) 
 		capacity: opts.Capacity,
 		epochs:   make([]epoch, opts.Capacity+2),
 	}
+	h.views = make([]tickView, len(h.records))
+	for i := range h.views {
+		h.views[i] = tickView{h: h, rec: &h.records[i]}
+	}
 	var f ecs.Filter = ecs.All(marker)
 	h.markerFilter = a.Cache().Register(f)
 	return h, nil
@@ -220,16 +225,16 @@ func NewHistory(w *World, marker ecs.ID, opts HistoryOptions) (*History, error) 
 // Register adds component type T to the components the history
 // records and restores. T must be plain data: a type holding a pointer,
 // slice, map, string, interface, channel, function or unsafe pointer is
-// refused with a [*PlainDataError] naming the field. Registering must
+// refused with an error naming the field and its kind. Registering must
 // happen before the first record; registering T twice is an error.
 func Register[T any](h *History) error {
-	return h.RegisterType(reflect.TypeFor[T]())
+	return h.registerType(reflect.TypeFor[T]())
 }
 
-// RegisterType is [Register] for a type known only at run time
+// registerType is [Register] for a type known only at run time
 // (the replicated components of a schema). The type is registered with the
 // arche world if it is not yet.
-func (h *History) RegisterType(t reflect.Type) error {
+func (h *History) registerType(t reflect.Type) error {
 	fields, ranges, err := plainLayout(t)
 	if err != nil {
 		return err
@@ -255,9 +260,6 @@ func (h *History) RegisterType(t reflect.Type) error {
 	return nil
 }
 
-// Capacity returns the number of ticks the ring holds.
-func (h *History) Capacity() int { return h.capacity }
-
 // record returns the slot of tick.
 func (h *History) record(tick Tick) *record { return &h.records[uint32(tick)&h.mask] }
 
@@ -272,15 +274,12 @@ func ringSize(n int) int {
 	return s
 }
 
-// Stats returns the history's counters.
-func (h *History) Stats() HistoryStats { return h.stats }
+// newestTick returns the newest recorded tick; ok is false when nothing
+// was recorded yet.
+func (h *History) newestTick() (tick Tick, ok bool) { return h.newest, h.count > 0 }
 
-// Newest returns the newest recorded tick; ok is false when nothing was
-// recorded yet.
-func (h *History) Newest() (tick Tick, ok bool) { return h.newest, h.count > 0 }
-
-// Oldest returns the oldest tick still held; ok is false when empty.
-func (h *History) Oldest() (tick Tick, ok bool) {
+// oldestTick returns the oldest tick still held; ok is false when empty.
+func (h *History) oldestTick() (tick Tick, ok bool) {
 	if h.count == 0 {
 		return 0, false
 	}
@@ -292,20 +291,18 @@ func (h *History) Oldest() (tick Tick, ok bool) {
 	return oldest, true
 }
 
-// Has reports whether tick is held.
-func (h *History) Has(tick Tick) bool { return h.has(tick) }
-
+// has reports whether tick is held.
 func (h *History) has(tick Tick) bool {
 	r := h.record(tick)
 	return r.valid && r.tick == tick && h.newest.Sub(tick) < int32(h.capacity) && h.epochOf(r) != nil
 }
 
 func (h *History) tickError(tick Tick) error {
-	o, ok := h.Oldest()
+	o, ok := h.oldestTick()
 	if !ok {
-		return &TickError{Tick: tick, Oldest: 1, Newest: 0}
+		return &tickRangeError{Tick: tick, Oldest: 1, Newest: 0}
 	}
-	return &TickError{Tick: tick, Oldest: o, Newest: h.newest}
+	return &tickRangeError{Tick: tick, Oldest: o, Newest: h.newest}
 }
 
 func (h *History) epochOf(r *record) *epoch {
@@ -316,14 +313,14 @@ func (h *History) epochOf(r *record) *epoch {
 	return ep
 }
 
-// Record stores the registered components of all predicted entities as the
+// save records the registered components of all predicted entities as the
 // state at tick, replacing whatever the ring held in that slot. Dormant
 // predicted spawns whose first tick is at or before tick are woken first.
 // It panics if the arche world is locked and the layout changed (capturing
 // a layout iterates queries; so does waking, which adds components).
 // Steady state (no structural change since the previous record) it
 // allocates nothing.
-func (h *History) Record(tick Tick) {
+func (h *History) save(tick Tick) {
 	h.wake(tick, false)
 	ep := h.currentEpoch()
 	rec := h.record(tick)
@@ -536,9 +533,9 @@ func hasRelation(a *ecs.World, m *ecs.Mask) bool {
 	return false
 }
 
-// Restore writes the state recorded at tick back into the world's predicted
-// entities. It returns a [*TickError] if the tick is not held (never
-// recorded or overwritten). Entities whose life does not span the tick
+// restore writes the state recorded at tick back into the world's
+// predicted entities. It returns a [*tickRangeError] if the tick is not
+// held (never recorded or overwritten). Entities whose life does not span the tick
 // follow the rule in the [History] documentation. It panics if the arche
 // world is locked.
 //
@@ -548,7 +545,7 @@ func hasRelation(a *ecs.World, m *ecs.Mask) bool {
 //
 // Most games call [Schedule.Rollback], which restores, applies the server's
 // state and replays.
-func (h *History) Restore(tick Tick) error {
+func (h *History) restore(tick Tick) error {
 	if !h.has(tick) {
 		return h.tickError(tick)
 	}
@@ -638,24 +635,6 @@ func (h *History) holdNewborns(tick Tick, ep *epoch) {
 		h.dormant = append(h.dormant, dormantEntity{entity: e, birth: birth})
 		h.stats.Dormant++
 	}
-}
-
-// Unborn reports whether e is a predicted spawn created after the tick a
-// rollback restored, held dormant until the replay reaches its birth tick,
-// and returns that tick: the first tick that recorded e, or the tick after
-// the newest record for an entity never recorded. It is meant for the fix
-// of [Schedule.Rollback]: writing an unborn entity makes it born at the
-// restored tick (see the [History] rule), so a fix that only corrects
-// entities the server's state of that tick holds can tell the others.
-// Once the replay has woken every spawn it reports false. It costs one
-// pass over the dormant entities (usually none or a few).
-func (h *History) Unborn(e ecs.Entity) (birth Tick, unborn bool) {
-	for i := range h.dormant {
-		if h.dormant[i].entity == e {
-			return h.dormant[i].birth, true
-		}
-	}
-	return 0, false
 }
 
 // saveUnborn keeps the registered values of the dormant entities, before a
@@ -790,11 +769,11 @@ func (ep *epoch) locate(e ecs.Entity) (runIdx, row int, ok bool) {
 	return ri, int(g) - ep.runs[ri].start, true
 }
 
-// Lookup returns a pointer to the value of component id of entity e
+// lookup returns a pointer to the value of component id of entity e
 // recorded at tick, valid until that ring slot is recorded again. It
 // returns an error if the tick is not held, and a nil pointer with a nil
 // error if e or the component was not recorded at that tick.
-func (h *History) Lookup(tick Tick, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
+func (h *History) lookup(tick Tick, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
 	if !h.has(tick) {
 		return nil, h.tickError(tick)
 	}
@@ -835,14 +814,4 @@ func (h *History) compIndex(id ecs.ID) int {
 		}
 	}
 	return -1
-}
-
-// HistoryValue returns entity e's component T as recorded at tick. ok is
-// false when the tick is not held, T is not registered, or e had no T then.
-func HistoryValue[T any](h *History, tick Tick, e ecs.Entity) (v T, ok bool) {
-	p, err := h.Lookup(tick, e, ecs.ComponentID[T](h.world.Arche()))
-	if err != nil || p == nil {
-		return v, false
-	}
-	return *(*T)(p), true
 }

@@ -14,7 +14,7 @@ import (
 func ExampleSchedule_Rollback() {
 	type Pos struct{ X float32 }
 
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
 	if err := gw.Register[Pos](h); err != nil {
 		panic(err)
@@ -58,7 +58,7 @@ func ExampleSyncTest() {
 	type Pos struct{ X float32 }
 	var hidden float32 // the bug: a variable the rollback cannot restore
 
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
 	_ = gw.Register[Pos](h)
 	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
@@ -90,7 +90,7 @@ func ExampleSyncTest_unregistered() {
 	type Pos struct{ X float32 }
 	type Ammo struct{ Shots int32 } // forgotten: not registered
 
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, _ := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 16})
 	_ = gw.Register[Pos](h)
 	spawn := generic.NewMap3[Pos, Ammo, components.Predicted](w.Arche())

@@ -5,48 +5,43 @@ import (
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/internal/access"
 )
 
-// TickView reads one recorded tick of a [History] without copying:
-// entities by row, values by row and component. It is valid until that
-// ring slot is recorded again. Lag compensation rewinds through it.
-type TickView struct {
+// tickView reads one recorded tick of a [History] without copying (see
+// access.TickView). Each ring slot has its own, made with the history, so
+// handing one out as an interface allocates nothing.
+type tickView struct {
 	h   *History
 	rec *record
-	ep  *epoch
+	ep  *epoch // set by view
 }
 
-// View returns a view of tick, or a [*TickError] if the tick is not held.
-func (h *History) View(tick Tick) (TickView, error) {
+// view returns the view of tick, or a [*tickRangeError] if the tick is not
+// held. It is valid until that ring slot is recorded again.
+func (h *History) view(tick Tick) (access.TickView, error) {
 	if !h.has(tick) {
-		return TickView{}, h.tickError(tick)
+		return nil, h.tickError(tick)
 	}
-	rec := h.record(tick)
-	return TickView{h: h, rec: rec, ep: h.epochOf(rec)}, nil
+	v := &h.views[uint32(tick)&h.mask]
+	v.ep = h.epochOf(v.rec)
+	return v, nil
 }
 
-// Len returns the number of entities recorded at the tick.
-func (v TickView) Len() int { return len(v.ep.entities) }
+func (v *tickView) Len() int { return len(v.ep.entities) }
 
-// Entity returns the entity of row i.
-func (v TickView) Entity(i int) ecs.Entity { return v.ep.entities[i] }
+func (v *tickView) Entity(i int) ecs.Entity { return v.ep.entities[i] }
 
-// Row returns the row of entity e, and false if e was not recorded. The
-// first call on a tick builds an index (O(entities)); later calls are one
-// map lookup.
-func (v TickView) Row(e ecs.Entity) (int, bool) {
+func (v *tickView) Row(e ecs.Entity) (int, bool) {
 	v.ep.buildIndex()
 	i, ok := v.ep.index[e]
 	return int(i), ok
 }
 
-// Component returns the history's index of component id, or -1 if it is
-// not recorded; pass it to Value.
-func (v TickView) Component(id ecs.ID) int { return v.h.compIndex(id) }
+func (v *tickView) Component(id ecs.ID) int { return v.h.compIndex(id) }
 
-// Value returns a pointer to the recorded value of component c (from
-// Component) of row i, or nil if that entity did not have it.
-func (v TickView) Value(i, c int) unsafe.Pointer {
+func (v *tickView) Value(i, c int) unsafe.Pointer {
 	if c < 0 {
 		return nil
 	}

@@ -7,18 +7,18 @@ import (
 	"reflect"
 )
 
-// PlainDataError is returned when a component type cannot be copied bit for
+// plainDataError is returned when a component type cannot be copied bit for
 // bit because it holds a reference (pointer, slice, map, string, interface,
 // channel, function or unsafe pointer). Copying such a value into history
 // would share, not snapshot, what it points to.
-type PlainDataError struct {
+type plainDataError struct {
 	Type  reflect.Type // the component type being registered
 	Field string       // path of the offending field, such as "Weapon.Ammo"
 	Kind  reflect.Kind // the kind that is not plain data
 }
 
 // Error names the type, the field and its kind.
-func (e *PlainDataError) Error() string {
+func (e *plainDataError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("ecs: component %v is a %v, not plain data", e.Type, e.Kind)
 	}
@@ -78,7 +78,7 @@ func walkPlain(root, t reflect.Type, path string, off uintptr, out *[]byteRange)
 		}
 		return nil
 	}
-	return &PlainDataError{Type: root, Field: path, Kind: t.Kind()}
+	return &plainDataError{Type: root, Field: path, Kind: t.Kind()}
 }
 
 // formatField renders the bytes of one leaf field as its Go value, for

@@ -5,16 +5,21 @@ import (
 )
 
 // Stage is one of the fixed phases of a tick or a frame, run in the order
-// of their values.
+// of their values. A tick runs, in order: receiving from the network and
+// sampling or buffering inputs (the endpoints' own stages), then
+// [StagePrePrediction], [StagePrediction], [StagePostPrediction],
+// [StageSimulation], [StageHistory], and sending to the network (the
+// endpoints' own stage). A frame runs the interpolation of remote ghosts
+// (the client's own stage), then [StagePresentation].
 type Stage uint8
 
 const (
-	// StageReceive reads the network: inputs on a server; snapshots,
+	// stageReceive reads the network: inputs on a server; snapshots,
 	// spawns and reconciliation (rollback and replay) on a client.
-	StageReceive Stage = iota
-	// StageInput samples (client) or buffers (server) the input commands
+	stageReceive Stage = iota
+	// stageInput samples (client) or buffers (server) the input commands
 	// of the tick. Not replayed.
-	StageInput
+	stageInput
 	// StagePrePrediction prepares a predicted tick, such as writing the
 	// tick's input commands onto the entities. Replayed.
 	StagePrePrediction
@@ -30,12 +35,12 @@ const (
 	StageSimulation
 	// StageHistory records lag-compensation history on the server.
 	StageHistory
-	// StageSend writes the network: snapshots on a server, inputs on a
+	// stageSend writes the network: snapshots on a server, inputs on a
 	// client.
-	StageSend
-	// StageInterpolation runs once per frame: remote ghosts are blended
+	stageSend
+	// stageInterpolation runs once per frame: remote ghosts are blended
 	// between received states.
-	StageInterpolation
+	stageInterpolation
 	// StagePresentation runs once per frame: smoothing of corrections and
 	// rendering.
 	StagePresentation
@@ -46,95 +51,106 @@ const (
 var stageNames = [numStages]string{"receive", "input", "pre-prediction", "prediction", "post-prediction",
 	"simulation", "history", "send", "interpolation", "presentation"}
 
-// String returns the stage's name.
-func (s Stage) String() string {
+// name returns the stage's name, for diagnostics.
+func (s Stage) name() string {
 	if s < numStages {
 		return stageNames[s]
 	}
 	return fmt.Sprintf("Stage(%d)", uint8(s))
 }
 
-// ScheduleStats counts ticks, rollbacks and replayed ticks.
-type ScheduleStats struct {
+// scheduleStats counts ticks, rollbacks and replayed ticks.
+type scheduleStats struct {
 	Ticks         uint64
 	Frames        uint64
 	Rollbacks     uint64
 	ReplayedTicks uint64
 }
 
-// Schedule runs the stages of a tick and of a frame in their fixed order.
-// A tick is [StageReceive] through [StageSend]; a frame is
-// [StageInterpolation] and [StagePresentation]. The three prediction
-// stages ([StagePrePrediction], [StagePrediction], [StagePostPrediction])
-// are the ones a rollback replays.
+// Schedule runs the stages of a tick and of a frame in their fixed order
+// (see [Stage]). The three prediction stages ([StagePrePrediction],
+// [StagePrediction], [StagePostPrediction]) are the ones a rollback
+// replays.
 type Schedule struct {
-	groups [numStages]*Group
-	stats  ScheduleStats
+	groups [numStages]*group
+	stats  scheduleStats
+	// recorded, if set, runs right after the history records a tick (a
+	// SyncTest checks there, before the later stages build on the state).
+	recorded func()
 }
 
-// NewSchedule returns a schedule with one empty group per stage.
+// NewSchedule returns a schedule with no systems in any stage.
 func NewSchedule() *Schedule {
 	s := &Schedule{}
 	for i := range s.groups {
-		s.groups[i] = NewGroup(Stage(i).String())
+		s.groups[i] = newGroup(Stage(i).name())
 	}
 	return s
 }
 
-// Group returns the group of a stage, to add systems or nested groups. It
-// panics on an unknown stage.
-func (s *Schedule) Group(st Stage) *Group {
+// group returns the group of a stage. It panics on an unknown stage.
+func (s *Schedule) group(st Stage) *group {
 	if st >= numStages {
 		panic(fmt.Sprintf("ecs: unknown stage %d (0..%d)", st, numStages-1))
 	}
 	return s.groups[st]
 }
 
-// Add appends a system to a stage. See [Group.Add].
+// Add appends a system to a stage; it runs every time the stage runs,
+// replay included. After each system the schedule applies the world's
+// queued [Commands]. It panics on a nil system or an unknown stage.
 func (s *Schedule) Add(st Stage, sys System) *Schedule {
-	s.Group(st).Add(sys)
+	s.group(st).add(sys, false)
 	return s
 }
 
-// AddSideEffect appends a side-effect system to a stage; it is skipped
-// during replay. See [Group.AddSideEffect].
+// AddSideEffect appends a side-effect system to a stage (sound, particles,
+// one-shot events, spawning, sending): it runs only the first time a tick
+// is simulated and is skipped during replay. It panics on a nil system or
+// an unknown stage.
 func (s *Schedule) AddSideEffect(st Stage, sys System) *Schedule {
-	s.Group(st).AddSideEffect(sys)
+	s.group(st).add(sys, true)
 	return s
 }
-
-// Stats returns the schedule's counters.
-func (s *Schedule) Stats() ScheduleStats { return s.stats }
 
 // Tick advances the world by one tick: the tick number increments, then
 // the tick stages run in order, and the history (if enabled) records the
-// tick right after the prediction stages. It panics while replaying, and
-// with the system's name and stage when a system changes the world's
-// structure inside a query (see [Group.Update]).
+// tick right after the prediction stages. It panics while replaying.
+//
+// A structural change made while a query holds the arche world locked
+// panics in arche with only "attempt to modify a locked world"; Tick
+// panics instead with an error naming the system, its stage and the cure,
+// [World.Commands]. A system that returns with a query still open (left
+// with break, never closed) would leave the world locked for everything
+// after it: Tick panics then too, naming the system. Other panics pass
+// through unchanged. Frame and Rollback do the same.
 func (s *Schedule) Tick(w *World) {
 	if w.replaying {
 		panic("ecs: Tick called while replaying")
 	}
 	w.tick++
 	s.stats.Ticks++
-	s.run(StageReceive, w)
-	s.run(StageInput, w)
+	s.run(stageReceive, w)
+	s.run(stageInput, w)
 	s.predict(w)
 	if w.history != nil {
-		w.history.Record(w.tick)
+		w.history.save(w.tick)
+		if s.recorded != nil {
+			s.recorded()
+		}
 	}
 	s.run(StageSimulation, w)
 	s.run(StageHistory, w)
-	s.run(StageSend, w)
+	s.run(stageSend, w)
 }
 
 // run updates the group of a stage; a locked-world panic of one of its
-// systems gets the stage's name (see [Group.Update]).
+// systems gets the stage's name (see [Schedule.Tick]).
 func (s *Schedule) run(st Stage, w *World) {
 	defer func() {
 		if r := recover(); r != nil {
 			if p, ok := r.(*lockedWorldPanic); ok && p.stage == "" {
-				p.stage = st.String()
+				p.stage = st.name()
 				p.groups = p.groups[:len(p.groups)-1] // the stage's own group
 			}
 			panic(r)
@@ -146,7 +162,7 @@ func (s *Schedule) run(st Stage, w *World) {
 // Frame runs the per-frame stages (interpolation, presentation).
 func (s *Schedule) Frame(w *World) {
 	s.stats.Frames++
-	s.run(StageInterpolation, w)
+	s.run(stageInterpolation, w)
 	s.run(StagePresentation, w)
 }
 
@@ -158,12 +174,10 @@ func (s *Schedule) Frame(w *World) {
 // tick is recorded again. The world's tick is put back afterwards.
 //
 // The fix writes the state of tick `to`. A predicted spawn created after
-// `to` is unborn during the fix ([History.Unborn] says so, with its birth
-// tick). If the fix changes its registered values or components, the spawn
-// is born at `to` with what the fix wrote, like an entity the fix spawns:
-// recorded at `to`, replayed from to+1, counted in
-// HistoryStats.UnbornWrites; it ends where the replay from that birth puts
-// it. A spawn the fix leaves alone stays dormant until the replay reaches
+// `to` is unborn during the fix. If the fix changes its registered values
+// or components, the spawn is born at `to` with what the fix wrote, like an
+// entity the fix spawns: recorded at `to`, replayed from to+1; it ends
+// where the replay from that birth puts it. A spawn the fix leaves alone stays dormant until the replay reaches
 // its own birth tick and ends where the replay from there puts it.
 //
 // Structural changes keep their usual timing: commands queued before the
@@ -174,8 +188,8 @@ func (s *Schedule) Frame(w *World) {
 // `to` (see [History]), so replayed systems repeat the first run's
 // structural changes from the same start.
 //
-// It returns [ErrNoHistory] without a history, a [*TickError] when `to` is
-// not held, and an error when called during a replay.
+// It returns an error without a history ([EnableHistory]), when `to` is
+// not held (naming the range held), and when called during a replay.
 func (s *Schedule) Rollback(w *World, to Tick, fix func(w *World)) error {
 	return s.rollback(w, to, fix, nil)
 }
@@ -183,13 +197,13 @@ func (s *Schedule) Rollback(w *World, to Tick, fix func(w *World)) error {
 func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t Tick) error) error {
 	h := w.history
 	if h == nil {
-		return ErrNoHistory
+		return errNoHistory
 	}
 	if w.replaying {
 		return fmt.Errorf("ecs: rollback to tick %d during a replay", to)
 	}
-	newest, _ := h.Newest()
-	if err := h.Restore(to); err != nil {
+	newest, _ := h.newestTick()
+	if err := h.restore(to); err != nil {
 		return err
 	}
 	s.stats.Rollbacks++
@@ -204,11 +218,11 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 			h.saveUnborn()
 		}
 		fix(w)
-		w.commands.Apply()
+		w.commands.apply()
 		if unborn {
 			h.bornByFix()
 		}
-		h.Record(to)
+		h.save(to)
 	}
 	w.replaying = true
 	var err error
@@ -219,7 +233,7 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 		if verify != nil && err == nil {
 			err = verify(t)
 		}
-		h.Record(t)
+		h.save(t)
 	}
 	w.replaying = false
 	w.tick = saved

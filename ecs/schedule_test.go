@@ -125,7 +125,7 @@ func TestNestedGroups(t *testing.T) {
 	s := gw.NewSchedule()
 	s.Add(gw.StagePrediction, inner)
 	s.Add(gw.StagePrediction, gw.SystemFunc(func(*gw.World) { order = append(order, "b") }))
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	s.Tick(w)
 	assert.Equal(t, []string{"a", "fx", "b"}, order)
 	assert.Equal(t, 2, inner.Len())

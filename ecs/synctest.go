@@ -29,7 +29,7 @@ type SyncTestOptions struct {
 // ones not registered for history: when the replay leaves one with another
 // value than the first run and the prediction stages write it (its value
 // changes across them), the error names that component and says it is not
-// registered ([DesyncError.Unregistered]), rather than blaming the first
+// registered, rather than blaming the first
 // registered component it feeds. When registered values differ too, the
 // test re-runs the tick with the unregistered values of the first run to
 // tell cause from victim: a component rewritten from corrupted registered
@@ -38,20 +38,38 @@ type SyncTestOptions struct {
 // tick, are not reported. Values are compared without padding; a component
 // that is not plain data is compared as a whole.
 //
+// On a server world (the server endpoint marks its own) the registered
+// state also changes outside the prediction stages, and legitimately so:
+// StageSimulation respawns players, lag compensation applies hits,
+// connections spawn and remove players. A replay does not repeat those
+// stages, so a window that crosses such a change could not match. There
+// the test compares the registered state at the start of each tick's
+// prediction stages with the one recorded at the end of the previous
+// tick's, and a tick that starts from changed state bounds the rollback:
+// windows never reach back across it. On a client, where nothing but a
+// correction may change predicted state outside those stages, such a
+// change is a desync.
+//
 // Run it in a test or a debug build of the game; it costs Rollback replays
 // per tick.
 type SyncTest struct {
-	sched  *Schedule
-	world  *World
-	n      int
-	start  Tick
-	checks uint64
+	sched     *Schedule
+	world     *World
+	n         int
+	start     Tick
+	checks    uint64
+	outside   Tick // the newest tick that began from state changed outside the prediction (servers)
+	shortened uint64
+	err       error // of the current Tick's check
+	// onRecorded is st.onRecorded, made once: the schedule calls it.
+	onRecorded func()
 }
 
-// DesyncError reports the first difference a [SyncTest] found: the tick,
+// desyncError reports the first difference a [SyncTest] found: the tick,
 // the entity and the component (and field) whose value after replay is not
-// the value of the first run.
-type DesyncError struct {
+// the value of the first run. Its message says all of it; the endpoints
+// log the fields through internal/ecsx.
+type desyncError struct {
 	Tick      Tick
 	Entity    ecs.Entity
 	Component reflect.Type
@@ -67,7 +85,7 @@ type DesyncError struct {
 }
 
 // Error names the tick, entity, component and field, with both values.
-func (e *DesyncError) Error() string {
+func (e *desyncError) Error() string {
 	if e.Unregistered {
 		return fmt.Sprintf("ecs: desync at tick %d: component %v is written by the prediction but not registered for history (Register): entity %v %s is %s after replay, was %s in the first run",
 			e.Tick, e.Component, e.Entity, fieldName(e.Field), formatField(e.Replay, e.kind), formatField(e.First, e.kind))
@@ -83,38 +101,80 @@ func (e *DesyncError) Error() string {
 }
 
 // NewSyncTest prepares a determinism check of the world's prediction stages.
-// It returns [ErrNoHistory] without a history, and an error naming the
+// It returns an error without a history ([EnableHistory]), and one naming the
 // value when Rollback is outside 1..capacity-1.
 func NewSyncTest(s *Schedule, w *World, opts SyncTestOptions) (*SyncTest, error) {
 	h := w.history
 	if h == nil {
-		return nil, ErrNoHistory
+		return nil, errNoHistory
 	}
 	if opts.Rollback == 0 {
 		opts.Rollback = 8
 	}
-	if opts.Rollback < 1 || opts.Rollback >= h.Capacity() {
-		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.Capacity()-1)
+	if opts.Rollback < 1 || opts.Rollback >= h.capacity {
+		return nil, fmt.Errorf("ecs: sync test rollback %d outside 1..%d (history capacity - 1)", opts.Rollback, h.capacity-1)
 	}
 	h.checksums = true
 	w.probe = newUnregisteredProbe(h, opts.Rollback)
-	return &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick}, nil
+	st := &SyncTest{sched: s, world: w, n: opts.Rollback, start: w.tick, outside: w.tick}
+	st.onRecorded = st.recorded
+	if w.server {
+		w.probe.onStart = st.watchOutside
+	}
+	return st, nil
 }
 
-// Checks returns how many replayed ticks were compared.
-func (st *SyncTest) Checks() uint64 { return st.checks }
+// watchOutside runs ahead of a server tick's prediction stages: when the
+// registered state is not what the previous tick recorded, something
+// outside the prediction changed it, and replays must not reach back
+// across this tick.
+func (st *SyncTest) watchOutside(w *World) {
+	h := w.history
+	prev := w.tick.Add(-1)
+	if !h.has(prev) {
+		st.outside = w.tick
+		return
+	}
+	cur := h.currentEpoch()
+	h.capture(&h.scratch, cur)
+	if h.checksum(&h.scratch, cur) != h.record(prev).sum {
+		st.outside = w.tick
+	}
+}
 
-// Tick runs one normal tick, then rolls back and replays. It returns a
-// [*DesyncError] at the first replayed tick whose state differs from the
-// first run; the world then holds the replayed state.
+// Tick runs one normal tick and, right after the history recorded it,
+// rolls back and replays; the stages after the record point
+// (StageSimulation, StageHistory, StageSend) then run on the replayed
+// state, so the check never undoes what they write. At the first replayed
+// tick whose state differs from the first run it returns an error naming
+// the tick, the entity, the component and field with both values (or the
+// unregistered component the prediction writes); the world then holds the
+// replayed state.
 func (st *SyncTest) Tick() error {
+	st.err = nil
+	st.sched.recorded = st.onRecorded
+	defer func() { st.sched.recorded = nil }()
 	st.sched.Tick(st.world)
+	return st.err
+}
+
+func (st *SyncTest) recorded() { st.err = st.check() }
+
+// check rolls back and replays the window ending at the tick just recorded.
+func (st *SyncTest) check() error {
 	now := st.world.tick
 	if now.Sub(st.start) <= int32(st.n) {
 		return nil
 	}
+	to := now.Add(-st.n)
+	if to.Before(st.outside) {
+		st.shortened++
+		if to = st.outside; !to.Before(now) {
+			return nil
+		}
+	}
 	h := st.world.history
-	return st.sched.rollback(st.world, now.Add(-st.n), nil, func(t Tick) error {
+	return st.sched.rollback(st.world, to, nil, func(t Tick) error {
 		st.checks++
 		rec := h.record(t)
 		first := h.epochOf(rec)
@@ -182,16 +242,6 @@ func fieldName(f string) string {
 	return "field " + f
 }
 
-// Checksum returns a checksum of every registered component of every
-// entity recorded at tick (padding excluded), or a [*TickError].
-func (h *History) Checksum(tick Tick) (uint64, error) {
-	if !h.has(tick) {
-		return 0, h.tickError(tick)
-	}
-	rec := h.record(tick)
-	return h.checksum(rec, h.epochOf(rec)), nil
-}
-
 const (
 	hashSeed  = 0x9e3779b97f4a7c15
 	hashPrime = 0x100000001b3
@@ -235,20 +285,20 @@ func (h *History) checksum(rec *record, ep *epoch) uint64 {
 
 // diff returns the first field that differs between two records, matching
 // entities by identity.
-func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncError {
+func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *desyncError {
 	nc := len(h.comps)
 	for ri, r := range epA.runs {
 		for i := 0; i < r.count; i++ {
 			e := epA.entities[r.start+i]
 			rj, j, ok := epB.locate(e)
 			if !ok {
-				return &DesyncError{Entity: e}
+				return &desyncError{Entity: e}
 			}
 			for _, c := range h.slots[r.slot].comps {
 				ct := &h.comps[c]
 				fb := epB.rows[rj*nc+c]
 				if fb < 0 {
-					return &DesyncError{Entity: e, Component: ct.typ}
+					return &desyncError{Entity: e, Component: ct.typ}
 				}
 				offA := (int(epA.rows[ri*nc+c]) + i) * int(ct.size)
 				offB := (int(fb) + j) * int(ct.size)
@@ -257,7 +307,7 @@ func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncErro
 				for _, f := range ct.fields {
 					fa, fb := va[f.off:f.off+f.len], vb[f.off:f.off+f.len]
 					if string(fa) != string(fb) {
-						return &DesyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
+						return &desyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
 							First: append([]byte(nil), fa...), Replay: append([]byte(nil), fb...)}
 					}
 				}
@@ -268,7 +318,7 @@ func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncErro
 		epA.buildIndex()
 		for _, e := range epB.entities {
 			if _, ok := epA.index[e]; !ok {
-				return &DesyncError{Entity: e}
+				return &desyncError{Entity: e}
 			}
 		}
 	}

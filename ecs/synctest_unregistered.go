@@ -21,6 +21,9 @@ type unregisteredProbe struct {
 	mask       uint32
 	replayPre  extraRecord // before the prediction stages of the replayed tick
 	cur        extraRecord // after them
+	// onStart, if set, runs ahead of the prediction stages of each
+	// first-run tick (a server's SyncTest watches for outside changes).
+	onStart func(w *World)
 }
 
 type extraType struct {
@@ -61,6 +64,9 @@ func (p *unregisteredProbe) before(w *World) {
 	f := &p.first[uint32(w.tick)&p.mask]
 	f.tick, f.valid = w.tick, false
 	p.capture(&f.pre)
+	if p.onStart != nil {
+		p.onStart(w)
+	}
 }
 
 // after runs behind the prediction stages of a first-run tick.
@@ -78,7 +84,7 @@ func (p *unregisteredProbe) after(w *World) {
 // writes (it changed in the first run or in the replay), preferring one
 // whose value already differed when the replayed tick began: that is state
 // the rollback did not restore. fromStart says which kind d is.
-func (p *unregisteredProbe) check(t Tick) (d *DesyncError, fromStart bool) {
+func (p *unregisteredProbe) check(t Tick) (d *desyncError, fromStart bool) {
 	f := &p.first[uint32(t)&p.mask]
 	if !f.valid || f.tick != t {
 		return nil, false
@@ -129,7 +135,7 @@ func (p *unregisteredProbe) check(t Tick) (d *DesyncError, fromStart bool) {
 				continue
 			}
 			r := et.fields[field]
-			d = &DesyncError{Tick: t, Entity: e, Component: et.typ, Field: r.field, kind: r.kind, Unregistered: true,
+			d = &desyncError{Tick: t, Entity: e, Component: et.typ, Field: r.field, kind: r.kind, Unregistered: true,
 				First: append([]byte(nil), was[r.off:r.off+r.len]...), Replay: append([]byte(nil), now[r.off:r.off+r.len]...)}
 			fromStart = start
 		}

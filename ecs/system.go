@@ -23,11 +23,11 @@ type SystemFunc func(w *World)
 // Update calls f(w).
 func (f SystemFunc) Update(w *World) { f(w) }
 
-// Group is an ordered list of systems; it is itself a System, so groups
-// nest. Systems added as side effects (sound, particles, one-shot events,
+// group is an ordered list of systems, one per stage of a [Schedule]; it
+// is itself a System, so groups nest. Systems added as side effects (sound, particles, one-shot events,
 // spawning, sending) are skipped while the world is replaying. After each
 // system the group applies the world's queued commands.
-type Group struct {
+type group struct {
 	name    string
 	entries []groupEntry
 }
@@ -37,35 +37,18 @@ type groupEntry struct {
 	sideEffect bool
 }
 
-// NewGroup returns an empty group with a name used in diagnostics.
-func NewGroup(name string) *Group { return &Group{name: name} }
+// newGroup returns an empty group with a name used in diagnostics.
+func newGroup(name string) *group { return &group{name: name} }
 
-// Name returns the group's name.
-func (g *Group) Name() string { return g.name }
-
-// Add appends a system that runs every time the group runs, replay
-// included. It panics on a nil system.
-func (g *Group) Add(s System) *Group {
-	g.add(s, false)
-	return g
-}
-
-// AddSideEffect appends a system that runs only the first time a tick is
-// simulated, never during replay. It panics on a nil system.
-func (g *Group) AddSideEffect(s System) *Group {
-	g.add(s, true)
-	return g
-}
-
-func (g *Group) add(s System, sideEffect bool) {
+// add appends a system: one that runs every time the group runs, replay
+// included, or a side effect, run only the first time a tick is simulated,
+// never during replay. It panics on a nil system.
+func (g *group) add(s System, sideEffect bool) {
 	if s == nil {
 		panic(fmt.Sprintf("ecs: nil system added to group %q", g.name))
 	}
 	g.entries = append(g.entries, groupEntry{sys: s, sideEffect: sideEffect})
 }
-
-// Len returns the number of systems in the group.
-func (g *Group) Len() int { return len(g.entries) }
 
 // Update runs the group's systems in order, skipping side effects while
 // replaying, and applies queued commands after each system.
@@ -77,7 +60,7 @@ func (g *Group) Len() int { return len(g.entries) }
 // with a query still open (left with break, never closed) would leave the
 // world locked for everything after it: Update panics then too, naming the
 // system. Other panics pass through unchanged.
-func (g *Group) Update(w *World) {
+func (g *group) Update(w *World) {
 	for i := range g.entries {
 		e := &g.entries[i]
 		if e.sideEffect && w.replaying {
@@ -88,14 +71,14 @@ func (g *Group) Update(w *World) {
 		if !wasLocked && w.arche.IsLocked() {
 			panic(&lockedWorldPanic{system: systemName(e.sys), groups: []string{g.name}, openQuery: true})
 		}
-		if w.commands.Len() > 0 {
-			w.commands.Apply()
+		if w.commands.queued() > 0 {
+			w.commands.apply()
 		}
 	}
 }
 
 // run updates one system, naming it in a locked-world panic.
-func (g *Group) run(w *World, s System) {
+func (g *group) run(w *World, s System) {
 	defer func() {
 		if r := recover(); r != nil {
 			panic(lockedWorld(r, s, g.name))

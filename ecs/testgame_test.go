@@ -73,7 +73,16 @@ type game struct {
 // newGame builds a client world with n predicted entities and the move
 // system in the prediction stage.
 func newGame(t require.TestingT, n, capacity int) *game {
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	return newGameAs(t, false, n, capacity)
+}
+
+// newGameAs is newGame with a server's world when server is set (see
+// gw.MarkServer).
+func newGameAs(t require.TestingT, server bool, n, capacity int) *game {
+	w := gw.NewWorld(gw.WorldOptions{})
+	if server {
+		gw.MarkServer(w)
+	}
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: capacity})
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Position](h))

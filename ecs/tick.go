@@ -1,9 +1,6 @@
 package ecs
 
-import (
-	"math"
-	"strconv"
-)
+import "math"
 
 // Tick numbers a fixed simulation step. It is the same on server and
 // clients and wraps after 2³² ticks (207 days at 240 Hz): compare and
@@ -24,9 +21,6 @@ func (t Tick) Before(u Tick) bool { return t.Sub(u) < 0 }
 
 // After reports whether t comes after u.
 func (t Tick) After(u Tick) bool { return t.Sub(u) > 0 }
-
-// String returns the tick's number.
-func (t Tick) String() string { return strconv.FormatUint(uint64(t), 10) }
 
 // Unwrap returns t as a continuous tick: a float64 that counts ticks
 // without wrapping (a render tick, an estimated server tick), whose floor

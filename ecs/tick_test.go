@@ -1,6 +1,7 @@
 package ecs_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestTickOrderAndDistanceAcrossTheWraps(t *testing.T) {
 	}
 	assert.Equal(t, gw.Tick(2), gw.Tick(math.MaxUint32).Add(3))
 	assert.Equal(t, int32(1), gw.Tick(0).Sub(math.MaxUint32))
-	assert.Equal(t, "4294967295", gw.Tick(math.MaxUint32).String())
+	assert.Equal(t, "4294967295", fmt.Sprint(gw.Tick(math.MaxUint32)))
 }
 
 func TestTickUnwrapIsContinuousAcrossTheWraps(t *testing.T) {

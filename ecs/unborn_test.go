@@ -25,7 +25,7 @@ type counterGame struct {
 }
 
 func newCounterGame(t *testing.T) *counterGame {
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 32})
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Counter](h))

@@ -1,45 +1,20 @@
 package ecs
 
 import (
-	"fmt"
-
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/ecs/event"
 )
 
-// Role says which side of the connection a world simulates.
-type Role uint8
-
-const (
-	// RoleServer is the authoritative world: it never rolls back.
-	RoleServer Role = iota
-	// RoleClient predicts its own entities and rolls back on corrections.
-	RoleClient
-)
-
-// String returns "server" or "client".
-func (r Role) String() string {
-	switch r {
-	case RoleServer:
-		return "server"
-	case RoleClient:
-		return "client"
-	}
-	return fmt.Sprintf("Role(%d)", uint8(r))
-}
-
-// WorldOptions configures [NewWorld]. The zero value is a server world with
-// arche's default capacity.
+// WorldOptions configures [NewWorld]. The zero value gives arche's default
+// capacity.
 type WorldOptions struct {
-	// Role of the world; RoleServer by default.
-	Role Role
 	// InitialCapacity is passed to arche's NewWorld when positive.
 	InitialCapacity int
 }
 
 // World is one arche world plus what netcode needs to know about it: the
-// tick being simulated, the role, whether the prediction group is replaying
-// and a command buffer for deferred structural changes.
+// tick being simulated, whether the prediction group is replaying and a
+// command buffer for deferred structural changes.
 //
 // World installs itself as the arche world's listener to notice structural
 // changes (the per-tick history relies on it). A game that needs its own
@@ -50,11 +25,13 @@ type WorldOptions struct {
 type World struct {
 	arche     ecs.World
 	tick      Tick
-	role      Role
 	replaying bool
 	commands  Commands
 	history   *History
 	probe     *unregisteredProbe // set by NewSyncTest
+	// server marks the authoritative world: its registered state may
+	// change outside the prediction stages (see SyncTest).
+	server bool
 
 	// layout counts structural changes (entity created or removed,
 	// component added or removed); equal counts mean equal archetype rows.
@@ -64,7 +41,7 @@ type World struct {
 
 // NewWorld creates a world at tick 0.
 func NewWorld(opts WorldOptions) *World {
-	w := &World{role: opts.Role}
+	w := &World{}
 	if opts.InitialCapacity > 0 {
 		w.arche = ecs.NewWorld(opts.InitialCapacity)
 	} else {
@@ -84,17 +61,14 @@ func (w *World) Arche() *ecs.World { return &w.arche }
 // replayed).
 func (w *World) Tick() Tick { return w.tick }
 
-// SetTick sets the current tick, for example when a client adopts the
+// setTick sets the current tick, for example when a client adopts the
 // server's tick at connection. It panics while replaying.
-func (w *World) SetTick(t Tick) {
+func (w *World) setTick(t Tick) {
 	if w.replaying {
 		panic("ecs: SetTick while replaying")
 	}
 	w.tick = t
 }
-
-// Role returns the world's role.
-func (w *World) Role() Role { return w.role }
 
 // IsReplaying reports whether the prediction group is re-running a tick
 // after a rollback. Nothing may be sent and no side effect may fire then.
@@ -106,18 +80,15 @@ func (w *World) IsReplaying() bool { return w.replaying }
 // system.
 func (w *World) IsFirstTimePredicted() bool { return !w.replaying }
 
+// History returns the world's rollback history, or nil before
+// [EnableHistory]. A client endpoint enables it and registers the
+// replicated components; a game registers there what else its prediction
+// writes ([Register]) before the first tick.
+func (w *World) History() *History { return w.history }
+
 // Commands returns the world's command buffer. Changes queued there are
 // applied by the schedule after the running system returns.
 func (w *World) Commands() *Commands { return &w.commands }
-
-// History returns the world's component history, or nil when none was
-// enabled with [EnableHistory].
-func (w *World) History() *History { return w.history }
-
-// LayoutVersion returns a counter that changes with every structural change
-// of the arche world. Two equal values mean every archetype holds the same
-// entities in the same rows.
-func (w *World) LayoutVersion() uint64 { return w.layout }
 
 // SetListener sets the game's own arche listener. ghostwire keeps its
 // internal one and forwards every event that l subscribes to. nil removes

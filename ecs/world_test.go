@@ -23,10 +23,7 @@ func (l *recordingListener) Subscriptions() event.Subscription {
 func (l *recordingListener) Components() *ecs.Mask { return l.mask }
 
 func TestWorldCountsStructuralChangesAndForwardsEvents(t *testing.T) {
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient, InitialCapacity: 64})
-	assert.Equal(t, gw.RoleClient, w.Role())
-	assert.Equal(t, "client", w.Role().String())
-	assert.Equal(t, "server", gw.RoleServer.String())
+	w := gw.NewWorld(gw.WorldOptions{InitialCapacity: 64})
 	a := w.Arche()
 	posID := ecs.ComponentID[Position](a)
 	velID := ecs.ComponentID[Velocity](a)

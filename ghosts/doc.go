@@ -1,10 +1,9 @@
-// Package ghosts keeps the books of replicated entities (ghosts) on both
-// ends: a [Binding] maps the shared [netsync.Schema] onto one world's arche
-// component IDs; a [ServerRegister] assigns ghost IDs, quantizes ghost state at the
-// end of each tick and writes snapshots; a [ClientRegister] maps ghost IDs to local
-// entities, spawns and despawns them from snapshots, and decides by
-// ownership whether a ghost is predicted (its owner) or interpolated
-// (everyone else).
+// Package ghosts names the replicated entities (ghosts) of a match on both
+// ends. The server's endpoint keeps a [ServerRegister], where a game
+// spawns an entity as a ghost and despawns it; each client's endpoint
+// keeps a [ClientRegister], which creates and destroys the local entities
+// of the ghosts its snapshots hold. On both ends Entity answers "which
+// entity is ghost id here".
 //
 // Ghosts never touch the network: package systems moves the bytes.
 package ghosts

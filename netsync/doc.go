@@ -1,22 +1,22 @@
-// Package netsync is ghostwire's wire format: it decides how every value
-// the server and its clients exchange becomes bits and how those bits become
-// values again. It holds the bit-level encodings and float quantization that
-// everything else is built from, and the encodings of game data sent over
-// them: component values, snapshots, input streams, acknowledgements and
-// clock synchronization. Moving those bytes between peers is the transport's
-// job, not this package's.
+// Package netsync is how a game describes what crosses the wire: each
+// replicated component and the input type describe their wire form once,
+// in a Serialize method that calls one [Stream] method per field, and a
+// [SchemaBuilder] declares them with the ghost types, how clients predict
+// and interpolate them, and the rules of the input. The endpoints of
+// package systems take the built [Schema] and do the rest: snapshots,
+// input batches, the connection protocol.
 //
-// Two rules apply to everything here.
+// Two rules shape everything here.
 //
-// Data read from the network is hostile. Decoders never panic, never allocate
-// more than the input they were given justifies, and return errors that name
-// the offending value and the range that was allowed. The errors wrap
-// [ErrShortBuffer], [ErrMalformed] or [ErrOutOfRange], so callers can test
-// them with [errors.Is].
+// Data read from the network is hostile. Decoders never panic, never
+// allocate more than the input they were given justifies, and refuse any
+// value outside what the description allows (a quantizer's range, an
+// integer's bounds, a finite float).
 //
-// Clients predict the server bit for bit. Every lossy encoding is deterministic
-// and idempotent: encoding a value that has already been through it returns
-// the same value, and one code always decodes to the same float on every
-// machine. The server applies the decoded value to its own state, so both
-// sides simulate from identical numbers.
+// Clients predict the server bit for bit. Every lossy encoding is
+// deterministic and idempotent: quantizing a value that has already been
+// quantized returns the same bits, and one code always decodes to the same
+// float on every machine. The server applies the decoded value to its own
+// state at the end of every tick, so both sides simulate from identical
+// numbers.
 package netsync

@@ -1,56 +1,29 @@
 package netsync
 
 import (
-	"fmt"
-	"math"
 	"reflect"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/components"
-	"github.com/ghostwire/ghostwire/ecs"
-)
-
-// Input wire limits. The view fraction travels in 1/256 tick and the
-// interpolation delay in 1/16 tick up to MaxInterpolationDelay.
-const (
-	viewFractionSteps     = 256
-	delaySteps            = 16
-	delayBits             = 11
-	MaxInterpolationDelay = float32((1<<delayBits)-1) / delaySteps // ticks
-	MaxInputsPerBatch     = 32
-	// maxViewDistance bounds how far a view tick may lie from its input's
-	// tick: 2^20 ticks is over 4 hours at 60 Hz, more than any rewind. A
-	// view may lie after its input: a client that fell behind the server
-	// shows remote ghosts newer than its own tick; lag compensation
-	// judges that claim, the decoder only bounds it.
-	maxViewDistance = 1<<20 - 1
+	"github.com/ghostwire/ghostwire/internal/codec"
 )
 
 // MissingPolicy says what the server applies on a tick for which a
 // client's input has not arrived.
-type MissingPolicy uint8
+type MissingPolicy codec.MissingPolicy
 
 const (
 	// MissingRepeatLast applies the client's previous input again, its presses
 	// cleared: players mostly keep holding the same keys, so a late input
 	// often equals the repeated one and the client's prediction stays
 	// right. The default.
-	MissingRepeatLast MissingPolicy = iota
+	MissingRepeatLast = MissingPolicy(codec.MissingRepeatLast)
 	// MissingNeutral applies the input type's zero value: the player lets go of
 	// everything.
-	MissingNeutral
+	MissingNeutral = MissingPolicy(codec.MissingNeutral)
 )
 
-// String names the policy.
-func (p MissingPolicy) String() string {
-	switch p {
-	case MissingRepeatLast:
-		return "repeat-last"
-	case MissingNeutral:
-		return "neutral"
-	}
-	return fmt.Sprintf("MissingPolicy(%d)", uint8(p))
-}
+// String returns "repeat-last" or "neutral".
+func (p MissingPolicy) String() string { return codec.MissingPolicy(p).String() }
 
 // InputRules says how the server treats a game's input type T.
 type InputRules[T any] struct {
@@ -70,245 +43,26 @@ type InputRules[T any] struct {
 	Substitute func(last, out *T)
 }
 
-// input is what the schema knows of the game's input type.
-type input struct {
-	name       string
-	typ        reflect.Type
-	size       int
-	serialize  func(p unsafe.Pointer, s *Stream)
-	fields     []field
-	presses    []uintptr // offsets of the Press fields
-	hash       uint64
-	validate   func(p unsafe.Pointer) (bool, string)
-	substitute func(last, out unsafe.Pointer)
-	missing    MissingPolicy
-}
-
 // Input declares the game's input type T, whose pointer implements
 // [Serializer]: what a player did on one tick, as the game sees it (move
 // axes, steering, unit orders), with [components.Press] fields for events
 // that must count exactly once. Systems read it as a component of the
 // entities the player owns, beside the framework's
 // [components.InputHeader]. A schema declares at most one input type; a
-// second one, or an invalid description, makes Build fail.
+// second one, an unknown policy or an invalid description makes Build
+// fail.
 func Input[T any, PT interface {
 	*T
 	Serializer
 }](b *SchemaBuilder, rules InputRules[T]) {
-	t := reflect.TypeFor[T]()
-	if b.s.input != nil {
-		b.fail(fmt.Errorf("netsync: input type %v declared after %v: a schema has one input type", t, b.s.input.typ))
-		return
-	}
-	if rules.Missing > MissingNeutral {
-		b.fail(fmt.Errorf("netsync: input type %v: unknown missing-input policy %d", t, rules.Missing))
-		return
-	}
-	in := &input{
-		name:      t.String(),
-		typ:       t,
-		size:      int(t.Size()),
-		serialize: func(p unsafe.Pointer, s *Stream) { PT((*T)(p)).Serialize(s) },
-		missing:   rules.Missing,
-	}
-	var zero T
-	fields, err := describe(in.serialize, unsafe.Pointer(&zero), t)
-	if err != nil {
-		b.fail(fmt.Errorf("netsync: input type %v: %w", t, err))
-		return
-	}
-	in.fields = fields
-	for _, f := range fields {
-		if f.kind == kindPress {
-			in.presses = append(in.presses, f.off)
-		}
-	}
-	in.hash = hashComponent("input "+in.name, t.Size(), fields)
+	r := codec.InputRules{Missing: codec.MissingPolicy(rules.Missing)}
 	if v := rules.Validate; v != nil {
-		in.validate = func(p unsafe.Pointer) (bool, string) { return v((*T)(p)) }
+		r.Validate = func(p unsafe.Pointer) (bool, string) { return v((*T)(p)) }
 	}
 	if f := rules.Substitute; f != nil {
-		in.substitute = func(last, out unsafe.Pointer) { f((*T)(last), (*T)(out)) }
+		r.Substitute = func(last, out unsafe.Pointer) { f((*T)(last), (*T)(out)) }
 	}
-	b.s.input = in
+	(*codec.SchemaBuilder)(b).AddInput(reflect.TypeFor[T](), func(p unsafe.Pointer, s *codec.Stream) {
+		PT((*T)(p)).Serialize((*Stream)(s))
+	}, r)
 }
-
-// InputType returns the game's input type, or nil when the schema declares
-// none (its clients then send only headers).
-func (s *Schema) InputType() reflect.Type {
-	if s.input == nil {
-		return nil
-	}
-	return s.input.typ
-}
-
-// InputSize returns the size in bytes of the game's input type (0 without
-// one).
-func (s *Schema) InputSize() int {
-	if s.input == nil {
-		return 0
-	}
-	return s.input.size
-}
-
-// QuantizeInput rounds the input at p (of the schema's input type) to
-// what the wire carries, then validates it as the server will; a client
-// predicts with the result, so it simulates exactly what the server
-// applies. refuse is the reason the server would refuse it ("" when
-// accepted).
-func (c *Coder) QuantizeInput(s *Schema, p unsafe.Pointer) (clamped bool, refuse string) {
-	in := s.input
-	if in == nil {
-		return false, ""
-	}
-	c.st = Stream{mode: modeQuantize, codes: c.st.codes}
-	in.serialize(p, &c.st)
-	if in.validate != nil {
-		clamped, refuse = in.validate(p)
-	}
-	return clamped, refuse
-}
-
-// clearPresses zeroes every press of the input record rec.
-func (in *input) clearPresses(rec []byte) {
-	for _, off := range in.presses {
-		rec[off] = 0
-	}
-}
-
-// orPresses sets in dst every press set in src.
-func (in *input) orPresses(dst, src []byte) {
-	for _, off := range in.presses {
-		if src[off] != 0 {
-			dst[off] = 1
-		}
-	}
-}
-
-// hasPress reports whether any press of rec is set.
-func (in *input) hasPress(rec []byte) bool {
-	for _, off := range in.presses {
-		if rec[off] != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// quantizeHeader rounds the header's view fraction and delay to what the
-// wire carries; without a view both are 0.
-func quantizeHeader(h *components.InputHeader) {
-	if !h.HasView || !finite(h.ViewFraction) || h.ViewFraction < 0 {
-		h.ViewFraction = 0
-	}
-	// Clamp before converting: float-to-int conversion of a value too
-	// large for int is implementation-defined.
-	h.ViewFraction = float32(min(viewFractionSteps-1, int(min(h.ViewFraction, 1)*viewFractionSteps))) / viewFractionSteps
-	if !h.HasView || !finite(h.InterpolationDelay) || h.InterpolationDelay < 0 {
-		h.InterpolationDelay = 0
-	}
-	h.InterpolationDelay = float32(min((1<<delayBits)-1, int(min(h.InterpolationDelay, MaxInterpolationDelay)*delaySteps+0.5))) / delaySteps
-	if !h.HasView {
-		h.ViewTick = 0
-	}
-}
-
-func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
-
-// writeInput encodes one input of a batch after prev (the previous input
-// of the batch, or nil): the header's view as a distance to its tick, one
-// bit when the distance and delay repeat, and the game's input in one bit
-// when it repeats.
-func (s *Schema) writeInput(st *Stream, w *BitWriter, h, prevH *components.InputHeader, rec, prev []byte) {
-	if !h.HasView {
-		w.WriteBool(false)
-	} else {
-		w.WriteBool(true)
-		d := int64(h.Tick.Sub(h.ViewTick))
-		if prevH != nil && prevH.HasView && d == int64(prevH.Tick.Sub(prevH.ViewTick)) {
-			w.WriteBool(true)
-		} else {
-			w.WriteBool(false)
-			w.WriteVarint(d)
-		}
-		w.WriteBits(uint64(h.ViewFraction*viewFractionSteps), 8)
-		if prevH != nil && prevH.HasView && h.InterpolationDelay == prevH.InterpolationDelay {
-			w.WriteBool(true)
-		} else {
-			w.WriteBool(false)
-			w.WriteBits(uint64(h.InterpolationDelay*delaySteps), delayBits)
-		}
-	}
-	if s.input == nil {
-		return
-	}
-	if prev != nil && string(rec) == string(prev) {
-		w.WriteBool(true)
-		return
-	}
-	w.WriteBool(false)
-	*st = Stream{mode: modeEncode, w: w, codes: st.codes}
-	s.input.serialize(unsafePtr(rec), st)
-}
-
-// readInput decodes what writeInput wrote into h and rec (for tick).
-func (s *Schema) readInput(st *Stream, r *BitReader, h, prevH *components.InputHeader, rec, prev []byte, tick ecs.Tick) error {
-	*h = components.InputHeader{Tick: tick}
-	if has, _ := r.ReadBool(); has {
-		var d int64
-		if same, _ := r.ReadBool(); same && prevH != nil && prevH.HasView {
-			d = int64(prevH.Tick.Sub(prevH.ViewTick))
-		} else if same {
-			return fmt.Errorf("netsync: input view tick repeats a previous one that has none: %w", ErrMalformed)
-		} else {
-			d, _ = r.ReadVarint()
-		}
-		frac, _ := r.ReadBits(8)
-		sameDelay, err := r.ReadBool()
-		if err != nil {
-			return err
-		}
-		var delay uint64
-		switch {
-		case sameDelay && (prevH == nil || !prevH.HasView):
-			return fmt.Errorf("netsync: input delay repeats a previous one that has none: %w", ErrMalformed)
-		case sameDelay:
-			delay = uint64(prevH.InterpolationDelay * delaySteps)
-		default:
-			if delay, err = r.ReadBits(delayBits); err != nil {
-				return err
-			}
-		}
-		if d < -maxViewDistance || d > maxViewDistance {
-			return fmt.Errorf("netsync: input view tick %d ticks before the input's tick %d, outside ±%d: %w", d, tick, maxViewDistance, ErrOutOfRange)
-		}
-		h.HasView, h.ViewTick = true, tick.Add(-int(d))
-		h.ViewFraction = float32(frac) / viewFractionSteps
-		h.InterpolationDelay = float32(delay) / delaySteps
-	}
-	if s.input == nil {
-		return r.Err()
-	}
-	same, err := r.ReadBool()
-	if err != nil {
-		return err
-	}
-	if same {
-		if prev == nil {
-			return fmt.Errorf("netsync: the first input of a batch repeats a previous one: %w", ErrMalformed)
-		}
-		copy(rec, prev)
-		return r.Err()
-	}
-	clear(rec)
-	*st = Stream{mode: modeDecode, r: r, codes: st.codes}
-	s.input.serialize(unsafePtr(rec), st)
-	if st.err != nil {
-		return fmt.Errorf("netsync: input %s: %w", s.input.name, st.err)
-	}
-	return r.Err()
-}
-
-// unsafePtr points at a record's first byte (nil for an empty record,
-// which nothing reads through).
-func unsafePtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

@@ -5,42 +5,22 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/fixedclock"
+
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 )
-
-// RollbackPolicy says when a client rolls back on a new snapshot.
-type RollbackPolicy uint8
-
-const (
-	// RollbackOnMismatch rolls back only when the prediction at the
-	// snapshot's tick differs from the server's state (bit-exactly, after
-	// quantization). The default.
-	RollbackOnMismatch RollbackPolicy = iota
-	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
-	// for Entities does; the result is the same, at the cost of replaying
-	// every tick many times. (Same when the prediction reads only
-	// predicted state and inputs: one that reads interpolated ghosts,
-	// which rollback does not restore, predicts otherwise on a replay.)
-	RollbackAlways
-)
-
-// String returns "mismatch" or "always".
-func (p RollbackPolicy) String() string {
-	switch p {
-	case RollbackOnMismatch:
-		return "mismatch"
-	case RollbackAlways:
-		return "always"
-	}
-	return fmt.Sprintf("RollbackPolicy(%d)", uint8(p))
-}
 
 // ClientOptions configures a [Client]. The zero value is usable.
 type ClientOptions struct {
@@ -49,17 +29,45 @@ type ClientOptions struct {
 	// Input samples the player's input; nil sends the input type's zero
 	// value.
 	Input *InputSource
-	// Rollback is the reconciliation policy.
-	Rollback RollbackPolicy
+	// RollbackAlways rolls back on every new snapshot, as Unity's Netcode
+	// for Entities does, instead of only when the prediction at the
+	// snapshot's tick differs from the server's state (bit-exactly, after
+	// quantization). The result is the same, at the cost of replaying
+	// every tick many times (same when the prediction reads only
+	// predicted state and inputs: one that reads interpolated ghosts,
+	// which rollback does not restore, predicts otherwise on a replay).
+	RollbackAlways bool
 	// HistoryCapacity is the prediction history in ticks; 128 when zero.
 	HistoryCapacity int
-	// Stream configures the input ring and redundancy.
-	Stream netsync.InputStreamOptions
-	// ClockSync configures how the client keeps its lead on the server.
-	ClockSync netsync.ClockSyncOptions
-	// Interpolation configures the delay (adaptive by default) and the
-	// extrapolation cap of the ghosts this client does not predict.
-	Interpolation netsync.InterpolationOptions
+	// InputHistory is the number of ticks of the player's own input kept
+	// for replay and resend; 256 when zero. Allowed: 16..65536. It must
+	// exceed the longest rollback.
+	InputHistory int
+	// InputRedundancy is the least number of newest inputs every packet
+	// carries, confirmed or not, so one lost packet costs nothing; 4 when
+	// zero. Allowed: 1..32.
+	InputRedundancy int
+	// TargetLead is the margin, in ticks, by which the client wants its
+	// worst recent input to arrive before the server needs it; 1 when
+	// zero. Allowed: 0.25..30.
+	TargetLead float64
+	// MaxClockAdjust bounds the clock's time scale to 1 ± MaxClockAdjust
+	// while it steers its lead; 0.05 when zero. Allowed: 0.001..0.5.
+	MaxClockAdjust float64
+	// ClockGain is the time scale change per tick of lead error; 0.02
+	// when zero. Allowed: 0.0001..0.5.
+	ClockGain float64
+	// ClockResetAfter is the lead error, in ticks, beyond which the clock
+	// jumps instead of drifting; 10 when zero. Allowed: 2..1000.
+	ClockResetAfter float64
+	// InterpolationDelay is a fixed delay for the ghosts this client does
+	// not predict; 0 adapts it to the measured send interval, jitter and
+	// loss. Allowed: 0..1s.
+	InterpolationDelay time.Duration
+	// MaxExtrapolation caps how far past the newest received state those
+	// ghosts are extrapolated before they hold; 4 ticks when zero.
+	// Allowed: 0..60 ticks (a negative value disables extrapolation).
+	MaxExtrapolation float64
 	// FixedScale, when not zero, pins the clock's time scale and disables
 	// clock sync (for tests of misbehaving clients). Allowed: 0.5..2.
 	FixedScale float64
@@ -67,7 +75,7 @@ type ClientOptions struct {
 	// zero.
 	HelloInterval time.Duration
 	// Timeout ends a connection the server has sent nothing on for that
-	// long (state StateDisconnected, Err naming the timeout); 5 s when zero,
+	// long (Err then names the timeout); 5 s when zero,
 	// the server's default. Allowed: 100ms..1h. Set it like the server's
 	// ServerOptions.Timeout: a client stalled for longer has been dropped.
 	Timeout time.Duration
@@ -78,15 +86,16 @@ type ClientOptions struct {
 	// visual jump. Neither may make structural changes.
 	BeforeCorrection, AfterCorrection func(w *gw.World)
 	// OnMisprediction, if set, is called for every predicted ghost whose
-	// state at a snapshot's tick differs from the server's, naming the
-	// first differing component and field with both values. It runs
-	// inside the tick and must not make structural changes.
-	OnMisprediction func(m Misprediction)
+	// state at a snapshot's tick differs from the server's, with the
+	// tick, the ghost, and the first differing component and field with
+	// the predicted value and the server's (diff.String prints them). It
+	// runs inside the tick and must not make structural changes.
+	OnMisprediction func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff)
 	// SyncTest, when not zero, runs every tick as a determinism check of
 	// this client's prediction (see [gw.SyncTest]): the tick, then a
 	// rollback of SyncTest ticks and their replay, compared with the first
 	// run. The first difference is logged at Error, kept for
-	// [Client.SyncTestErr] and counted in ClientStats.Desyncs. It costs
+	// ClientStats.FirstDesync and counted in ClientStats.Desyncs. It costs
 	// SyncTest replays per tick: for tests and debug builds. Allowed:
 	// 0..HistoryCapacity-1.
 	SyncTest int
@@ -94,31 +103,14 @@ type ClientOptions struct {
 	Logger *slog.Logger
 }
 
-// Misprediction is a predicted ghost whose state at a snapshot's tick
-// differed from the server's.
-type Misprediction struct {
-	Tick  gw.Tick
-	Ghost components.GhostID
-	// Diff names the first component and field that differed; its
-	// Values are the predicted value and the server's.
-	Diff netsync.FieldDiff
-}
+// clientState is where a client is in its connection's life.
+type clientState uint8
 
-// String describes the misprediction: ghost, tick, component, field and
-// both values.
-func (m Misprediction) String() string {
-	return fmt.Sprintf("ghost %d mispredicted at tick %d: %v", m.Ghost, m.Tick, m.Diff)
-}
-
-// ClientState is where a client is in its connection's life.
-type ClientState uint8
-
-// The client states.
 const (
-	StateConnecting ClientState = iota
-	StateConnected
-	StateRefused
-	StateDisconnected
+	stateConnecting clientState = iota
+	stateConnected
+	stateRefused
+	stateDisconnected
 )
 
 // ClientStats counts what the client did since it started.
@@ -145,7 +137,19 @@ type ClientStats struct {
 	// tick (gw.TickAt splits it).
 	InterpolationDelay time.Duration
 	RenderTick         float64
-	Interpolation      ghosts.InterpolatorStats
+	// ExtrapolatedTicks adds up, over remote ghosts and frames, the
+	// ticks shown past the newest received state; MaxExtrapolation is the
+	// furthest any was shown past it, in ticks (never beyond
+	// ExtrapolationCap). Teleports counts blends replaced by a jump.
+	ExtrapolatedTicks float64
+	MaxExtrapolation  float64
+	Teleports         uint64
+	// InterpolatedSpawns and InterpolatedDespawns count remote ghosts
+	// shown once the render tick reached them and removed when it reached
+	// their despawn; InterpolationBuffered the ghosts with a buffer of
+	// received states now.
+	InterpolatedSpawns, InterpolatedDespawns uint64
+	InterpolationBuffered                    int
 	// SnapshotLoss is the estimated share of snapshots lost on the way and
 	// ExtrapolationCap how far past its newest state a remote ghost may be
 	// shown, in ticks.
@@ -157,8 +161,7 @@ type ClientStats struct {
 	NewestSnapshot gw.Tick
 	Confirmed      gw.Tick
 	HasConfirmed   bool
-	State          ClientState
-	Reason         netsync.RejectReason // why StateRefused or StateDisconnected
+	Reason         netsync.RejectReason // why the server refused or ended the connection (see Client.Err)
 
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
@@ -167,8 +170,16 @@ type ClientStats struct {
 	// RollbackErrors counts rollbacks that failed (each logged at Error).
 	RollbackErrors uint64
 	// SyncTestChecks counts the replayed ticks the determinism check of
-	// ClientOptions.SyncTest compared, Desyncs the ticks it found wrong.
+	// ClientOptions.SyncTest compared, Desyncs the ticks it found wrong,
+	// and FirstDesync is the first difference it found (a
+	// *gw.DesyncError, which names the tick, entity, component and
+	// field, and says when the component is not registered for
+	// history), or nil.
 	SyncTestChecks, Desyncs uint64
+	FirstDesync             error
+	// SmoothingSnaps counts the corrections a Smoother found too large
+	// to smooth.
+	SmoothingSnaps uint64
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -179,26 +190,26 @@ type ClientStats struct {
 type Client struct {
 	world    *gw.World
 	schedule *gw.Schedule
-	clock    *gw.FixedClock
-	ghosts   *ghosts.ClientRegister
-	binding  *ghosts.Binding
-	inputs   *netsync.InputStream
+	clock    *fixedclock.Clock
+	ghosts   *ghostreg.ClientRegister
+	binding  *ghostreg.Binding
+	inputs   *control.InputStream
 	history  *gw.History
 	// Interpolator shows the ghosts this client does not predict, at the
 	// render tick of InterpolationClock.
-	interpolator *ghosts.Interpolator
-	iclock       *netsync.InterpolationClock
+	interpolator *ghostreg.Interpolator
+	iclock       *control.InterpolationClock
 
 	opts      ClientOptions
 	src       gw.TimeSource
 	conn      transport.Conn
-	sync      *netsync.ClockSync
-	rtt       netsync.RTT
-	latest    *netsync.Snapshot
-	scratch   *netsync.Snapshot
+	sync      *control.ClockSync
+	rtt       control.RTT
+	latest    *protocol.Snapshot
+	scratch   *protocol.Snapshot
 	hasLatest bool
 	fresh     bool
-	hello     netsync.Hello // prepared once; the clock is set per send
+	hello     protocol.Hello // prepared once; the clock is set per send
 	lastHello time.Duration
 	helloSent bool
 	heard     time.Duration // when the server's last packet arrived
@@ -208,8 +219,8 @@ type Client struct {
 	catchUp   int
 	rx        []byte
 	tx        []byte
-	batch     netsync.InputBatch
-	welcome   netsync.Welcome
+	batch     protocol.InputBatch
+	welcome   protocol.Welcome
 	// predicted selects the owned predicted ghosts, simulated all the
 	// predicted ones, shown the interpolated ones.
 	predicted *generic.Filter2[components.Ghost, components.InputHeader]
@@ -217,9 +228,10 @@ type Client struct {
 	shown     *generic.Filter1[components.Ghost]
 	sampled   []byte // the record being sampled
 	hooks     []correctionHook
-	render    float64 // continuous tick (see netsync.InterpolationClock)
+	render    float64 // continuous tick (see control.InterpolationClock)
 	rendered  bool    // a frame showed the render tick
 	lastFrame time.Duration
+	state     clientState
 	stats     ClientStats
 	log       *slog.Logger
 
@@ -230,6 +242,7 @@ type Client struct {
 // NewClient creates a client world reading time from src and talking over
 // conn. It errors naming the value on a bad option.
 func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, opts ClientOptions) (*Client, error) {
+	cs := (*codec.Schema)(schema)
 	if opts.TickRate == 0 {
 		opts.TickRate = 60
 	}
@@ -242,100 +255,97 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
-	if opts.Rollback > RollbackAlways {
-		return nil, fmt.Errorf("systems: unknown rollback policy %d", opts.Rollback)
-	}
 	if opts.SyncTest < 0 {
 		return nil, fmt.Errorf("systems: sync test rollback %d is negative", opts.SyncTest)
 	}
 	if opts.FixedScale != 0 && !(opts.FixedScale >= 0.5 && opts.FixedScale <= 2) {
 		return nil, fmt.Errorf("systems: fixed clock scale %v outside 0.5..2", opts.FixedScale)
 	}
-	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
+	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: opts.TickRate})
 	if err != nil {
 		return nil, err
 	}
-	sync, err := netsync.NewClockSync(opts.ClockSync)
+	sync, err := control.NewClockSync(control.ClockSyncOptions{TargetLead: opts.TargetLead, MaxAdjust: opts.MaxClockAdjust, Gain: opts.ClockGain, ResetAfter: opts.ClockResetAfter})
 	if err != nil {
 		return nil, err
 	}
-	stream, err := netsync.NewInputStream(schema, opts.Stream)
+	stream, err := control.NewInputStream(cs, control.InputStreamOptions{Capacity: opts.InputHistory, Redundancy: opts.InputRedundancy})
 	if err != nil {
 		return nil, err
 	}
-	if opts.Input != nil && opts.Input.typ != schema.InputType() {
-		return nil, fmt.Errorf("systems: the input source samples %v but the schema's input type is %v", opts.Input.typ, schema.InputType())
+	if opts.Input != nil && opts.Input.typ != cs.InputType() {
+		return nil, fmt.Errorf("systems: the input source samples %v but the cs's input type is %v", opts.Input.typ, cs.InputType())
 	}
 
-	iclock, err := netsync.NewInterpolationClock(clock.Interval(), opts.Interpolation)
+	iclock, err := control.NewInterpolationClock(clock.Interval(), control.InterpolationOptions{Delay: opts.InterpolationDelay, MaxExtrapolation: opts.MaxExtrapolation})
 	if err != nil {
 		return nil, err
 	}
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: opts.HistoryCapacity})
 	if err != nil {
 		return nil, err
 	}
-	if stream.Capacity() < h.Capacity() {
+	if stream.Capacity() < ecsx.Capacity(h) {
 		return nil, fmt.Errorf("systems: input stream capacity %d is below the history capacity %d: a long rollback would replay without inputs",
-			stream.Capacity(), h.Capacity())
+			stream.Capacity(), ecsx.Capacity(h))
 	}
-	if opts.SyncTest >= h.Capacity() {
-		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, h.Capacity()-1)
+	if opts.SyncTest >= ecsx.Capacity(h) {
+		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, ecsx.Capacity(h)-1)
 	}
-	b := ghosts.Bind(w, schema)
-	if err := registerReplicated(h, schema); err != nil {
+	b := ghostreg.Bind(w, cs)
+	if err := registerReplicated(h, cs); err != nil {
 		return nil, err
 	}
 	c := &Client{
-		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewClientRegister(b), binding: b,
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
 		opts: opts, src: src, conn: conn, sync: sync,
-		latest: &netsync.Snapshot{}, scratch: &netsync.Snapshot{},
-		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
+		latest: &protocol.Snapshot{}, scratch: &protocol.Snapshot{},
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
 		simulated: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
 		shown:     generic.NewFilter1[components.Ghost]().With(generic.T[components.Interpolated]()),
-		sampled:   make([]byte, schema.InputSize()),
+		sampled:   make([]byte, cs.InputSize()),
 		log:       opts.Logger,
 
-		mispredictedBy: make(map[string]uint64, schema.NumComponents()),
+		mispredictedBy: make(map[string]uint64, cs.NumComponents()),
 		check:          syncCheck{depth: opts.SyncTest},
 	}
-	for i := 0; i < schema.NumComponents(); i++ {
-		c.mispredictedBy[schema.ComponentType(netsync.ComponentID(i)).String()] = 0
+	for i := 0; i < cs.NumComponents(); i++ {
+		c.mispredictedBy[cs.ComponentType(codec.ComponentID(i)).String()] = 0
 	}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	c.hello = netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(opts.TickRate),
-		ComponentHashes: make([]uint64, schema.NumComponents())}
+	c.hello = protocol.Hello{SchemaHash: cs.Hash(), TickRate: uint16(opts.TickRate),
+		ComponentHashes: make([]uint64, cs.NumComponents())}
 	for i := range c.hello.ComponentHashes {
-		c.hello.ComponentHashes[i] = schema.ComponentHash(netsync.ComponentID(i))
+		c.hello.ComponentHashes[i] = cs.ComponentHash(codec.ComponentID(i))
 	}
 	if opts.FixedScale != 0 {
 		clock.SetScale(opts.FixedScale)
 	}
 	c.ghosts.OnSpawn, c.ghosts.OnDespawn = opts.OnSpawn, opts.OnDespawn
-	c.OnCorrection(opts.BeforeCorrection, opts.AfterCorrection)
+	c.onCorrection(opts.BeforeCorrection, opts.AfterCorrection)
 	c.iclock = iclock
-	if c.interpolator, err = ghosts.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
+	if c.interpolator, err = ghostreg.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
 	}
-	c.schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
-	c.schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
+	c.schedule.Add(ecsx.StageReceive, gw.SystemFunc(c.reconcile))
+	c.schedule.Add(ecsx.StageInput, gw.SystemFunc(c.sample))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
-	c.schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
-	c.schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
+	c.schedule.Add(ecsx.StageSend, gw.SystemFunc(c.send))
+	c.schedule.Add(ecsx.StageInterpolation, gw.SystemFunc(c.interpolate))
 	return c, nil
 }
 
 // registerReplicated registers every replicated component for rollback,
 // so reconciliation can restore and compare them.
-func registerReplicated(h *gw.History, s *netsync.Schema) error {
+func registerReplicated(h *gw.History, s *codec.Schema) error {
 	for i := 0; i < s.NumComponents(); i++ {
-		if err := h.RegisterType(s.ComponentType(netsync.ComponentID(i))); err != nil {
+		if err := ecsx.RegisterType(h, s.ComponentType(codec.ComponentID(i))); err != nil {
 			return err
 		}
 	}
@@ -344,29 +354,33 @@ func registerReplicated(h *gw.History, s *netsync.Schema) error {
 
 type correctionHook struct{ before, after func(w *gw.World) }
 
-// OnCorrection adds functions called right before and after every
+// onCorrection adds functions called right before and after every
 // rollback or hard correction (either may be nil), after those of the
 // options. They may read and write component values, not the structure.
-func (c *Client) OnCorrection(before, after func(w *gw.World)) {
+func (c *Client) onCorrection(before, after func(w *gw.World)) {
 	if before != nil || after != nil {
 		c.hooks = append(c.hooks, correctionHook{before, after})
 	}
 }
 
-// State returns the connection state.
-func (c *Client) State() ClientState { return c.stats.State }
+// Connected reports whether the server has welcomed the client and the
+// connection has not ended since: false while connecting, and after a
+// refusal, a disconnect or a timeout (then Err says which).
+func (c *Client) Connected() bool { return c.state == stateConnected }
 
 // Stats returns the counters.
 func (c *Client) Stats() ClientStats {
 	st := c.stats
-	st.ReplayedTicks = c.schedule.Stats().ReplayedTicks
+	st.ReplayedTicks = ecsx.Stats(c.schedule).ReplayedTicks
 	st.ClockJumps = c.sync.Jumps()
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.conn.Stats()
 	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
 	st.InterpolationDelay = time.Duration(c.iclock.Delay() * float64(c.clock.Interval()))
 	st.RenderTick = c.render
-	st.Interpolation = c.interpolator.Stats()
+	is := c.interpolator.Stats()
+	st.ExtrapolatedTicks, st.MaxExtrapolation, st.Teleports = is.ExtrapolatedTicks, is.MaxExtrapolation, is.Teleports
+	st.InterpolatedSpawns, st.InterpolatedDespawns, st.InterpolationBuffered = is.Spawned, is.Despawned, is.Buffered
 	st.SnapshotLoss, st.ExtrapolationCap = c.iclock.Loss(), c.iclock.MaxExtrapolation()
 	if c.hasLatest {
 		st.NewestSnapshot = c.latest.Tick
@@ -380,15 +394,9 @@ func (c *Client) Stats() ClientStats {
 			st.MispredictionsBy[k] = n
 		}
 	}
-	st.SyncTestChecks, st.Desyncs = c.check.checks(), c.check.desyncs
+	st.SyncTestChecks, st.Desyncs, st.FirstDesync = c.check.checks(), c.check.desyncs, c.check.first
 	return st
 }
-
-// SyncTestErr returns the first difference the determinism check of
-// ClientOptions.SyncTest found (a *gw.DesyncError, which names the tick,
-// entity, component and field, and says when the component is not
-// registered for history), or nil.
-func (c *Client) SyncTestErr() error { return c.check.first }
 
 // tick runs one tick, through the determinism check when it is on.
 func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
@@ -401,17 +409,17 @@ func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
 func (c *Client) Update() {
 	now := c.src.Now()
 	c.poll(now)
-	switch c.stats.State {
-	case StateConnecting:
+	switch c.state {
+	case stateConnecting:
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
-			c.tx = netsync.AppendHello(c.tx[:0], &c.hello)
+			c.tx = protocol.AppendHello(c.tx[:0], &c.hello)
 			_ = c.conn.Send(c.tx)
 			c.lastHello, c.helloSent = now, true
 		}
 		c.clock.Advance() // keep the accumulator current; no ticks before the welcome
 		return
-	case StateRefused, StateDisconnected:
+	case stateRefused, stateDisconnected:
 		return
 	}
 	if now-c.heard > c.opts.Timeout {
@@ -440,7 +448,7 @@ func (c *Client) quantize(w *gw.World) {
 	q := c.simulated.Query(w.Arche())
 	for q.Next() {
 		g := q.Get()
-		c.binding.Quantize(q.Entity(), netsync.GhostTypeID(g.Type))
+		c.binding.Quantize(q.Entity(), codec.GhostTypeID(g.Type))
 	}
 }
 
@@ -453,12 +461,4 @@ func (c *Client) Schedule() *gw.Schedule { return c.schedule }
 
 // Ghosts returns the client's ghost register: the entity of a ghost ID,
 // which ghosts are predicted.
-func (c *Client) Ghosts() *ghosts.ClientRegister { return c.ghosts }
-
-// History returns the prediction history (read it; the client records and
-// restores it).
-func (c *Client) History() *gw.History { return c.history }
-
-// Binding returns the schema's binding to the client's world: the arche
-// IDs of the replicated and netcode components.
-func (c *Client) Binding() *ghosts.Binding { return c.binding }
+func (c *Client) Ghosts() *ghosts.ClientRegister { return (*ghosts.ClientRegister)(c.ghosts) }

@@ -4,7 +4,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 func (c *Client) poll(now time.Duration) {
@@ -15,33 +17,33 @@ func (c *Client) poll(now time.Duration) {
 		}
 		c.heard = now
 		p := c.rx[:n]
-		t, err := netsync.PeekType(p)
+		t, err := protocol.PeekType(p)
 		if err != nil {
 			c.stats.BadPackets++
 			continue
 		}
 		switch t {
-		case netsync.MsgWelcome:
-			if c.stats.State != StateConnecting {
+		case protocol.MsgWelcome:
+			if c.state != stateConnecting {
 				continue
 			}
-			if err := netsync.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
+			if err := protocol.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
 				c.stats.BadPackets++
 				continue
 			}
 			c.start(now)
-		case netsync.MsgReject, netsync.MsgDisconnect:
-			var m netsync.Reject
-			if err := netsync.DecodeReject(p, t, &m); err != nil {
+		case protocol.MsgReject, protocol.MsgDisconnect:
+			var m protocol.Reject
+			if err := protocol.DecodeReject(p, t, &m); err != nil {
 				c.stats.BadPackets++
 				continue
 			}
 			c.finish(t, &m)
-		case netsync.MsgSnapshot:
-			if c.stats.State != StateConnected {
+		case protocol.MsgSnapshot:
+			if c.state != stateConnected {
 				continue
 			}
-			if err := netsync.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
+			if err := protocol.DecodeSnapshot(p, c.binding.Schema(), c.scratch); err != nil {
 				c.stats.BadPackets++
 				continue
 			}
@@ -72,13 +74,13 @@ func (c *Client) poll(now time.Duration) {
 // server's by the round trip plus the target margin, so its first inputs
 // arrive just before the server needs them.
 func (c *Client) start(now time.Duration) {
-	c.stats.State = StateConnected
+	c.state = stateConnected
 	c.heard, c.dropped = now, c.clock.DroppedTicks()
 	c.ghosts.SetConn(c.welcome.Conn)
 	rtt := now - time.Duration(c.welcome.EchoTime)*time.Millisecond - time.Duration(c.welcome.Hold)*time.Millisecond
 	c.rtt.Sample(rtt)
 	interval := c.clock.Interval()
 	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
-	c.world.SetTick(c.welcome.ServerTick.Add(int(ahead)))
+	ecsx.SetTick(c.world, c.welcome.ServerTick.Add(int(ahead)))
 	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.world.Tick(), "rtt", rtt)
 }

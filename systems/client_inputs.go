@@ -7,7 +7,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // InputSource samples the local player's input, of the schema's input
@@ -100,6 +100,6 @@ func (c *Client) send(w *gw.World) {
 	if c.hasLatest {
 		c.batch.AckTick = c.latest.Tick
 	}
-	c.tx = netsync.AppendInputs(c.tx[:0], c.binding.Schema(), &c.batch)
+	c.tx = protocol.AppendInputs(c.tx[:0], c.binding.Schema(), &c.batch)
 	_ = c.conn.Send(c.tx)
 }

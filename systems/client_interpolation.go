@@ -2,7 +2,7 @@ package systems
 
 import (
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // interpolate advances the render tick and shows the interpolated ghosts
@@ -11,7 +11,7 @@ func (c *Client) interpolate(w *gw.World) {
 	now := c.src.Now()
 	frame := float64(now-c.lastFrame) / float64(c.clock.Interval())
 	c.lastFrame = now
-	if c.stats.State != StateConnected {
+	if c.state != stateConnected {
 		return
 	}
 	if !c.iclock.Started() {
@@ -23,7 +23,7 @@ func (c *Client) interpolate(w *gw.World) {
 
 // pushInterpolated gives the interpolator the states of the ghosts of s
 // this client does not predict.
-func (c *Client) pushInterpolated(s *netsync.Snapshot) {
+func (c *Client) pushInterpolated(s *protocol.Snapshot) {
 	for gi := range s.Ghosts {
 		if !c.ghosts.Predicts(&s.Ghosts[gi].Ghost) {
 			c.interpolator.Push(s, gi)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -23,7 +23,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 	h.Run(10 * time.Second)
 	for i, c := range h.Clients {
 		st := c.Stats()
-		assert.Equal(t, systems.StateConnected, st.State)
+		assert.True(t, c.Connected())
 		assert.Zero(t, st.Mispredictions, "a deterministic game on a clean link predicts right")
 		assert.InDelta(t, 100, float64(st.RTT)/float64(time.Millisecond), 2)
 		// Ahead of the server by RTT/2 plus the margin: 3 + 1 ticks.
@@ -31,7 +31,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		// The client's prediction at the server's tick equals the server.
 		id := components.GhostID(i + 1)
 		e, _ := c.Ghosts().Entity(id)
-		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
+		predicted, ok := ecsx.Value[Pos](ecsx.History(c.World()), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X)
@@ -44,22 +44,21 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 
 func TestRollbackPoliciesAgree(t *testing.T) {
 	g := newTestGame()
-	final := map[systems.RollbackPolicy][2]float32{}
-	replayed := map[systems.RollbackPolicy]uint64{}
-	for _, p := range []systems.RollbackPolicy{systems.RollbackOnMismatch, systems.RollbackAlways} {
+	final := map[bool][2]float32{}
+	replayed := map[bool]uint64{}
+	for _, always := range []bool{false, true} {
 		opts := g.options(1, link(150*time.Millisecond, 20*time.Millisecond, 0.05))
-		opts.Clients[0].Options.Rollback = p
+		opts.Clients[0].Options.RollbackAlways = always
 		h, err := harness.New(opts)
 		require.NoError(t, err)
 		h.Run(8 * time.Second)
 		s, c, ok := positions(h, 0, 1)
 		require.True(t, ok)
-		final[p] = [2]float32{s, c}
-		replayed[p] = h.Clients[0].Stats().ReplayedTicks
+		final[always] = [2]float32{s, c}
+		replayed[always] = h.Clients[0].Stats().ReplayedTicks
 	}
-	assert.Equal(t, final[systems.RollbackOnMismatch], final[systems.RollbackAlways], "same seed, same outcome whatever the policy")
-	assert.Greater(t, replayed[systems.RollbackAlways], 10*replayed[systems.RollbackOnMismatch]+100)
-	assert.Equal(t, "always", systems.RollbackAlways.String())
+	assert.Equal(t, final[false], final[true], "same seed, same outcome whatever the policy")
+	assert.Greater(t, replayed[true], 10*replayed[false]+100)
 }
 
 // TestRollbackPoliciesEndTheSameMatches: the test game's inputs do not
@@ -75,17 +74,17 @@ func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
 	mispredicted := uint64(0)
 	for seed := uint64(1); seed <= 6; seed++ {
 		var out [2]outcome
-		for _, p := range []systems.RollbackPolicy{systems.RollbackOnMismatch, systems.RollbackAlways} {
+		for p, always := range []bool{false, true} {
 			g := newTestGame()
 			opts := g.options(3, link(250*time.Millisecond, 30*time.Millisecond, 0.05))
 			opts.Seed = seed
 			for i := range opts.Clients {
-				opts.Clients[i].Options.Rollback = p
+				opts.Clients[i].Options.RollbackAlways = always
 			}
 			// A server-only shove now and then makes mispredictions.
 			shoved := generic.NewFilter1[Pos]()
 			opts.SetupServer = func(s *systems.Server) error {
-				s.Schedule().Add(gw.StagePrediction, g.move)
+				s.Schedule().Add(gw.StagePrediction, g.move())
 				s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 					if w.Tick()%97 == 0 {
 						q := shoved.Query(w.Arche())
@@ -149,11 +148,10 @@ func TestClientOptionValidation(t *testing.T) {
 		want string
 	}{
 		{systems.ClientOptions{FixedScale: 3}, "fixed clock scale 3 outside 0.5..2"},
-		{systems.ClientOptions{Rollback: 7}, "unknown rollback policy 7"},
 		{systems.ClientOptions{TickRate: 5000}, "tick rate 5000"},
 		{systems.ClientOptions{HistoryCapacity: 1}, "history capacity 1"},
-		{systems.ClientOptions{Stream: netsync.InputStreamOptions{Redundancy: 99}}, "redundancy 99"},
-		{systems.ClientOptions{ClockSync: netsync.ClockSyncOptions{TargetLead: 100}}, "target lead 100"},
+		{systems.ClientOptions{InputRedundancy: 99}, "redundancy 99"},
+		{systems.ClientOptions{TargetLead: 100}, "target lead 100"},
 		{systems.ClientOptions{HistoryCapacity: 512}, "input stream capacity 256 is below the history capacity 512"},
 	} {
 		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.schema, tc.opts)
@@ -175,10 +173,10 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	opts.Clients[0].Options.Input = systems.InputFunc(func(_ *gw.World, tick gw.Tick) Move {
 		return Move{X: float32(int(tick%2)*2 - 1)} // zig-zag every tick
 	})
-	opts.Clients[1].Options.Interpolation.Delay = 100 * time.Millisecond
+	opts.Clients[1].Options.InterpolationDelay = 100 * time.Millisecond
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())

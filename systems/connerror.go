@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -8,11 +9,11 @@ import (
 // why the client ended it, as [Client.Err] returns it.
 type ConnError struct {
 	// Refused is true when the server refused the connection at its
-	// start (the client's state is StateRefused), false when it ended one
-	// (StateDisconnected).
+	// start, false when it ended one.
 	Refused bool
 	// Local is true when the client ended the connection itself: it
-	// heard nothing from the server for its timeout.
+	// heard nothing from the server for its timeout, or it left
+	// ([Client.Close]).
 	Local  bool
 	Reason netsync.RejectReason
 	// Detail is the server's explanation, such as the component whose
@@ -50,17 +51,17 @@ func (c *Client) Err() error {
 
 // finish ends the connection on a reject or disconnect packet (t) from
 // the server.
-func (c *Client) finish(t netsync.MsgType, m *netsync.Reject) {
+func (c *Client) finish(t protocol.MsgType, m *protocol.Reject) {
 	if c.end != nil {
 		return
 	}
-	c.end = &ConnError{Refused: t == netsync.MsgReject, Reason: m.Reason, Detail: m.Detail}
-	c.stats.Reason = m.Reason
+	c.end = &ConnError{Refused: t == protocol.MsgReject, Reason: netsync.RejectReason(m.Reason), Detail: m.Detail}
+	c.stats.Reason = c.end.Reason
 	if c.end.Refused {
-		c.stats.State = StateRefused
+		c.state = stateRefused
 		c.log.Warn("ghostwire: connection refused", "reason", m.Reason.String(), "detail", m.Detail)
 		return
 	}
-	c.stats.State = StateDisconnected
+	c.state = stateDisconnected
 	c.log.Info("ghostwire: disconnected", "reason", m.Reason.String(), "detail", m.Detail)
 }

@@ -52,9 +52,10 @@ func ExampleClient_Err() {
 		panic(err)
 	}
 	h.RunUntil(func() bool { c.Update(); return c.Err() != nil }, time.Second)
-	fmt.Println(c.State() == systems.StateRefused)
+	var ce *systems.ConnError
+	fmt.Println(errors.As(c.Err(), &ce) && ce.Refused, ce.Reason == netsync.RejectSchema)
 	fmt.Println(c.Err())
 	// Output:
-	// true
+	// true true
 	// ghostwire: refused by the server: schema mismatch: component systems_test.Speed differs
 }

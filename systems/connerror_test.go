@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -56,7 +59,7 @@ func TestSchemaMismatchNamesTheComponent(t *testing.T) {
 		{"Speed's precision", newTestGameWithSpeed(netsync.Range(-1000, 1000, 1.0/128)), "component systems_test.Speed differs"},
 		{"one more component", newTestGameWith(func(b *netsync.SchemaBuilder) { netsync.Component[Extra](b) }), "3 components received, 2 declared"},
 	} {
-		require.NotEqual(t, g.schema.Hash(), tc.client.schema.Hash(), tc.name)
+		require.NotEqual(t, (*codec.Schema)(g.schema).Hash(), (*codec.Schema)(tc.client.schema).Hash(), tc.name)
 		var serverLog, clientLog bytes.Buffer
 		opts := g.options(0, transport.Conditions{})
 		opts.Server.Logger = slog.New(slog.NewTextHandler(&serverLog, nil))
@@ -64,10 +67,10 @@ func TestSchemaMismatchNamesTheComponent(t *testing.T) {
 		require.NoError(t, err)
 		c := dialClient(t, h, tc.client.schema, &clientLog)
 		assert.NoError(t, c.Err(), "%s: no error while connecting", tc.name)
-		ok := h.RunUntil(func() bool { c.Update(); return c.State() != systems.StateConnecting }, time.Second)
+		ok := h.RunUntil(func() bool { c.Update(); return !connecting(c) }, time.Second)
 		require.True(t, ok, tc.name)
 
-		assert.Equal(t, systems.StateRefused, c.State(), tc.name)
+		assert.True(t, refused(c), tc.name)
 		assert.Equal(t, netsync.RejectSchema, c.Stats().Reason, tc.name)
 		assert.EqualError(t, c.Err(), "ghostwire: refused by the server: schema mismatch: "+tc.detail, tc.name)
 		var ce *systems.ConnError
@@ -93,14 +96,14 @@ func TestErrReportsTheDisconnect(t *testing.T) {
 	require.NoError(t, err)
 	var log bytes.Buffer
 	c := dialClient(t, h, g.schema, &log)
-	require.True(t, h.RunUntil(func() bool { c.Update(); return c.State() == systems.StateConnected }, time.Second))
+	require.True(t, h.RunUntil(func() bool { c.Update(); return c.Connected() }, time.Second))
 	assert.NoError(t, c.Err(), "no error while connected")
 
 	// The client stops sending (it is not updated) until the server drops
 	// it; then it reads the server's goodbye.
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Dropped == 1 }, 2*time.Second))
 	c.Update()
-	assert.Equal(t, systems.StateDisconnected, c.State())
+	assert.True(t, disconnected(c))
 	assert.Equal(t, netsync.RejectTimeout, c.Stats().Reason)
 	assert.EqualError(t, c.Err(), "ghostwire: disconnected by the server: timeout")
 	assert.Contains(t, log.String(), `level=INFO msg="ghostwire: disconnected" reason=timeout`)
@@ -118,14 +121,14 @@ func TestServerCountsHostileHellos(t *testing.T) {
 	require.NoError(t, err)
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	var w netsync.BitWriter
-	w.WriteBits(netsync.ProtocolVersion, 8)
-	w.WriteBits(uint64(netsync.MsgHello), 8)
-	w.WriteBits(g.schema.Hash(), 64)
+	var w bitstream.Writer
+	w.WriteBits(protocol.ProtocolVersion, 8)
+	w.WriteBits(uint64(protocol.MsgHello), 8)
+	w.WriteBits((*codec.Schema)(g.schema).Hash(), 64)
 	w.WriteBits(60, 16)
 	w.WriteBits(1, 32)
-	w.WriteBits(netsync.MaxComponents+1, 8)
-	for range netsync.MaxComponents + 1 {
+	w.WriteBits(codec.MaxComponents+1, 8)
+	for range codec.MaxComponents + 1 {
 		w.WriteBits(0, 64)
 	}
 	require.NoError(t, conn.Send(w.Bytes()))
@@ -137,17 +140,17 @@ func TestServerCountsHostileHellos(t *testing.T) {
 	_, ok := conn.Receive(buf)
 	assert.False(t, ok, "no answer to a bad packet")
 
-	hello := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ClientTime: 2}
-	for i := range g.schema.NumComponents() {
-		hello.ComponentHashes = append(hello.ComponentHashes, g.schema.ComponentHash(netsync.ComponentID(i)))
+	hello := protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 2}
+	for i := range (*codec.Schema)(g.schema).NumComponents() {
+		hello.ComponentHashes = append(hello.ComponentHashes, (*codec.Schema)(g.schema).ComponentHash(codec.ComponentID(i)))
 	}
-	require.NoError(t, conn.Send(netsync.AppendHello(nil, &hello)))
+	require.NoError(t, conn.Send(protocol.AppendHello(nil, &hello)))
 	h.Run(100 * time.Millisecond)
 	n, ok := conn.Receive(buf)
 	require.True(t, ok)
-	typ, err := netsync.PeekType(buf[:n])
+	typ, err := protocol.PeekType(buf[:n])
 	require.NoError(t, err)
-	assert.Equal(t, netsync.MsgWelcome, typ)
+	assert.Equal(t, protocol.MsgWelcome, typ)
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 }
 
@@ -164,26 +167,26 @@ func TestClientCountsHostileRejects(t *testing.T) {
 	require.NoError(t, err)
 	c.Update()
 	raw := func(length int, detail string) []byte {
-		var w netsync.BitWriter
-		w.WriteBits(netsync.ProtocolVersion, 8)
-		w.WriteBits(uint64(netsync.MsgReject), 8)
+		var w bitstream.Writer
+		w.WriteBits(protocol.ProtocolVersion, 8)
+		w.WriteBits(uint64(protocol.MsgReject), 8)
 		w.WriteBits(uint64(netsync.RejectFull), 8)
 		w.WriteBits(uint64(length), 8)
 		w.WriteBytes([]byte(detail))
 		return w.Bytes()
 	}
-	long := strings.Repeat("a", netsync.MaxRejectDetail+1)
+	long := strings.Repeat("a", protocol.MaxRejectDetail+1)
 	require.NoError(t, server.Send(raw(len(long), long)))
 	require.NoError(t, server.Send(raw(4, "\x1b[2J")))
 	now.Advance(time.Millisecond)
 	c.Update()
 	assert.Equal(t, uint64(2), c.Stats().BadPackets)
-	assert.Equal(t, systems.StateConnecting, c.State())
+	assert.True(t, connecting(c))
 	assert.NoError(t, c.Err())
 
-	require.NoError(t, server.Send(raw(netsync.MaxRejectDetail, long[:netsync.MaxRejectDetail])))
+	require.NoError(t, server.Send(raw(protocol.MaxRejectDetail, long[:protocol.MaxRejectDetail])))
 	now.Advance(time.Millisecond)
 	c.Update()
-	assert.Equal(t, systems.StateRefused, c.State())
-	assert.EqualError(t, c.Err(), "ghostwire: refused by the server: server full: "+long[:netsync.MaxRejectDetail])
+	assert.True(t, refused(c))
+	assert.EqualError(t, c.Err(), "ghostwire: refused by the server: server full: "+long[:protocol.MaxRejectDetail])
 }

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -25,12 +26,12 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
-	honest := h.Server.Conns()[0]
+	honest := systems.Conns(h.Server)[0]
 	honestGhost, ok := h.Server.Ghosts().Entity(1)
 	require.True(t, ok)
 
 	helloPacket := g.hello()
-	bye := netsync.AppendReject(nil, netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectClosed})
+	bye := protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed})
 	seen := map[components.ConnID]bool{honest: true}
 	buf := make([]byte, transport.MaxDatagramSize)
 	const rounds, perRound = 70, 1000
@@ -43,22 +44,22 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 		}
 		h.Step()
 		live := map[components.ConnID]bool{}
-		for _, id := range h.Server.Conns() {
+		for _, id := range systems.Conns(h.Server) {
 			require.NotZero(t, id, "round %d: a connection got ID 0", round)
 			require.False(t, live[id], "round %d: two live connections share ID %d", round, id)
 			live[id] = true
 		}
 		require.Len(t, live, perRound+1, "round %d", round)
 		for i, c := range conns {
-			var welcome netsync.Welcome
+			var welcome protocol.Welcome
 			got := false
 			for {
 				n, ok := c.Receive(buf)
 				if !ok {
 					break
 				}
-				if typ, _ := netsync.PeekType(buf[:n]); typ == netsync.MsgWelcome {
-					require.NoError(t, netsync.DecodeWelcome(buf[:n], &welcome))
+				if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgWelcome {
+					require.NoError(t, protocol.DecodeWelcome(buf[:n], &welcome))
 					got = true
 				}
 			}
@@ -68,8 +69,8 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 			require.NoError(t, c.Send(bye))
 		}
 		h.Step()
-		require.Equal(t, []components.ConnID{honest}, h.Server.Conns(), "round %d: every cycled connection is gone", round)
-		owned := h.Server.Ghosts().Owned(nil, honest)
+		require.Equal(t, []components.ConnID{honest}, systems.Conns(h.Server), "round %d: every cycled connection is gone", round)
+		owned := (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, honest)
 		require.Equal(t, []ecs.Entity{honestGhost}, owned, "round %d: the honest client still owns its ghost, alone", round)
 		for _, c := range conns {
 			_ = c.Close()

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -25,7 +25,7 @@ func TestJunkNeverKeepsAConnectionAlive(t *testing.T) {
 	require.NoError(t, conn.Send(g.hello()))
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
 
-	junk := [][]byte{{0xff}, {netsync.ProtocolVersion, byte(netsync.MsgInputs), 1, 2, 3}, {netsync.ProtocolVersion, byte(netsync.MsgHello)}}
+	junk := [][]byte{{0xff}, {protocol.ProtocolVersion, byte(protocol.MsgInputs), 1, 2, 3}, {protocol.ProtocolVersion, byte(protocol.MsgHello)}}
 	for i := 0; i < 30 && h.Server.Stats().Connections == 1; i++ {
 		require.NoError(t, conn.Send(junk[i%len(junk)]))
 		h.Run(100 * time.Millisecond)

@@ -2,26 +2,28 @@ package systems_test
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
-	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
 // A client that forgot to install the game's move system mispredicts its
 // own player; the diagnostics name the component and field, with the
 // predicted value and the server's.
-func ExampleMisprediction() {
+func ExampleClientOptions_onMisprediction() {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.SetupClient = nil // the forgotten prediction system
 	first := true
-	opts.Clients[0].Options.OnMisprediction = func(m systems.Misprediction) {
+	opts.Clients[0].Options.OnMisprediction = func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff) {
 		if first {
 			first = false
-			fmt.Println(m.Diff.Component, m.Diff.Field)
-			predicted, server := m.Diff.Values()
-			fmt.Println(predicted != server)
+			fmt.Println(diff.Component, diff.Field)
+			fmt.Println(strings.HasPrefix(diff.String(), "systems_test.Pos.X: ")) // then both values
 		}
 	}
 	h, err := harness.New(opts)

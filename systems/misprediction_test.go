@@ -2,7 +2,6 @@ package systems_test
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -14,16 +13,28 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
+// misprediction is one call of OnMisprediction.
+type misprediction struct {
+	Tick  gw.Tick
+	Ghost components.GhostID
+	Diff  netsync.FieldDiff
+}
+
 // mispredictions runs opts for 3 seconds and returns what client 0's
 // OnMisprediction saw and its stats.
-func mispredictions(t *testing.T, opts harness.Options) ([]systems.Misprediction, systems.ClientStats) {
+func mispredictions(t *testing.T, opts harness.Options) ([]misprediction, systems.ClientStats) {
 	t.Helper()
-	var seen []systems.Misprediction
-	opts.Clients[0].Options.OnMisprediction = func(m systems.Misprediction) { seen = append(seen, m) }
+	var seen []misprediction
+	opts.Clients[0].Options.OnMisprediction = func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff) {
+		seen = append(seen, misprediction{tick, ghost, diff})
+	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
@@ -42,9 +53,9 @@ func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 	assert.Equal(t, components.GhostID(1), m.Ghost)
 	assert.Equal(t, "systems_test.Pos", m.Diff.Component)
 	assert.Equal(t, "X", m.Diff.Field)
-	predicted, server := m.Diff.Values()
+	predicted, server := codec.FieldDiff(m.Diff).Values()
 	assert.NotEqual(t, predicted, server)
-	assert.Contains(t, m.String(), "systems_test.Pos.X")
+	assert.Contains(t, m.Diff.String(), "systems_test.Pos.X")
 	assert.Equal(t, map[string]uint64{"systems_test.Pos": uint64(len(seen))}, st.MispredictionsBy)
 	assert.Equal(t, st.Mispredictions, uint64(len(seen)), "one own ghost: one misprediction per snapshot")
 	assert.Contains(t, logs.String(), "component=systems_test.Pos field=X predicted="+predicted+" server="+server)
@@ -68,7 +79,7 @@ func TestServerOnlyWriteOfAReplicatedFieldIsNamed(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	speeds := generic.NewFilter1[Speed]()
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		// Written only on the server: no client predicts it.
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick()%90 != 0 {
@@ -103,7 +114,7 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
 	steps := 0 // state outside the world: a replay does not restore it
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			steps++
 			if steps%97 != 0 {
@@ -120,8 +131,8 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	c := h.Clients[0]
-	var d *gw.DesyncError
-	require.True(t, errors.As(c.SyncTestErr(), &d), "got %v", c.SyncTestErr())
+	d, ok := ecsx.DesyncOf(c.Stats().FirstDesync)
+	require.True(t, ok, "got %v", c.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
 	assert.Greater(t, c.Stats().Desyncs, uint64(0))
@@ -130,6 +141,28 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 type Trail struct{ N int32 } // written by prediction, not replicated, not registered
 
 func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
+	h := trailMatch(t, false)
+	d, ok := ecsx.DesyncOf(h.Clients[0].Stats().FirstDesync)
+	require.True(t, ok, "got %v", h.Clients[0].Stats().FirstDesync)
+	assert.True(t, d.Unregistered)
+	assert.Equal(t, "systems_test.Trail", d.Component.String())
+	assert.Contains(t, h.Clients[0].Stats().FirstDesync.Error(), "not registered for history")
+}
+
+// The fix the message asks for: the game registers the component in the
+// client's history (World.History) and the check finds nothing.
+func TestRegisteringTheComponentTheCheckNamedFixesIt(t *testing.T) {
+	h := trailMatch(t, true)
+	st := h.Clients[0].Stats()
+	assert.NoError(t, st.FirstDesync)
+	assert.Greater(t, st.SyncTestChecks, uint64(4*100))
+}
+
+// trailMatch plays 3 s of a client whose prediction writes Trail, a
+// component that is not replicated, registered for history when register
+// is set.
+func trailMatch(t *testing.T, register bool) *harness.Harness {
+	t.Helper()
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Clients[0].Options.SyncTest = 4
@@ -138,7 +171,12 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 		w.Arche().Add(e, ecs.ComponentID[Trail](w.Arche()))
 	}
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move)
+		if register {
+			if err := gw.Register[Trail](c.World().History()); err != nil {
+				return err
+			}
+		}
+		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			q := trail.Query(w.Arche())
 			for q.Next() {
@@ -154,11 +192,7 @@ func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	var d *gw.DesyncError
-	require.True(t, errors.As(h.Clients[0].SyncTestErr(), &d), "got %v", h.Clients[0].SyncTestErr())
-	assert.True(t, d.Unregistered)
-	assert.Equal(t, "systems_test.Trail", d.Component.String())
-	assert.Contains(t, d.Error(), "not registered for history")
+	return h
 }
 
 func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
@@ -169,7 +203,7 @@ func TestSyncTestOnACorrectClientFindsNothing(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	st := h.Clients[0].Stats()
-	assert.NoError(t, h.Clients[0].SyncTestErr())
+	assert.NoError(t, h.Clients[0].Stats().FirstDesync)
 	assert.Zero(t, st.Desyncs)
 	assert.Greater(t, st.SyncTestChecks, uint64(8*100), "every tick replays 8")
 	assert.Zero(t, st.Mispredictions)
@@ -184,7 +218,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	var logs bytes.Buffer
 	opts.Clients[0].Options.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	opts.Clients[0].Options.Rollback = systems.RollbackAlways
+	opts.Clients[0].Options.RollbackAlways = true
 	var c *systems.Client
 	broken := false
 	opts.Clients[0].Options.BeforeCorrection = func(w *gw.World) {
@@ -192,13 +226,13 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 			return
 		}
 		broken = true
-		h := w.History()
-		newest, _ := h.Newest()
-		h.Record(newest.Add(h.Capacity() - 1))
+		h := ecsx.History(w)
+		newest, _ := ecsx.Newest(h)
+		ecsx.Record(h, newest.Add(ecsx.Capacity(h)-1))
 	}
 	opts.SetupClient = func(_ int, cl *systems.Client) error {
 		c = cl
-		cl.Schedule().Add(gw.StagePrediction, g.move)
+		cl.Schedule().Add(gw.StagePrediction, g.move())
 		return nil
 	}
 	h, err := harness.New(opts)
@@ -207,7 +241,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	st := c.Stats()
 	require.True(t, broken)
 	assert.Equal(t, uint64(1), st.RollbackErrors)
-	assert.Equal(t, c.Schedule().Stats().Rollbacks, st.Rollbacks, "only rollbacks that happened")
+	assert.Equal(t, ecsx.Stats(c.Schedule()).Rollbacks, st.Rollbacks, "only rollbacks that happened")
 	assert.Greater(t, st.Rollbacks, uint64(0))
 	assert.Contains(t, logs.String(), "ghostwire: rollback failed")
 }
@@ -220,8 +254,10 @@ func TestHarnessSyncTestChecksEveryClient(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	for i, c := range h.Clients {
-		assert.NoErrorf(t, c.SyncTestErr(), "client %d", i)
+		assert.NoErrorf(t, c.Stats().FirstDesync, "client %d", i)
 		assert.Greaterf(t, c.Stats().SyncTestChecks, uint64(8*100), "client %d", i)
 		assert.NoErrorf(t, h.CheckOwnState(i), "client %d", i)
 	}
+	assert.NoError(t, h.Server.Stats().FirstDesync)
+	assert.Greater(t, h.Server.Stats().SyncTestChecks, uint64(8*100), "and the server")
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -84,7 +86,7 @@ func newPlatformScene(mode netsync.PredictionMode) *platformScene {
 				if on {
 					p.X += deck.V / 60
 				}
-				if w.Role() == gw.RoleServer && !w.IsReplaying() {
+				if ecsx.History(w) == nil && !w.IsReplaying() { // the server's world: no rollback history
 					if on {
 						ps.carried++
 					}
@@ -174,7 +176,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		ps.carried, ps.boarded = 0, 0
 		h.Run(30 * time.Second)
 		for i, c := range h.Clients {
-			require.Equal(t, systems.StateConnected, c.State())
+			require.True(t, c.Connected())
 			play[i] = c.Stats().Mispredictions - join[i]
 		}
 		return h, ps, join, play
@@ -192,23 +194,23 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		e, ok := c.Ghosts().Entity(platformID)
 		require.True(t, ok)
 		a := c.World().Arche()
-		assert.True(t, a.Has(e, c.Binding().Predicted), "every client predicts the platform")
-		assert.False(t, a.Has(e, c.Binding().Interpolated))
-		assert.False(t, a.Has(e, c.Binding().Header), "only an owned ghost gets the input")
-		assert.False(t, a.Has(e, c.Binding().Input))
+		assert.True(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Predicted), "every client predicts the platform")
+		assert.False(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Interpolated))
+		assert.False(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Header), "only an owned ghost gets the input")
+		assert.False(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Input))
 		own, ok := c.Ghosts().Entity(components.GhostID(i + 2))
 		require.True(t, ok)
-		assert.True(t, a.Has(own, c.Binding().Input))
+		assert.True(t, a.Has(own, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Input))
 		other, ok := c.Ghosts().Entity(components.GhostID(3 - i))
 		require.True(t, ok)
-		assert.True(t, a.Has(other, c.Binding().Interpolated), "the other player is still interpolated")
+		assert.True(t, a.Has(other, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Interpolated), "the other player is still interpolated")
 
 		// The client's prediction at the server's tick is the server's
 		// platform, bit for bit.
 		se, ok := h.Server.Ghosts().Entity(platformID)
 		require.True(t, ok)
 		sm := generic.NewMap[Deck](h.Server.World().Arche())
-		deck, ok := gw.HistoryValue[Deck](c.History(), h.Server.World().Tick(), e)
+		deck, ok := ecsx.Value[Deck](ecsx.History(c.World()), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		assert.Equal(t, *sm.Get(se), deck)
 	}
@@ -220,7 +222,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		assert.Greater(t, interpolated[i], uint64(100), "client %d: a player predicted against a platform drawn in the past mispredicts", i)
 		e, ok := c.Ghosts().Entity(platformID)
 		require.True(t, ok)
-		assert.True(t, c.World().Arche().Has(e, c.Binding().Interpolated))
+		assert.True(t, c.World().Arche().Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Interpolated))
 	}
 }
 
@@ -234,7 +236,7 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	serverX := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())
@@ -251,9 +253,9 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	e, ok := c.Ghosts().Entity(1)
 	require.True(t, ok)
 	a := c.World().Arche()
-	assert.True(t, a.Has(e, c.Binding().Interpolated), "its own client interpolates it")
-	assert.False(t, a.Has(e, c.Binding().Predicted))
-	assert.False(t, a.Has(e, c.Binding().Header))
+	assert.True(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Interpolated), "its own client interpolates it")
+	assert.False(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Predicted))
+	assert.False(t, a.Has(e, (*ghostreg.ClientRegister)(c.Ghosts()).Binding().Header))
 	assert.Zero(t, c.Stats().Mispredictions)
 
 	server, shown, ok := positions(h, 0, 1)

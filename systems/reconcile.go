@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -41,7 +44,7 @@ type reconcileInput struct {
 	tick      gw.Tick // the snapshot's tick
 	mismatch  bool    // a predicted ghost differs from the server's at tick
 	spawning  bool    // the snapshot brings an own ghost the client lacks
-	policy    RollbackPolicy
+	always    bool    // ClientOptions.RollbackAlways
 }
 
 // decide is the reconciliation decision, a pure function so that every
@@ -54,7 +57,7 @@ func decide(in reconcileInput) reconcileAction {
 		return actSpawnOnly
 	case !in.held:
 		return actTooOld
-	case in.mismatch || in.spawning || in.policy == RollbackAlways:
+	case in.mismatch || in.spawning || in.always:
 		return actRollback
 	}
 	return actNone
@@ -86,8 +89,8 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 
 	mismatch, spawning := false, false
-	held := c.history.Has(tick)
-	layout := w.LayoutVersion()
+	held := ecsx.Has(c.history, tick)
+	layout := ecsx.LayoutVersion(w)
 	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
@@ -103,19 +106,19 @@ func (c *Client) reconcile(w *gw.World) {
 		// on this client: the snapshot says nothing new about it.
 		if diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi); recorded && !equal {
 			mismatch = true
-			c.mispredicted(tick, g.ID, diff)
+			c.mispredicted(tick, g.ID, netsync.FieldDiff(diff))
 		}
 	}
 	c.ghosts.Sweep(s)
-	if w.LayoutVersion() != layout {
+	if ecsx.LayoutVersion(w) != layout {
 		c.check.restart() // a ghost removed outside the prediction
 	}
 	if mismatch {
 		c.stats.Mispredictions++
 	}
-	newest, hasNewest := c.history.Newest()
+	newest, hasNewest := ecsx.Newest(c.history)
 	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
-		mismatch: mismatch, spawning: spawning, policy: c.opts.Rollback})
+		mismatch: mismatch, spawning: spawning, always: c.opts.RollbackAlways})
 	switch act {
 	case actNone:
 		return
@@ -166,7 +169,7 @@ func (c *Client) reconcile(w *gw.World) {
 			h.after(w)
 		}
 	}
-	if act != actRollback || w.LayoutVersion() != layout {
+	if act != actRollback || ecsx.LayoutVersion(w) != layout {
 		c.check.restart() // state written without replay, or a spawn
 	}
 }
@@ -177,11 +180,11 @@ func (c *Client) reconcile(w *gw.World) {
 func (c *Client) mispredicted(tick gw.Tick, id components.GhostID, d netsync.FieldDiff) {
 	c.mispredictedBy[d.Component]++
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		predicted, server := d.Values()
+		predicted, server := codec.FieldDiff(d).Values()
 		c.log.Debug("ghostwire: misprediction", "ghost", id, "tick", tick, "component", d.Component, "field", d.Field,
 			"predicted", predicted, "server", server)
 	}
 	if c.opts.OnMisprediction != nil {
-		c.opts.OnMisprediction(Misprediction{Tick: tick, Ghost: id, Diff: d})
+		c.opts.OnMisprediction(tick, id, d)
 	}
 }

@@ -22,14 +22,14 @@ func TestDecideEveryBranch(t *testing.T) {
 		{"right prediction", reconcileInput{held: true, hasNewest: true, newest: 110, tick: 100}, actNone},
 		{"mismatch rolls back", reconcileInput{held: true, hasNewest: true, newest: 110, tick: 100, mismatch: true}, actRollback},
 		{"spawn in the history rolls back", reconcileInput{held: true, hasNewest: true, newest: 110, tick: 100, spawning: true}, actRollback},
-		{"always rolls back", reconcileInput{held: true, hasNewest: true, newest: 110, tick: 100, policy: RollbackAlways}, actRollback},
+		{"always rolls back", reconcileInput{held: true, hasNewest: true, newest: 110, tick: 100, always: true}, actRollback},
 		{"newest tick itself", reconcileInput{held: true, hasNewest: true, newest: 100, tick: 100, mismatch: true}, actRollback},
 		{"no history adopts", reconcileInput{tick: 100}, actAdopt},
 		{"no history adopts a spawn", reconcileInput{tick: 100, spawning: true}, actAdopt},
 		{"behind the server adopts", reconcileInput{hasNewest: true, newest: 99, tick: 100}, actAdopt},
-		{"behind under always adopts", reconcileInput{hasNewest: true, newest: 99, tick: 100, policy: RollbackAlways}, actAdopt},
+		{"behind under always adopts", reconcileInput{hasNewest: true, newest: 99, tick: 100, always: true}, actAdopt},
 		{"too old", reconcileInput{hasNewest: true, newest: 300, tick: 100}, actTooOld},
-		{"too old under always", reconcileInput{hasNewest: true, newest: 300, tick: 100, policy: RollbackAlways}, actTooOld},
+		{"too old under always", reconcileInput{hasNewest: true, newest: 300, tick: 100, always: true}, actTooOld},
 		{"too old with a spawn", reconcileInput{hasNewest: true, newest: 300, tick: 100, spawning: true}, actSpawnOnly},
 		// Across the wrap: newest 5 is after top, so top is too old, and
 		// 5 is after top, so the client is behind.

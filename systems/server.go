@@ -11,6 +11,13 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/ghosts"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/fixedclock"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -31,12 +38,18 @@ type ServerOptions struct {
 	// of silent connections costs bounded memory and time and an honest
 	// client still gets in.
 	MaxPending int
-	// SnapshotBytes bounds a snapshot packet; netsync.MaxDatagram when zero.
+	// SnapshotBytes bounds a snapshot packet; 1200 bytes, the most that crosses
+	// the internet unfragmented, when zero. Allowed: 64..1200.
 	SnapshotBytes int
-	// Inputs configures each connection's input buffer (capacity,
-	// max-ahead); the schema's input rules say how inputs are validated
-	// and what replaces a missing one.
-	Inputs netsync.InputBufferOptions
+	// InputCapacity is the number of ticks of input buffered per
+	// connection; 64 when zero. Allowed: 8..4096. The schema's input
+	// rules say how inputs are validated and what a missing one becomes.
+	InputCapacity int
+	// InputMaxAhead is how many ticks past the server's current tick an
+	// input may be for; further ones are refused (a client cannot queue up
+	// seconds of input). InputCapacity-1 when zero; at most
+	// InputCapacity-1.
+	InputMaxAhead int
 	// Timeout drops a connection silent for that long, and one that sent
 	// no valid hello within that long of being accepted; 5 s when zero.
 	Timeout time.Duration
@@ -52,8 +65,28 @@ type ServerOptions struct {
 	// is the one after it); 0 when zero. Starting near 2³² tests a game
 	// across the tick wrap without months of uptime.
 	StartTick gw.Tick
+	// SyncTest, when not zero, runs every tick as a determinism check of
+	// the server world (see [gw.SyncTest]): the tick, then a rollback of
+	// SyncTest ticks and their replay through the prediction stages with
+	// the inputs those ticks applied, compared with the first run. It
+	// records the replicated components in a history the server otherwise
+	// does not keep. The first difference is kept in
+	// ServerStats.FirstDesync and counted in ServerStats.Desyncs. It costs
+	// SyncTest replays per tick: for tests and debug builds. Allowed:
+	// 0..1024. What changes the replicated state outside the prediction
+	// stages (StageSimulation, hits, players joining and leaving) is not
+	// replayed: windows do not reach back across it (see [gw.SyncTest]).
+	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
+}
+
+// maxServerSyncTest bounds ServerOptions.SyncTest.
+const maxServerSyncTest = 1024
+
+// inputBuffer returns the options of each connection's input buffer.
+func (o *ServerOptions) inputBuffer() control.InputBufferOptions {
+	return control.InputBufferOptions{Capacity: o.InputCapacity, MaxAhead: o.InputMaxAhead}
 }
 
 // ServerStats counts what the server did since it started. Input counters
@@ -81,6 +114,12 @@ type ServerStats struct {
 	InputsAhead    uint64 // refused: too far ahead
 	InputsDup      uint64
 	MaxBuffered    int // most inputs one connection held at once
+	// SyncTestChecks counts the replayed ticks the determinism check of
+	// ServerOptions.SyncTest compared, Desyncs the ticks it found wrong,
+	// and FirstDesync is the first difference it found (an error naming
+	// the tick, entity, component and field), or nil.
+	SyncTestChecks, Desyncs uint64
+	FirstDesync             error
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -90,9 +129,9 @@ type ServerStats struct {
 type Server struct {
 	world    *gw.World
 	schedule *gw.Schedule
-	clock    *gw.FixedClock
-	ghosts   *ghosts.ServerRegister
-	binding  *ghosts.Binding
+	clock    *fixedclock.Clock
+	ghosts   *ghostreg.ServerRegister
+	binding  *ghostreg.Binding
 
 	opts     ServerOptions
 	src      gw.TimeSource
@@ -100,13 +139,15 @@ type Server struct {
 	conns    []*serverConn // in connection ID order
 	pending  []pendingConn
 	nextConn components.ConnID
-	sw       *netsync.SnapshotWriter
+	sw       *protocol.SnapshotWriter
 	rx       []byte
 	tx       []byte
-	batch    netsync.InputBatch
-	hello    netsync.Hello
+	batch    protocol.InputBatch
+	hello    protocol.Hello
 	owned    []ecs.Entity
-	closed   netsync.InputStats // counters of connections already gone
+	closed   control.InputStats // counters of connections already gone
+	check    syncCheck          // ServerOptions.SyncTest
+	closing  bool               // Close was called
 	stats    ServerStats
 	log      *slog.Logger
 
@@ -125,8 +166,8 @@ type pendingConn struct {
 type serverConn struct {
 	id        components.ConnID
 	conn      transport.Conn
-	inputs    *netsync.InputBuffer
-	lead      netsync.LeadTracker
+	inputs    *control.InputBuffer
+	lead      control.LeadTracker
 	newest    gw.Tick // the newest input tick whose lead was measured
 	measured  bool    // newest is set
 	heard     time.Duration
@@ -137,11 +178,13 @@ type serverConn struct {
 	helloAt   time.Duration
 	sent      uint64
 	recv      uint64
+	applied   appliedInputs // for the replays of ServerOptions.SyncTest
 }
 
 // NewServer creates a server world reading time from src and accepting
 // connections from l. It errors naming the value on a bad option.
 func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, opts ServerOptions) (*Server, error) {
+	cs := (*codec.Schema)(schema)
 	if opts.OnConnect == nil {
 		return nil, errors.New("systems: ServerOptions.OnConnect is required")
 	}
@@ -172,24 +215,38 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if opts.Timeout < 100*time.Millisecond || opts.Timeout > time.Hour {
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
-	if _, err := netsync.NewInputBuffer(schema, opts.Inputs); err != nil {
+	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
+		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
+	}
+	if _, err := control.NewInputBuffer(cs, opts.inputBuffer()); err != nil {
 		return nil, err
 	}
-	clock, err := gw.NewFixedClock(src, gw.ClockOptions{TickRate: opts.TickRate})
+	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: opts.TickRate})
 	if err != nil {
 		return nil, err
 	}
-	sw, err := netsync.NewSnapshotWriter(schema, opts.SnapshotBytes)
+	sw, err := protocol.NewSnapshotWriter(cs, opts.SnapshotBytes)
 	if err != nil {
 		return nil, err
 	}
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleServer})
-	w.SetTick(opts.StartTick)
-	b := ghosts.Bind(w, schema)
+	w := gw.NewWorld(gw.WorldOptions{})
+	ecsx.SetTick(w, opts.StartTick)
+	ecsx.MarkServer(w)
+	if opts.SyncTest > 0 {
+		// Two windows of replays fit, whatever the depth.
+		h, err := gw.EnableHistory[components.Predicted](w, gw.HistoryOptions{Capacity: 2 * (opts.SyncTest + 1)})
+		if err != nil {
+			return nil, err
+		}
+		if err := registerReplicated(h, cs); err != nil {
+			return nil, err
+		}
+	}
+	b := ghostreg.Bind(w, cs)
 	s := &Server{
-		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghosts.NewServerRegister(b), binding: b,
-		opts: opts, src: src, listener: l, sw: sw,
-		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, netsync.MaxDatagram),
+		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
+		opts: opts, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
 		log: opts.Logger,
 	}
 	if s.log == nil {
@@ -197,17 +254,20 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	}
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
-	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
+	s.schedule.Add(ecsx.StageSend, gw.SystemFunc(s.send))
 	return s, nil
 }
 
 // Update reads the network, then runs the ticks that are due. Call it once
 // per frame (any rate; ticks stay fixed).
 func (s *Server) Update() {
+	if s.closing {
+		return
+	}
 	now := s.src.Now()
 	s.poll(now)
 	for n := s.clock.Advance(); n > 0; n-- {
-		s.schedule.Tick(s.world)
+		s.check.tick(s.schedule, s.world, s.log)
 		s.stats.Ticks++
 	}
 	s.expire(now)
@@ -225,10 +285,11 @@ func (s *Server) Stats() ServerStats {
 	st.InputsRefused = in.Refused
 	st.InputsClamped, st.InputsAhead, st.InputsDup = in.Clamped, in.TooFarAhead, in.Duplicates
 	st.MaxBuffered = in.MaxBuffered
+	st.SyncTestChecks, st.Desyncs, st.FirstDesync = s.check.checks(), s.check.desyncs, s.check.first
 	return st
 }
 
-func add(dst *netsync.InputStats, s netsync.InputStats) {
+func add(dst *control.InputStats, s control.InputStats) {
 	dst.Received += s.Received
 	dst.Accepted += s.Accepted
 	dst.Duplicates += s.Duplicates
@@ -242,23 +303,20 @@ func add(dst *netsync.InputStats, s netsync.InputStats) {
 	dst.MaxBuffered = max(dst.MaxBuffered, s.MaxBuffered)
 }
 
-// Conns returns the open connection IDs in order.
-func (s *Server) Conns() []components.ConnID {
-	ids := make([]components.ConnID, len(s.conns))
-	for i, c := range s.conns {
-		ids[i] = c.id
+func init() {
+	endpoint.ServerInputStats = func(s any, conn components.ConnID) (control.InputStats, bool) {
+		return s.(*Server).inputStats(conn)
 	}
-	return ids
 }
 
-// InputStats returns the input counters of one open connection.
-func (s *Server) InputStats(conn components.ConnID) (netsync.InputStats, bool) {
+// inputStats returns the input counters of one open connection.
+func (s *Server) inputStats(conn components.ConnID) (control.InputStats, bool) {
 	for _, c := range s.conns {
 		if c.id == conn {
 			return c.inputs.Stats(), true
 		}
 	}
-	return netsync.InputStats{}, false
+	return control.InputStats{}, false
 }
 
 func ms(d time.Duration) uint32 { return uint32(d / time.Millisecond) }
@@ -272,8 +330,4 @@ func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 
 // Ghosts returns the server's ghost register: the entity of a ghost ID,
 // the ghosts a connection owns.
-func (s *Server) Ghosts() *ghosts.ServerRegister { return s.ghosts }
-
-// Binding returns the schema's binding to the server's world: the arche
-// IDs of the replicated and netcode components.
-func (s *Server) Binding() *ghosts.Binding { return s.binding }
+func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegister)(s.ghosts) }

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/ghostwire/ghostwire/components"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/transport"
 )
 
@@ -60,39 +62,39 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 		}
 		s.stats.BytesReceived += uint64(n)
 		p := s.rx[:n]
-		if t, err := netsync.PeekType(p); err != nil || t != netsync.MsgHello {
+		if t, err := protocol.PeekType(p); err != nil || t != protocol.MsgHello {
 			s.stats.BadPackets++
 			continue
 		}
-		if err := netsync.DecodeHello(p, &s.hello); err != nil {
+		if err := protocol.DecodeHello(p, &s.hello); err != nil {
 			s.stats.BadPackets++
 			continue
 		}
-		var reject netsync.Reject
+		var reject protocol.Reject
 		schema := s.binding.Schema()
 		switch {
 		case s.hello.SchemaHash != schema.Hash():
-			reject.Reason, reject.Detail = netsync.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
+			reject.Reason, reject.Detail = protocol.RejectSchema, schema.Mismatch(s.hello.ComponentHashes)
 			if reject.Detail == "" {
 				reject.Detail = "ghost types differ" // every component agrees
 			}
 		case int(s.hello.TickRate) != s.opts.TickRate:
-			reject.Reason = netsync.RejectTickRate
+			reject.Reason = protocol.RejectTickRate
 			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.opts.TickRate)
 		case len(s.conns) >= s.opts.MaxClients:
-			reject.Reason = netsync.RejectFull
+			reject.Reason = protocol.RejectFull
 		}
 		if reject.Reason != 0 {
 			s.log.Info("ghostwire: connection refused", "reason", reject.Reason.String(), "detail", reject.Detail)
 			s.refuse(c, &reject)
 			return true
 		}
-		inputs, _ := netsync.NewInputBuffer(s.binding.Schema(), s.opts.Inputs)
+		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
 		sc := &serverConn{id: s.newConnID(), conn: c, inputs: inputs, heard: now,
 			helloTime: s.hello.ClientTime, helloAt: now}
 		e, typ, err := s.opts.OnConnect(s.world, sc.id)
 		if err == nil {
-			if _, err = s.ghosts.Spawn(e, typ, sc.id); err != nil && s.world.Arche().Alive(e) {
+			if _, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {
 				s.world.Arche().RemoveEntity(e) // no orphan player
 			}
 		}
@@ -100,8 +102,11 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			// The error may say things about the game the client need not
 			// know: it stays in the server's log.
 			s.log.Error("ghostwire: spawning the player failed; connection refused", "conn", sc.id, "err", err)
-			s.refuse(c, &netsync.Reject{Reason: netsync.RejectSpawn})
+			s.refuse(c, &protocol.Reject{Reason: protocol.RejectSpawn})
 			return true
+		}
+		if s.opts.SyncTest > 0 {
+			sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
 		}
 		s.conns = append(s.conns, sc)
 		s.stats.Accepted++
@@ -112,9 +117,9 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 }
 
 // refuse answers a hello with a reject and closes the connection.
-func (s *Server) refuse(c transport.Conn, m *netsync.Reject) {
+func (s *Server) refuse(c transport.Conn, m *protocol.Reject) {
 	s.stats.Refused++
-	s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgReject, m)
+	s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgReject, m)
 	s.sendTo(c, nil, s.tx)
 	_ = c.Close()
 }
@@ -141,7 +146,7 @@ func (s *Server) live(id components.ConnID) bool {
 }
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {
-	s.tx = netsync.AppendWelcome(s.tx[:0], &netsync.Welcome{
+	s.tx = protocol.AppendWelcome(s.tx[:0], &protocol.Welcome{
 		Conn: sc.id, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
@@ -154,7 +159,7 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectTimeout})
+			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
 			s.sendTo(pc.conn, nil, s.tx)
 			_ = pc.conn.Close()
 			continue
@@ -165,16 +170,16 @@ func (s *Server) expire(now time.Duration) {
 	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
-			s.tx = netsync.AppendReject(s.tx[:0], netsync.MsgDisconnect, &netsync.Reject{Reason: netsync.RejectTimeout})
+			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
 			s.sendTo(sc.conn, sc, s.tx)
-			s.drop(sc, netsync.RejectTimeout)
+			s.drop(sc, protocol.RejectTimeout)
 			s.stats.TimedOut++
 			i--
 		}
 	}
 }
 
-func (s *Server) drop(sc *serverConn, reason netsync.RejectReason) {
+func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 	for i, c := range s.conns {
 		if c == sc {
 			s.conns = append(s.conns[:i], s.conns[i+1:]...)

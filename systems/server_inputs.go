@@ -6,28 +6,28 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // handle processes one packet of an open connection; it reports whether
 // the connection was closed.
 func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime float64) bool {
-	t, err := netsync.PeekType(p)
+	t, err := protocol.PeekType(p)
 	if err != nil {
 		s.stats.BadPackets++
 		return false
 	}
 	switch t {
-	case netsync.MsgHello: // our welcome was lost
-		if netsync.DecodeHello(p, &s.hello) != nil {
+	case protocol.MsgHello: // our welcome was lost
+		if protocol.DecodeHello(p, &s.hello) != nil {
 			s.stats.BadPackets++
 			return false
 		}
 		sc.heard = now
 		sc.helloTime, sc.helloAt = s.hello.ClientTime, now
 		s.welcome(sc, now)
-	case netsync.MsgInputs:
-		if err := netsync.DecodeInputs(p, s.binding.Schema(), &s.batch); err != nil {
+	case protocol.MsgInputs:
+		if err := protocol.DecodeInputs(p, s.binding.Schema(), &s.batch); err != nil {
 			s.stats.BadPackets++
 			s.stats.InputsRejected++
 			return false
@@ -56,8 +56,8 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 				sc.lead.Observe(t, serverTime)
 			}
 		}
-	case netsync.MsgDisconnect:
-		s.drop(sc, netsync.RejectClosed)
+	case protocol.MsgDisconnect:
+		s.drop(sc, protocol.RejectClosed)
 		return true
 	default:
 		s.stats.BadPackets++
@@ -66,13 +66,24 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 }
 
 // applyInputs takes exactly one input per connection for the tick and
-// writes it onto the ghosts the connection owns.
+// writes it onto the ghosts the connection owns; in a replay of the
+// determinism check it writes the one that tick took.
 func (s *Server) applyInputs(w *gw.World) {
 	a := w.Arche()
 	tick := w.Tick()
 	b := s.binding
 	for _, sc := range s.conns {
-		h, rec, _ := sc.inputs.Take(tick)
+		var h components.InputHeader
+		var rec []byte
+		if w.IsReplaying() {
+			var ok bool
+			if h, rec, ok = sc.applied.at(tick); !ok {
+				continue // connected after the tick: its ghosts were not there
+			}
+		} else {
+			h, rec, _ = sc.inputs.Take(tick)
+			sc.applied.keep(tick, h, rec)
+		}
 		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
 		for _, e := range s.owned {
 			if a.Has(e, b.Header) {

@@ -2,7 +2,7 @@ package systems
 
 import (
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // send writes one snapshot per connection every SendInterval ticks.
@@ -16,7 +16,7 @@ func (s *Server) send(w *gw.World) {
 	for _, sc := range s.conns {
 		s.sw.Begin(tick)
 		s.stats.GhostsLeftOut += uint64(s.ghosts.WriteSnapshot(s.sw, sc.id))
-		h := netsync.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
+		h := protocol.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
 			Hold: uint16(min(ms(now-sc.echoAt), 65535))}
 		if confirmed, ok := sc.inputs.Confirmed(); ok {
 			h.Confirmed, h.HasConfirmed = confirmed, true

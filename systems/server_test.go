@@ -13,6 +13,9 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -45,7 +48,7 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 		wrongRate.Update()
 		tooMany.Update()
 	}
-	assert.Equal(t, systems.StateConnected, h.Clients[0].State())
+	assert.True(t, h.Clients[0].Connected())
 	assert.NoError(t, h.Clients[0].Err())
 	for c, want := range map[*systems.Client]struct {
 		reason netsync.RejectReason
@@ -55,7 +58,7 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 		wrongRate:   {netsync.RejectTickRate, "ghostwire: refused by the server: tick rate mismatch: the client's is 30, the server's 60"},
 		tooMany:     {netsync.RejectFull, "ghostwire: refused by the server: server full"},
 	} {
-		assert.Equal(t, systems.StateRefused, c.State())
+		assert.True(t, refused(c))
 		assert.Equal(t, want.reason, c.Stats().Reason)
 		assert.EqualError(t, c.Err(), want.err)
 	}
@@ -89,7 +92,7 @@ func TestSilentClientsTimeOutAndTheirGhostsDisappear(t *testing.T) {
 	assert.Equal(t, uint64(1), h.Server.Stats().Dropped)
 	_, ok = h.Clients[0].Ghosts().Entity(2)
 	assert.False(t, ok, "the other client despawned the dropped player's ghost")
-	assert.Equal(t, 1, h.Server.Ghosts().Len())
+	assert.Equal(t, 1, (*ghostreg.ServerRegister)(h.Server.Ghosts()).Len())
 }
 
 func TestServerCountsBadPacketsAndSurvives(t *testing.T) {
@@ -99,13 +102,13 @@ func TestServerCountsBadPacketsAndSurvives(t *testing.T) {
 	h.Run(500 * time.Millisecond)
 	junk, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	for _, p := range [][]byte{{1}, {9, 9, 9}, {netsync.ProtocolVersion, byte(netsync.MsgSnapshot), 1, 2}, {netsync.ProtocolVersion, byte(netsync.MsgHello)}} {
+	for _, p := range [][]byte{{1}, {9, 9, 9}, {protocol.ProtocolVersion, byte(protocol.MsgSnapshot), 1, 2}, {protocol.ProtocolVersion, byte(protocol.MsgHello)}} {
 		require.NoError(t, junk.Send(p))
 	}
 	h.Run(500 * time.Millisecond)
 	assert.Equal(t, uint64(4), h.Server.Stats().BadPackets)
 	assert.Equal(t, 1, h.Server.Stats().Connections)
-	assert.Equal(t, systems.StateConnected, h.Clients[0].State())
+	assert.True(t, h.Clients[0].Connected())
 }
 
 func TestServerOptionValidation(t *testing.T) {
@@ -124,7 +127,7 @@ func TestServerOptionValidation(t *testing.T) {
 		{systems.ServerOptions{Timeout: time.Millisecond}, "timeout 1ms"},
 		{systems.ServerOptions{TickRate: 2000}, "tick rate 2000"},
 		{systems.ServerOptions{SnapshotBytes: 10}, "snapshot size 10"},
-		{systems.ServerOptions{Inputs: netsync.InputBufferOptions{Capacity: 2}}, "capacity 2"},
+		{systems.ServerOptions{InputCapacity: 2}, "capacity 2"},
 	} {
 		tc.opts.OnConnect = g.spawn
 		_, err := systems.NewServer(&gw.VirtualTime{}, l, g.schema, tc.opts)
@@ -155,7 +158,7 @@ func TestSpawnFailureRefusesTheClient(t *testing.T) {
 		require.NoError(t, err)
 		h.Run(time.Second)
 		c := h.Clients[0]
-		assert.Equal(t, systems.StateRefused, c.State(), name)
+		assert.True(t, refused(c), name)
 		assert.Equal(t, netsync.RejectSpawn, c.Stats().Reason, name)
 		assert.EqualError(t, c.Err(), "ghostwire: refused by the server: the game refused the player", name)
 		st := h.Server.Stats()
@@ -187,10 +190,10 @@ func TestConnectionsWithoutHelloTimeOut(t *testing.T) {
 	buf := make([]byte, transport.MaxDatagramSize)
 	n, ok := mute.Receive(buf)
 	require.True(t, ok, "told why")
-	var m netsync.Reject
-	require.NoError(t, netsync.DecodeReject(buf[:n], netsync.MsgDisconnect, &m))
-	assert.Equal(t, netsync.RejectTimeout, m.Reason)
-	assert.Equal(t, systems.StateConnected, h.Clients[0].State())
+	var m protocol.Reject
+	require.NoError(t, protocol.DecodeReject(buf[:n], protocol.MsgDisconnect, &m))
+	assert.Equal(t, protocol.RejectTimeout, m.Reason)
+	assert.True(t, h.Clients[0].Connected())
 	assert.Equal(t, 1, h.Server.Stats().Connections)
 }
 
@@ -203,14 +206,14 @@ func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
 	require.NoError(t, err)
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	require.NoError(t, conn.Send(netsync.AppendHello(nil, &netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ClientTime: 1})))
+	require.NoError(t, conn.Send(protocol.AppendHello(nil, &protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 1})))
 	h.Run(50 * time.Millisecond)
 	require.Equal(t, 1, h.Server.Stats().Connections)
 
 	batch := func(clientTime uint32) []byte {
 		tick := h.Server.World().Tick() + 2
-		return netsync.AppendInputs(nil, g.schema, &netsync.InputBatch{ClientTime: clientTime,
-			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, g.schema.InputSize())})
+		return protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: clientTime,
+			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, (*codec.Schema)(g.schema).InputSize())})
 	}
 	newest := batch(1000)
 	older := batch(900)
@@ -220,15 +223,15 @@ func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
 	require.NoError(t, conn.Send(older))  // overtaken on the way
 	h.Run(20 * time.Millisecond)          // the next snapshot leaves after both arrived
 
-	var last netsync.Snapshot
+	var last protocol.Snapshot
 	buf := make([]byte, transport.MaxDatagramSize)
 	for {
 		n, ok := conn.Receive(buf)
 		if !ok {
 			break
 		}
-		if typ, _ := netsync.PeekType(buf[:n]); typ == netsync.MsgSnapshot {
-			require.NoError(t, netsync.DecodeSnapshot(buf[:n], g.schema, &last))
+		if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgSnapshot {
+			require.NoError(t, protocol.DecodeSnapshot(buf[:n], (*codec.Schema)(g.schema), &last))
 		}
 	}
 	assert.Equal(t, uint32(1000), last.EchoTime)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/correction"
 )
 
 // SmoothingOptions configures a [Smoother].
@@ -27,7 +28,7 @@ type SmoothingOptions struct {
 }
 
 // Smoother hides the visual jump of a correction of the client's
-// predicted ghosts: the ghost's [components.CorrectionOffset] takes the
+// predicted ghosts: the ghost's [correction.Offset] takes the
 // difference between where it was drawn before and where it is after, and
 // decays exponentially (frame-rate independent) in the presentation stage.
 // Logic always uses the corrected state; only drawing adds the offset.
@@ -36,12 +37,11 @@ type Smoother struct {
 	opts   SmoothingOptions
 	src    gw.TimeSource
 	ghosts *generic.Filter1[components.Ghost]
-	offset generic.Map[components.CorrectionOffset]
-	adder  generic.Map1[components.CorrectionOffset]
-	all    *generic.Filter1[components.CorrectionOffset]
+	offset generic.Map[correction.Offset]
+	adder  generic.Map1[correction.Offset]
+	all    *generic.Filter1[correction.Offset]
 	before []visual
 	last   time.Duration
-	snaps  uint64
 }
 
 type visual struct {
@@ -70,18 +70,15 @@ func NewSmoother(c *Client, opts SmoothingOptions) (*Smoother, error) {
 	s := &Smoother{
 		c: c, opts: opts, src: c.src,
 		ghosts: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
-		offset: generic.NewMap[components.CorrectionOffset](c.World().Arche()),
-		adder:  generic.NewMap1[components.CorrectionOffset](c.World().Arche()),
-		all:    generic.NewFilter1[components.CorrectionOffset](),
+		offset: generic.NewMap[correction.Offset](c.World().Arche()),
+		adder:  generic.NewMap1[correction.Offset](c.World().Arche()),
+		all:    generic.NewFilter1[correction.Offset](),
 		last:   c.src.Now(),
 	}
-	c.OnCorrection(s.beforeCorrection, s.afterCorrection)
+	c.onCorrection(s.beforeCorrection, s.afterCorrection)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(s.decay))
 	return s, nil
 }
-
-// Snaps returns how many corrections were too large to smooth.
-func (s *Smoother) Snaps() uint64 { return s.snaps }
 
 // Visual returns where e should be drawn: its position plus its offset.
 func (s *Smoother) Visual(e ecs.Entity) [3]float32 {
@@ -112,14 +109,14 @@ func (s *Smoother) afterCorrection(w *gw.World) {
 			continue
 		}
 		p := s.opts.Position(a, v.e)
-		o := components.CorrectionOffset{X: v.p[0] - p[0], Y: v.p[1] - p[1], Z: v.p[2] - p[2]}
+		o := correction.Offset{X: v.p[0] - p[0], Y: v.p[1] - p[1], Z: v.p[2] - p[2]}
 		if float32(math.Sqrt(float64(o.X*o.X+o.Y*o.Y+o.Z*o.Z))) > s.opts.Snap {
-			o = components.CorrectionOffset{}
-			s.snaps++
+			o = correction.Offset{}
+			s.c.stats.SmoothingSnaps++
 		}
 		if s.offset.Has(v.e) {
 			*s.offset.Get(v.e) = o
-		} else if o != (components.CorrectionOffset{}) {
+		} else if o != (correction.Offset{}) {
 			s.adder.Assign(v.e, &o)
 		}
 	}
@@ -136,7 +133,7 @@ func (s *Smoother) decay(w *gw.World) {
 		o := q.Get()
 		o.X, o.Y, o.Z = o.X*k, o.Y*k, o.Z*k
 		if o.X*o.X+o.Y*o.Y+o.Z*o.Z < 1e-10 {
-			*o = components.CorrectionOffset{}
+			*o = correction.Offset{}
 		}
 	}
 }

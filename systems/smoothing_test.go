@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/correction"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -20,13 +21,13 @@ import (
 // server tick kickAt, moves the player by kick (a push the client could
 // not predict). It returns the client's drawn x per frame and the frame of
 // the correction.
-func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float32, corrected int, sm *systems.Smoother) {
+func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float32, corrected int, c *systems.Client) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Clients[0].Options.Input = systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} })
 	const kickAt = 180
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		pos := generic.NewFilter1[Pos]()
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick() != kickAt {
@@ -41,8 +42,8 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
-	c := h.Clients[0]
-	sm, err = systems.NewSmoother(c, systems.SmoothingOptions{
+	c = h.Clients[0]
+	sm, err := systems.NewSmoother(c, systems.SmoothingOptions{
 		Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 			m := generic.NewMap[Pos](a)
 			return [3]float32{m.Get(e).X, 0, 0}
@@ -50,7 +51,7 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	})
 	require.NoError(t, err)
 	own := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
-	offset := generic.NewMap[components.CorrectionOffset](c.World().Arche())
+	offset := generic.NewMap[correction.Offset](c.World().Arche())
 	corrected = -1
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
@@ -68,11 +69,11 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	}))
 	h.Run(5 * time.Second)
 	require.Greater(t, corrected, 0, "the kick must cause a correction")
-	return drawn, offsets, corrected, sm
+	return drawn, offsets, corrected, c
 }
 
 func TestSmallCorrectionIsSmoothedOverSeveralFrames(t *testing.T) {
-	drawn, offsets, at, sm := smoothingRun(t, 0.4)
+	drawn, offsets, at, c := smoothingRun(t, 0.4)
 	normal := float32(3.0 / 60) // the player's step per frame
 	for i := at - 20; i < at+40; i++ {
 		// Exponential decay at 12/s shows 18 % of the offset in a 60 Hz frame.
@@ -86,14 +87,14 @@ func TestSmallCorrectionIsSmoothedOverSeveralFrames(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, smoothing, 5, "the correction fades over several frames")
 	assert.Less(t, smoothing, 60, "and it does fade")
-	assert.Zero(t, sm.Snaps())
+	assert.Zero(t, c.Stats().SmoothingSnaps)
 }
 
 func TestTeleportIsNotSmoothed(t *testing.T) {
-	drawn, offsets, at, sm := smoothingRun(t, 50)
+	drawn, offsets, at, c := smoothingRun(t, 50)
 	assert.Greater(t, drawn[at]-drawn[at-1], float32(40), "a respawn-sized correction jumps at once")
 	assert.Zero(t, offsets[at], "no slide")
-	assert.Equal(t, uint64(1), sm.Snaps())
+	assert.Equal(t, uint64(1), c.Stats().SmoothingSnaps)
 	for i := at + 1; i < at+30; i++ {
 		assert.InDelta(t, 3.0/60, drawn[i]-drawn[i-1], 0.02, "frame %d", i)
 	}

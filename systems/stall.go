@@ -3,6 +3,9 @@ package systems
 import (
 	"fmt"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -23,7 +26,7 @@ func (c *Client) skipStall(n int) int {
 	}
 	skip := int(d-c.dropped) + n - 1
 	c.dropped = d
-	c.world.SetTick(c.world.Tick().Add(skip))
+	ecsx.SetTick(c.world, c.world.Tick().Add(skip))
 	c.stats.SkippedTicks += uint64(skip)
 	return 1
 }
@@ -32,11 +35,11 @@ func (c *Client) skipStall(n int) int {
 // timeout: the server is gone, or dropped this client and its disconnect
 // was lost. The server is told, in case it is still there.
 func (c *Client) timeout() {
-	m := netsync.Reject{Reason: netsync.RejectTimeout}
-	c.tx = netsync.AppendReject(c.tx[:0], netsync.MsgDisconnect, &m)
+	m := protocol.Reject{Reason: protocol.RejectTimeout}
+	c.tx = protocol.AppendReject(c.tx[:0], protocol.MsgDisconnect, &m)
 	_ = c.conn.Send(c.tx)
 	m.Detail = fmt.Sprintf("nothing heard from the server for %v", c.opts.Timeout)
-	c.end = &ConnError{Local: true, Reason: m.Reason, Detail: m.Detail}
-	c.stats.State, c.stats.Reason = StateDisconnected, m.Reason
+	c.end = &ConnError{Local: true, Reason: netsync.RejectReason(m.Reason), Detail: m.Detail}
+	c.state, c.stats.Reason = stateDisconnected, c.end.Reason
 	c.log.Info("ghostwire: disconnected", "reason", m.Reason.String(), "detail", m.Detail)
 }

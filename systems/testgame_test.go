@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"errors"
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -22,7 +25,6 @@ type Speed struct{ V float32 }
 type testGame struct {
 	schema *netsync.Schema
 	player netsync.GhostTypeID
-	move   gw.System
 }
 
 var testQ = netsync.Range(-1000, 1000, 1.0/64)
@@ -59,15 +61,21 @@ func newTestGameWith(extra func(b *netsync.SchemaBuilder)) *testGame {
 	if err != nil {
 		panic(err)
 	}
+	return &testGame{schema: s, player: player}
+}
+
+// move returns the test game's prediction system for one world: an arche
+// filter resolves its component IDs in the first world it queries, and
+// two worlds may number the same types differently.
+func (g *testGame) move() gw.System {
 	movers := generic.NewFilter3[Pos, Speed, Move]().With(generic.T[components.Predicted]())
-	move := gw.SystemFunc(func(w *gw.World) {
+	return gw.SystemFunc(func(w *gw.World) {
 		q := movers.Query(w.Arche())
 		for q.Next() {
 			p, sp, in := q.Get()
 			p.X += in.X * sp.V / 60
 		}
 	})
-	return &testGame{schema: s, player: player, move: move}
 }
 
 // newTestGameWithSpeed builds the test game with Speed quantized by q: the
@@ -98,8 +106,8 @@ func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
 		Seed:        7,
 		Schema:      g.schema,
 		Server:      systems.ServerOptions{OnConnect: g.spawn},
-		SetupServer: func(s *systems.Server) error { s.Schedule().Add(gw.StagePrediction, g.move); return nil },
-		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, g.move); return nil },
+		SetupServer: func(s *systems.Server) error { s.Schedule().Add(gw.StagePrediction, g.move()); return nil },
+		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, g.move()); return nil },
 	}
 	for i := 0; i < n; i++ {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{
@@ -129,9 +137,23 @@ func positions(h *harness.Harness, client int, id components.GhostID) (server, p
 // hello returns the hello packet a client of this game sends, for tests
 // that talk to the server over a raw connection.
 func (g *testGame) hello() []byte {
-	h := netsync.Hello{SchemaHash: g.schema.Hash(), TickRate: 60, ComponentHashes: make([]uint64, g.schema.NumComponents())}
+	h := protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ComponentHashes: make([]uint64, (*codec.Schema)(g.schema).NumComponents())}
 	for i := range h.ComponentHashes {
-		h.ComponentHashes[i] = g.schema.ComponentHash(netsync.ComponentID(i))
+		h.ComponentHashes[i] = (*codec.Schema)(g.schema).ComponentHash(codec.ComponentID(i))
 	}
-	return netsync.AppendHello(nil, &h)
+	return protocol.AppendHello(nil, &h)
+}
+
+// connecting, refused and disconnected tell a client's state from its
+// public methods: Connected, and the *systems.ConnError of Err.
+func connecting(c *systems.Client) bool { return !c.Connected() && c.Err() == nil }
+
+func refused(c *systems.Client) bool {
+	var ce *systems.ConnError
+	return errors.As(c.Err(), &ce) && ce.Refused
+}
+
+func disconnected(c *systems.Client) bool {
+	var ce *systems.ConnError
+	return errors.As(c.Err(), &ce) && !ce.Refused
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -49,7 +50,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	g := newTestGame()
 	opts := g.options(2, link(100*time.Millisecond, 10*time.Millisecond, 0.02))
 	opts.Server.StartTick = boundary.Add(-600)
-	opts.Clients[1].Options.Rollback = systems.RollbackAlways
+	opts.Clients[1].Options.RollbackAlways = true
 	end := 22 * time.Second
 	var now func() time.Duration
 	for i := range opts.Clients {
@@ -65,7 +66,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	}
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move)
+		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(2); ok {
 				m := generic.NewMap[Pos](w.Arche())
@@ -79,7 +80,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	// Every frame of the first client, check the remote player against
 	// the server's states around the render tick.
 	opts.SetupClient = func(i int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move)
+		c.Schedule().Add(gw.StagePrediction, g.move())
 		if i != 0 {
 			return nil
 		}
@@ -152,7 +153,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	r.missing[1] = st.InputsMissing - r.missing[0]
 	for _, c := range h.Clients {
 		r.mispredicted[1] += c.Stats().Mispredictions
-		assert.Equal(t, systems.StateConnected, c.State())
+		assert.True(t, c.Connected())
 		assert.Zero(t, c.Stats().BadPackets, "boundary %d", boundary)
 	}
 	r.mispredicted[1] -= r.mispredicted[0]
@@ -170,7 +171,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 		id := components.GhostID(i + 1)
 		e, ok := c.Ghosts().Entity(id)
 		require.True(t, ok)
-		predicted, ok := gw.HistoryValue[Pos](c.History(), h.Server.World().Tick(), e)
+		predicted, ok := ecsx.Value[Pos](ecsx.History(c.World()), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X, "client %d converged", i)

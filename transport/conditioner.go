@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// MaxLinkDelay bounds LinkConfig.Latency and LinkConfig.Jitter. No game link
+// maxLinkDelay bounds LinkConfig.Latency and LinkConfig.Jitter. No game link
 // is that slow, and the bound keeps delivery-time arithmetic far from
 // overflow.
-const MaxLinkDelay = time.Hour
+const maxLinkDelay = time.Hour
 
 // reorderMinDelay is the least extra delay a reordered datagram gets, so that
 // a datagram sent in the same instant right after it always overtakes it.
@@ -29,27 +29,25 @@ const reorderMinDelay = time.Millisecond
 // datagrams can overtake it. With probability Duplicate a second copy is
 // scheduled like an ordinary in-order datagram, with its own jitter.
 type LinkConfig struct {
-	Latency   time.Duration // one-way base delay, in [0, MaxLinkDelay]
-	Jitter    time.Duration // half-width of the uniform delay noise, in [0, MaxLinkDelay]
+	Latency   time.Duration // one-way base delay, in [0, 1h]
+	Jitter    time.Duration // half-width of the uniform delay noise, in [0, 1h]
 	Loss      float64       // probability a datagram is lost, in [0, 1]
 	Duplicate float64       // probability a delivered datagram arrives twice, in [0, 1]
 	Reorder   float64       // probability a delivered datagram may be overtaken, in [0, 1]
 }
 
-// Validate returns nil when every field is in range, and otherwise an error
-// matching ErrInvalidConfig that names the first bad field, its value and the
-// allowed range (NaN is never in range).
-func (c LinkConfig) Validate() error { return c.validate("LinkConfig") }
-
+// validate returns nil when every field is in range, and otherwise an error
+// matching errInvalidConfig that names the first bad field (prefix.Field),
+// its value and the allowed range (NaN is never in range).
 func (c LinkConfig) validate(prefix string) error {
 	durations := [...]struct {
 		name string
 		v    time.Duration
 	}{{"Latency", c.Latency}, {"Jitter", c.Jitter}}
 	for _, d := range durations {
-		if d.v < 0 || d.v > MaxLinkDelay {
+		if d.v < 0 || d.v > maxLinkDelay {
 			return &configError{field: prefix + "." + d.name, value: d.v.String(),
-				allowed: "[0s, " + MaxLinkDelay.String() + "]"}
+				allowed: "[0s, " + maxLinkDelay.String() + "]"}
 		}
 	}
 	fractions := [...]struct {
@@ -72,9 +70,9 @@ type Conditions struct {
 	Down LinkConfig
 }
 
-// Validate checks Up, then Down, and returns the first error, naming the
-// field as Conditions.Up.X or Conditions.Down.X; it matches ErrInvalidConfig.
-func (c Conditions) Validate() error {
+// validate checks Up, then Down, and returns the first error, naming the
+// field as Conditions.Up.X or Conditions.Down.X; it matches errInvalidConfig.
+func (c Conditions) validate() error {
 	if err := c.Up.validate("Conditions.Up"); err != nil {
 		return err
 	}
@@ -91,7 +89,7 @@ func (e *configError) Error() string {
 	return "transport: invalid " + e.field + " = " + e.value + ", want a value in " + e.allowed
 }
 
-func (e *configError) Is(target error) bool { return target == ErrInvalidConfig }
+func (e *configError) Is(target error) bool { return target == errInvalidConfig }
 
 // verdict is what the conditioner decided for one sent datagram.
 type verdict struct {

@@ -20,7 +20,7 @@ func TestLinkConfigValidate(t *testing.T) {
 		{Jitter: time.Second}, // jitter larger than latency is clamped at send time, not refused
 	}
 	for _, c := range valid {
-		assert.NoError(t, c.Validate(), "%+v", c)
+		assert.NoError(t, transport.ValidateLink(c), "%+v", c)
 	}
 
 	invalid := []struct {
@@ -36,20 +36,20 @@ func TestLinkConfigValidate(t *testing.T) {
 		{transport.LinkConfig{Reorder: math.Inf(1)}, "transport: invalid LinkConfig.Reorder = +Inf, want a value in [0, 1]"},
 	}
 	for _, tc := range invalid {
-		err := tc.cfg.Validate()
+		err := transport.ValidateLink(tc.cfg)
 		require.ErrorIs(t, err, transport.ErrInvalidConfig, "%+v", tc.cfg)
 		assert.Equal(t, tc.want, err.Error())
 	}
 }
 
 func TestConditionsValidateNamesTheDirection(t *testing.T) {
-	require.NoError(t, transport.Conditions{}.Validate())
+	require.NoError(t, transport.ValidateConditions(transport.Conditions{}))
 
-	err := transport.Conditions{Down: transport.LinkConfig{Reorder: 2}}.Validate()
+	err := transport.ValidateConditions(transport.Conditions{Down: transport.LinkConfig{Reorder: 2}})
 	require.ErrorIs(t, err, transport.ErrInvalidConfig)
 	assert.Equal(t, "transport: invalid Conditions.Down.Reorder = 2, want a value in [0, 1]", err.Error())
 
-	err = transport.Conditions{Up: transport.LinkConfig{Latency: -1}, Down: transport.LinkConfig{Loss: 2}}.Validate()
+	err = transport.ValidateConditions(transport.Conditions{Up: transport.LinkConfig{Latency: -1}, Down: transport.LinkConfig{Loss: 2}})
 	assert.Equal(t, "transport: invalid Conditions.Up.Latency = -1ns, want a value in [0s, 1h0m0s]", err.Error(), "Up is reported first")
 
 	n := transport.NewMemoryNetwork(&testClock{}, 1)

@@ -6,17 +6,17 @@ import (
 	"time"
 )
 
-// DefaultMaxInFlight is the in-flight bound of each direction of a memory
-// link when MemoryOptions.MaxInFlight is zero.
-const DefaultMaxInFlight = 4096
+// defaultMaxInFlight is the in-flight bound of each direction of a memory
+// link when memoryOptions.maxInFlight is zero.
+const defaultMaxInFlight = 4096
 
-// MemoryOptions tunes a MemoryNetwork. The zero value gives the defaults.
-type MemoryOptions struct {
-	// MaxInFlight bounds the datagrams scheduled but not yet received in each
+// memoryOptions tunes a MemoryNetwork. The zero value gives the defaults.
+type memoryOptions struct {
+	// maxInFlight bounds the datagrams scheduled but not yet received in each
 	// direction of each link, like a socket buffer; a datagram (or duplicate
 	// copy) beyond it is dropped and counted in the sender's Stats.Dropped.
-	// Zero or negative means DefaultMaxInFlight.
-	MaxInFlight int
+	// Zero or negative means defaultMaxInFlight.
+	maxInFlight int
 }
 
 // MemoryNetwork connects Conns in memory, with delivery driven only by its
@@ -37,36 +37,39 @@ type MemoryNetwork struct {
 
 	mu        sync.Mutex
 	links     uint64 // links created so far; the next link's index
-	listeners map[string]*MemoryListener
+	listeners map[string]*memListener
 }
 
 // NewMemoryNetwork returns an empty network reading clock, with randomness
-// derived from seed, and default options. It panics if clock is nil.
+// derived from seed. Each direction of each link holds at most 4096
+// datagrams in flight, like a socket buffer; a datagram (or duplicate copy)
+// beyond that is dropped and counted in the sender's Stats.Dropped. It
+// panics if clock is nil.
 func NewMemoryNetwork(clock Clock, seed uint64) *MemoryNetwork {
-	return NewMemoryNetworkWithOptions(clock, seed, MemoryOptions{})
+	return newMemoryNetwork(clock, seed, memoryOptions{})
 }
 
-// NewMemoryNetworkWithOptions is NewMemoryNetwork with explicit options.
-// It panics if clock is nil.
-func NewMemoryNetworkWithOptions(clock Clock, seed uint64, opts MemoryOptions) *MemoryNetwork {
+// newMemoryNetwork is NewMemoryNetwork with explicit options.
+func newMemoryNetwork(clock Clock, seed uint64, opts memoryOptions) *MemoryNetwork {
 	if clock == nil {
 		panic("transport: NewMemoryNetwork with a nil Clock")
 	}
-	if opts.MaxInFlight <= 0 {
-		opts.MaxInFlight = DefaultMaxInFlight
+	if opts.maxInFlight <= 0 {
+		opts.maxInFlight = defaultMaxInFlight
 	}
 	return &MemoryNetwork{
 		clock:       clock,
 		seed:        seed,
-		maxInFlight: opts.MaxInFlight,
-		listeners:   make(map[string]*MemoryListener),
+		maxInFlight: opts.maxInFlight,
+		listeners:   make(map[string]*memListener),
 	}
 }
 
 // Pair creates a connected client/server pair with the given conditions. It
-// returns an error matching ErrInvalidConfig if c does not validate.
+// returns an error naming the first field of c out of range (Latency and
+// Jitter in [0, 1h], Loss, Duplicate and Reorder in [0, 1]).
 func (n *MemoryNetwork) Pair(c Conditions) (client, server Conn, err error) {
-	if err := c.Validate(); err != nil {
+	if err := c.validate(); err != nil {
 		return nil, nil, err
 	}
 	n.mu.Lock()
@@ -76,35 +79,36 @@ func (n *MemoryNetwork) Pair(c Conditions) (client, server Conn, err error) {
 }
 
 // Listen starts accepting connections dialled to addr. It returns an error
-// matching ErrInvalidAddr for an empty addr and ErrAddrInUse when addr
-// already has an open listener.
-func (n *MemoryNetwork) Listen(addr string) (*MemoryListener, error) {
+// for an empty addr and for an addr that already has an open listener.
+// The listener's Close frees the address for a new Listen; connections
+// dialled but not accepted are closed then, so their clients see ErrClosed.
+func (n *MemoryNetwork) Listen(addr string) (Listener, error) {
 	if addr == "" {
-		return nil, fmt.Errorf("%w: empty address", ErrInvalidAddr)
+		return nil, fmt.Errorf("%w: empty address", errInvalidAddr)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if _, ok := n.listeners[addr]; ok {
-		return nil, fmt.Errorf("%w: %q", ErrAddrInUse, addr)
+		return nil, fmt.Errorf("%w: %q", errAddrInUse, addr)
 	}
-	l := &MemoryListener{network: n, addr: addr}
+	l := &memListener{network: n, addr: addr}
 	n.listeners[addr] = l
 	return l, nil
 }
 
 // Dial connects to the listener at addr with the given conditions and returns
 // the client end; the server end is queued for the listener's Accept. It
-// returns an error matching ErrInvalidConfig if c does not validate and
-// ErrNoListener when no open listener has addr.
+// returns an error naming the field when c is out of range (as Pair) and
+// one naming addr when no open listener has it.
 func (n *MemoryNetwork) Dial(addr string, c Conditions) (Conn, error) {
-	if err := c.Validate(); err != nil {
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ln, ok := n.listeners[addr]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNoListener, addr)
+		return nil, fmt.Errorf("%w: %q", errNoListener, addr)
 	}
 	l := n.newLinkLocked(c)
 	ln.pending = append(ln.pending, &memConn{link: l, side: serverSide})
@@ -121,22 +125,19 @@ func (n *MemoryNetwork) newLinkLocked(c Conditions) *link {
 	return l
 }
 
-// MemoryListener accepts connections dialled to its address on a
+// memListener accepts connections dialled to its address on a
 // MemoryNetwork. It is safe for concurrent use.
-type MemoryListener struct {
+type memListener struct {
 	network *MemoryNetwork
 	addr    string
 	pending []Conn // server ends dialled but not yet accepted; guarded by network.mu
 	closed  bool   // guarded by network.mu
 }
 
-// Addr returns the address the listener was opened on.
-func (l *MemoryListener) Addr() string { return l.addr }
-
 // Accept returns the server end of the oldest dialled, not yet accepted
 // connection, or nil and false when there is none or the listener is closed.
 // It never blocks.
-func (l *MemoryListener) Accept() (Conn, bool) {
+func (l *memListener) Accept() (Conn, bool) {
 	l.network.mu.Lock()
 	defer l.network.mu.Unlock()
 	if l.closed || len(l.pending) == 0 {
@@ -151,7 +152,7 @@ func (l *MemoryListener) Accept() (Conn, bool) {
 // Close stops the listener and frees its address for a new Listen. Dialled
 // connections it had not accepted are closed, so their clients see
 // ErrClosed. Closing twice returns ErrClosed.
-func (l *MemoryListener) Close() error {
+func (l *memListener) Close() error {
 	l.network.mu.Lock()
 	defer l.network.mu.Unlock()
 	if l.closed {

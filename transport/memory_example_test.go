@@ -1,7 +1,6 @@
 package transport_test
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -63,16 +62,18 @@ func ExampleMemoryNetwork_Listen() {
 	}
 
 	_, err = network.Dial("lobby", transport.Conditions{})
-	fmt.Println(errors.Is(err, transport.ErrNoListener), err)
-	// Output:
-	// accepted alice
-	// true transport: no listener at address: "lobby"
-}
-
-// Validate reports the first field out of range, with its value.
-func ExampleLinkConfig_Validate() {
-	err := transport.LinkConfig{Latency: 50 * time.Millisecond, Loss: 20}.Validate()
 	fmt.Println(err)
 	// Output:
-	// transport: invalid LinkConfig.Loss = 20, want a value in [0, 1]
+	// accepted alice
+	// transport: no listener at address: "lobby"
+}
+
+// Pair and Dial refuse link conditions out of range, naming the first
+// field and its value.
+func ExampleLinkConfig() {
+	network := transport.NewMemoryNetwork(&testClock{}, 1)
+	_, _, err := network.Pair(transport.Conditions{Up: transport.LinkConfig{Latency: 50 * time.Millisecond, Loss: 20}})
+	fmt.Println(err)
+	// Output:
+	// transport: invalid Conditions.Up.Loss = 20, want a value in [0, 1]
 }

@@ -70,18 +70,18 @@ var (
 	// empty datagram or one longer than MaxDatagramSize.
 	ErrDatagramSize = errors.New("transport: invalid datagram size")
 
-	// ErrInvalidConfig is matched (errors.Is) by the errors of
-	// LinkConfig.Validate and Conditions.Validate.
-	ErrInvalidConfig = errors.New("transport: invalid link config")
+	// errInvalidConfig is matched (errors.Is) by the errors of Pair and
+	// Dial for link conditions out of range.
+	errInvalidConfig = errors.New("transport: invalid link config")
 
-	// ErrInvalidAddr is returned by Listen for an empty address.
-	ErrInvalidAddr = errors.New("transport: invalid address")
+	// errInvalidAddr is returned by Listen for an empty address.
+	errInvalidAddr = errors.New("transport: invalid address")
 
-	// ErrAddrInUse is returned by Listen when the address already has a listener.
-	ErrAddrInUse = errors.New("transport: address already in use")
+	// errAddrInUse is returned by Listen when the address already has a listener.
+	errAddrInUse = errors.New("transport: address already in use")
 
-	// ErrNoListener is returned by Dial when nobody listens at the address.
-	ErrNoListener = errors.New("transport: no listener at address")
+	// errNoListener is returned by Dial when nobody listens at the address.
+	errNoListener = errors.New("transport: no listener at address")
 )
 
 // datagramSizeError reports a datagram length outside 1..MaxDatagramSize.

@@ -4,6 +4,9 @@
 // write a JSON report.
 //
 //	go run ./examples/arena -clients 8 -rtt 150ms -loss 5 -report report.json
+//
+// With -serve or -connect it is one side of a real network game over UDP
+// instead (see network.go and docs/network.md).
 package main
 
 import (
@@ -20,7 +23,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web"
-	"github.com/ghostwire/ghostwire/systems"
 )
 
 func main() {
@@ -31,7 +33,7 @@ func main() {
 }
 
 // rollbackFlag parses -rollback.
-type rollbackFlag struct{ p *systems.RollbackPolicy }
+type rollbackFlag struct{ p *game.RollbackPolicy }
 
 func (f rollbackFlag) String() string {
 	if f.p == nil {
@@ -43,9 +45,9 @@ func (f rollbackFlag) String() string {
 func (f rollbackFlag) Set(s string) error {
 	switch s {
 	case "mismatch":
-		*f.p = systems.RollbackOnMismatch
+		*f.p = game.RollbackOnMismatch
 	case "always":
-		*f.p = systems.RollbackAlways
+		*f.p = game.RollbackAlways
 	default:
 		return fmt.Errorf("%q: allowed values are mismatch|always", s)
 	}
@@ -94,6 +96,9 @@ func (f percentFlag) Set(s string) error {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if isNetworkRun(args) {
+		return runNetwork(args, stdout, stderr)
+	}
 	cfg := game.DefaultConfig()
 	fs := flag.NewFlagSet("arena", flag.ContinueOnError)
 	fs.SetOutput(stderr)

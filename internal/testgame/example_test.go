@@ -7,6 +7,7 @@ import (
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/testgame"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -29,7 +30,7 @@ func ExampleSchema_Options() {
 	h.Run(13 * time.Second)
 	for i, c := range h.Clients {
 		var own components.GhostID
-		c.Ghosts().Each(func(id components.GhostID, _ ecs.Entity, predicted bool) {
+		(*ghostreg.ClientRegister)(c.Ghosts()).Each(func(id components.GhostID, _ ecs.Entity, predicted bool) {
 			if predicted {
 				own = id
 			}

@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/control"
 )
 
 func TestValidateDriveClampsOntoTheGrid(t *testing.T) {
@@ -26,7 +27,7 @@ func TestValidateDriveClampsOntoTheGrid(t *testing.T) {
 		assert.Equal(t, tc.clamped, clamped, "from %+v", tc.in)
 		assert.Empty(t, refuse)
 		q := d
-		(&netsync.Coder{}).QuantizeInput(newSchema(t).Schema, unsafe.Pointer(&q))
+		(&codec.Coder{}).QuantizeInput((*codec.Schema)(newSchema(t).Schema), unsafe.Pointer(&q))
 		assert.Equal(t, d, q, "a clamped input lies on the wire's grid")
 	}
 }
@@ -35,11 +36,11 @@ func TestValidateDriveClampsOntoTheGrid(t *testing.T) {
 // as clamped, and applies the clamped value.
 func TestServerCountsClampedInputs(t *testing.T) {
 	s := newSchema(t)
-	b, err := netsync.NewInputBuffer(s.Schema, netsync.InputBufferOptions{})
+	b, err := control.NewInputBuffer((*codec.Schema)(s.Schema), control.InputBufferOptions{})
 	require.NoError(t, err)
 	d := Drive{Steer: 2, Throttle: 0.5, Brake: 1.5, Handbrake: 1}
 	rec := unsafe.Slice((*byte)(unsafe.Pointer(&d)), unsafe.Sizeof(d))
-	assert.Equal(t, netsync.AddAccepted, b.Add(components.InputHeader{Tick: 11}, rec, 10))
+	assert.Equal(t, control.AddAccepted, b.Add(components.InputHeader{Tick: 11}, rec, 10))
 	assert.Equal(t, uint64(1), b.Stats().Clamped)
 	_, out, real := b.Take(11)
 	require.True(t, real)

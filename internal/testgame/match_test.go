@@ -11,7 +11,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
@@ -50,7 +51,7 @@ func botMatch(t *testing.T, seed uint64, n int, link transport.Conditions, play 
 func ownCar(c *systems.Client) (components.GhostID, ecs.Entity, bool) {
 	var id components.GhostID
 	var e ecs.Entity
-	c.Ghosts().Each(func(gid components.GhostID, ce ecs.Entity, predicted bool) {
+	(*ghostreg.ClientRegister)(c.Ghosts()).Each(func(gid components.GhostID, ce ecs.Entity, predicted bool) {
 		if predicted {
 			id, e = gid, ce
 		}
@@ -72,10 +73,10 @@ func sameCar(t *testing.T, s *Schema, h *harness.Harness, client int, id compone
 	se, ok := h.Server.Ghosts().Entity(id)
 	require.Truef(t, ok, "ghost %d is not on the server", id)
 	sw, cw := h.Server.World(), h.Clients[client].World()
-	var coder netsync.Coder
-	d, same := coder.Diff(s.Schema, s.Body, unsafe.Pointer(get[Body](cw, ce)), unsafe.Pointer(get[Body](sw, se)))
+	var coder codec.Coder
+	d, same := coder.Diff((*codec.Schema)(s.Schema), codec.ComponentID(s.Body), unsafe.Pointer(get[Body](cw, ce)), unsafe.Pointer(get[Body](sw, se)))
 	assert.Truef(t, same, "client %d, ghost %d: %v (client then server)", client, id, d)
-	d, same = coder.Diff(s.Schema, s.Counters, unsafe.Pointer(get[Counters](cw, ce)), unsafe.Pointer(get[Counters](sw, se)))
+	d, same = coder.Diff((*codec.Schema)(s.Schema), codec.ComponentID(s.Counters), unsafe.Pointer(get[Counters](cw, ce)), unsafe.Pointer(get[Counters](sw, se)))
 	assert.Truef(t, same, "client %d, ghost %d: %v (client then server)", client, id, d)
 	assert.True(t, cw.Arche().Has(ce, ecs.ComponentID[Vehicle](cw.Arche())), "the tag replicates")
 }
@@ -112,8 +113,8 @@ func TestBadLinkFourClientsConverge(t *testing.T) {
 		t.Logf("client %d: mispredictions %d, rollbacks %d, pulls %d", i, st.Mispredictions, st.Rollbacks, bots[i].Pulls)
 		_, ce, ok := ownCar(c)
 		require.Truef(t, ok, "client %d has its car", i)
-		c.Ghosts().Each(func(gid components.GhostID, e ecs.Entity, _ bool) { sameCar(t, s, h, i, gid, e) })
+		(*ghostreg.ClientRegister)(c.Ghosts()).Each(func(gid components.GhostID, e ecs.Entity, _ bool) { sameCar(t, s, h, i, gid, e) })
 		assert.Equalf(t, bots[i].Pulls, uint64(get[Counters](c.World(), ce).Handbrakes), "client %d: every pull counts exactly once", i)
-		assert.Equalf(t, 4, c.Ghosts().Stats().Live, "client %d sees every car", i)
+		assert.Equalf(t, 4, (*ghostreg.ClientRegister)(c.Ghosts()).Stats().Live, "client %d sees every car", i)
 	}
 }

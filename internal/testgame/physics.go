@@ -42,16 +42,18 @@ func Step(b *Body, c *Counters, d *Drive) {
 		c.Handbrakes++
 	}
 	grip := clamp(b.Speed/GripSpeed, -1, 1)
-	b.Heading += d.Steer * TurnRate * grip * dt
+	// Products are rounded before they are added (float32(…)), so no CPU
+	// fuses them into a multiply-add that rounds once.
+	b.Heading += float32(d.Steer * TurnRate * grip * dt)
 	if d.Throttle != 0 {
-		b.Speed += d.Throttle * Accel * dt
+		b.Speed += float32(d.Throttle * Accel * dt)
 	} else {
 		b.Speed = toward0(b.Speed, Coast*dt)
 	}
 	b.Speed = clamp(toward0(b.Speed, d.Brake*BrakeDecel*dt), -MaxReverse, MaxSpeed)
 	sin, cos := math.Sincos(float64(b.Heading))
-	b.X = wrap(b.X + float32(cos)*b.Speed*dt)
-	b.Y = wrap(b.Y + float32(sin)*b.Speed*dt)
+	b.X = wrap(b.X + float32(float32(cos)*b.Speed*dt))
+	b.Y = wrap(b.Y + float32(float32(sin)*b.Speed*dt))
 }
 
 // toward0 moves v toward 0 by d, stopping at 0.

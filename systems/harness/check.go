@@ -3,10 +3,13 @@ package harness
 import (
 	"fmt"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 )
 
 // CheckOwnState compares client i's prediction of each ghost it owns at
@@ -22,10 +25,12 @@ func (h *Harness) CheckOwnState(i int) error {
 	c := h.Clients[i]
 	s := h.Server
 	tick := s.World().Tick()
-	schema := h.opts.Schema
+	schema := (*codec.Schema)(h.opts.Schema)
+	creg := (*ghostreg.ClientRegister)(c.Ghosts())
+	sb := (*ghostreg.ServerRegister)(s.Ghosts()).Binding()
 	var err error
 	owned := 0
-	c.Ghosts().Each(func(id components.GhostID, ce ecs.Entity, predicted bool) {
+	creg.Each(func(id components.GhostID, ce ecs.Entity, predicted bool) {
 		if !predicted || err != nil {
 			return
 		}
@@ -36,12 +41,12 @@ func (h *Harness) CheckOwnState(i int) error {
 			return
 		}
 		sa := s.World().Arche()
-		t := netsync.GhostTypeID((*components.Ghost)(sa.Get(se, s.Binding().Ghost)).Type)
+		t := codec.GhostTypeID((*components.Ghost)(sa.Get(se, sb.Ghost)).Type)
 		gt, _ := schema.GhostType(t)
-		sids, _ := s.Binding().ComponentIDs(t)
-		cids, _ := c.Binding().ComponentIDs(t)
+		sids, _ := sb.ComponentIDs(t)
+		cids, _ := creg.Binding().ComponentIDs(t)
 		for k, cid := range gt.Components {
-			p, lerr := c.History().Lookup(tick, ce, cids[k])
+			p, lerr := ecsx.Lookup(ecsx.History(c.World()), tick, ce, cids[k])
 			if lerr != nil || p == nil {
 				err = fmt.Errorf("harness: client %d's history does not hold ghost %d at the server's tick %d: %v", i, id, tick, lerr)
 				return

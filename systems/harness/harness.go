@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
@@ -49,8 +50,9 @@ type Options struct {
 	SetupServer func(s *systems.Server) error
 	SetupClient func(i int, c *systems.Client) error
 	// SyncTest, when not zero, is the determinism check's rollback depth
-	// for every client whose own ClientOptions.SyncTest is zero: each
-	// client's real world is rolled back and replayed every tick.
+	// for the server and every client whose own options' SyncTest is zero:
+	// each real world is rolled back and replayed every tick (see
+	// systems.ClientOptions.SyncTest and systems.ServerOptions.SyncTest).
 	SyncTest int
 	// Logger is given to the server and clients that have none; nil
 	// discards their logs (a simulation is measured, not read).
@@ -67,7 +69,7 @@ type Harness struct {
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
-	coder   netsync.Coder // for CheckOwnState
+	coder   codec.Coder // for CheckOwnState
 }
 
 // New builds the server and the clients and connects every client's link.
@@ -93,6 +95,9 @@ func New(opts Options) (*Harness, error) {
 	}
 	if opts.Server.Logger == nil {
 		opts.Server.Logger = opts.Logger
+	}
+	if opts.Server.SyncTest == 0 {
+		opts.Server.SyncTest = opts.SyncTest
 	}
 	h := &Harness{Time: &gw.VirtualTime{}, opts: opts, frame: time.Second / time.Duration(opts.FrameRate)}
 	h.Net = transport.NewMemoryNetwork(h.Time, opts.Seed)
@@ -153,8 +158,8 @@ func (h *Harness) Stall(i int, d time.Duration) {
 	h.stalled[i] = h.Time.Now() + d
 }
 
-// Stalled reports whether client i is stalled now.
-func (h *Harness) Stalled(i int) bool { return h.Time.Now() < h.stalled[i] }
+// isStalled reports whether client i is stalled now.
+func (h *Harness) isStalled(i int) bool { return h.Time.Now() < h.stalled[i] }
 
 // Step advances virtual time by one step and updates the server, then every
 // client in order, then runs client frames that are due. Stalled clients
@@ -163,13 +168,13 @@ func (h *Harness) Step() {
 	h.Time.Advance(h.opts.Step)
 	h.Server.Update()
 	for i, c := range h.Clients {
-		if !h.Stalled(i) {
+		if !h.isStalled(i) {
 			c.Update()
 		}
 	}
 	if now := h.Time.Now(); now >= h.nextFrm {
 		for i, c := range h.Clients {
-			if !h.Stalled(i) {
+			if !h.isStalled(i) {
 				c.Frame()
 			}
 		}

@@ -12,15 +12,11 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/raycast"
 	"github.com/ghostwire/ghostwire/netsync"
 )
-
-// Pose is where an entity stood at the rewound tick: its hitboxes are
-// turned by Yaw about the Z axis and moved to Position.
-type Pose struct {
-	Position [3]float32
-	Yaw      float32
-}
 
 // Options configures a [Compensator].
 type Options struct {
@@ -30,14 +26,17 @@ type Options struct {
 	// (Valve allows up to 1 s, Netcode for Entities keeps 32 ticks).
 	// Allowed: one tick..2 s.
 	Window time.Duration
-	// Pose reads an entity's pose from its rewound components. Required.
-	Pose func(r *Rewound) Pose
+	// Pose reads where an entity stood at the rewound tick from its
+	// rewound components: its hitboxes are turned by yaw about the Z axis
+	// and moved to position. Required.
+	Pose func(r *Rewound) (position [3]float32, yaw float32)
 	// Visible, if set, says whether the shooter could see the target at the
 	// rewound tick (dead, hidden, not relevant): an invisible target cannot
 	// be hit and, if it is all the shot found, the verdict is ReasonNotVisible.
 	Visible func(shooter ecs.Entity, target *Rewound) bool
-	// Walls is the static geometry that occludes shots.
-	Walls []Box
+	// Walls is the static geometry that occludes shots: axis-aligned
+	// boxes, each given by its min and max corners.
+	Walls [][2][3]float32
 	// Range is the longest shot; 1000 when zero.
 	Range float32
 	// MaxOriginError is how far the claimed origin may lie from the
@@ -57,38 +56,33 @@ type Options struct {
 	Present bool
 }
 
-// Reason is why a verdict is what it is.
-type Reason uint8
+// Reason is why a verdict is what it is; its value is its report key,
+// such as "outside_window".
+type Reason string
 
 // The verdict reasons.
 const (
-	ReasonHit            Reason = iota // the ray hit a visible target before any wall
-	ReasonOutsideWindow                // the view tick is older than the window (or in the future)
-	ReasonOccluded                     // static geometry was in the way at that tick
-	ReasonFireRate                     // the shooter fired sooner than MinShotInterval allows
-	ReasonOriginMismatch               // the claimed origin is too far from the shooter
-	ReasonNotVisible                   // the only target on the ray was invisible to the shooter then
-	ReasonNoTarget                     // the ray hit nobody
-	numReasons
+	ReasonHit            Reason = "hit"             // the ray hit a visible target before any wall
+	ReasonOutsideWindow  Reason = "outside_window"  // the view tick is older than the window (or in the future)
+	ReasonOccluded       Reason = "occluded"        // static geometry was in the way at that tick
+	ReasonFireRate       Reason = "fire_rate"       // the shooter fired sooner than MinShotInterval allows
+	ReasonOriginMismatch Reason = "origin_mismatch" // the claimed origin is too far from the shooter
+	ReasonNotVisible     Reason = "not_visible"     // the only target on the ray was invisible to the shooter then
+	ReasonNoTarget       Reason = "no_target"       // the ray hit nobody
 )
 
-var reasonNames = [numReasons]string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target"}
+// reasons lists every reason in order; a verdict is counted at its index.
+var reasons = [...]Reason{ReasonHit, ReasonOutsideWindow, ReasonOccluded, ReasonFireRate,
+	ReasonOriginMismatch, ReasonNotVisible, ReasonNoTarget}
 
-// String returns the reason's report key, such as "outside_window".
-func (r Reason) String() string {
-	if r < numReasons {
-		return reasonNames[r]
+// index returns r's index in reasons.
+func (r Reason) index() int {
+	for i, x := range reasons {
+		if x == r {
+			return i
+		}
 	}
-	return fmt.Sprintf("Reason(%d)", uint8(r))
-}
-
-// Reasons lists every reason in order.
-func Reasons() []Reason {
-	rs := make([]Reason, numReasons)
-	for i := range rs {
-		rs[i] = Reason(i)
-	}
-	return rs
+	panic("lagcomp: unknown reason " + string(r))
 }
 
 // Shot is what the server knows of one shot.
@@ -117,17 +111,19 @@ type Verdict struct {
 }
 
 // Rewound is one entity at the rewound tick: its declared components,
-// blended, read-only, valid until the next Rewind.
+// blended, read with [Get]; read-only, valid until the compensator judges
+// the next shot.
 type Rewound struct {
 	Entity   ecs.Entity
-	Pose     Pose
 	Hitboxes *components.Hitboxes
+	position [3]float32 // from Options.Pose
+	yaw      float32
 	vals     []unsafe.Pointer
 	c        *Compensator
 }
 
-// Value returns the rewound value of declared component id, or nil.
-func (r *Rewound) Value(id ecs.ID) unsafe.Pointer {
+// value returns the rewound value of declared component id, or nil.
+func (r *Rewound) value(id ecs.ID) unsafe.Pointer {
 	for k, d := range r.c.declared {
 		if d.id == id {
 			return r.vals[k]
@@ -136,21 +132,19 @@ func (r *Rewound) Value(id ecs.ID) unsafe.Pointer {
 	return nil
 }
 
-// Get returns the rewound value of declared component T, or nil.
+// Get returns the rewound value of declared component T (see [Register]),
+// or nil when T is not declared or the entity had no T then.
 func Get[T any](r *Rewound) *T {
-	return (*T)(r.Value(ecs.ComponentID[T](r.c.world.Arche())))
+	return (*T)(r.value(ecs.ComponentID[T](r.c.world.Arche())))
 }
 
-// Stats counts what the compensator did.
-type Stats struct {
-	Records uint64
-	Shots   uint64
-	// Verdicts counts verdicts by reason, indexed by Reason.
-	Verdicts [numReasons]uint64
-	Rewinds  uint64
-	// Shooters is how many shooters the fire-rate check tracks now (dead
-	// ones are forgotten).
-	Shooters int
+// stats counts what the compensator did.
+type stats struct {
+	records uint64
+	shots   uint64
+	// verdicts counts verdicts by reason, at the reason's index.
+	verdicts [len(reasons)]uint64
+	rewinds  uint64
 }
 
 // Compensator records the declared components of entities with hitboxes
@@ -167,13 +161,13 @@ type Compensator struct {
 	self     Rewound
 	data     []byte
 	lastShot []shooterTick
-	stats    Stats
+	stats    stats
 }
 
 type declared struct {
 	id     ecs.ID
 	size   uintptr
-	interp netsync.Interpolation
+	interp codec.Interpolation
 }
 
 type shooterTick struct {
@@ -211,7 +205,7 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 	}
 	window := float64(opts.Window) * float64(opts.TickRate) / float64(time.Second)
 	hid := ecs.ComponentID[components.Hitboxes](w.Arche())
-	h, err := gw.NewHistory(w, hid, gw.HistoryOptions{Capacity: int(math.Ceil(window)) + 2})
+	h, err := ecsx.NewHistory(w, hid, gw.HistoryOptions{Capacity: int(math.Ceil(window)) + 2})
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +220,14 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 // data; registering must happen before the first record.
 func Register[T any](c *Compensator) error {
 	t := reflect.TypeFor[T]()
-	if err := c.hist.RegisterType(t); err != nil {
+	if err := ecsx.RegisterType(c.hist, t); err != nil {
 		return err
 	}
-	in := netsync.DefaultInterpolation(t)
-	if s := c.opts.Schema; s != nil {
+	in := codec.DefaultInterpolation(t)
+	if s := (*codec.Schema)(c.opts.Schema); s != nil {
 		for i := 0; i < s.NumComponents(); i++ {
-			if s.ComponentType(netsync.ComponentID(i)) == t {
-				in = s.Interpolation(netsync.ComponentID(i))
+			if s.ComponentType(codec.ComponentID(i)) == t {
+				in = s.Interpolation(codec.ComponentID(i))
 			}
 		}
 	}
@@ -241,37 +235,27 @@ func Register[T any](c *Compensator) error {
 	return nil
 }
 
-// Window returns the window in ticks.
-func (c *Compensator) Window() float64 { return c.window }
+// Update records the declared components of every entity with hitboxes as
+// the state at the world's current tick, replacing what an earlier call
+// recorded for that tick. Register the compensator in gw.StageHistory; a
+// system that changes what is recorded after it in the same tick (damage
+// that hides the dead, say) calls Update again.
+func (c *Compensator) Update(w *gw.World) { c.record(w.Tick()) }
 
-// Stats returns the counters.
-func (c *Compensator) Stats() Stats {
-	st := c.stats
-	st.Shooters = len(c.lastShot)
-	return st
-}
-
-// History returns the underlying history (read-only use).
-func (c *Compensator) History() *gw.History { return c.hist }
-
-// Update records the world's current tick; register the compensator in
-// StageHistory.
-func (c *Compensator) Update(w *gw.World) { c.Record(w.Tick()) }
-
-// Record stores the declared components of every entity with hitboxes as
+// record stores the declared components of every entity with hitboxes as
 // the state at tick.
-func (c *Compensator) Record(tick gw.Tick) {
-	c.hist.Record(tick)
-	c.stats.Records++
+func (c *Compensator) record(tick gw.Tick) {
+	ecsx.Record(c.hist, tick)
+	c.stats.records++
 }
 
-// Rewind returns every recorded entity at tick plus fraction (in
+// rewind returns every recorded entity at tick plus fraction (in
 // [0, 1)), blended between the two neighbouring ticks with each
 // component's interpolation, without touching the live world. It errors
 // when that moment is outside the window ending at the newest recorded
 // tick. Ticks compare wrap-safely.
-func (c *Compensator) Rewind(tick gw.Tick, fraction float32) ([]Rewound, error) {
-	newest, ok := c.hist.Newest()
+func (c *Compensator) rewind(tick gw.Tick, fraction float32) ([]Rewound, error) {
+	newest, ok := ecsx.Newest(c.hist)
 	if !ok {
 		return nil, errors.New("lagcomp: nothing recorded yet")
 	}
@@ -279,17 +263,17 @@ func (c *Compensator) Rewind(tick gw.Tick, fraction float32) ([]Rewound, error) 
 		return nil, fmt.Errorf("lagcomp: view tick %d%+.3f outside the window of %.3f ticks ending at %d", tick, fraction, c.window, newest)
 	}
 	t0, f := tick, fraction
-	v0, err := c.hist.View(t0)
+	v0, err := ecsx.View(c.hist, t0)
 	if err != nil {
 		return nil, err
 	}
 	v1 := v0
 	if f > 0 {
-		if v1, err = c.hist.View(t0 + 1); err != nil {
+		if v1, err = ecsx.View(c.hist, t0+1); err != nil {
 			return nil, err
 		}
 	}
-	c.stats.Rewinds++
+	c.stats.rewinds++
 	nd := len(c.declared)
 	stride := 0
 	for _, d := range c.declared {
@@ -346,7 +330,8 @@ func (c *Compensator) Rewind(tick gw.Tick, fraction float32) ([]Rewound, error) 
 		}
 	}
 	for i := range c.targets {
-		c.targets[i].Pose = c.opts.Pose(&c.targets[i])
+		tg := &c.targets[i]
+		tg.position, tg.yaw = c.opts.Pose(tg)
 	}
 	return c.targets, nil
 }
@@ -368,22 +353,19 @@ func (c *Compensator) inWindow(newest, tick gw.Tick, fraction float32) bool {
 // never writes the live world; the caller applies the consequences to the
 // present.
 func (c *Compensator) Judge(s Shot) Verdict {
-	c.stats.Shots++
+	c.stats.shots++
 	v := c.judge(s, c.opts.Present, true)
-	c.stats.Verdicts[v.Reason]++
+	c.stats.verdicts[v.Reason.index()]++
 	return v
 }
 
-// Probe judges a shot like Judge would in the given mode (present: lag
+// probe judges a shot like Judge would in the given mode (present: lag
 // compensation off) without counting it or touching the fire-rate
 // bookkeeping: the same shot judged both ways in one run.
-func (c *Compensator) Probe(s Shot, present bool) Verdict { return c.judge(s, present, false) }
-
-// Present reports whether Judge judges against the present.
-func (c *Compensator) Present() bool { return c.opts.Present }
+func (c *Compensator) probe(s Shot, present bool) Verdict { return c.judge(s, present, false) }
 
 func (c *Compensator) judge(s Shot, present, book bool) Verdict {
-	newest, _ := c.hist.Newest()
+	newest, _ := ecsx.Newest(c.hist)
 	tick, frac := s.ViewTick, s.ViewFraction
 	if present {
 		tick, frac = newest, 0
@@ -412,7 +394,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 	}
 	// The shooter's own position now, from the newest record. A shooter
 	// the history does not hold cannot be checked, so it is refused.
-	if now, err := c.hist.View(newest); err == nil {
+	if now, err := ecsx.View(c.hist, newest); err == nil {
 		row, ok := now.Row(s.Shooter)
 		if !ok {
 			v.Reason = ReasonOriginMismatch
@@ -423,28 +405,28 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		for _, d := range c.declared {
 			r.vals = append(r.vals, now.Value(row, now.Component(d.id)))
 		}
-		p := c.opts.Pose(r).Position
+		p, _ := c.opts.Pose(r)
 		dx, dy, dz := s.Origin[0]-p[0], s.Origin[1]-p[1], s.Origin[2]-p[2]
 		if math.Sqrt(float64(dx*dx+dy*dy+dz*dz)) > float64(c.opts.MaxOriginError) {
 			v.Reason = ReasonOriginMismatch
 			return v
 		}
 	}
-	targets, err := c.Rewind(tick, frac)
+	targets, err := c.rewind(tick, frac)
 	if err != nil {
 		v.Reason = ReasonOutsideWindow
 		return v
 	}
-	dir := Vec{float64(s.Dir[0]), float64(s.Dir[1]), float64(s.Dir[2])}
-	if l := math.Sqrt(dot(dir, dir)); l > 0 {
-		dir = scale(dir, 1/l)
+	dir := raycast.Vec{float64(s.Dir[0]), float64(s.Dir[1]), float64(s.Dir[2])}
+	if l := math.Sqrt(raycast.Dot(dir, dir)); l > 0 {
+		dir = raycast.Scale(dir, 1/l)
 	}
-	ray := Ray{Origin: Vec{float64(s.Origin[0]), float64(s.Origin[1]), float64(s.Origin[2])}, Dir: dir, Max: float64(c.opts.Range)}
+	ray := raycast.Ray{Origin: raycast.Vec{float64(s.Origin[0]), float64(s.Origin[1]), float64(s.Origin[2])}, Dir: dir, Max: float64(c.opts.Range)}
 	wall := math.Inf(1)
 	for _, w := range c.opts.Walls {
-		lo := Vec{float64(w.Min[0]), float64(w.Min[1]), float64(w.Min[2])}
-		hi := Vec{float64(w.Max[0]), float64(w.Max[1]), float64(w.Max[2])}
-		if t, ok := RayAABB(ray, lo, hi); ok && t < wall {
+		lo := raycast.Vec{float64(w[0][0]), float64(w[0][1]), float64(w[0][2])}
+		hi := raycast.Vec{float64(w[1][0]), float64(w[1][1]), float64(w[1][2])}
+		if t, ok := raycast.AABB(ray, lo, hi); ok && t < wall {
 			wall = t
 		}
 	}
@@ -499,10 +481,10 @@ func (c *Compensator) pruneShooters() {
 // hitTest casts the ray against a rewound entity's hitboxes and returns
 // the nearest distance and the part hit. A bounding sphere around all of
 // the entity's hitboxes is tested first, so most entities cost one test.
-func hitTest(r Ray, tg *Rewound) (float64, uint8, bool) {
-	pos := Vec{float64(tg.Pose.Position[0]), float64(tg.Pose.Position[1]), float64(tg.Pose.Position[2])}
+func hitTest(r raycast.Ray, tg *Rewound) (float64, uint8, bool) {
+	pos := raycast.Vec{float64(tg.position[0]), float64(tg.position[1]), float64(tg.position[2])}
 	hb := tg.Hitboxes
-	n := int(min(hb.N, components.MaxHitboxes))
+	n := min(int(hb.N), len(hb.Boxes))
 	bound := 0.0
 	for k := 0; k < n; k++ {
 		b := &hb.Boxes[k]
@@ -510,24 +492,24 @@ func hitTest(r Ray, tg *Rewound) (float64, uint8, bool) {
 		reach := math.Sqrt(float64(o[0]*o[0]+o[1]*o[1]+o[2]*o[2])) + math.Sqrt(float64(h[0]*h[0]+h[1]*h[1]+h[2]*h[2])) + float64(b.Radius)
 		bound = max(bound, reach)
 	}
-	if _, ok := RaySphere(r, pos, bound); !ok {
+	if _, ok := raycast.Sphere(r, pos, bound); !ok {
 		return 0, 0, false
 	}
-	sin, cos := math.Sincos(float64(tg.Pose.Yaw))
+	sin, cos := math.Sincos(float64(tg.yaw))
 	best, part, hit := math.Inf(1), uint8(0), false
 	for k := 0; k < n; k++ {
 		b := &hb.Boxes[k]
-		c := add(pos, rotate(b.Offset, sin, cos))
+		c := raycast.Add(pos, raycast.Rotate(b.Offset, sin, cos))
 		var t float64
 		var ok bool
 		switch b.Shape {
 		case components.ShapeSphere:
-			t, ok = RaySphere(r, c, float64(b.Radius))
+			t, ok = raycast.Sphere(r, c, float64(b.Radius))
 		case components.ShapeCapsule:
-			h := rotate(b.Half, sin, cos)
-			t, ok = RayCapsule(r, sub(c, h), add(c, h), float64(b.Radius))
+			h := raycast.Rotate(b.Half, sin, cos)
+			t, ok = raycast.Capsule(r, raycast.Sub(c, h), raycast.Add(c, h), float64(b.Radius))
 		case components.ShapeBox:
-			t, ok = RayBox(r, c, Vec{float64(b.Half[0]), float64(b.Half[1]), float64(b.Half[2])}, float64(tg.Pose.Yaw))
+			t, ok = raycast.Box(r, c, raycast.Vec{float64(b.Half[0]), float64(b.Half[1]), float64(b.Half[2])}, float64(tg.yaw))
 		}
 		if ok && t < best {
 			best, part, hit = t, b.Part, true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -17,9 +18,9 @@ import (
 // 24 with 15), on a circle, recorded for a full window.
 func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic.Map[Position]) {
 	w := gw.NewWorld(gw.WorldOptions{})
-	lc, err := lagcomp.New(w, lagcomp.Options{Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+	lc, err := lagcomp.New(w, lagcomp.Options{Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-		return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+		return [3]float32{p.X, p.Y, 0}, f.Yaw
 	}})
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +49,7 @@ func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic
 	}
 	pos := generic.NewMap[Position](w.Arche())
 	for tick := gw.Tick(1); tick <= 40; tick++ {
-		w.SetTick(tick)
+		ecsx.SetTick(w, tick)
 		lc.Record(tick)
 	}
 	return w, lc, es, pos

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -46,9 +47,9 @@ type scene struct {
 // per tick (6 units/s), recorded every tick for 60 ticks.
 func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	w := gw.NewWorld(gw.WorldOptions{})
-	opts.Pose = func(r *lagcomp.Rewound) lagcomp.Pose {
+	opts.Pose = func(r *lagcomp.Rewound) ([3]float32, float32) {
 		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-		return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+		return [3]float32{p.X, p.Y, 0}, f.Yaw
 	}
 	lc, err := lagcomp.New(w, opts)
 	require.NoError(t, err)
@@ -61,7 +62,7 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	s.target = m.NewWith(&Position{X: 10}, &Facing{Yaw: math.Pi}, &hb) // facing the shooter
 	for tick := gw.Tick(1); tick <= 60; tick++ {
 		s.pos.Get(s.target).Y = float32(tick) * 0.1
-		w.SetTick(tick)
+		ecsx.SetTick(w, tick)
 		lc.Record(tick)
 	}
 	return s
@@ -117,7 +118,7 @@ func TestRewindIsSubTick(t *testing.T) {
 }
 
 func TestVerdictReasons(t *testing.T) {
-	s := newScene(t, lagcomp.Options{MinShotInterval: 10, Walls: []lagcomp.Box{{Min: [3]float32{5, 2.3, -1}, Max: [3]float32{6, 2.6, 1}}}})
+	s := newScene(t, lagcomp.Options{MinShotInterval: 10, Walls: [][2][3]float32{{{5, 2.3, -1}, {6, 2.6, 1}}}})
 	assert.InDelta(t, 30, s.lc.Window(), 1e-9, "500 ms at 60 Hz")
 
 	old := s.aim(10, 1, 29) // 31 ticks old: beyond the 30-tick window
@@ -156,7 +157,7 @@ func TestVerdictReasons(t *testing.T) {
 	assert.Equal(t, uint64(8), st.Shots)
 	names := []string{}
 	for _, r := range lagcomp.Reasons() {
-		names = append(names, r.String())
+		names = append(names, string(r))
 	}
 	assert.Equal(t, []string{"hit", "outside_window", "occluded", "fire_rate", "origin_mismatch", "not_visible", "no_target"}, names)
 }
@@ -211,7 +212,7 @@ func TestOptionsValidation(t *testing.T) {
 	w := gw.NewWorld(gw.WorldOptions{})
 	_, err := lagcomp.New(w, lagcomp.Options{})
 	assert.ErrorContains(t, err, "Pose is required")
-	pose := func(*lagcomp.Rewound) lagcomp.Pose { return lagcomp.Pose{} }
+	pose := func(*lagcomp.Rewound) ([3]float32, float32) { return [3]float32{}, 0 }
 	_, err = lagcomp.New(w, lagcomp.Options{Pose: pose, Window: 5 * time.Second})
 	assert.ErrorContains(t, err, "window 5s outside")
 	_, err = lagcomp.New(w, lagcomp.Options{Pose: pose, TickRate: -1})

@@ -1,10 +1,10 @@
 // Package lagcomp is server-side lag compensation: shots are judged against
-// what the shooter saw. A [Compensator] records the declared components of
-// every entity with [components.Hitboxes] each tick for a bounded window;
-// [Compensator.Rewind] returns read-only poses at a fractional view tick,
-// blended between the two neighbouring ticks exactly as clients interpolate;
-// [Compensator.Judge] runs the ray test on those poses against static
-// geometry and returns a [Verdict].
+// what the shooter saw. A [Compensator] records the declared components
+// ([Register]) of every entity with [components.Hitboxes] each tick for a
+// bounded window; [Compensator.Judge] rewinds them to the shooter's
+// fractional view tick, blended between the two neighbouring ticks exactly
+// as clients interpolate, read-only ([Rewound], [Get]), runs the ray test
+// on those poses against static geometry and returns a [Verdict].
 //
 // The rules (from the platform rulebook the project follows):
 //   - the view tick is the client's claim: a rewind beyond the window is

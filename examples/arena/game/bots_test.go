@@ -16,7 +16,7 @@ import (
 // moves by its mode but neither panics nor fires; with a living player and
 // a visible target it fires, and the world is not left locked either way.
 func TestBotSamplesWithoutOwnPlayer(t *testing.T) {
-	w := gw.NewWorld(gw.WorldOptions{Role: gw.RoleClient})
+	w := gw.NewWorld(gw.WorldOptions{})
 	bot := NewBot(7, &gw.VirtualTime{}, time.Hour)
 	var cmd Command
 	require.NotPanics(t, func() { cmd = bot.Input(w, 1) })

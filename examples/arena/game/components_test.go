@@ -10,12 +10,13 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // arenaSnapshot encodes one snapshot of n players with the arena schema.
 func arenaSnapshot(t testing.TB, s *Schema, n int) []byte {
-	sw, err := netsync.NewSnapshotWriter(s.Schema, 0)
+	sw, err := protocol.NewSnapshotWriter((*codec.Schema)(s.Schema), 0)
 	require.NoError(t, err)
 	sw.Begin(500)
 	for i := 1; i <= n; i++ {
@@ -26,7 +27,7 @@ func arenaSnapshot(t testing.TB, s *Schema, n int) []byte {
 		require.True(t, sw.AddGhost(components.Ghost{ID: components.GhostID(i), Type: uint16(s.Player), Owner: components.ConnID(i), Spawned: 3},
 			[]unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&v), unsafe.Pointer(&f), unsafe.Pointer(&h)}))
 	}
-	return append([]byte(nil), sw.Finish(&netsync.SnapshotHeader{Tick: 500, Confirmed: 498, HasConfirmed: true, Complete: true})...)
+	return append([]byte(nil), sw.Finish(&protocol.SnapshotHeader{Tick: 500, Confirmed: 498, HasConfirmed: true, Complete: true})...)
 }
 
 func mustSchema(t testing.TB) *Schema {
@@ -40,8 +41,8 @@ func TestArenaSnapshotRoundTrip(t *testing.T) {
 	s := mustSchema(t)
 	p := arenaSnapshot(t, s, 8)
 	assert.LessOrEqual(t, len(p), 176, "8 players take about 21 bytes each (the respawn tick is 32 bits: it never grows with uptime)")
-	var snap netsync.Snapshot
-	require.NoError(t, netsync.DecodeSnapshot(p, s.Schema, &snap))
+	var snap protocol.Snapshot
+	require.NoError(t, protocol.DecodeSnapshot(p, (*codec.Schema)(s.Schema), &snap))
 	require.Len(t, snap.Ghosts, 8)
 	h := *(*Health)(snap.Value(2, 3))
 	assert.Equal(t, Health{HP: 100 - 25*3, Respawn: 21}, h)
@@ -51,12 +52,12 @@ func TestArenaSnapshotRoundTrip(t *testing.T) {
 
 func TestHealthWireFormIsBoundedAndKeepsLateTicks(t *testing.T) {
 	s := mustSchema(t)
-	var c netsync.Coder
+	var c codec.Coder
 	h := Health{HP: 30000, Respawn: math.MaxUint32}
-	c.Quantize(s.Schema, 3, unsafe.Pointer(&h))
+	c.Quantize((*codec.Schema)(s.Schema), 3, unsafe.Pointer(&h))
 	assert.Equal(t, Health{HP: MaxHP, Respawn: math.MaxUint32}, h, "HP clamps to its range; a respawn tick near 2^32 is exact")
 	h = Health{HP: -30000, Respawn: 7}
-	c.Quantize(s.Schema, 3, unsafe.Pointer(&h))
+	c.Quantize((*codec.Schema)(s.Schema), 3, unsafe.Pointer(&h))
 	assert.Equal(t, Health{HP: -MaxHP, Respawn: 7}, h)
 }
 
@@ -67,13 +68,13 @@ func FuzzArenaSnapshot(f *testing.F) {
 	s := mustSchema(f)
 	f.Add(arenaSnapshot(f, s, 1))
 	f.Add(arenaSnapshot(f, s, 8))
-	f.Add([]byte{netsync.ProtocolVersion, byte(netsync.MsgSnapshot)})
+	f.Add([]byte{protocol.ProtocolVersion, byte(protocol.MsgSnapshot)})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		var snap netsync.Snapshot
-		if netsync.DecodeSnapshot(p, s.Schema, &snap) != nil {
+		var snap protocol.Snapshot
+		if protocol.DecodeSnapshot(p, (*codec.Schema)(s.Schema), &snap) != nil {
 			return
 		}
-		sw, _ := netsync.NewSnapshotWriter(s.Schema, 0)
+		sw, _ := protocol.NewSnapshotWriter((*codec.Schema)(s.Schema), 0)
 		sw.Begin(snap.Tick)
 		for gi, g := range snap.Ghosts {
 			vals := []unsafe.Pointer{snap.Value(gi, 0), snap.Value(gi, 1), snap.Value(gi, 2), snap.Value(gi, 3)}
@@ -82,8 +83,8 @@ func FuzzArenaSnapshot(f *testing.F) {
 			}
 		}
 		h := snap.SnapshotHeader
-		var again netsync.Snapshot
-		require.NoError(t, netsync.DecodeSnapshot(sw.Finish(&h), s.Schema, &again))
+		var again protocol.Snapshot
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&h), (*codec.Schema)(s.Schema), &again))
 		require.Equal(t, len(snap.Ghosts), len(again.Ghosts))
 		for gi := range snap.Ghosts {
 			require.Equal(t, snap.Ghosts[gi].Ghost, again.Ghosts[gi].Ghost)

@@ -16,6 +16,29 @@ import (
 	"github.com/ghostwire/ghostwire/transport"
 )
 
+// RollbackPolicy says when the clients roll back on a new snapshot.
+type RollbackPolicy uint8
+
+const (
+	// RollbackOnMismatch rolls back only when the prediction at the
+	// snapshot's tick differs from the server's state. The default.
+	RollbackOnMismatch RollbackPolicy = iota
+	// RollbackAlways rolls back on every new snapshot
+	// (systems.ClientOptions.RollbackAlways).
+	RollbackAlways
+)
+
+// String returns "mismatch" or "always".
+func (p RollbackPolicy) String() string {
+	switch p {
+	case RollbackOnMismatch:
+		return "mismatch"
+	case RollbackAlways:
+		return "always"
+	}
+	return fmt.Sprintf("RollbackPolicy(%d)", uint8(p))
+}
+
 // Config is one match's settings; the arena's flags map onto it one to
 // one. DefaultConfig gives the documented defaults.
 type Config struct {
@@ -28,7 +51,7 @@ type Config struct {
 	Dup      float64 // percent
 	Reorder  float64 // percent
 	Seed     uint64
-	Rollback systems.RollbackPolicy
+	Rollback RollbackPolicy
 	// LagComp judges shots at the shooter's view tick; off judges them
 	// against the present.
 	LagComp bool
@@ -40,6 +63,10 @@ type Config struct {
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
 	Client func(i int, spec *harness.ClientSpec)
+	// SyncTest, when not zero, runs the determinism check of that depth on
+	// the server world (see systems.ServerOptions.SyncTest): for tests, it
+	// costs SyncTest replays per tick. Clients get theirs through Client.
+	SyncTest int
 }
 
 // DefaultConfig returns the defaults of the arena's command line.
@@ -78,7 +105,7 @@ func (c Config) Validate() error {
 		return bad("dup", c.Dup, "0..50 (percent)")
 	case !(c.Reorder >= 0 && c.Reorder <= 50):
 		return bad("reorder", c.Reorder, "0..50 (percent)")
-	case c.Rollback > systems.RollbackAlways:
+	case c.Rollback > RollbackAlways:
 		return bad("rollback", c.Rollback, "mismatch|always")
 	case c.MaxRewind < time.Second/time.Duration(max(c.TickRate, 1)) || c.MaxRewind > 2*time.Second:
 		return bad("max-rewind", c.MaxRewind, "one tick..2s")
@@ -103,6 +130,7 @@ type Match struct {
 	Players []*PlayerStats
 	Shots   *ShotSystem
 	stopAt  time.Duration
+	clock   gw.TimeSource // what the bots and the presentation read
 }
 
 // PlayerStats is what the arena measures on one client beyond the
@@ -147,24 +175,16 @@ func NewMatch(cfg Config) (*Match, error) {
 	specs := make([]harness.ClientSpec, cfg.Clients)
 	m.Players = make([]*PlayerStats, cfg.Clients)
 	opts := harness.Options{
-		Seed:   cfg.Seed,
-		Schema: m.Schema.Schema,
-		Server: systems.ServerOptions{
-			TickRate:  cfg.TickRate,
-			OnConnect: m.spawnPlayer,
-			OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
-				for _, e := range owned {
-					w.Arche().RemoveEntity(e)
-				}
-			},
-		},
+		Seed:        cfg.Seed,
+		Schema:      m.Schema.Schema,
+		Server:      m.serverOptions(),
 		SetupServer: m.setupServer,
 		SetupClient: m.setupClient,
 	}
 	for i := range specs {
 		m.Players[i] = &PlayerStats{}
-		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, Rollback: cfg.Rollback,
-			Interpolation: netsync.InterpolationOptions{Delay: cfg.InterpDelay}}}
+		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, RollbackAlways: cfg.Rollback == RollbackAlways,
+			InterpolationDelay: cfg.InterpDelay}}
 		if cfg.Client != nil {
 			cfg.Client(i, &specs[i])
 		}
@@ -174,38 +194,59 @@ func NewMatch(cfg Config) (*Match, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Harness = h
+	m.Harness, m.clock = h, h.Time
 	for i, spec := range specs {
-		ps := m.Players[i]
-		if spec.Options.Input == nil {
-			ps.Bot = NewBot(cfg.Seed*1000+uint64(i)+1, h.Time, m.stopAt)
-			spec.Options.Input = systems.InputFunc(ps.Bot.Input)
-		}
-		own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
-		ownPos := func(w *gw.World) (Position, bool) {
-			q := own.Query(w.Arche())
-			if !q.Next() {
-				return Position{}, false
-			}
-			p := *q.Get()
-			q.Close()
-			return p, true
-		}
-		hadOwn := false
-		spec.Options.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
-		spec.Options.AfterCorrection = func(w *gw.World) {
-			// A respawn is a teleport, not a correction to measure.
-			if p, ok := ownPos(w); ok && hadOwn {
-				if d := length(p.X-ps.before.X, p.Y-ps.before.Y); d < TeleportDistance {
-					ps.MaxCorrection = max(ps.MaxCorrection, float64(d))
-				}
-			}
-		}
+		m.playerOptions(i, &spec.Options)
 		if err := h.AddClient(spec); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i, err)
 		}
 	}
 	return m, nil
+}
+
+// serverOptions are the server's options: the tick rate, the player's
+// spawn and its removal on disconnect.
+func (m *Match) serverOptions() systems.ServerOptions {
+	return systems.ServerOptions{
+		TickRate:  m.Config.TickRate,
+		SyncTest:  m.Config.SyncTest,
+		OnConnect: m.spawnPlayer,
+		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+			for _, e := range owned {
+				w.Arche().RemoveEntity(e)
+			}
+		},
+	}
+}
+
+// playerOptions gives client i a bot, unless o already has an input
+// source, and the hooks that measure its corrections.
+func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
+	ps := m.Players[i]
+	if o.Input == nil {
+		ps.Bot = NewBot(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
+		o.Input = systems.InputFunc(ps.Bot.Input)
+	}
+	own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
+	ownPos := func(w *gw.World) (Position, bool) {
+		q := own.Query(w.Arche())
+		if !q.Next() {
+			return Position{}, false
+		}
+		p := *q.Get()
+		q.Close()
+		return p, true
+	}
+	hadOwn := false
+	o.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
+	o.AfterCorrection = func(w *gw.World) {
+		// A respawn is a teleport, not a correction to measure.
+		if p, ok := ownPos(w); ok && hadOwn {
+			if d := length(p.X-ps.before.X, p.Y-ps.before.Y); d < TeleportDistance {
+				ps.MaxCorrection = max(ps.MaxCorrection, float64(d))
+			}
+		}
+	}
 }
 
 // spawnPlayer creates a connection's player at its spawn point.
@@ -223,15 +264,15 @@ func (m *Match) setupServer(s *systems.Server) error {
 	lc, err := lagcomp.New(s.World(), lagcomp.Options{
 		TickRate:        cfg.TickRate,
 		Window:          cfg.MaxRewind,
-		Walls:           Walls,
+		Walls:           wallCorners(),
 		Range:           ShotRange,
 		MinShotInterval: FireInterval,
 		MaxOriginError:  MaxOriginError,
 		Schema:          m.Schema.Schema,
 		Present:         !cfg.LagComp,
-		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+		Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 			p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+			return [3]float32{p.X, p.Y, 0}, f.Yaw
 		},
 		// The dead are hidden: a shooter could not see them then.
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
@@ -302,7 +343,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	maxStep := float64(MaxStep(m.Config.TickRate))
 	interval := time.Second / time.Duration(m.Config.TickRate)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
-		now := m.Harness.Time.Now()
+		now := m.clock.Now()
 		frame := float64(now-ps.lastFrame) / float64(interval)
 		ps.lastFrame = now
 		q := remote.Query(w.Arche())

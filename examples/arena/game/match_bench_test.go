@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/ghostwire/ghostwire/systems"
 )
 
 // BenchmarkReplayPolicies plays the same 8-client match under both
@@ -17,10 +15,10 @@ func BenchmarkReplayPolicies(b *testing.B) {
 	for _, rtt := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
 		b.Run(fmt.Sprintf("rtt=%v", rtt), func(b *testing.B) {
 			b.ReportAllocs()
-			replayed := map[systems.RollbackPolicy]float64{}
-			var wall = map[systems.RollbackPolicy]time.Duration{}
+			replayed := map[RollbackPolicy]float64{}
+			var wall = map[RollbackPolicy]time.Duration{}
 			for i := 0; i < b.N; i++ {
-				for _, p := range []systems.RollbackPolicy{systems.RollbackOnMismatch, systems.RollbackAlways} {
+				for _, p := range []RollbackPolicy{RollbackOnMismatch, RollbackAlways} {
 					cfg := DefaultConfig()
 					cfg.Clients, cfg.Duration, cfg.RTT, cfg.Rollback = 8, 20*time.Second, rtt, p
 					m, err := NewMatch(cfg)
@@ -39,11 +37,11 @@ func BenchmarkReplayPolicies(b *testing.B) {
 				}
 			}
 			n := float64(b.N)
-			mm, al := replayed[systems.RollbackOnMismatch]/n, replayed[systems.RollbackAlways]/n
+			mm, al := replayed[RollbackOnMismatch]/n, replayed[RollbackAlways]/n
 			b.ReportMetric(mm, "replayed/s-mismatch")
 			b.ReportMetric(al, "replayed/s-always")
 			b.ReportMetric(al/mm, "x-always")
-			b.ReportMetric(float64(wall[systems.RollbackAlways])/float64(wall[systems.RollbackOnMismatch]), "x-wall-always")
+			b.ReportMetric(float64(wall[RollbackAlways])/float64(wall[RollbackOnMismatch]), "x-wall-always")
 		})
 	}
 }

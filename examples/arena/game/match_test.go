@@ -9,12 +9,18 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -118,7 +124,7 @@ func TestSpeedHackGainsNothing(t *testing.T) {
 	honest, cheat := moved(ys[1], 40), moved(ys[2], 40)
 	assert.Greater(t, honest, float32(2))
 	assert.Equal(t, honest, cheat, "40 ticks of holding the key move both players exactly as far")
-	st, ok := m.Harness.Server.InputStats(2)
+	st, ok := endpoint.ServerInputStats(m.Harness.Server, 2)
 	require.True(t, ok)
 	assert.Greater(t, st.TooFarAhead, uint64(0), "the cheater's inputs far ahead were refused")
 	assert.LessOrEqual(t, st.Applied+st.Missing, m.Harness.Server.Stats().Ticks, "never more than one input per tick")
@@ -150,7 +156,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	var sent int
 	raw := func() {
 		if !welcomed {
-			buf = netsync.AppendHello(buf[:0], &netsync.Hello{SchemaHash: schema.Hash(), TickRate: uint16(cfg.TickRate)})
+			buf = protocol.AppendHello(buf[:0], &protocol.Hello{SchemaHash: (*codec.Schema)(schema).Hash(), TickRate: uint16(cfg.TickRate)})
 			require.NoError(t, conn.Send(buf))
 		}
 		rx := make([]byte, 1500)
@@ -159,7 +165,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			if !ok {
 				break
 			}
-			if typ, _ := netsync.PeekType(rx[:n]); typ == netsync.MsgWelcome {
+			if typ, _ := protocol.PeekType(rx[:n]); typ == protocol.MsgWelcome {
 				welcomed = true
 			}
 		}
@@ -169,7 +175,7 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			if sent%5 == 4 {
 				require.NoError(t, conn.Send(originOutOfRange(t, schema, tick, cmd)))
 			} else {
-				buf = netsync.AppendInputs(buf[:0], schema, &netsync.InputBatch{
+				buf = protocol.AppendInputs(buf[:0], (*codec.Schema)(schema), &protocol.InputBatch{
 					Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&cmd)})
 				require.NoError(t, conn.Send(buf))
 			}
@@ -214,7 +220,7 @@ func originOutOfRange(t *testing.T, s *netsync.Schema, tick gw.Tick, cmd Command
 	encode := func(y float32) []byte {
 		c := cmd
 		c.OriginY = y
-		return netsync.AppendInputs(nil, s, &netsync.InputBatch{
+		return protocol.AppendInputs(nil, (*codec.Schema)(s), &protocol.InputBatch{
 			Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&c)})
 	}
 	hi, lo := encode(16), encode(-16)
@@ -229,8 +235,8 @@ func originOutOfRange(t *testing.T, s *netsync.Schema, tick gw.Tick, cmd Command
 	}
 	require.Positive(t, top, "OriginY's top bit")
 	hi[(top-1)/8] |= 1 << ((top - 1) % 8)
-	var b netsync.InputBatch
-	require.ErrorIs(t, netsync.DecodeInputs(hi, s, &b), netsync.ErrOutOfRange, "the crafted packet is undecodable")
+	var b protocol.InputBatch
+	require.ErrorIs(t, protocol.DecodeInputs(hi, (*codec.Schema)(s), &b), bitstream.ErrOutOfRange, "the crafted packet is undecodable")
 	return hi
 }
 
@@ -273,13 +279,14 @@ func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
 	assert.LessOrEqual(t, st.MaxBuffered, 64, "server input buffers hold at most their capacity")
 	for _, c := range m.Harness.Clients {
 		held := 0
-		newest, _ := c.History().Newest()
+		h := ecsx.History(c.World())
+		newest, _ := ecsx.Newest(h)
 		for tick := newest - 1000; tick <= newest; tick++ {
-			if c.History().Has(tick) {
+			if ecsx.Has(h, tick) {
 				held++
 			}
 		}
-		assert.Equal(t, c.History().Capacity(), held)
+		assert.Equal(t, ecsx.Capacity(h), held)
 	}
 }
 
@@ -296,7 +303,7 @@ func TestConfigValidationNamesTheFlag(t *testing.T) {
 		{func(c *Config) { c.Loss = 75 }, "-loss 75"},
 		{func(c *Config) { c.Dup = math.NaN() }, "-dup NaN"},
 		{func(c *Config) { c.Reorder = -1 }, "-reorder -1"},
-		{func(c *Config) { c.Rollback = systems.RollbackPolicy(9) }, "-rollback"},
+		{func(c *Config) { c.Rollback = RollbackPolicy(9) }, "-rollback"},
 	} {
 		cfg := DefaultConfig()
 		tc.mod(&cfg)

@@ -48,7 +48,10 @@ func (s *MoveSystem) Update(w *gw.World) {
 
 // step is one tick of movement for one player.
 func step(p *Position, v *Velocity, mx, my, dt float32) {
-	wx, wy := mx*MaxSpeed, my*MaxSpeed
+	// Every product is rounded before it is added (float32(…)): Go may
+	// fuse x*y+z into one multiply-add on arm64 and amd64 v3, which rounds
+	// once, and a client must reach the server's bits on any CPU.
+	wx, wy := float32(mx*MaxSpeed), float32(my*MaxSpeed)
 	dx, dy := wx-v.X, wy-v.Y
 	maxDelta := Acceleration * dt
 	if d := length(dx, dy); d > maxDelta {

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
-	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
@@ -69,7 +68,7 @@ func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
 	for _, rtt := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond} {
 		for seed := uint64(1); seed <= 8; seed++ {
 			var out [2]policyOutcome
-			for _, p := range []systems.RollbackPolicy{systems.RollbackOnMismatch, systems.RollbackAlways} {
+			for _, p := range []RollbackPolicy{RollbackOnMismatch, RollbackAlways} {
 				cfg := DefaultConfig()
 				cfg.Clients, cfg.Duration, cfg.RTT, cfg.Seed, cfg.Rollback = 1, 6*time.Second, rtt, seed, p
 				m, err := NewMatch(cfg)
@@ -78,7 +77,7 @@ func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
 				require.True(t, r.Converged)
 				out[p] = endState(m)
 			}
-			assert.Equalf(t, []uint64{0}, out[systems.RollbackAlways].Mispredictions, "RTT %v, seed %d: a lone client never mispredicts", rtt, seed)
+			assert.Equalf(t, []uint64{0}, out[RollbackAlways].Mispredictions, "RTT %v, seed %d: a lone client never mispredicts", rtt, seed)
 			assert.Equalf(t, out[0], out[1], "RTT %v, seed %d: mismatch then always", rtt, seed)
 		}
 	}
@@ -95,8 +94,32 @@ func TestArenaPredictionPassesTheSyncTest(t *testing.T) {
 	require.NoError(t, err)
 	r := m.Run(nil)
 	c := m.Harness.Clients[0]
-	assert.NoError(t, c.SyncTestErr())
+	assert.NoError(t, c.Stats().FirstDesync)
 	assert.Greater(t, c.Stats().SyncTestChecks, uint64(8*200))
 	assert.True(t, r.Converged)
 	assert.NoError(t, m.Harness.CheckOwnState(0))
+}
+
+// TestArenaServerPassesTheSyncTest runs the determinism check on the
+// arena's server world with four clients that shove, shoot and respawn
+// each other: nothing is found, and the match is the one played without
+// the check (the same report outside wall time).
+func TestArenaServerPassesTheSyncTest(t *testing.T) {
+	play := func(depth int) (*Match, *Report) {
+		cfg := DefaultConfig()
+		cfg.Clients, cfg.Duration, cfg.SyncTest = 4, 10*time.Second, depth
+		m, err := NewMatch(cfg)
+		require.NoError(t, err)
+		r := m.Run(nil)
+		r.Wall = WallReport{}
+		return m, r
+	}
+	m, checked := play(8)
+	st := m.Harness.Server.Stats()
+	assert.NoError(t, m.Harness.Server.Stats().FirstDesync)
+	assert.Zero(t, st.Desyncs)
+	assert.Greater(t, st.SyncTestChecks, uint64(8*400), "most of the ticks are checked 8 deep")
+	assert.Greater(t, checked.Server.Shots.Hits, uint64(3), "with hits applied outside the prediction")
+	_, plain := play(0)
+	assert.Equal(t, plain, checked)
 }

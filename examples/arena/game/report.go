@@ -2,14 +2,14 @@ package game
 
 import (
 	"fmt"
-	gw "github.com/ghostwire/ghostwire/ecs"
 	"io"
 	"math"
 	"time"
 
-	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -164,44 +164,11 @@ func (m *Match) second() Second {
 
 func (m *Match) report() *Report {
 	h := m.Harness
-	cfg := m.Config
-	sim := h.Time.Now().Seconds()
-	r := &Report{Config: ReportConfig{
-		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
-		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
-		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
-		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay),
-	}}
-	ss := h.Server.Stats()
-	r.Server = ServerReport{Ticks: ss.Ticks, InputsApplied: ss.InputsApplied, InputsMissing: ss.InputsMissing,
-		InputsLate: ss.InputsLate, InputsRejected: ss.InputsRejected, InputsClamped: ss.InputsClamped,
-		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered}
-	if sh := m.Shots; sh != nil {
-		r.Server.Shots = ShotReport{Fired: sh.Stats.Fired, Hits: sh.Stats.Hits, Kills: sh.Stats.Kills,
-			Verdicts: sh.Stats.Verdicts, OtherModeHits: sh.Stats.OtherModeHits}
-	}
+	r := &Report{Config: m.reportConfig(), Server: m.serverReport(h.Server)}
 	r.Converged = true
 	for i, c := range h.Clients {
-		st := c.Stats()
-		ps := m.Players[i]
-		cr := ClientReport{
-			ID: i + 1, Ticks: st.Ticks, Mispredictions: st.Mispredictions, Rollbacks: st.Rollbacks,
-			ReplayedTicks: st.ReplayedTicks, HardCorrections: st.HardCorrections, MaxCorrection: round6(ps.MaxCorrection),
-			Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
-			InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
-			BytesUpPerS:   round6(float64(st.BytesSent) / sim),
-			InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.Interpolation.ExtrapolatedTicks),
-			MaxExtrapolation: round6(st.Interpolation.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
-			ShotsFired: ps.ShotsFired, Teleports: st.Interpolation.Teleports,
-			MispredictionsBy: st.MispredictionsBy,
-		}
-		if ps.Smoother != nil {
-			cr.SmoothingSnaps = ps.Smoother.Snaps()
-		}
-		if ps.Bot != nil {
-			cr.MovingInputs = ps.Bot.Moving
-		}
-		cr.FinalError, cr.Converged = m.finalError(c)
+		cr := m.clientReport(i, c, h.Time.Now())
+		cr.FinalError, cr.Converged = FinalError(c, h.Server)
 		cr.FinalError = round6(cr.FinalError)
 		r.Converged = r.Converged && cr.Converged
 		r.Clients = append(r.Clients, cr)
@@ -209,26 +176,78 @@ func (m *Match) report() *Report {
 	return r
 }
 
-// finalError compares a client's own player with the server's: the
+// reportConfig echoes the match's settings.
+func (m *Match) reportConfig() ReportConfig {
+	cfg := m.Config
+	return ReportConfig{
+		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
+		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
+		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
+		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay),
+	}
+}
+
+// serverReport reads the server's counters and the shot verdicts.
+func (m *Match) serverReport(s *systems.Server) ServerReport {
+	ss := s.Stats()
+	r := ServerReport{Ticks: ss.Ticks, InputsApplied: ss.InputsApplied, InputsMissing: ss.InputsMissing,
+		InputsLate: ss.InputsLate, InputsRejected: ss.InputsRejected, InputsClamped: ss.InputsClamped,
+		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered}
+	if sh := m.Shots; sh != nil {
+		r.Shots = ShotReport{Fired: sh.Stats.Fired, Hits: sh.Stats.Hits, Kills: sh.Stats.Kills,
+			Verdicts: sh.Stats.Verdicts, OtherModeHits: sh.Stats.OtherModeHits}
+	}
+	return r
+}
+
+// clientReport reads client i's counters and measurements; the byte rates
+// are over elapsed. FinalError and Converged are left for the caller,
+// which may or may not see the server.
+func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) ClientReport {
+	st := c.Stats()
+	ps := m.Players[i]
+	sim := max(elapsed.Seconds(), 1e-9)
+	cr := ClientReport{
+		ID: i + 1, Ticks: st.Ticks, Mispredictions: st.Mispredictions, Rollbacks: st.Rollbacks,
+		ReplayedTicks: st.ReplayedTicks, HardCorrections: st.HardCorrections, MaxCorrection: round6(ps.MaxCorrection),
+		Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
+		InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
+		BytesUpPerS:   round6(float64(st.BytesSent) / sim),
+		InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
+		MaxExtrapolation: round6(st.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
+		ShotsFired: ps.ShotsFired, Teleports: st.Teleports,
+		MispredictionsBy: st.MispredictionsBy,
+	}
+	if ps.Smoother != nil {
+		cr.SmoothingSnaps = st.SmoothingSnaps
+	}
+	if ps.Bot != nil {
+		cr.MovingInputs = ps.Bot.Moving
+	}
+	return cr
+}
+
+// FinalError compares a client's own player with the server's: the
 // distance between the positions, and whether position and velocity are
-// bit-identical.
-func (m *Match) finalError(c *systems.Client) (float64, bool) {
-	var id components.GhostID
-	c.Ghosts().Each(func(gid components.GhostID, _ ecs.Entity, predicted bool) {
-		if predicted {
-			id = gid
-		}
-	})
+// bit-identical. It returns +Inf and false when the client has no player
+// yet or the server no longer has it. Both endpoints must be idle while it
+// reads their worlds.
+func FinalError(c *systems.Client, s *systems.Server) (float64, bool) {
+	var id components.GhostID // the client's own player: the ghost its input drives
+	q := generic.NewFilter1[components.Ghost]().With(generic.T[components.InputHeader]()).Query(c.World().Arche())
+	for q.Next() {
+		id = max(id, q.Get().ID)
+	}
 	if id == 0 {
 		return math.Inf(1), false
 	}
 	ce, _ := c.Ghosts().Entity(id)
-	se, ok := m.Harness.Server.Ghosts().Entity(id)
+	se, ok := s.Ghosts().Entity(id)
 	if !ok {
 		return math.Inf(1), false
 	}
 	cp, cv := getPV(c.World().Arche(), ce)
-	sp, sv := getPV(m.Harness.Server.World().Arche(), se)
+	sp, sv := getPV(s.World().Arche(), se)
 	d := float64(length(cp.X-sp.X, cp.Y-sp.Y))
 	return d, cp == sp && cv == sv
 }

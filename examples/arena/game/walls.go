@@ -3,12 +3,15 @@ package game
 import (
 	"math"
 
-	"github.com/ghostwire/ghostwire/systems/lagcomp"
+	"github.com/ghostwire/ghostwire/internal/raycast"
 )
+
+// Box is an axis-aligned box of static geometry.
+type Box struct{ Min, Max [3]float32 }
 
 // Walls are the arena's static geometry: four pillars that block players
 // and shots alike.
-var Walls = []lagcomp.Box{
+var Walls = []Box{
 	{Min: [3]float32{4.25, -0.75, -1}, Max: [3]float32{5.75, 0.75, 1}},
 	{Min: [3]float32{-5.75, -0.75, -1}, Max: [3]float32{-4.25, 0.75, 1}},
 	{Min: [3]float32{-0.75, 4.25, -1}, Max: [3]float32{0.75, 5.75, 1}},
@@ -44,7 +47,7 @@ func pushOutOfWalls(p *Position, v *Velocity) {
 		}
 		nx, ny := dx/d, dy/d
 		p.X, p.Y = cx+float32(nx*Radius), cy+float32(ny*Radius)
-		if into := v.X*nx + v.Y*ny; into < 0 {
+		if into := float32(v.X*nx) + float32(v.Y*ny); into < 0 { // rounded: no fused multiply-add
 			v.X, v.Y = v.X-float32(into*nx), v.Y-float32(into*ny)
 		}
 	}
@@ -57,13 +60,23 @@ func LineOfSight(ax, ay, bx, by float32) bool {
 	if d == 0 {
 		return true
 	}
-	r := lagcomp.Ray{Origin: lagcomp.Vec{float64(ax), float64(ay), 0}, Dir: lagcomp.Vec{dx / d, dy / d, 0}, Max: d}
+	r := raycast.Ray{Origin: raycast.Vec{float64(ax), float64(ay), 0}, Dir: raycast.Vec{dx / d, dy / d, 0}, Max: d}
 	for i := range Walls {
 		w := &Walls[i]
-		if _, hit := lagcomp.RayAABB(r, lagcomp.Vec{float64(w.Min[0]), float64(w.Min[1]), float64(w.Min[2])},
-			lagcomp.Vec{float64(w.Max[0]), float64(w.Max[1]), float64(w.Max[2])}); hit {
+		if _, hit := raycast.AABB(r, raycast.Vec{float64(w.Min[0]), float64(w.Min[1]), float64(w.Min[2])},
+			raycast.Vec{float64(w.Max[0]), float64(w.Max[1]), float64(w.Max[2])}); hit {
 			return false
 		}
 	}
 	return true
+}
+
+// wallCorners returns Walls as lag compensation takes them: min and max
+// corners.
+func wallCorners() [][2][3]float32 {
+	cs := make([][2][3]float32, len(Walls))
+	for i, w := range Walls {
+		cs[i] = [2][3]float32{w.Min, w.Max}
+	}
+	return cs
 }

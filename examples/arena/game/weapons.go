@@ -8,6 +8,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -69,8 +70,9 @@ type ShotSystem struct {
 func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Health, Command, components.InputHeader](),
 		health: generic.NewMap[Health](w.Arche()), Stats: ShotStats{Verdicts: map[string]uint64{}}}
-	for _, r := range lagcomp.Reasons() {
-		s.Stats.Verdicts[r.String()] = 0
+	for _, r := range []lagcomp.Reason{lagcomp.ReasonHit, lagcomp.ReasonOutsideWindow, lagcomp.ReasonOccluded,
+		lagcomp.ReasonFireRate, lagcomp.ReasonOriginMismatch, lagcomp.ReasonNotVisible, lagcomp.ReasonNoTarget} {
+		s.Stats.Verdicts[string(r)] = 0
 	}
 	return s
 }
@@ -102,10 +104,10 @@ func (s *ShotSystem) Update(w *gw.World) {
 	for _, shot := range s.shots {
 		s.Stats.Fired++
 		v := s.LC.Judge(shot)
-		s.Stats.Verdicts[v.Reason.String()]++
+		s.Stats.Verdicts[string(v.Reason)]++
 		// The fire rate does not depend on the mode: a shot refused for it
 		// would be refused in the other mode too (Probe does not check it).
-		if v.Reason != lagcomp.ReasonFireRate && s.LC.Probe(shot, !s.LC.Present()).Hit {
+		if v.Reason != lagcomp.ReasonFireRate && lagcompx.Probe(s.LC, shot, !lagcompx.Present(s.LC)).Hit {
 			s.Stats.OtherModeHits++
 		}
 		if !v.Hit {
@@ -115,7 +117,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 		damaged = s.damage(w, v.Target) || damaged
 	}
 	if damaged {
-		s.LC.Record(w.Tick())
+		s.LC.Update(w)
 	}
 }
 

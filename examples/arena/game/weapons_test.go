@@ -13,6 +13,9 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/correction"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
@@ -181,7 +184,7 @@ func TestOwnCorrectionsAreSmoothed(t *testing.T) {
 	require.NoError(t, err)
 	c, ps := m.Harness.Clients[0], m.Players[0]
 	own := generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]())
-	offsets := generic.NewMap[components.CorrectionOffset](c.World().Arche())
+	offsets := generic.NewMap[correction.Offset](c.World().Arche())
 	var prev [3]float32
 	var have bool
 	var maxJump float32
@@ -224,11 +227,11 @@ type shotRig struct {
 func newShotRig(t *testing.T, lagComp bool) *shotRig {
 	w := gw.NewWorld(gw.WorldOptions{})
 	lc, err := lagcomp.New(w, lagcomp.Options{
-		TickRate: 60, Walls: Walls, Range: ShotRange, MinShotInterval: FireInterval, MaxOriginError: MaxOriginError,
+		TickRate: 60, Walls: wallCorners(), Range: ShotRange, MinShotInterval: FireInterval, MaxOriginError: MaxOriginError,
 		Schema: mustSchema(t).Schema, Present: !lagComp,
-		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+		Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 			p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+			return [3]float32{p.X, p.Y, 0}, f.Yaw
 		},
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[Health](tg).Alive() },
 	})
@@ -251,7 +254,7 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 // tick records tick and runs the trigger, the shooter firing at the target
 // (as it stood one tick earlier) if fire is set.
 func (r *shotRig) tick(tick gw.Tick, fire bool) {
-	r.w.SetTick(tick)
+	ecsx.SetTick(r.w, tick)
 	*r.input.Get(r.shooter) = Command{}
 	*r.head.Get(r.shooter) = components.InputHeader{Tick: tick}
 	if fire {
@@ -290,11 +293,11 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	for tick := gw.Tick(21); tick < 40; tick++ {
 		r.tick(tick, false)
 	}
-	hp, ok := gw.HistoryValue[Health](r.lc.History(), 20, r.target)
+	hp, ok := ecsx.Value[Health](lagcompx.History(r.lc), 20, r.target)
 	require.True(t, ok)
 	assert.False(t, hp.Alive(), "the history of tick 20 holds the target alive: %+v", hp)
 	for _, frac := range []float32{0, 0.5} {
 		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, ViewFraction: frac, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}}
-		assert.Equal(t, lagcomp.ReasonNotVisible, r.lc.Probe(shot, false).Reason, "view 20 + %v", frac)
+		assert.Equal(t, lagcomp.ReasonNotVisible, lagcompx.Probe(r.lc, shot, false).Reason, "view 20 + %v", frac)
 	}
 }

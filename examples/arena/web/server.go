@@ -55,7 +55,7 @@ type Options struct {
 // client and the page. Handler serves the page; Run runs the game.
 type Server struct {
 	opts   Options
-	clock  *gw.RealTime
+	clock  gw.TimeSource
 	game   *systems.Server
 	schema *game.Schema
 	shots  *game.ShotSystem
@@ -64,7 +64,7 @@ type Server struct {
 	rewound, present *lagcomp.Compensator
 	lagComp          atomic.Bool
 	bots             []*play.Player
-	memory           *transport.MemoryListener
+	memory           transport.Listener
 	ws               *websocket.Listener
 
 	wasm, execJS []byte
@@ -211,18 +211,22 @@ func (s *Server) setupGame() error {
 // compensator returns a lag compensator of the arena's rules, judging at
 // the shooter's view (present false) or against the present.
 func (s *Server) compensator(present bool) (*lagcomp.Compensator, error) {
+	walls := make([][2][3]float32, len(game.Walls))
+	for i, w := range game.Walls {
+		walls[i] = [2][3]float32{w.Min, w.Max}
+	}
 	lc, err := lagcomp.New(s.game.World(), lagcomp.Options{
 		TickRate:        play.TickRate,
 		Window:          500 * time.Millisecond,
-		Walls:           game.Walls,
+		Walls:           walls,
 		Range:           game.ShotRange,
 		MinShotInterval: game.FireInterval,
 		MaxOriginError:  game.MaxOriginError,
 		Schema:          s.schema.Schema,
 		Present:         present,
-		Pose: func(r *lagcomp.Rewound) lagcomp.Pose {
+		Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 			p, f := lagcomp.Get[game.Position](r), lagcomp.Get[game.Facing](r)
-			return lagcomp.Pose{Position: [3]float32{p.X, p.Y, 0}, Yaw: f.Yaw}
+			return [3]float32{p.X, p.Y, 0}, f.Yaw
 		},
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[game.Health](tg).Alive() },
 	})
@@ -284,9 +288,12 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
-// closeAll ends what Run served.
+// closeAll ends what Run served. The game server tells every client it is
+// closing first, so the pages show it at once instead of after their
+// timeout.
 func (s *Server) closeAll() {
 	close(s.done)
+	s.game.Close()
 	listener{s}.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func TestNativeClientPlays(t *testing.T) {
 		}
 	}
 	st := p.Client().Stats()
-	assert.Equal(t, systems.StateConnected, st.State)
+	assert.True(t, p.Client().Connected())
 	assert.NoError(t, p.Client().Err())
 	assert.Greater(t, st.Ticks-ticks, uint64(200), "about 300 ticks in 5 s")
 	assert.Greater(t, st.SnapshotsReceived, uint64(200))
@@ -145,6 +146,52 @@ func TestNativeClientPlays(t *testing.T) {
 	assert.Positive(t, tl.DownBps)
 	assert.Positive(t, tl.UpBps)
 	assert.GreaterOrEqual(t, len(tl.Errors), 50, "an error sample per 100 ms")
+}
+
+// TestPlayerCloseDropsAtOnce closes a connected page client, as the page
+// does when it reconnects with another interpolation delay: the server
+// drops the player on its goodbye, not on its timeout.
+func TestPlayerCloseDropsAtOnce(t *testing.T) {
+	s, url := startServer(t, Options{Bots: 1, Seed: 5})
+	p := dialPlayer(t, url, "leaving")
+	waitFor(t, slow, "the own player arrives", func() bool { p.Step(); return p.View().HasOwn })
+	waitFor(t, slow, "the server counts the bot and the page", func() bool { return s.Stats().Server.Connections == 2 })
+
+	p.Close()
+	p.Close()
+	assert.Equal(t, "disconnected", p.View().State)
+	assert.Contains(t, p.View().Err, "closed")
+	waitFor(t, slow, "the server drops the page", func() bool { return s.Stats().Server.Connections == 1 })
+	st := s.Stats().Server
+	assert.Equal(t, uint64(1), st.Dropped)
+	assert.Zero(t, st.TimedOut, "dropped on the goodbye, not the timeout")
+}
+
+// TestServerCloseTellsClients ends the web server's game loop: a
+// connected page client hears the server close at once instead of timing
+// out.
+func TestServerCloseTellsClients(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	build, cancelBuild := context.WithTimeout(ctx, slow)
+	defer cancelBuild()
+	s, err := New(build, Options{Seed: 6})
+	require.NoError(t, err)
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	p := dialPlayer(t, hs.URL, "stay")
+	waitFor(t, slow, "the own player arrives", func() bool { p.Step(); return p.View().HasOwn })
+
+	cancel()
+	require.NoError(t, <-done)
+	waitFor(t, slow, "the client hears the server close", func() bool { p.Step(); return !p.Client().Connected() })
+	var ce *systems.ConnError
+	require.ErrorAs(t, p.Client().Err(), &ce)
+	assert.False(t, ce.Local, "told by the server, not timed out: %v", ce)
+	assert.False(t, ce.Refused)
+	assert.Equal(t, "disconnected", p.View().State)
 }
 
 // TestLinkEndpointChangesRTT sets a session's link as the page's slider

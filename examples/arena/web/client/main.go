@@ -19,7 +19,6 @@ import (
 
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/web/play"
-	"github.com/ghostwire/ghostwire/transport"
 	"github.com/ghostwire/ghostwire/transport/websocket"
 )
 
@@ -32,7 +31,6 @@ type page struct {
 	mu       sync.Mutex
 	clock    gw.TimeSource
 	player   *play.Player
-	conn     transport.Conn
 	cancel   context.CancelFunc
 	controls play.Controls
 	err      string
@@ -78,12 +76,13 @@ func (p *page) start(session string, delay time.Duration) {
 	p.mu.Lock()
 	if p.cancel != nil {
 		// The connection being dialled, if any, is closed by its own
-		// goroutine once it sees the cancel.
+		// goroutine once it sees the cancel. A connected player leaves
+		// at once, so the server drops it now, not after its timeout.
 		p.cancel()
-		if p.conn != nil {
-			p.conn.Close()
+		if p.player != nil {
+			p.player.Close()
 		}
-		p.player, p.conn = nil, nil
+		p.player = nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
@@ -116,10 +115,10 @@ func (p *page) run(ctx context.Context, url string, delay time.Duration) {
 	p.mu.Lock()
 	if ctx.Err() != nil {
 		p.mu.Unlock()
-		conn.Close()
+		pl.Close()
 		return
 	}
-	p.player, p.conn, p.err = pl, conn, ""
+	p.player, p.err = pl, ""
 	pl.SetControls(p.controls)
 	p.mu.Unlock()
 	t := time.NewTicker(frame)

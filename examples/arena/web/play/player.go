@@ -10,7 +10,6 @@ import (
 	"math"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
@@ -18,6 +17,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
@@ -60,7 +60,6 @@ type Player struct {
 	own      *generic.Filter2[game.Position, game.Health]
 	remote   *generic.Filter4[game.Position, game.Facing, game.Health, components.Ghost]
 	ghostOf  *generic.Filter1[components.Ghost]
-	posID    ecs.ID
 	bodies   generic.Map3[game.Position, game.Facing, game.Health]
 	timeline timeline
 }
@@ -82,12 +81,20 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	if opts.Input != nil {
 		in = systems.InputFunc(opts.Input)
 	}
+	var before game.Position
+	hadOwn := false
 	c, err := systems.NewClient(clock, conn, schema.Schema, systems.ClientOptions{
-		TickRate:      TickRate,
-		Input:         in,
-		Interpolation: netsync.InterpolationOptions{Delay: opts.InterpDelay},
-		OnMisprediction: func(m systems.Misprediction) {
-			p.timeline.mispredicted(m)
+		TickRate:           TickRate,
+		Input:              in,
+		InterpolationDelay: opts.InterpDelay,
+		OnMisprediction: func(_ gw.Tick, _ components.GhostID, d netsync.FieldDiff) {
+			p.timeline.mispredicted(d)
+		},
+		BeforeCorrection: func(w *gw.World) { before, hadOwn = p.ownPosition(w) },
+		AfterCorrection: func(w *gw.World) {
+			if after, ok := p.ownPosition(w); ok && hadOwn {
+				p.timeline.corrected(math.Hypot(float64(after.X-before.X), float64(after.Y-before.Y)))
+			}
 		},
 		Logger: opts.Logger,
 	})
@@ -95,17 +102,9 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 		return nil, fmt.Errorf("play: %w", err)
 	}
 	p.client = c
-	p.posID = ecs.ComponentID[game.Position](c.World().Arche())
 	p.bodies = generic.NewMap3[game.Position, game.Facing, game.Health](c.World().Arche())
 	c.Schedule().Add(gw.StagePrediction, game.NewMoveSystem(TickRate))
 	c.Schedule().Add(gw.StagePrediction, game.NewCollideSystem(c.World()))
-	var before game.Position
-	hadOwn := false
-	c.OnCorrection(func(w *gw.World) { before, hadOwn = p.ownPosition(w) }, func(w *gw.World) {
-		if after, ok := p.ownPosition(w); ok && hadOwn {
-			p.timeline.corrected(math.Hypot(float64(after.X-before.X), float64(after.Y-before.Y)))
-		}
-	})
 	p.smoother, err = systems.NewSmoother(c, systems.SmoothingOptions{Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 		pos := (*game.Position)(a.Get(e, ecs.ComponentID[game.Position](a)))
 		return [3]float32{pos.X, pos.Y, 0}
@@ -118,6 +117,15 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 
 // Client returns the underlying client, to read its state and stats.
 func (p *Player) Client() *systems.Client { return p.client }
+
+// Close leaves the server at once (see systems.Client.Close), so it drops
+// the player without waiting for its timeout, and closes the connection.
+// Later Steps do nothing. Close is idempotent.
+func (p *Player) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.client.Close()
+}
 
 // SetControls sets what the person holds down.
 func (p *Player) SetControls(c Controls) {
@@ -179,9 +187,5 @@ func (p *Player) confirmed(e ecs.Entity, st systems.ClientStats) (game.Position,
 	if st.SnapshotsReceived == 0 {
 		return game.Position{}, false
 	}
-	ptr, err := p.client.History().Lookup(st.NewestSnapshot, e, p.posID)
-	if err != nil || ptr == nil {
-		return game.Position{}, false
-	}
-	return *(*game.Position)(unsafe.Pointer(ptr)), true
+	return ecsx.Value[game.Position](p.client.World().History(), st.NewestSnapshot, e)
 }

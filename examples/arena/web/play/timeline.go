@@ -3,6 +3,8 @@ package play
 import (
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -61,9 +63,9 @@ type timeline struct {
 }
 
 // mispredicted records a misprediction's diagnosis.
-func (tl *timeline) mispredicted(m systems.Misprediction) {
-	a, b := m.Diff.Values()
-	tl.t.LastMispredicted = m.Diff.Component + "." + m.Diff.Field + " predicted " + a + ", server " + b
+func (tl *timeline) mispredicted(d netsync.FieldDiff) {
+	a, b := codec.FieldDiff(d).Values()
+	tl.t.LastMispredicted = d.Component + "." + d.Field + " predicted " + a + ", server " + b
 }
 
 // corrected records the size of a correction of the own player.

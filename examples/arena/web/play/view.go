@@ -1,6 +1,10 @@
 package play
 
-import "github.com/ghostwire/ghostwire/systems"
+import (
+	"errors"
+
+	"github.com/ghostwire/ghostwire/systems"
+)
 
 // Body is one player as a view draws it.
 type Body struct {
@@ -29,8 +33,20 @@ type View struct {
 	Timeline     Timeline
 }
 
-var stateNames = [...]string{systems.StateConnecting: "connecting", systems.StateConnected: "connected",
-	systems.StateRefused: "refused", systems.StateDisconnected: "disconnected"}
+// state names the client's connection state for the page.
+func state(c *systems.Client) string {
+	if c.Connected() {
+		return "connected"
+	}
+	var ce *systems.ConnError
+	switch err := c.Err(); {
+	case err == nil:
+		return "connecting"
+	case errors.As(err, &ce) && ce.Refused:
+		return "refused"
+	}
+	return "disconnected"
+}
 
 // View returns what to draw now.
 func (p *Player) View() View {
@@ -38,7 +54,7 @@ func (p *Player) View() View {
 	defer p.mu.Unlock()
 	c := p.client
 	st := c.Stats()
-	v := View{State: stateNames[st.State], Others: []Body{}}
+	v := View{State: state(c), Others: []Body{}}
 	if err := c.Err(); err != nil {
 		v.Err = err.Error()
 	}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/transport/udp"
+)
+
+// newKey writes a fresh key file into dir and returns its path and key.
+func newKey(t *testing.T, dir string) (string, [udp.KeySize]byte) {
+	t.Helper()
+	path := filepath.Join(dir, "arena.key")
+	require.NoError(t, writeKeyFile(path))
+	key, err := readKeyFile(path)
+	require.NoError(t, err)
+	return path, key
+}
+
+func TestKeyFileHoldsExactly32RawBytes(t *testing.T) {
+	dir := t.TempDir()
+	path, key := newKey(t, dir)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, int64(udp.KeySize), fi.Size())
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	assert.NotEqual(t, [udp.KeySize]byte{}, key)
+
+	err = writeKeyFile(path)
+	require.Error(t, err, "an existing key is never overwritten")
+	assert.Contains(t, err.Error(), "already exists")
+	again, err := readKeyFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, key, again)
+
+	for _, tc := range []struct {
+		content []byte
+		want    string
+	}{
+		{nil, "holds 0 bytes; it must hold exactly 32 raw bytes"},
+		{bytes.Repeat([]byte{7}, 31), "holds 31 bytes"},
+		{bytes.Repeat([]byte{7}, 33), "holds more than 32 bytes"},
+		{append(bytes.Repeat([]byte{7}, 32), '\n'), "holds more than 32 bytes"},
+		{make([]byte, 32), "only zero bytes"},
+	} {
+		bad := filepath.Join(dir, "bad.key")
+		require.NoError(t, os.WriteFile(bad, tc.content, 0o600))
+		_, err := readKeyFile(bad)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		assert.Contains(t, err.Error(), bad, "the error names the file")
+	}
+	_, err = readKeyFile(filepath.Join(dir, "missing.key"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestIsNetworkRun(t *testing.T) {
+	for _, args := range [][]string{
+		{"-serve", "127.0.0.1:40000"}, {"--serve=127.0.0.1:40000"}, {"-quiet", "-connect", "x"}, {"-genkey", "k"},
+	} {
+		assert.True(t, isNetworkRun(args), args)
+	}
+	for _, args := range [][]string{
+		nil, {"-clients", "8"}, {"-report", "serve.json"}, {"---serve", "x"}, {"--", "-serve"},
+	} {
+		assert.False(t, isNetworkRun(args), args)
+	}
+}
+
+func TestNetworkFlagsAreRefusedByName(t *testing.T) {
+	dir := t.TempDir()
+	keyPath, _ := newKey(t, dir)
+	short := filepath.Join(dir, "short.key")
+	require.NoError(t, os.WriteFile(short, []byte("too short"), 0o600))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-serve", "127.0.0.1:0"}, "-serve needs -key FILE"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", short}, "holds 9 bytes"},
+		{[]string{"-serve", "127.0.0.1:0", "-connect", "127.0.0.1:1", "-key", keyPath}, "exactly one of -serve ADDR, -connect ADDR and -genkey FILE"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-max-clients", "0"}, "-max-clients 0: allowed range is 1..64"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-duration", "-1s"}, "-duration -1s"},
+		{[]string{"-serve", "0.0.0.0:0", "-key", keyPath}, "give -public IP:PORT"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-tick-rate", "5"}, "-tick-rate 5"},
+		{[]string{"-connect", "127.0.0.1:40000"}, "-connect needs -key FILE"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-tokens", "http://127.0.0.1:1/token"}, "not both"},
+		{[]string{"-connect", "0.0.0.0:40000", "-key", keyPath}, "want a specific IP and a port"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-public", "127.0.0.1:40000"}, "-public is a -serve flag"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-clients", "65"}, "-clients 65: allowed range is 1..64"},
+		{[]string{"-connect", "127.0.0.1:40000", "-tokens", "ftp://host/x"}, "scheme must be http or https"},
+		{[]string{"-genkey", filepath.Join(dir, "arena.key")}, "already exists"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(tc.args, &out, &errOut)
+		require.Error(t, err, tc.args)
+		assert.Contains(t, err.Error(), tc.want, tc.args)
+	}
+}
+
+func TestTokenURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:40001":                  "http://127.0.0.1:40001/token",
+		"http://127.0.0.1:40001":           "http://127.0.0.1:40001/token",
+		"https://mm.example/":              "https://mm.example/token",
+		"http://mm.example/arena/tokens?a": "http://mm.example/arena/tokens?a",
+		"localhost:40001":                  "http://localhost:40001/token",
+	} {
+		got, err := tokenURL(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+}
+
+func TestTokenEndpointServesTokensForItsServer(t *testing.T) {
+	_, key := newKey(t, t.TempDir())
+	server := netip.MustParseAddrPort("127.0.0.1:40000")
+	ts, err := startTokenServer("127.0.0.1:0", key, server, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	web := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
+	defer web.CloseIdleConnections()
+	ctx := context.Background()
+
+	a, err := fetchToken(ctx, web, ts.URL(), server)
+	require.NoError(t, err)
+	b, err := fetchToken(ctx, web, ts.URL(), server)
+	require.NoError(t, err)
+	assert.Len(t, a, udp.ConnectTokenSize)
+	assert.NotEqual(t, a, b, "every request gets a token of its own")
+	tok, err := udp.ParseConnectToken(a)
+	require.NoError(t, err)
+	assert.Equal(t, arenaProtocolID, tok.ProtocolID)
+	assert.Equal(t, []netip.AddrPort{server}, tok.ServerAddresses)
+	assert.Equal(t, uint64(2), ts.issued.Load())
+
+	_, err = fetchToken(ctx, web, ts.URL(), netip.MustParseAddrPort("127.0.0.1:40002"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not for -connect 127.0.0.1:40002")
+	_, err = fetchToken(ctx, web, ts.URL()+"x", server)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "404")
+	ts.close()
+	_, err = fetchToken(ctx, web, ts.URL(), server)
+	assert.Error(t, err, "a closed endpoint serves nothing")
+}
+
+func TestDroppedFoldsEveryRefusalIntoOneReason(t *testing.T) {
+	s := udp.Stats{Malformed: 1, AuthFailed: 2, BadToken: 4, ExpiredToken: 8, WrongProtocol: 16, WrongAddress: 32,
+		TokenReused: 64, ClientInUse: 128, Replayed: 256, UnknownClient: 512, ServerFull: 1024, RateLimited: 2048,
+		Timeout: 4096, PendingFull: 8192, PendingAddressFull: 16384, PendingExpired: 32768,
+		TokenHistoryFull: 1 << 16, QueueFull: 1 << 17}
+	assert.Equal(t, droppedReport{Malformed: 3, BadToken: 4 + 16 + 32 + 64 + 128, ExpiredToken: 8, Replayed: 256,
+		UnknownClient: 512, ServerFull: 1024 + 8192, RateLimited: 2048 + 16384, Timeout: 4096 + 32768}, droppedFrom(s))
+	n := netcodeFrom(s)
+	assert.Equal(t, uint64(1<<17), n.QueueFull, "the full counters are kept one to one")
+	assert.Equal(t, uint64(2), n.AuthFailed)
+}
+
+// quietGame is the arena's configuration for tests of the network modes.
+func quietGame(clients int, play time.Duration) game.Config {
+	cfg := game.DefaultConfig()
+	cfg.RTT, cfg.Jitter, cfg.Loss = 0, 0, 0
+	cfg.Clients, cfg.Duration = clients, play
+	return cfg
+}
+
+// The real endpoints (systems.Server and systems.Client) over transport/udp
+// on 127.0.0.1, in real time, driven from the test's goroutine so that the
+// end can compare the worlds: every client's own player is bit-identical
+// to the server's once the bots stand still.
+func TestServerAndEightClientsOverUDPConverge(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	_, key := newKey(t, t.TempDir())
+	discard := slog.New(slog.DiscardHandler)
+	srv, err := newArenaServer(serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key, Logger: discard})
+	require.NoError(t, err)
+	cl, err := newArenaClients(context.Background(), clientsOptions{Game: quietGame(8, 10*time.Second),
+		Server: srv.listener.PublicAddress(), Key: key, Logger: discard})
+	require.NoError(t, err)
+
+	step := time.NewTicker(4 * time.Millisecond)
+	defer step.Stop()
+	frames := 0
+	// until updates both sides once per step until cond holds, failing
+	// past the deadline (generous: a loaded 2-core machine may starve
+	// the loop for seconds).
+	until := func(what string, limit time.Duration, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(limit)
+		for !cond() {
+			require.True(t, time.Now().Before(deadline), "no %s within %v", what, limit)
+			<-step.C
+			srv.update()
+			frames++
+			cl.update(frames%4 == 0)
+		}
+	}
+	until("connection of all 8 clients", 60*time.Second, func() bool { return cl.connectedAll })
+	until("end of the match", 60*time.Second, cl.playedOut)
+	for _, b := range cl.bots {
+		require.Empty(t, b.end, "client %d's connection ended during the match", b.index+1)
+	}
+	converged := func() bool {
+		for _, b := range cl.bots {
+			if _, ok := game.FinalError(b.client, srv.server); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	until("convergence of every client to the server", 30*time.Second, converged)
+
+	r := cl.finishRun("the match is over")
+	assert.True(t, r.Clean)
+	require.Len(t, r.Clients, 8)
+	for _, c := range r.Clients {
+		assert.True(t, c.Connected)
+		// 10 s at 60 Hz is 600 ticks and more; a starved loop drops
+		// what exceeds the clock's catch-up cap (499 seen at load 15 on
+		// 2 cores), so half of it says "played the match" robustly.
+		assert.Greater(t, c.Ticks, uint64(300), "client %d played 10 s at 60 Hz", c.ID)
+		assert.Greater(t, c.MovingInputs, uint64(0))
+		assert.Equal(t, "left: the match is over", c.End)
+	}
+	until("the server to see every client leave", 30*time.Second, func() bool { return srv.server.Stats().Connections == 0 })
+	sr := srv.close()
+	assert.Equal(t, uint64(8), sr.Connections.Accepted)
+	assert.Equal(t, 8, sr.Connections.Peak)
+	assert.Equal(t, uint64(8), sr.Connections.Left)
+	assert.Zero(t, sr.Connections.OpenAtEnd)
+	assert.Greater(t, sr.Server.InputsApplied, uint64(8*300))
+	assert.Greater(t, sr.Server.Shots.Fired, uint64(0))
+	assert.Equal(t, droppedReport{UnknownClient: sr.Dropped.UnknownClient}, sr.Dropped,
+		"honest clients are never refused (the redundant disconnect packets after the first reach no connection)")
+}
+
+// Tokens the server must refuse reach no connection and are counted in
+// the report under their reason.
+func TestServerReportCountsRefusedTokens(t *testing.T) {
+	_, key := newKey(t, t.TempDir())
+	srv, err := newArenaServer(serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key,
+		Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	addr := srv.listener.PublicAddress()
+	var otherKey [udp.KeySize]byte
+	copy(otherKey[:], "another key, another game's key!")
+	past := time.Now().Add(-time.Minute)
+	params := []udp.TokenParams{
+		{PrivateKey: otherKey, ProtocolID: arenaProtocolID, ClientID: 1, ServerAddresses: []netip.AddrPort{addr},
+			Create: time.Now(), Expire: time.Now().Add(time.Minute), TimeoutSeconds: 5},
+		{PrivateKey: key, ProtocolID: arenaProtocolID, ClientID: 2, ServerAddresses: []netip.AddrPort{addr},
+			Create: past, Expire: past.Add(30 * time.Second), TimeoutSeconds: 5},
+	}
+	var dialed []*udp.Client
+	for _, p := range params {
+		tok, _, err := udp.MakeConnectToken(p)
+		require.NoError(t, err)
+		c, err := udp.Dial(tok, udp.ClientOptions{})
+		require.NoError(t, err)
+		dialed = append(dialed, c)
+	}
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for st := srv.listener.Stats(); st.BadToken == 0 || st.ExpiredToken == 0; st = srv.listener.Stats() {
+		require.True(t, time.Now().Before(deadline), "the refusals were not counted: %+v", st)
+		<-poll.C
+		srv.update()
+		require.Zero(t, srv.server.Stats().Connections)
+	}
+	for _, c := range dialed {
+		require.NoError(t, c.Close())
+	}
+	r := srv.close()
+	assert.Positive(t, r.Dropped.BadToken)
+	assert.Positive(t, r.Dropped.ExpiredToken)
+	assert.Zero(t, r.Connections.Accepted)
+}
+
+// When the game's goodbye is lost, netcode's redundant disconnect packets
+// still end the clients cleanly.
+func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
+	_, key := newKey(t, t.TempDir())
+	discard := slog.New(slog.DiscardHandler)
+	srv, err := newArenaServer(serverOptions{Game: quietGame(2, time.Second), Bind: "127.0.0.1:0", Key: key, Logger: discard})
+	require.NoError(t, err)
+	cl, err := newArenaClients(context.Background(), clientsOptions{Game: quietGame(2, time.Minute),
+		Server: srv.listener.PublicAddress(), Key: key, Logger: discard})
+	require.NoError(t, err)
+	step := time.NewTicker(4 * time.Millisecond)
+	defer step.Stop()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cl.connectedAll {
+		require.True(t, time.Now().Before(deadline), "the clients did not connect")
+		<-step.C
+		srv.update()
+		cl.update(true)
+	}
+	require.NoError(t, srv.listener.Close()) // netcode only: no game goodbye
+	for !cl.update(true) {
+		require.True(t, time.Now().Before(deadline), "the clients did not see the disconnect")
+		<-step.C
+	}
+	r := cl.finishRun("")
+	assert.True(t, r.Clean)
+	for _, c := range r.Clients {
+		assert.Equal(t, "the server closed: netcode disconnect", c.End)
+	}
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// process is a started arena process whose stdout lines the test can wait
+// for.
+type process struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	lines  chan string
+	mu     sync.Mutex
+	out    bytes.Buffer // everything read from stdout
+	errOut bytes.Buffer
+	done   chan struct{}
+	err    error // the exit status, once done is closed
+}
+
+// start execs the binary; cleanup kills it if the test left it running.
+func start(t *testing.T, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{t: t, cmd: exec.Command(bin, args...), lines: make(chan string, 1024), done: make(chan struct{})}
+	p.cmd.Stderr = &syncWriter{mu: &p.mu, w: &p.errOut}
+	stdout, err := p.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody waits for lines this late
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+type syncWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
+// output returns what the process wrote so far, for failure messages.
+func (p *process) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "stdout:\n" + p.out.String() + "stderr:\n" + p.errOut.String()
+}
+
+// waitLine waits for a stdout line starting with prefix and returns it.
+func (p *process) waitLine(prefix string, limit time.Duration) string {
+	p.t.Helper()
+	deadline := time.After(limit)
+	for {
+		select {
+		case l := <-p.lines:
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-p.done:
+			require.FailNow(p.t, "the process ended before printing "+prefix, "%v\n%s", p.err, p.output())
+		case <-deadline:
+			require.FailNow(p.t, "no line "+prefix, "within %v\n%s", limit, p.output())
+		}
+	}
+}
+
+// wait waits for the process to exit and requires status 0.
+func (p *process) wait(limit time.Duration) {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		require.NoError(p.t, p.err, p.output())
+	case <-time.After(limit):
+		require.FailNow(p.t, "the process did not exit", "within %v\n%s", limit, p.output())
+	}
+}
+
+// readReport parses a JSON report.
+func readReport(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(b, &r))
+	for _, key := range []string{"config", "server", "clients", "converged", "wall"} {
+		require.Contains(t, r, key, "the headless arena's schema")
+	}
+	return r
+}
+
+// serverAddr returns the public address from the server's first line:
+// "arena: serving on udp BOUND (public address PUBLIC)".
+func serverAddr(t *testing.T, line string) string {
+	t.Helper()
+	_, public, ok := strings.Cut(line, "(public address ")
+	require.True(t, ok, line)
+	return strings.TrimSuffix(public, ")")
+}
+
+// The -serve and -connect processes, built once and started by the test
+// as separate processes on 127.0.0.1 (the server picks a free port and
+// prints it). Real time: every wait has a generous deadline.
+func TestArenaProcesses(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "arena")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	keyPath, _ := newKey(t, dir)
+	const limit = 90 * time.Second
+
+	t.Run("play 5s, both exit 0 with reports", func(t *testing.T) {
+		sReport, cReport := filepath.Join(t.TempDir(), "server.json"), filepath.Join(t.TempDir(), "clients.json")
+		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-quiet", "-report", sReport)
+		addr := serverAddr(t, srv.waitLine("arena: serving on udp", limit))
+		cl := start(t, bin, "-connect", addr, "-key", keyPath, "-clients", "3", "-duration", "5s", "-quiet", "-report", cReport)
+		cl.wait(limit)
+		c := readReport(t, cReport)
+		assert.Equal(t, true, c["clean"], cl.output())
+		assert.Equal(t, true, c["converged"], cl.output())
+		clients := c["clients"].([]any)
+		require.Len(t, clients, 3)
+		for _, x := range clients {
+			cr := x.(map[string]any)
+			assert.Equal(t, "left: the match is over", cr["end"])
+			assert.Greater(t, cr["ticks"].(float64), 250.0, "5 s and more at 60 Hz")
+			assert.Equal(t, true, cr["converged"])
+		}
+
+		require.NoError(t, srv.cmd.Process.Signal(os.Interrupt))
+		srv.wait(limit)
+		s := readReport(t, sReport)
+		conns := s["connections"].(map[string]any)
+		assert.Equal(t, 3.0, conns["accepted"], srv.output())
+		assert.Equal(t, 3.0, conns["peak"])
+		dropped := s["dropped"].(map[string]any)
+		for _, reason := range []string{"malformed", "bad_token", "expired_token", "replayed", "unknown_client", "server_full", "rate_limited", "timeout"} {
+			assert.Contains(t, dropped, reason)
+		}
+		assert.Zero(t, dropped["bad_token"])
+		assert.Greater(t, s["server"].(map[string]any)["ticks"].(float64), 250.0)
+	})
+
+	t.Run("SIGTERM to the server mid-match: its report, and a clean disconnect for the clients", func(t *testing.T) {
+		sReport, cReport := filepath.Join(t.TempDir(), "server.json"), filepath.Join(t.TempDir(), "clients.json")
+		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0", "-quiet", "-report", sReport)
+		addr := serverAddr(t, srv.waitLine("arena: serving on udp", limit))
+		url := strings.TrimPrefix(srv.waitLine("arena: connect tokens at ", limit), "arena: connect tokens at ")
+		cl := start(t, bin, "-connect", addr, "-tokens", url, "-clients", "2", "-duration", "10m", "-report", cReport)
+		cl.waitLine("arena: 2/2 clients connected", limit)
+		cl.waitLine("t=", limit) // playing
+
+		require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+		srv.wait(limit)
+		s := readReport(t, sReport)
+		conns := s["connections"].(map[string]any)
+		assert.Equal(t, 2.0, conns["open_at_end"], srv.output())
+		assert.Equal(t, 2.0, conns["tokens_issued"])
+
+		cl.wait(limit)
+		assert.Contains(t, cl.output(), "disconnected by the server: closed")
+		c := readReport(t, cReport)
+		assert.Equal(t, true, c["clean"], cl.output())
+		for _, x := range c["clients"].([]any) {
+			cr := x.(map[string]any)
+			assert.True(t, strings.HasPrefix(cr["end"].(string), "the server closed"), cr["end"])
+			assert.Equal(t, true, cr["clean"])
+		}
+	})
+}

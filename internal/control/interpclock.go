@@ -1,0 +1,160 @@
+package control
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ghostwire/ghostwire/ecs"
+)
+
+// InterpolationOptions configures an [InterpolationClock]. The zero value
+// is adaptive.
+type InterpolationOptions struct {
+	// Delay is a fixed interpolation delay; 0 adapts it to the measured
+	// send interval, jitter and loss. Allowed: 0..1s.
+	Delay time.Duration
+	// MaxExtrapolation caps how far past the newest received state remote
+	// ghosts are extrapolated before they hold; 4 ticks when zero.
+	// Allowed: 0..60 ticks (a negative value disables extrapolation).
+	MaxExtrapolation float64
+}
+
+// InterpolationClock estimates the server's tick on the client's clock
+// from snapshot arrivals and yields the render tick of interpolated
+// ghosts: estimated server tick − delay, fractional, never going back.
+// Its ticks are continuous ([ecs.Tick.Unwrap]): they start at the first
+// snapshot's tick and keep counting past 2³² instead of wrapping, so the
+// render tick moves smoothly across the wrap; [ecs.TickAt] turns one back
+// into a tick and a fraction.
+//
+// The adaptive delay is the larger of two send intervals (Netcode for
+// Entities' floor) and one send interval plus twice the measured arrival
+// jitter plus one more interval per snapshot in a row that the measured
+// loss makes likely to be missing (loss^k < 0.01 %), so interpolation
+// rarely runs out of data.
+type InterpolationClock struct {
+	interval time.Duration
+	opts     InterpolationOptions
+	offset   float64 // server tick − client time in ticks
+	started  bool
+	newest   ecs.Tick
+	newestU  float64 // newest as a continuous tick
+	gapMin   float64 // send interval estimate, ticks
+	gaps     [32]float64
+	gapN     int
+	jitter   float64 // mean deviation of arrivals, ticks
+	loss     float64 // estimated fraction of snapshots lost
+	delay    float64 // current delay, ticks
+	render   float64
+	last     float64 // client time of the last Advance, ticks
+}
+
+// NewInterpolationClock returns a clock for ticks of length interval. It
+// errors naming the value on a bad option.
+func NewInterpolationClock(interval time.Duration, opts InterpolationOptions) (*InterpolationClock, error) {
+	if interval <= 0 {
+		return nil, fmt.Errorf("netsync: tick interval %v must be > 0", interval)
+	}
+	if opts.Delay < 0 || opts.Delay > time.Second {
+		return nil, fmt.Errorf("netsync: interpolation delay %v outside 0..1s", opts.Delay)
+	}
+	if opts.MaxExtrapolation == 0 {
+		opts.MaxExtrapolation = 4
+	}
+	if opts.MaxExtrapolation > 60 || math.IsNaN(opts.MaxExtrapolation) {
+		return nil, fmt.Errorf("netsync: max extrapolation %v outside 0..60 ticks", opts.MaxExtrapolation)
+	}
+	opts.MaxExtrapolation = max(opts.MaxExtrapolation, 0)
+	return &InterpolationClock{interval: interval, opts: opts, gapMin: 1}, nil
+}
+
+// MaxExtrapolation returns the extrapolation cap in ticks.
+func (c *InterpolationClock) MaxExtrapolation() float64 { return c.opts.MaxExtrapolation }
+
+func (c *InterpolationClock) ticks(d time.Duration) float64 { return float64(d) / float64(c.interval) }
+
+// Observe notes the arrival at client time at of a snapshot of tick. Only
+// snapshots newer than every earlier one count.
+func (c *InterpolationClock) Observe(tick ecs.Tick, at time.Duration) {
+	now := c.ticks(at)
+	if !c.started {
+		c.started, c.offset, c.newest, c.newestU = true, float64(tick)-now, tick, float64(tick)
+		c.delay = c.target()
+		c.render = now + c.offset - c.delay
+		c.last = now
+		return
+	}
+	if !tick.After(c.newest) {
+		return
+	}
+	gap := float64(tick.Sub(c.newest))
+	o := c.newestU + gap - now
+	c.gaps[c.gapN%len(c.gaps)] = gap
+	c.gapN++
+	c.gapMin = gap
+	for _, g := range c.gaps[:min(c.gapN, len(c.gaps))] {
+		c.gapMin = min(c.gapMin, g)
+	}
+	// Deviation of this arrival from a steady stream at the estimated offset.
+	dev := math.Abs(o - c.offset)
+	c.jitter += (dev - c.jitter) / 16
+	missing := max(0, gap/c.gapMin-1)
+	// One sample per expected snapshot: each missing one lost, this one
+	// received. (Averaging missing/(missing+1) per arrival would weigh a
+	// gap like one snapshot and read about half the real loss.)
+	c.loss = 1 - (1-c.loss)*math.Pow(1-1.0/32, missing)
+	c.loss -= c.loss / 32
+	c.offset += (o - c.offset) / 32
+	c.newest, c.newestU = tick, c.newestU+gap
+}
+
+// target is the delay the measurements call for, in ticks.
+func (c *InterpolationClock) target() float64 {
+	if c.opts.Delay > 0 {
+		return c.ticks(c.opts.Delay)
+	}
+	streak := 0.0
+	if c.loss > 1e-4 {
+		streak = min(8, math.Ceil(math.Log(1e-4)/math.Log(min(c.loss, 0.5))))
+	}
+	return max(2*c.gapMin, c.gapMin*(1+streak)+2*c.jitter)
+}
+
+// Advance returns the render tick at client time now, a continuous tick
+// (0 before the first snapshot). The delay follows
+// its target by at most 2 % of the elapsed time, and the render tick never
+// decreases, so remote ghosts never jump back.
+func (c *InterpolationClock) Advance(now time.Duration) float64 {
+	if !c.started {
+		return 0
+	}
+	t := c.ticks(now)
+	if d := c.target() - c.delay; d != 0 {
+		step := 0.02 * max(0, t-c.last)
+		c.delay += max(-step, min(step, d))
+	}
+	c.render = max(c.render, t+c.offset-c.delay)
+	c.last = t
+	return c.render
+}
+
+// Started reports whether a snapshot was observed: only then is there a
+// render tick.
+func (c *InterpolationClock) Started() bool { return c.started }
+
+// Delay returns the current interpolation delay in ticks.
+func (c *InterpolationClock) Delay() float64 { return c.delay }
+
+// Newest returns the newest snapshot tick observed.
+func (c *InterpolationClock) Newest() ecs.Tick { return c.newest }
+
+// ServerTick returns the estimated current server tick at client time
+// now, a continuous tick.
+func (c *InterpolationClock) ServerTick(now time.Duration) float64 { return c.ticks(now) + c.offset }
+
+// Jitter returns the measured arrival jitter in ticks.
+func (c *InterpolationClock) Jitter() float64 { return c.jitter }
+
+// Loss returns the estimated fraction of snapshots lost.
+func (c *InterpolationClock) Loss() float64 { return c.loss }

@@ -1,0 +1,261 @@
+package ghostreg
+
+import (
+	"slices"
+	"sort"
+	"unsafe"
+
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+)
+
+// ClientStats counts a client's ghost bookkeeping.
+type ClientStats struct {
+	Spawned, Despawned uint64
+	Live               int
+}
+
+// ClientRegister maps ghost IDs to local entities and creates or destroys them from
+// snapshots. The ghosts it predicts (see [ClientRegister.Predicts]) get
+// [components.Predicted], and those this connection owns among them
+// [components.InputHeader] and the input type too, as on the server; all
+// others are [components.Interpolated].
+type ClientRegister struct {
+	b      *Binding
+	me     components.ConnID
+	ghosts []clientGhost // sorted by ID
+	ids    []ecs.ID
+	seen   []components.GhostID
+	gone   []components.GhostID
+	vals   []unsafe.Pointer
+	interp *Interpolator
+	stats  ClientStats
+	// OnSpawn, if set, is called after a ghost's entity is created, with
+	// its replicated components set, so the game can add its own
+	// components (render state, predicted-only state).
+	OnSpawn func(w *gw.World, e ecs.Entity, g components.Ghost)
+	// OnDespawn, if set, is called before a ghost's entity is removed.
+	OnDespawn func(w *gw.World, e ecs.Entity, g components.Ghost)
+}
+
+type clientGhost struct {
+	id        components.GhostID
+	e         ecs.Entity
+	typ       codec.GhostTypeID
+	predicted bool
+}
+
+// NewClientRegister returns an empty client register.
+func NewClientRegister(b *Binding) *ClientRegister { return &ClientRegister{b: b} }
+
+// SetConn sets this client's connection ID, which decides ownership.
+func (c *ClientRegister) SetConn(id components.ConnID) { c.me = id }
+
+// Binding returns the binding the register was made with.
+func (c *ClientRegister) Binding() *Binding { return c.b }
+
+// Conn returns this client's connection ID (0 before the welcome).
+func (c *ClientRegister) Conn() components.ConnID { return c.me }
+
+// Stats returns the counters.
+func (c *ClientRegister) Stats() ClientStats {
+	st := c.stats
+	st.Live = len(c.ghosts)
+	return st
+}
+
+func (c *ClientRegister) find(id components.GhostID) int {
+	return sort.Search(len(c.ghosts), func(i int) bool { return c.ghosts[i].id >= id })
+}
+
+// Entity returns the local entity of ghost id. A ghost whose entity the
+// game destroyed is forgotten (and spawned again by the next snapshot).
+func (c *ClientRegister) Entity(id components.GhostID) (ecs.Entity, bool) {
+	if i := c.find(id); i < len(c.ghosts) && c.ghosts[i].id == id {
+		if c.b.world.Arche().Alive(c.ghosts[i].e) {
+			return c.ghosts[i].e, true
+		}
+		c.ghosts = slices.Delete(c.ghosts, i, i+1)
+		c.stats.Despawned++
+	}
+	return ecs.Entity{}, false
+}
+
+// Interpolator returns the client's interpolator, or nil.
+func (c *ClientRegister) Interpolator() *Interpolator { return c.interp }
+
+// Owned reports whether this client owns ghost g: its input drives it.
+func (c *ClientRegister) Owned(g *components.Ghost) bool { return c.me != 0 && g.Owner == c.me }
+
+// Predicts reports whether this client predicts ghost g, by its type's
+// [codec.PredictionMode]: always for PredictAll, when owned for
+// PredictOwner, never for PredictNone. A ghost of an unknown type counts
+// as PredictOwner.
+func (c *ClientRegister) Predicts(g *components.Ghost) bool {
+	gt, _ := c.b.schema.GhostType(codec.GhostTypeID(g.Type))
+	switch gt.Mode {
+	case codec.PredictAll:
+		return true
+	case codec.PredictNone:
+		return false
+	}
+	return c.Owned(g)
+}
+
+// Spawn creates the entity for the gi-th ghost of snap (which must not
+// exist yet) with its replicated values, its identity and its mode, calls
+// OnSpawn and returns the entity. It panics if the world is locked.
+func (c *ClientRegister) Spawn(snap *protocol.Snapshot, gi int) ecs.Entity {
+	gs := &snap.Ghosts[gi]
+	c.vals = c.vals[:0]
+	for ci := range c.b.types[gs.Type] {
+		c.vals = append(c.vals, snap.Value(gi, ci))
+	}
+	return c.spawn(gs.Ghost, c.vals, c.Predicts(&gs.Ghost))
+}
+
+// spawn creates a ghost's entity from component values in schema order.
+func (c *ClientRegister) spawn(g components.Ghost, vals []unsafe.Pointer, predicted bool) ecs.Entity {
+	a := c.b.world.Arche()
+	c.ids = append(c.ids[:0], c.b.types[g.Type]...)
+	c.ids = append(c.ids, c.b.Ghost)
+	if predicted {
+		c.ids = append(c.ids, c.b.Predicted)
+		// Only the owner's input drives a ghost, as on the server: the
+		// game's systems reading input skip the others.
+		if c.Owned(&g) {
+			c.ids = append(c.ids, c.b.Header)
+			if c.b.HasInput {
+				c.ids = append(c.ids, c.b.Input)
+			}
+		}
+	} else {
+		c.ids = append(c.ids, c.b.Interpolated)
+	}
+	e := a.NewEntity(c.ids...)
+	*(*components.Ghost)(a.Get(e, c.b.Ghost)) = g
+	c.write(e, codec.GhostTypeID(g.Type), vals)
+	i := c.find(g.ID)
+	c.ghosts = slices.Insert(c.ghosts, i, clientGhost{id: g.ID, e: e, typ: codec.GhostTypeID(g.Type), predicted: predicted})
+	c.stats.Spawned++
+	if c.OnSpawn != nil {
+		c.OnSpawn(c.b.world, e, g)
+	}
+	return e
+}
+
+// Write copies the gi-th ghost's replicated values from snap into e.
+func (c *ClientRegister) Write(e ecs.Entity, snap *protocol.Snapshot, gi int) {
+	gs := &snap.Ghosts[gi]
+	c.vals = c.vals[:0]
+	for ci := range c.b.types[gs.Type] {
+		c.vals = append(c.vals, snap.Value(gi, ci))
+	}
+	c.write(e, codec.GhostTypeID(gs.Type), c.vals)
+}
+
+// write copies component values in schema order into e.
+func (c *ClientRegister) write(e ecs.Entity, t codec.GhostTypeID, vals []unsafe.Pointer) {
+	a := c.b.world.Arche()
+	gt, _ := c.b.schema.GhostType(t)
+	for ci, id := range c.b.types[t] {
+		size := c.b.sizes[gt.Components[ci]]
+		copy(unsafe.Slice((*byte)(a.Get(e, id)), size), unsafe.Slice((*byte)(vals[ci]), size))
+	}
+}
+
+// despawn removes ghost id's entity (calling OnDespawn first) and forgets
+// it.
+func (c *ClientRegister) despawn(id components.GhostID) {
+	i := c.find(id)
+	if i == len(c.ghosts) || c.ghosts[i].id != id {
+		return
+	}
+	g := c.ghosts[i]
+	c.ghosts = slices.Delete(c.ghosts, i, i+1)
+	c.stats.Despawned++
+	a := c.b.world.Arche()
+	if !a.Alive(g.e) {
+		return
+	}
+	if c.OnDespawn != nil {
+		c.OnDespawn(c.b.world, g.e, *(*components.Ghost)(a.Get(g.e, c.b.Ghost)))
+	}
+	if a.Alive(g.e) {
+		a.RemoveEntity(g.e)
+	}
+}
+
+// Compare reports whether the values the history recorded for e at tick
+// have the same wire codes as the gi-th ghost of snap: whether the
+// prediction at that tick was right. When not, diff names the first
+// component and field that differ, with the predicted value as A and the
+// server's as B. recorded is false (and the rest meaningless) when the
+// history does not hold e at tick.
+func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *protocol.Snapshot, gi int) (diff codec.FieldDiff, equal, recorded bool) {
+	gs := &snap.Ghosts[gi]
+	gt, _ := c.b.schema.GhostType(codec.GhostTypeID(gs.Type))
+	equal = true
+	for ci, id := range c.b.types[gs.Type] {
+		p, err := ecsx.Lookup(h, tick, e, id)
+		if err != nil || p == nil {
+			return codec.FieldDiff{}, false, false
+		}
+		if equal {
+			diff, equal = c.b.rt.Diff(c.b.schema, gt.Components[ci], p, snap.Value(gi, ci))
+		}
+	}
+	return diff, equal, true
+}
+
+// Sweep handles the ghosts missing from snap when snap is complete (an
+// incomplete snapshot proves nothing about a missing ghost): a predicted
+// ghost is despawned now (OnDespawn, then removal); an interpolated one is
+// handed to the Interpolator, which removes it when the render tick gets
+// there (without an Interpolator it goes now too). It panics if the world
+// is locked.
+func (c *ClientRegister) Sweep(snap *protocol.Snapshot) {
+	if !snap.Complete {
+		return
+	}
+	c.seen = c.seen[:0]
+	for i := range snap.Ghosts {
+		c.seen = append(c.seen, snap.Ghosts[i].ID)
+	}
+	slices.Sort(c.seen) // owned ghosts come first on the wire
+	present := func(id components.GhostID) bool {
+		_, ok := slices.BinarySearch(c.seen, id)
+		return ok
+	}
+	c.gone = c.gone[:0]
+	for _, g := range c.ghosts {
+		if (g.predicted || c.interp == nil) && !present(g.id) {
+			c.gone = append(c.gone, g.id)
+		}
+	}
+	// Hooks run after the list is complete, so they see a consistent register.
+	for _, id := range c.gone {
+		c.despawn(id)
+	}
+	if c.interp != nil {
+		for _, ig := range c.interp.ghosts {
+			if !present(ig.g.ID) {
+				c.interp.Gone(ig.g.ID, snap.Tick)
+			}
+		}
+	}
+}
+
+// Each calls fn for every ghost in ID order with its entity and whether it
+// is predicted.
+func (c *ClientRegister) Each(fn func(id components.GhostID, e ecs.Entity, predicted bool)) {
+	for _, g := range c.ghosts {
+		fn(g.id, g.e, g.predicted)
+	}
+}

@@ -1,0 +1,323 @@
+package ghostreg
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"unsafe"
+
+	"github.com/mlange-42/arche/ecs"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+)
+
+// InterpolatorStats counts what an [Interpolator] did.
+type InterpolatorStats struct {
+	// ExtrapolatedTicks adds up, over ghosts and frames, the ticks shown
+	// past the newest received state.
+	ExtrapolatedTicks float64
+	// MaxExtrapolation is the furthest any ghost was shown past its newest
+	// state, in ticks; it never exceeds the cap.
+	MaxExtrapolation float64
+	Teleports        uint64 // blends replaced by a jump
+	Spawned          uint64 // ghosts shown once the render tick reached them
+	Despawned        uint64
+	Buffered         int // ghosts with a state buffer now
+}
+
+// Interpolator shows the ghosts a client does not own: it buffers their
+// received states by server tick and, every frame, writes into their
+// entities the blend of the two states around the render tick (per
+// component, by the schema's [codec.Interpolation]), extrapolates from
+// the last two states up to a cap when data runs out and then holds, and
+// steps instead of blending across a teleport. A ghost's entity appears
+// when the render tick reaches its first state and disappears when it
+// reaches the tick the ghost was first missing from a complete snapshot.
+type Interpolator struct {
+	c       *ClientRegister
+	b       *Binding
+	maxExt  float64
+	ghosts  []*interpGhost // sorted by ID
+	free    []*interpGhost
+	interp  []codec.Interpolation // by component ID
+	scratch []byte
+	target  []byte
+	vals    []unsafe.Pointer
+	stats   InterpolatorStats
+}
+
+// recoveryTicks is the time constant of the fade back from a wrong
+// extrapolation.
+const recoveryTicks = 3
+
+// statesPerGhost is the ring size of a ghost's buffer: 64 ticks (1 s at
+// 60 Hz) of states, far beyond any sensible interpolation delay.
+const statesPerGhost = 64
+
+type interpGhost struct {
+	g      components.Ghost
+	e      ecs.Entity
+	shown  bool
+	gone   gw.Tick // first tick missing from a complete snapshot, when isGone
+	isGone bool
+	ticks  [statesPerGhost]gw.Tick
+	data   []byte // statesPerGhost states of stride bytes
+	stride int
+	offs   []int // component offsets inside a state
+	n      int   // states held
+	head   int   // index of the newest state
+	// tele marks the states that are a teleport away from the one before;
+	// lastRT is the render tick of the last frame, to flag each jump once.
+	tele     [statesPerGhost]bool
+	lastRT   float64
+	lateTele bool // a teleported state arrived behind the render tick
+	// last holds the values written last frame; after extrapolation the
+	// display fades from a frozen copy of them (from) to the interpolated
+	// values instead of jumping.
+	last     []byte
+	from     []byte
+	fade     float64 // weight of from; 1 while extrapolating, 0 when done
+	fadeFrom float64 // render tick the fade's clock starts at
+}
+
+// NewInterpolator returns an interpolator that spawns and despawns through
+// the client register c. maxExtrapolation is the cap in ticks (0: none).
+func NewInterpolator(c *ClientRegister, maxExtrapolation float64) (*Interpolator, error) {
+	if !(maxExtrapolation >= 0 && maxExtrapolation <= 60) {
+		return nil, fmt.Errorf("ghosts: max extrapolation %v outside 0..60 ticks", maxExtrapolation)
+	}
+	ip := &Interpolator{c: c, b: c.b, maxExt: maxExtrapolation}
+	for i := 0; i < c.b.schema.NumComponents(); i++ {
+		ip.interp = append(ip.interp, c.b.schema.Interpolation(codec.ComponentID(i)))
+	}
+	c.interp = ip
+	return ip, nil
+}
+
+// Stats returns the counters.
+func (ip *Interpolator) Stats() InterpolatorStats {
+	st := ip.stats
+	st.Buffered = len(ip.ghosts)
+	return st
+}
+
+func (ip *Interpolator) find(id components.GhostID) (int, bool) {
+	i := sort.Search(len(ip.ghosts), func(i int) bool { return ip.ghosts[i].g.ID >= id })
+	return i, i < len(ip.ghosts) && ip.ghosts[i].g.ID == id
+}
+
+// Push buffers the state of the gi-th ghost of snap at snap.Tick. States
+// older than the newest buffered one are ignored.
+func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
+	gs := &snap.Ghosts[gi]
+	i, ok := ip.find(gs.ID)
+	if !ok {
+		ig := ip.alloc(gs.Ghost)
+		ip.ghosts = slices.Insert(ip.ghosts, i, ig)
+	}
+	ig := ip.ghosts[i]
+	if ig.isGone && snap.Tick.After(ig.gone) {
+		ig.isGone = false // present again after the tick it went missing
+	}
+	if ig.n > 0 && !snap.Tick.After(ig.ticks[ig.head]) {
+		return
+	}
+	prev := ig.head
+	ig.head = (ig.head + 1) % statesPerGhost
+	ig.n = min(ig.n+1, statesPerGhost)
+	ig.ticks[ig.head] = snap.Tick
+	state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
+	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(gs.Type))
+	for ci, c := range gt.Components {
+		size := int(ip.b.sizes[c])
+		copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(snap.Value(gi, ci)), size))
+	}
+	// A teleport belongs to the ghost: when any component says so, the
+	// whole state steps.
+	ig.tele[ig.head] = false
+	if ig.n > 1 {
+		before := ig.data[prev*ig.stride:]
+		for ci, c := range gt.Components {
+			if ip.interp[c].Teleported(at(before, ig.offs[ci]), at(state, ig.offs[ci])) {
+				ig.tele[ig.head] = true
+				break
+			}
+		}
+	}
+	// A teleport the render tick has already passed (it arrived while the
+	// ghost was extrapolated) jumps on the next frame.
+	if ig.tele[ig.head] && ig.shown && snap.Tick.Unwrap(ig.lastRT) <= ig.lastRT {
+		ig.lateTele = true
+	}
+}
+
+func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
+	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(g.Type))
+	stride := 0
+	var offs []int
+	for _, c := range gt.Components {
+		offs = append(offs, stride)
+		stride += (int(ip.b.sizes[c]) + 7) &^ 7
+	}
+	for k, f := range ip.free {
+		if f.stride == stride && len(f.offs) == len(offs) {
+			ip.free = append(ip.free[:k], ip.free[k+1:]...)
+			copy(f.offs, offs)
+			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs, last: f.last, from: f.from}
+			return f
+		}
+	}
+	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs, last: make([]byte, stride), from: make([]byte, stride)}
+}
+
+// Gone notes that ghost id was missing from the complete snapshot of tick;
+// it disappears when the render tick reaches that tick.
+func (ip *Interpolator) Gone(id components.GhostID, tick gw.Tick) {
+	if i, ok := ip.find(id); ok && !ip.ghosts[i].isGone {
+		ip.ghosts[i].gone, ip.ghosts[i].isGone = tick, true
+	}
+}
+
+// Known reports whether ghost id has a state buffer (shown or not yet).
+func (ip *Interpolator) Known(id components.GhostID) bool {
+	_, ok := ip.find(id)
+	return ok
+}
+
+// Update writes every interpolated ghost's components for the render tick
+// rt, a continuous tick ([gw.Tick.Unwrap]: it keeps counting past 2³²,
+// and the states' ticks are compared with it unwrapped), spawning and despawning as the render tick passes their first and
+// missing ticks. frame is the frame's length in ticks, for the statistics.
+func (ip *Interpolator) Update(rt, frame float64) {
+	a := ip.b.world.Arche()
+	kept := ip.ghosts[:0]
+	for _, ig := range ip.ghosts {
+		if ig.isGone && rt >= ig.gone.Unwrap(rt) || ig.shown && !a.Alive(ig.e) {
+			if ig.shown {
+				ip.c.despawn(ig.g.ID)
+				ip.stats.Despawned++
+			}
+			ip.free = append(ip.free, ig)
+			continue
+		}
+		kept = append(kept, ig)
+		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
+		if ig.n == 0 || rt < ig.ticks[oldest].Unwrap(rt) && !ig.shown {
+			continue
+		}
+		ip.show(ig, rt, frame)
+	}
+	clear(ip.ghosts[len(kept):])
+	ip.ghosts = kept
+}
+
+// show blends and writes one ghost, creating its entity if needed.
+func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
+	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(ig.g.Type))
+	if cap(ip.scratch) < ig.stride {
+		ip.scratch = make([]byte, ig.stride)
+	}
+	out := ip.scratch[:ig.stride]
+	// a: newest state at or before rt; b: the one after it.
+	ai := ig.head
+	for k := 0; k < ig.n-1 && ig.ticks[ai].Unwrap(rt) > rt; k++ {
+		ai = (ai - 1 + statesPerGhost) % statesPerGhost
+	}
+	var bi int
+	var t float32
+	extrapolated := false
+	teleported := false
+	switch {
+	case ig.ticks[ai].Unwrap(rt) > rt: // before the oldest state: hold it
+		bi, t = ai, 0
+	case ai != ig.head: // interpolate
+		bi = (ai + 1) % statesPerGhost
+		t = float32((rt - ig.ticks[ai].Unwrap(rt)) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
+	case ig.ticks[ai].Unwrap(rt) == rt: // exactly the newest state: not past it
+		bi, t = ai, 0
+	case ig.n > 1: // past the newest: extrapolate from the last two, capped
+		extrapolated = true
+		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
+		over := rt - ig.ticks[bi].Unwrap(rt)
+		ip.stats.ExtrapolatedTicks += math.Min(over, frame)
+		capped := math.Min(over, ip.maxExt)
+		ip.stats.MaxExtrapolation = math.Max(ip.stats.MaxExtrapolation, capped)
+		t = float32(1 + capped/float64(ig.ticks[bi].Sub(ig.ticks[ai])))
+	default:
+		bi, t = ai, 1
+		extrapolated = true
+	}
+	sa := ig.data[ai*ig.stride:]
+	sb := ig.data[bi*ig.stride:]
+	teleported = ai != bi && ig.tele[bi]
+	tt := t
+	if teleported && extrapolated {
+		tt = 1 // never extrapolate across a teleport
+	}
+	for ci, c := range gt.Components {
+		in := &ip.interp[c]
+		in.Apply(at(sa, ig.offs[ci]), at(sb, ig.offs[ci]), at(out, ig.offs[ci]), tt, ip.b.sizes[c], teleported)
+	}
+	// The jump of a teleport shows on the first frame whose render tick
+	// passed the teleported state (or the first after it arrived late).
+	jump := ig.lateTele && ig.shown
+	ig.lateTele = false
+	for k, i := 0, ig.head; k < ig.n && ig.shown; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
+		if st := ig.ticks[i].Unwrap(rt); st <= ig.lastRT {
+			break
+		} else if ig.tele[i] && st <= rt {
+			jump = true
+			break
+		}
+	}
+	ig.lastRT = rt
+	if jump {
+		ip.stats.Teleports++
+	}
+	// Leaving extrapolation: fade from the last extrapolated value to the
+	// true blend, the old value's weight decaying as exp(-Δ/recoveryTicks)
+	// with the render ticks since the fade began (whatever the frame rate),
+	// so a wrong guess slides back instead of jumping. A teleport ends it.
+	switch {
+	case jump:
+		ig.fade = 0
+	case extrapolated && ig.n > 1 && rt > ig.ticks[ig.head].Unwrap(rt):
+		ig.fade, ig.fadeFrom = 1, rt
+	case ig.fade > 0 && ig.shown:
+		if ig.fade == 1 { // the first frame with data again: freeze what was shown
+			copy(ig.from, ig.last)
+		}
+		ig.fade = math.Exp(-(rt - ig.fadeFrom) / recoveryTicks)
+		if ig.fade < 0.02 {
+			ig.fade = 0
+			break
+		}
+		ip.target = append(ip.target[:0], out...)
+		for ci, c := range gt.Components {
+			off := ig.offs[ci]
+			ip.interp[c].Blend(at(ip.target, off), at(ig.from, off), at(out, off), float32(ig.fade))
+		}
+	}
+	copy(ig.last, out)
+	ip.vals = ip.vals[:0]
+	for ci := range gt.Components {
+		ip.vals = append(ip.vals, at(out, ig.offs[ci]))
+	}
+	if !ig.shown {
+		ig.e = ip.c.spawn(ig.g, ip.vals, false)
+		ig.shown = true
+		ip.stats.Spawned++
+	} else {
+		ip.c.write(ig.e, codec.GhostTypeID(ig.g.Type), ip.vals)
+	}
+	a := ip.b.world.Arche()
+	*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
+}
+
+// at returns a pointer to b[off]; off may be len(b) for a zero-size value
+// stored last, which is never read or written through the pointer.
+func at(b []byte, off int) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b[off:])) }

@@ -1,0 +1,320 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
+)
+
+// MaxDatagram is the largest packet ghostwire writes: one datagram that
+// crosses the internet without fragmentation.
+const MaxDatagram = 1200
+
+// MaxGhostsPerSnapshot bounds the ghosts a decoder accepts in one snapshot.
+const MaxGhostsPerSnapshot = 1024
+
+// headerReserve is room kept for the snapshot header in the byte budget.
+const headerReserve = 40
+
+// ErrUnsupported is wrapped by decoders for well-formed features this
+// version does not implement (delta snapshots).
+var ErrUnsupported = errors.New("unsupported feature")
+
+// SnapshotHeader is the per-connection part of a snapshot.
+type SnapshotHeader struct {
+	// Tick is the server tick whose end state the snapshot holds.
+	Tick ecs.Tick
+	// Confirmed is the newest input tick of the receiving client the
+	// server has applied, when HasConfirmed, held back before a recent
+	// tick that ran without its input (see InputBuffer.Confirmed): the
+	// client resends every input after it.
+	Confirmed    ecs.Tick
+	HasConfirmed bool
+	// Lead is how many ticks before it was needed the client's input
+	// arrived lately (a window minimum, 1/256 tick precision): the clock
+	// sync feedback. Negative means late.
+	Lead float32
+	// EchoTime is the newest ClientTime received from the client and Hold
+	// the ms the server held it before sending: RTT = now − EchoTime − Hold.
+	EchoTime uint32
+	Hold     uint16
+	// Complete is true when the snapshot holds every ghost the client
+	// should have: ghosts missing from a complete snapshot are despawned.
+	Complete bool
+}
+
+// SnapshotWriter encodes snapshots within a byte budget. Ghosts are added
+// in priority order; one that does not fit is left out and the snapshot is
+// marked incomplete. A writer is reused tick after tick without
+// allocating.
+type SnapshotWriter struct {
+	schema  *codec.Schema
+	budget  int // bits for the ghost section
+	ghosts  bitstream.Writer
+	gbuf    []byte
+	out     bitstream.Writer
+	obuf    []byte
+	count   int
+	kept    int // bits of the ghost section that fit
+	full    bool
+	lastID  int64
+	tick    ecs.Tick
+	copyBuf bitstream.Reader
+	st      codec.Stream
+}
+
+// NewSnapshotWriter returns a writer for packets of at most maxBytes
+// (MaxDatagram when 0). It errors when maxBytes is outside 64..MaxDatagram.
+func NewSnapshotWriter(s *codec.Schema, maxBytes int) (*SnapshotWriter, error) {
+	if maxBytes == 0 {
+		maxBytes = MaxDatagram
+	}
+	if maxBytes < 64 || maxBytes > MaxDatagram {
+		return nil, fmt.Errorf("netsync: snapshot size %d outside 64..%d bytes", maxBytes, MaxDatagram)
+	}
+	return &SnapshotWriter{
+		schema: s,
+		budget: (maxBytes - headerReserve) * 8,
+		gbuf:   make([]byte, 0, maxBytes+64),
+		obuf:   make([]byte, 0, maxBytes+64),
+	}, nil
+}
+
+// Begin starts a snapshot of the given server tick.
+func (s *SnapshotWriter) Begin(tick ecs.Tick) {
+	s.ghosts.Reset(s.gbuf[:0])
+	s.count, s.kept, s.full, s.lastID, s.tick = 0, 0, false, 0, tick
+}
+
+// AddGhost appends one ghost: g's identity and, for each component of its
+// type in schema order, a pointer to the value. It returns false, and
+// leaves the ghost out, when it does not fit in the budget. It panics when
+// len(values) does not match the ghost type (a bug, not bad input).
+func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) bool {
+	gt, ok := s.schema.GhostType(codec.GhostTypeID(g.Type))
+	if !ok || len(gt.Components) != len(values) {
+		panic(fmt.Sprintf("netsync: ghost %d of type %d given %d values", g.ID, g.Type, len(values)))
+	}
+	if s.full {
+		return false
+	}
+	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
+	s.ghosts.WriteUvarint(uint64(g.Type))
+	s.ghosts.WriteUvarint(uint64(g.Owner))
+	s.ghosts.WriteUvarint(uint64(max(0, s.tick.Sub(g.Spawned))))
+	for i, c := range gt.Components {
+		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
+		s.schema.Encode(&s.st, c, &s.ghosts, values[i])
+	}
+	if s.ghosts.BitLen() > s.budget {
+		s.full = true
+		return false
+	}
+	s.kept = s.ghosts.BitLen()
+	s.count++
+	s.lastID = int64(g.ID)
+	return true
+}
+
+// Count returns the ghosts that fit so far.
+func (s *SnapshotWriter) Count() int { return s.count }
+
+// Finish writes the header h (its Complete field is cleared when a ghost
+// was left out) followed by the ghosts and returns the packet, valid until
+// the next Begin.
+func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
+	if s.full {
+		h.Complete = false
+	}
+	w := &s.out
+	begin(w, s.obuf, MsgSnapshot)
+	w.WriteBits(uint64(h.Tick), 32)
+	if d := h.Tick.Sub(h.Confirmed); !h.HasConfirmed || d < -1<<20 || d > 1<<20 {
+		w.WriteBool(false)
+	} else {
+		w.WriteBool(true)
+		w.WriteVarint(int64(d))
+	}
+	lead := math.Round(float64(h.Lead) * 256)
+	if math.IsNaN(lead) { // min and max pass NaN on, and NaN to int64 is implementation-defined
+		lead = 0
+	}
+	w.WriteVarint(int64(max(-1<<20, min(1<<20, lead))))
+	w.WriteBits(uint64(h.EchoTime), 32)
+	w.WriteBits(uint64(h.Hold), 16)
+	w.WriteBool(h.Complete)
+	w.WriteUvarint(0) // baseline tick distance: 0 = none (delta compression not yet used)
+	w.WriteUvarint(uint64(s.count))
+	ghosts := s.ghosts.Bytes()
+	s.gbuf = ghosts[:0] // keep capacity an oversized ghost made it grow to
+	s.copyBuf.Reset(ghosts)
+	for left := s.kept; left > 0; {
+		n := min(left, 64)
+		v, _ := s.copyBuf.ReadBits(n)
+		w.WriteBits(v, n)
+		left -= n
+	}
+	out := w.Bytes()
+	s.obuf = out[:0]
+	return out
+}
+
+// Snapshot is a decoded snapshot. Component values live in an internal
+// buffer, aligned for their types, valid until the next decode into the same
+// Snapshot; a Snapshot is reused without allocating once its buffers have
+// grown to the largest snapshot seen.
+type Snapshot struct {
+	SnapshotHeader
+	Ghosts []GhostState
+	data   []byte
+	schema *codec.Schema
+	r      bitstream.Reader
+	st     codec.Stream
+}
+
+// GhostState is one ghost of a decoded snapshot.
+type GhostState struct {
+	components.Ghost
+	off int // offset of the first component value in data
+}
+
+func align8(n int) int { return (n + 7) &^ 7 }
+
+// at returns a pointer to b[off]; off may be len(b) for a zero-size value
+// stored last, whose pointer is never read or written through.
+func at(b []byte, off int) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b[off:])) }
+
+// Value returns a pointer to the value of the ci-th component (in the
+// ghost type's order) of the gi-th ghost. It panics on indexes out of range.
+func (s *Snapshot) Value(gi, ci int) unsafe.Pointer {
+	g := &s.Ghosts[gi]
+	gt, _ := s.schema.GhostType(codec.GhostTypeID(g.Type))
+	off := g.off
+	for _, c := range gt.Components[:ci] {
+		off += align8(s.schema.ComponentSize(c))
+	}
+	_ = gt.Components[ci]
+	return at(s.data, off)
+}
+
+// DecodeSnapshot decodes a snapshot packet into s, checking every value:
+// an unknown ghost type, a ghost count beyond what the packet can hold or
+// MaxGhostsPerSnapshot, a duplicate ghost ID, a codec error or trailing
+// garbage is an error, and s is then unspecified.
+func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
+	r := &s.r // codecs take the reader through an interface: keep it off the heap per call
+	if err := open(r, p, MsgSnapshot); err != nil {
+		return err
+	}
+	s.schema = schema
+	tick, _ := r.ReadBits(32)
+	h := SnapshotHeader{Tick: ecs.Tick(tick)}
+	if has, _ := r.ReadBool(); has {
+		d, err := r.ReadVarint()
+		if err != nil {
+			return err
+		}
+		// The writer sends confirmed ticks within 2^20 of the snapshot's.
+		if d < -1<<20 || d > 1<<20 {
+			return fmt.Errorf("netsync: snapshot confirmed tick %d ticks before tick %d, outside ±%d: %w", d, tick, 1<<20, bitstream.ErrOutOfRange)
+		}
+		h.Confirmed, h.HasConfirmed = h.Tick.Add(-int(d)), true
+	}
+	lead, _ := r.ReadVarint()
+	if lead < -1<<20 || lead > 1<<20 {
+		return fmt.Errorf("netsync: snapshot lead %d/256 outside ±%d: %w", lead, 1<<20, bitstream.ErrOutOfRange)
+	}
+	h.Lead = float32(lead) / 256
+	echo, _ := r.ReadBits(32)
+	hold, _ := r.ReadBits(16)
+	complete, _ := r.ReadBool()
+	baseline, _ := r.ReadUvarint()
+	count, err := r.ReadUvarint()
+	if err != nil {
+		return err
+	}
+	h.EchoTime, h.Hold, h.Complete = uint32(echo), uint16(hold), complete
+	if baseline != 0 {
+		return fmt.Errorf("netsync: snapshot delta-encoded against tick %d: %w", uint64(tick)-baseline, ErrUnsupported)
+	}
+	// Every ghost takes at least 4 bytes (ID, type, owner, spawn).
+	if count > MaxGhostsPerSnapshot || int(count)*32 > r.Remaining() {
+		return fmt.Errorf("netsync: snapshot announces %d ghosts; at most %d fit in %d bits and %d are allowed: %w",
+			count, r.Remaining()/32, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
+	}
+	s.SnapshotHeader = h
+	s.Ghosts = s.Ghosts[:0]
+	s.data = s.data[:0]
+	var id int64
+	for i := 0; i < int(count); i++ {
+		d, _ := r.ReadVarint()
+		typ, _ := r.ReadUvarint()
+		owner, _ := r.ReadUvarint()
+		age, err := r.ReadUvarint()
+		if err != nil {
+			return err
+		}
+		id += d
+		if id < 1 || id > math.MaxUint32 {
+			return fmt.Errorf("netsync: ghost ID %d outside 1..%d: %w", id, uint32(math.MaxUint32), bitstream.ErrOutOfRange)
+		}
+		if typ >= uint64(schema.NumGhostTypes()) {
+			return fmt.Errorf("netsync: ghost %d has type %d outside 0..%d: %w", id, typ, schema.NumGhostTypes()-1, bitstream.ErrOutOfRange)
+		}
+		if owner > math.MaxUint32 {
+			return fmt.Errorf("netsync: ghost %d has owner %d outside 0..%d: %w", id, owner, uint32(math.MaxUint32), bitstream.ErrOutOfRange)
+		}
+		if age > math.MaxInt32 {
+			return fmt.Errorf("netsync: ghost %d spawned %d ticks before tick %d, more than %d: %w", id, age, tick, math.MaxInt32, bitstream.ErrOutOfRange)
+		}
+		for j := range s.Ghosts {
+			if s.Ghosts[j].ID == components.GhostID(id) {
+				return fmt.Errorf("netsync: ghost %d appears twice: %w", id, bitstream.ErrMalformed)
+			}
+		}
+		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: h.Tick.Add(-int(age))}, off: len(s.data)}
+		gt, _ := schema.GhostType(codec.GhostTypeID(typ))
+		size := 0
+		for _, c := range gt.Components {
+			size += align8(schema.ComponentSize(c))
+		}
+		s.data = grow(s.data, size)
+		off := g.off
+		for _, c := range gt.Components {
+			changed, err := r.ReadBool()
+			if err != nil {
+				return err
+			}
+			if !changed {
+				return fmt.Errorf("netsync: ghost %d component %v unchanged without a baseline: %w", id, schema.ComponentName(c), bitstream.ErrMalformed)
+			}
+			if err := schema.Decode(&s.st, c, r, at(s.data, off)); err != nil {
+				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.ComponentName(c), err)
+			}
+			off += align8(schema.ComponentSize(c))
+		}
+		s.Ghosts = append(s.Ghosts, g)
+	}
+	if rest := r.Remaining(); rest >= 8 {
+		return fmt.Errorf("netsync: %d bits after the last ghost: %w", rest, bitstream.ErrMalformed)
+	}
+	return nil
+}
+
+// grow extends b by n zeroed bytes, keeping the base 8-byte aligned.
+func grow(b []byte, n int) []byte {
+	if len(b)+n > cap(b) {
+		nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 256))
+		copy(nb, b)
+		b = nb
+	}
+	b = b[:len(b)+n]
+	clear(b[len(b)-n:])
+	return b
+}
