@@ -123,15 +123,22 @@ type ClientStats struct {
 	SnapshotsReceived uint64
 	SnapshotsStale    uint64 // older than one already received
 	SnapshotsTooOld   uint64 // older than the history
-	BadPackets        uint64
+	BadPackets        uint64 // undecodable datagrams or messages
 	ClockJumps        uint64
 	SkippedTicks      uint64 // due after a stall, skipped instead of run late (see Client.Update)
-	BytesSent         uint64
+	BytesSent         uint64 // datagram bytes, packet headers included
 	BytesReceived     uint64
-	RTT               time.Duration
-	Jitter            time.Duration // RTT mean deviation
-	Ahead             float64       // ticks ahead of the server's estimated tick
-	Lead              float64       // how early inputs arrive, as the server reports it
+	// LinkRTT and LinkLoss are the packet layer's estimates: the round
+	// trip of its packets and acks, and the share of packets lost.
+	LinkRTT  time.Duration
+	LinkLoss float64
+	// PacketsRefused counts packets the packet layer dropped at a receive
+	// cap (reliable window, held bytes, fragments).
+	PacketsRefused uint64
+	RTT            time.Duration
+	Jitter         time.Duration // RTT mean deviation
+	Ahead          float64       // ticks ahead of the server's estimated tick
+	Lead           float64       // how early inputs arrive, as the server reports it
 	// InterpolationDelay is the current delay of interpolated ghosts and
 	// RenderTick the server tick they were last shown at, a continuous
 	// tick (gw.TickAt splits it).
@@ -200,27 +207,30 @@ type Client struct {
 	interpolator *ghostreg.Interpolator
 	iclock       *control.InterpolationClock
 
-	opts      ClientOptions
-	src       gw.TimeSource
-	conn      transport.Conn
-	sync      *control.ClockSync
-	rtt       control.RTT
-	latest    *protocol.Snapshot
-	scratch   *protocol.Snapshot
-	hasLatest bool
-	fresh     bool
-	hello     protocol.Hello // prepared once; the clock is set per send
-	lastHello time.Duration
-	helloSent bool
-	heard     time.Duration // when the server's last packet arrived
-	dropped   uint64        // the clock's dropped ticks already skipped
-	end       *ConnError    // why the connection was refused or ended
-	hold      int
-	catchUp   int
-	rx        []byte
-	tx        []byte
-	batch     protocol.InputBatch
-	welcome   protocol.Welcome
+	opts ClientOptions
+	src  gw.TimeSource
+	raw  transport.Conn // under link, for its byte counters
+	link *link
+	// onReliable, if set, receives each message of the reliable channel,
+	// once and in order; msg is valid during the call only.
+	onReliable func(msg []byte)
+	sync       *control.ClockSync
+	rtt        control.RTT
+	latest     *protocol.Snapshot
+	scratch    *protocol.Snapshot
+	hasLatest  bool
+	fresh      bool
+	hello      protocol.Hello // prepared once; the clock is set per send
+	lastHello  time.Duration
+	helloSent  bool
+	heard      time.Duration // when the server's last packet arrived
+	dropped    uint64        // the clock's dropped ticks already skipped
+	end        *ConnError    // why the connection was refused or ended
+	hold       int
+	catchUp    int
+	tx         []byte
+	batch      protocol.InputBatch
+	welcome    protocol.Welcome
 	// predicted selects the owned predicted ghosts, simulated all the
 	// predicted ones, shown the interpolated ones.
 	predicted *generic.Filter2[components.Ghost, components.InputHeader]
@@ -300,9 +310,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	c := &Client{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
-		opts: opts, src: src, conn: conn, sync: sync,
+		opts: opts, src: src, raw: conn, link: newLink(conn, src, 0), sync: sync,
 		latest: &protocol.Snapshot{}, scratch: &protocol.Snapshot{},
-		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
+		tx:        make([]byte, 0, protocol.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
 		simulated: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
 		shown:     generic.NewFilter1[components.Ghost]().With(generic.T[components.Interpolated]()),
@@ -374,8 +384,13 @@ func (c *Client) Stats() ClientStats {
 	st.ReplayedTicks = ecsx.Stats(c.schedule).ReplayedTicks
 	st.ClockJumps = c.sync.Jumps()
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
-	cs := c.conn.Stats()
+	cs := c.raw.Stats()
 	st.BytesSent, st.BytesReceived = cs.SentBytes, cs.ReceivedBytes
+	var w wire
+	w.add(c.link.pc.Stats())
+	st.BadPackets += w.malformed
+	st.PacketsRefused = w.refused
+	st.LinkRTT, st.LinkLoss = c.link.pc.RTT(), c.link.pc.Loss()
 	st.InterpolationDelay = time.Duration(c.iclock.Delay() * float64(c.clock.Interval()))
 	st.RenderTick = c.render
 	is := c.interpolator.Stats()
@@ -407,28 +422,39 @@ func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
 // others (see ClientStats.SkippedTicks); when the server has sent nothing
 // for the timeout it ends the connection.
 func (c *Client) Update() {
-	now := c.src.Now()
+	if c.update(c.src.Now()) {
+		_ = c.link.pc.Flush() // a failing link ends by timeout
+	}
+}
+
+// update is Update before the flush of the packet layer; it reports
+// whether it queued anything (a hello, a tick's inputs). Acks wait for
+// those packets: flushing on every frame would add an ack-only packet for
+// most packets received.
+func (c *Client) update(now time.Duration) bool {
 	c.poll(now)
 	switch c.state {
 	case stateConnecting:
+		sent := false
 		if !c.helloSent || now-c.lastHello >= c.opts.HelloInterval {
 			c.hello.ClientTime = ms(now)
 			c.tx = protocol.AppendHello(c.tx[:0], &c.hello)
-			_ = c.conn.Send(c.tx)
-			c.lastHello, c.helloSent = now, true
+			_, _ = c.link.pc.SendUnreliable(c.tx) // resent every HelloInterval until the welcome
+			c.lastHello, c.helloSent, sent = now, true, true
 		}
 		c.clock.Advance() // keep the accumulator current; no ticks before the welcome
-		return
+		return sent
 	case stateRefused, stateDisconnected:
-		return
+		return false
 	}
 	if now-c.heard > c.opts.Timeout {
 		c.timeout()
-		return
+		return false
 	}
 	n := c.skipStall(c.clock.Advance())
 	n += c.catchUp
 	c.catchUp = 0
+	ran := false
 	for ; n > 0; n-- {
 		if c.hold > 0 {
 			c.hold--
@@ -436,7 +462,9 @@ func (c *Client) Update() {
 		}
 		c.tick()
 		c.stats.Ticks++
+		ran = true
 	}
+	return ran
 }
 
 // Frame runs the per-frame stages (interpolation, presentation).

@@ -7,16 +7,23 @@ import (
 	"github.com/ghostwire/ghostwire/internal/ecsx"
 
 	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
 func (c *Client) poll(now time.Duration) {
 	for {
-		n, ok := c.conn.Receive(c.rx)
+		m, ok := c.link.pc.Receive()
 		if !ok {
 			return
 		}
 		c.heard = now
-		p := c.rx[:n]
+		if m.Channel == packet.Reliable {
+			if c.onReliable != nil {
+				c.onReliable(m.Data)
+			}
+			continue
+		}
+		p := m.Data
 		t, err := protocol.PeekType(p)
 		if err != nil {
 			c.stats.BadPackets++

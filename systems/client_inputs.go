@@ -101,5 +101,5 @@ func (c *Client) send(w *gw.World) {
 		c.batch.AckTick = c.latest.Tick
 	}
 	c.tx = protocol.AppendInputs(c.tx[:0], c.binding.Schema(), &c.batch)
-	_ = c.conn.Send(c.tx)
+	_, _ = c.link.pc.SendUnreliable(c.tx) // the next batch repeats the inputs not yet confirmed
 }

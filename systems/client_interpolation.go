@@ -22,8 +22,10 @@ func (c *Client) interpolate(w *gw.World) {
 }
 
 // pushInterpolated gives the interpolator the states of the ghosts of s
-// this client does not predict.
+// this client does not predict, after completing the records sent without
+// their identity (see ClientRegister.Resolve).
 func (c *Client) pushInterpolated(s *protocol.Snapshot) {
+	c.ghosts.Resolve(s)
 	for gi := range s.Ghosts {
 		if !c.ghosts.Predicts(&s.Ghosts[gi].Ghost) {
 			c.interpolator.Push(s, gi)

@@ -16,16 +16,17 @@ func (s *Server) Close() {
 		return
 	}
 	s.closing = true
-	s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed})
+	bye := &protocol.Reject{Reason: protocol.RejectClosed}
 	for _, pc := range s.pending {
-		s.sendTo(pc.conn, nil, s.tx)
-		_ = pc.conn.Close()
+		l := pc.say(s.src)
+		s.tx = l.goodbye(s.tx, protocol.MsgDisconnect, bye)
+		s.retire(l)
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]
 	for len(s.conns) > 0 {
 		sc := s.conns[0]
-		s.sendTo(sc.conn, sc, s.tx)
+		s.tx = sc.link.goodbye(s.tx, protocol.MsgDisconnect, bye)
 		s.drop(sc, protocol.RejectClosed)
 	}
 }
@@ -39,9 +40,8 @@ func (c *Client) Close() {
 	if c.end != nil {
 		return
 	}
-	c.tx = protocol.AppendReject(c.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed})
-	_ = c.conn.Send(c.tx)
-	_ = c.conn.Close()
+	c.tx = c.link.goodbye(c.tx, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed})
+	_ = c.link.pc.Close()
 	c.end = &ConnError{Local: true, Reason: netsync.RejectClosed, Detail: "the client left"}
 	c.state, c.stats.Reason = stateDisconnected, c.end.Reason
 	c.log.Info("ghostwire: disconnected", "reason", c.end.Reason.String(), "detail", c.end.Detail)

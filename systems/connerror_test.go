@@ -119,8 +119,9 @@ func TestServerCountsHostileHellos(t *testing.T) {
 	g := newTestGame()
 	h, err := harness.New(g.options(0, transport.Conditions{}))
 	require.NoError(t, err)
-	conn, err := h.Net.Dial("server", transport.Conditions{})
+	raw, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
+	conn := newPeer(t, raw, h.Time)
 	var w bitstream.Writer
 	w.WriteBits(protocol.ProtocolVersion, 8)
 	w.WriteBits(uint64(protocol.MsgHello), 8)
@@ -131,24 +132,23 @@ func TestServerCountsHostileHellos(t *testing.T) {
 	for range codec.MaxComponents + 1 {
 		w.WriteBits(0, 64)
 	}
-	require.NoError(t, conn.Send(w.Bytes()))
+	conn.send(w.Bytes())
 	h.Run(100 * time.Millisecond)
 	st := h.Server.Stats()
 	assert.Equal(t, uint64(1), st.BadPackets)
 	assert.Zero(t, st.Refused)
-	buf := make([]byte, transport.MaxDatagramSize)
-	_, ok := conn.Receive(buf)
+	_, ok := conn.receive()
 	assert.False(t, ok, "no answer to a bad packet")
 
 	hello := protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 2}
 	for i := range (*codec.Schema)(g.schema).NumComponents() {
 		hello.ComponentHashes = append(hello.ComponentHashes, (*codec.Schema)(g.schema).ComponentHash(codec.ComponentID(i)))
 	}
-	require.NoError(t, conn.Send(protocol.AppendHello(nil, &hello)))
+	conn.send(protocol.AppendHello(nil, &hello))
 	h.Run(100 * time.Millisecond)
-	n, ok := conn.Receive(buf)
+	p, ok := conn.receive()
 	require.True(t, ok)
-	typ, err := protocol.PeekType(buf[:n])
+	typ, err := protocol.PeekType(p)
 	require.NoError(t, err)
 	assert.Equal(t, protocol.MsgWelcome, typ)
 	assert.Equal(t, 1, h.Server.Stats().Connections)
@@ -160,13 +160,14 @@ func TestClientCountsHostileRejects(t *testing.T) {
 	g := newTestGame()
 	now := &gw.VirtualTime{}
 	net := transport.NewMemoryNetwork(now, 1)
-	conn, server, err := net.Pair(transport.Conditions{})
+	conn, raw, err := net.Pair(transport.Conditions{})
 	require.NoError(t, err)
+	server := newPeer(t, raw, now)
 	var log bytes.Buffer
 	c, err := systems.NewClient(now, conn, g.schema, systems.ClientOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	require.NoError(t, err)
 	c.Update()
-	raw := func(length int, detail string) []byte {
+	reject := func(length int, detail string) []byte {
 		var w bitstream.Writer
 		w.WriteBits(protocol.ProtocolVersion, 8)
 		w.WriteBits(uint64(protocol.MsgReject), 8)
@@ -176,15 +177,15 @@ func TestClientCountsHostileRejects(t *testing.T) {
 		return w.Bytes()
 	}
 	long := strings.Repeat("a", protocol.MaxRejectDetail+1)
-	require.NoError(t, server.Send(raw(len(long), long)))
-	require.NoError(t, server.Send(raw(4, "\x1b[2J")))
+	server.send(reject(len(long), long))
+	server.send(reject(4, "\x1b[2J"))
 	now.Advance(time.Millisecond)
 	c.Update()
 	assert.Equal(t, uint64(2), c.Stats().BadPackets)
 	assert.True(t, connecting(c))
 	assert.NoError(t, c.Err())
 
-	require.NoError(t, server.Send(raw(protocol.MaxRejectDetail, long[:protocol.MaxRejectDetail])))
+	server.send(reject(protocol.MaxRejectDetail, long[:protocol.MaxRejectDetail]))
 	now.Advance(time.Millisecond)
 	c.Update()
 	assert.True(t, refused(c))

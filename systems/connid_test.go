@@ -33,14 +33,14 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	helloPacket := g.hello()
 	bye := protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectClosed})
 	seen := map[components.ConnID]bool{honest: true}
-	buf := make([]byte, transport.MaxDatagramSize)
 	const rounds, perRound = 70, 1000
-	conns := make([]transport.Conn, perRound)
+	conns := make([]*peer, perRound)
 	for round := 0; round < rounds; round++ {
 		for i := range conns {
-			conns[i], err = h.Net.Dial("server", transport.Conditions{})
+			raw, err := h.Net.Dial("server", transport.Conditions{})
 			require.NoError(t, err)
-			require.NoError(t, conns[i].Send(helloPacket))
+			conns[i] = newPeer(t, raw, h.Time)
+			conns[i].send(helloPacket)
 		}
 		h.Step()
 		live := map[components.ConnID]bool{}
@@ -54,26 +54,26 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 			var welcome protocol.Welcome
 			got := false
 			for {
-				n, ok := c.Receive(buf)
+				p, ok := c.receive()
 				if !ok {
 					break
 				}
-				if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgWelcome {
-					require.NoError(t, protocol.DecodeWelcome(buf[:n], &welcome))
+				if typ, _ := protocol.PeekType(p); typ == protocol.MsgWelcome {
+					require.NoError(t, protocol.DecodeWelcome(p, &welcome))
 					got = true
 				}
 			}
 			require.True(t, got, "round %d conn %d: no welcome", round, i)
 			require.False(t, seen[welcome.Conn], "round %d: ID %d given out again", round, welcome.Conn)
 			seen[welcome.Conn] = true
-			require.NoError(t, c.Send(bye))
+			c.send(bye)
 		}
 		h.Step()
 		require.Equal(t, []components.ConnID{honest}, systems.Conns(h.Server), "round %d: every cycled connection is gone", round)
 		owned := (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, honest)
 		require.Equal(t, []ecs.Entity{honestGhost}, owned, "round %d: the honest client still owns its ghost, alone", round)
 		for _, c := range conns {
-			_ = c.Close()
+			_ = c.pc.Close()
 		}
 	}
 	assert.Len(t, seen, rounds*perRound+1)

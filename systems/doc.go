@@ -6,6 +6,13 @@
 // its own systems to the same schedule; the prediction systems are shared
 // by server and client.
 //
+// Each endpoint speaks through the packet layer (package transport/packet)
+// on every connection, whatever the transport: snapshots, inputs, hellos,
+// welcomes and goodbyes ride its unreliable channel, and a connection
+// whose reliable channel backs up (a client that stopped reading) is
+// dropped. A reject or disconnect travels in three packets, as the
+// connection closes right after and nothing can be resent.
+//
 // Package harness runs a server and clients in one process on virtual time
 // over a conditioned in-memory network, for tests and simulations.
 package systems

@@ -22,12 +22,18 @@ func TestJunkNeverKeepsAConnectionAlive(t *testing.T) {
 	require.NoError(t, err)
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	require.NoError(t, conn.Send(g.hello()))
+	p := newPeer(t, conn, h.Time)
+	p.send(g.hello())
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
 
 	junk := [][]byte{{0xff}, {protocol.ProtocolVersion, byte(protocol.MsgInputs), 1, 2, 3}, {protocol.ProtocolVersion, byte(protocol.MsgHello)}}
 	for i := 0; i < 30 && h.Server.Stats().Connections == 1; i++ {
-		require.NoError(t, conn.Send(junk[i%len(junk)]))
+		// Junk below the packet layer, and junk messages in good packets.
+		if i%2 == 0 {
+			require.NoError(t, conn.Send(junk[i%len(junk)]))
+		} else {
+			p.send(junk[i%len(junk)])
+		}
 		h.Run(100 * time.Millisecond)
 	}
 	st := h.Server.Stats()

@@ -109,7 +109,7 @@ func (c *Client) reconcile(w *gw.World) {
 			c.mispredicted(tick, g.ID, netsync.FieldDiff(diff))
 		}
 	}
-	c.ghosts.Sweep(s)
+	c.ghosts.Despawn(s)
 	if ecsx.LayoutVersion(w) != layout {
 		c.check.restart() // a ghost removed outside the prediction
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
 // ServerOptions configures a [Server]. The zero value is usable once
@@ -38,9 +39,18 @@ type ServerOptions struct {
 	// of silent connections costs bounded memory and time and an honest
 	// client still gets in.
 	MaxPending int
-	// SnapshotBytes bounds a snapshot packet; 1200 bytes, the most that crosses
-	// the internet unfragmented, when zero. Allowed: 64..1200.
+	// SnapshotBytes bounds a snapshot; 1188 bytes when zero, which with
+	// the packet layer's 12 bytes (header and message length) fill the 1200
+	// that cross the internet unfragmented. Allowed: 64..1200; a value
+	// above 1188 (packet.MaxUnreliableSize) means 1188.
 	SnapshotBytes int
+	// Importance, if set, says how much a ghost (by its entity) matters to
+	// connection conn: its send priority grows by that much each snapshot
+	// it waits for room (by distance, team, what the player looks at).
+	// Every ghost counts 1 when nil; below 1/64 counts as 1/64, so every
+	// ghost is sent eventually. Owned ghosts and spawns are sent before
+	// the others whatever their importance.
+	Importance func(w *gw.World, conn components.ConnID, e ecs.Entity) float32
 	// InputCapacity is the number of ticks of input buffered per
 	// connection; 64 when zero. Allowed: 8..4096. The schema's input
 	// rules say how inputs are validated and what a missing one becomes.
@@ -50,8 +60,10 @@ type ServerOptions struct {
 	// seconds of input). InputCapacity-1 when zero; at most
 	// InputCapacity-1.
 	InputMaxAhead int
-	// Timeout drops a connection silent for that long, and one that sent
-	// no valid hello within that long of being accepted; 5 s when zero.
+	// Timeout drops a connection silent for that long, one that sent
+	// no valid hello within that long of being accepted, and one whose
+	// oldest reliable message has waited that long for its ack (the
+	// client stopped reading; see ServerStats.Backlogged); 5 s when zero.
 	Timeout time.Duration
 	// OnConnect creates the player of a new connection and returns its
 	// entity and ghost type; the server makes it a ghost owned by conn.
@@ -100,11 +112,22 @@ type ServerStats struct {
 	TimedOut       uint64 // of Dropped: silent for longer than the timeout
 	Pending        int    // accepted connections waiting for their hello now
 	PendingEvicted uint64 // waiting connections closed to make room (MaxPending)
-	BadPackets     uint64 // undecodable packets, counted, never fatal
+	BadPackets     uint64 // undecodable packets or messages, counted, never fatal
 	SnapshotsSent  uint64
-	GhostsLeftOut  uint64 // ghosts that did not fit a snapshot
-	BytesSent      uint64
-	BytesReceived  uint64
+	GhostsDeferred uint64 // ghosts that waited for a later snapshot for lack of room
+	BytesSent      uint64 // datagram bytes, packet headers included
+	BytesReceived  uint64 // datagram bytes, junk included
+	// Backlogged counts, of Dropped, the connections whose reliable
+	// channel filled its send queue or went unacknowledged for too long:
+	// a client that stops reading is dropped, never buffered without
+	// bound. PacketsRefused counts packets the packet layer dropped at a
+	// receive cap (reliable window, held bytes, fragments).
+	Backlogged     uint64
+	PacketsRefused uint64
+	// LinkRTT and LinkLoss are the packet layer's round-trip time and
+	// loss estimates, averaged over the open connections.
+	LinkRTT        time.Duration
+	LinkLoss       float64
 	InputsApplied  uint64
 	InputsMissing  uint64
 	InputsLate     uint64
@@ -137,10 +160,11 @@ type Server struct {
 	src      gw.TimeSource
 	listener transport.Listener
 	conns    []*serverConn // in connection ID order
+	wire     wire          // packet-layer counters of connections already closed
 	pending  []pendingConn
 	nextConn components.ConnID
 	sw       *protocol.SnapshotWriter
-	rx       []byte
+	rx       []byte // a pending connection's first datagram
 	tx       []byte
 	batch    protocol.InputBatch
 	hello    protocol.Hello
@@ -157,15 +181,9 @@ type Server struct {
 	untilSend int
 }
 
-// pendingConn is an accepted connection still waiting for its hello.
-type pendingConn struct {
-	conn transport.Conn
-	at   time.Duration // when it was accepted
-}
-
 type serverConn struct {
 	id        components.ConnID
-	conn      transport.Conn
+	link      *link
 	inputs    *control.InputBuffer
 	lead      control.LeadTracker
 	newest    gw.Tick // the newest input tick whose lead was measured
@@ -176,9 +194,8 @@ type serverConn struct {
 	echoed    bool // echo holds a batch's client time
 	helloTime uint32
 	helloAt   time.Duration
-	sent      uint64
-	recv      uint64
 	applied   appliedInputs // for the replays of ServerOptions.SyncTest
+	view      *ghostreg.View
 }
 
 // NewServer creates a server world reading time from src and accepting
@@ -225,6 +242,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if err != nil {
 		return nil, err
 	}
+	if opts.SnapshotBytes == 0 || opts.SnapshotBytes > packet.MaxUnreliableSize && opts.SnapshotBytes <= protocol.MaxDatagram {
+		opts.SnapshotBytes = packet.MaxUnreliableSize
+	}
 	sw, err := protocol.NewSnapshotWriter(cs, opts.SnapshotBytes)
 	if err != nil {
 		return nil, err
@@ -266,11 +286,16 @@ func (s *Server) Update() {
 	}
 	now := s.src.Now()
 	s.poll(now)
+	ran := false
 	for n := s.clock.Advance(); n > 0; n-- {
 		s.check.tick(s.schedule, s.world, s.log)
 		s.stats.Ticks++
+		ran = true
 	}
 	s.expire(now)
+	if ran { // acks wait for the tick's packets rather than go alone every frame
+		s.flush()
+	}
 }
 
 // Stats returns the counters.
@@ -286,6 +311,24 @@ func (s *Server) Stats() ServerStats {
 	st.InputsClamped, st.InputsAhead, st.InputsDup = in.Clamped, in.TooFarAhead, in.Duplicates
 	st.MaxBuffered = in.MaxBuffered
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = s.check.checks(), s.check.desyncs, s.check.first
+	w := s.wire
+	for _, pc := range s.pending {
+		if pc.link != nil {
+			w.add(pc.link.pc.Stats())
+		}
+	}
+	for _, c := range s.conns {
+		w.add(c.link.pc.Stats())
+		st.LinkRTT += c.link.pc.RTT()
+		st.LinkLoss += c.link.pc.Loss()
+	}
+	if n := len(s.conns); n > 0 {
+		st.LinkRTT /= time.Duration(n)
+		st.LinkLoss /= float64(n)
+	}
+	st.BytesSent, st.BytesReceived = w.sent, w.received
+	st.BadPackets += w.malformed
+	st.PacketsRefused = w.refused
 	return st
 }
 

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mlange-42/arche/ecs"
+
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/control"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
 // poll accepts connections and reads every packet that has arrived.
@@ -19,15 +21,21 @@ func (s *Server) poll(now time.Duration) {
 			break
 		}
 		if len(s.pending) >= s.opts.MaxPending {
-			_ = s.pending[0].conn.Close()
+			if old := s.pending[0]; old.link != nil {
+				s.retire(old.link)
+			} else {
+				_ = old.raw.Close()
+			}
 			s.pending = append(s.pending[:0], s.pending[1:]...)
 			s.stats.PendingEvicted++
 		}
-		s.pending = append(s.pending, pendingConn{conn: c, at: now})
+		s.pending = append(s.pending, pendingConn{raw: c, at: now})
 	}
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
-		if s.handshake(pc.conn, now) {
+		// A client that stops reading is stalled for the server as soon
+		// as one that stops sending is: after the timeout.
+		if l := pc.open(s.src, s.rx, s.opts.Timeout); l != nil && s.handshake(l, now) {
 			continue
 		}
 		kept = append(kept, pc)
@@ -38,13 +46,15 @@ func (s *Server) poll(now time.Duration) {
 	for i := 0; i < len(s.conns); i++ {
 		sc := s.conns[i]
 		for {
-			n, ok := sc.conn.Receive(s.rx)
+			m, ok := sc.link.pc.Receive()
 			if !ok {
 				break
 			}
-			sc.recv += uint64(n)
-			s.stats.BytesReceived += uint64(n)
-			if s.handle(sc, s.rx[:n], now, serverTime) {
+			if m.Channel != packet.Unreliable { // clients send nothing reliable
+				s.stats.BadPackets++
+				continue
+			}
+			if s.handle(sc, m.Data, now, serverTime) {
 				i--
 				break
 			}
@@ -52,16 +62,21 @@ func (s *Server) poll(now time.Duration) {
 	}
 }
 
-// handshake reads a pending connection's packets until a hello arrives; it
-// reports whether the connection left the pending list.
-func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
+// handshake reads a pending connection's messages until a hello arrives; it
+// reports whether the connection left the pending list. The hello is the
+// first packet of a connection, on the unreliable channel: the client
+// repeats it until the welcome arrives.
+func (s *Server) handshake(c *link, now time.Duration) bool {
 	for {
-		n, ok := c.Receive(s.rx)
+		m, ok := c.pc.Receive()
 		if !ok {
 			return false
 		}
-		s.stats.BytesReceived += uint64(n)
-		p := s.rx[:n]
+		p := m.Data
+		if m.Channel != packet.Unreliable {
+			s.stats.BadPackets++
+			continue
+		}
 		if t, err := protocol.PeekType(p); err != nil || t != protocol.MsgHello {
 			s.stats.BadPackets++
 			continue
@@ -90,7 +105,7 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 			return true
 		}
 		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
-		sc := &serverConn{id: s.newConnID(), conn: c, inputs: inputs, heard: now,
+		sc := &serverConn{id: s.newConnID(), link: c, inputs: inputs, heard: now,
 			helloTime: s.hello.ClientTime, helloAt: now}
 		e, typ, err := s.opts.OnConnect(s.world, sc.id)
 		if err == nil {
@@ -108,6 +123,10 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 		if s.opts.SyncTest > 0 {
 			sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
 		}
+		sc.view = s.ghosts.NewView(sc.id)
+		if imp := s.opts.Importance; imp != nil {
+			sc.view.Importance = func(e ecs.Entity) float32 { return imp(s.world, sc.id, e) }
+		}
 		s.conns = append(s.conns, sc)
 		s.stats.Accepted++
 		s.log.Debug("ghostwire: connection accepted", "conn", sc.id)
@@ -117,11 +136,16 @@ func (s *Server) handshake(c transport.Conn, now time.Duration) bool {
 }
 
 // refuse answers a hello with a reject and closes the connection.
-func (s *Server) refuse(c transport.Conn, m *protocol.Reject) {
+func (s *Server) refuse(c *link, m *protocol.Reject) {
 	s.stats.Refused++
-	s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgReject, m)
-	s.sendTo(c, nil, s.tx)
-	_ = c.Close()
+	s.tx = c.goodbye(s.tx, protocol.MsgReject, m)
+	s.retire(c)
+}
+
+// retire closes a connection's packet layer and keeps its counters.
+func (s *Server) retire(c *link) {
+	s.wire.add(c.pc.Stats())
+	_ = c.pc.Close()
 }
 
 // newConnID returns the next connection ID: never 0 and never the ID of a
@@ -150,7 +174,11 @@ func (s *Server) welcome(sc *serverConn, now time.Duration) {
 		Conn: sc.id, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
-	s.sendTo(sc.conn, sc, s.tx)
+	// Sent now: its hold time is measured now. A lost welcome is asked
+	// for again by the next hello.
+	if _, err := sc.link.pc.SendUnreliable(s.tx); err == nil {
+		_ = sc.link.pc.Flush()
+	}
 }
 
 // expire drops connections silent for longer than the timeout, and closes
@@ -159,9 +187,9 @@ func (s *Server) expire(now time.Duration) {
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
-			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
-			s.sendTo(pc.conn, nil, s.tx)
-			_ = pc.conn.Close()
+			l := pc.say(s.src)
+			s.tx = l.goodbye(s.tx, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
+			s.retire(l)
 			continue
 		}
 		kept = append(kept, pc)
@@ -170,8 +198,7 @@ func (s *Server) expire(now time.Duration) {
 	s.pending = kept
 	for i := 0; i < len(s.conns); i++ {
 		if sc := s.conns[i]; now-sc.heard > s.opts.Timeout {
-			s.tx = protocol.AppendReject(s.tx[:0], protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
-			s.sendTo(sc.conn, sc, s.tx)
+			s.tx = sc.link.goodbye(s.tx, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
 			s.drop(sc, protocol.RejectTimeout)
 			s.stats.TimedOut++
 			i--
@@ -187,6 +214,7 @@ func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 		}
 	}
 	add(&s.closed, sc.inputs.Stats())
+	sc.view.Close()
 	s.stats.Dropped++
 	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())
 	s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
@@ -196,14 +224,25 @@ func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 	if s.opts.OnDisconnect != nil {
 		s.opts.OnDisconnect(s.world, sc.id, s.owned)
 	}
-	_ = sc.conn.Close()
+	s.retire(sc.link)
 }
 
-func (s *Server) sendTo(c transport.Conn, sc *serverConn, p []byte) {
-	if err := c.Send(p); err == nil {
-		s.stats.BytesSent += uint64(len(p))
-		if sc != nil {
-			sc.sent += uint64(len(p))
+// flush sends what each connection's packet layer holds: the messages of
+// this update, the reliable ones due, the acks. A connection whose
+// reliable channel is backlogged (its client stopped acknowledging or
+// reading) is dropped instead, so it never holds more than the packet
+// layer's caps.
+func (s *Server) flush() {
+	for i := 0; i < len(s.conns); i++ {
+		sc := s.conns[i]
+		if err := sc.link.pc.Backlogged(); err != nil {
+			s.log.Info("ghostwire: connection backlogged", "conn", sc.id, "err", err)
+			s.tx = sc.link.goodbye(s.tx, protocol.MsgDisconnect, &protocol.Reject{Reason: protocol.RejectTimeout})
+			s.drop(sc, protocol.RejectTimeout)
+			s.stats.Backlogged++
+			i--
+			continue
 		}
+		_ = sc.link.pc.Flush() // a closed or failing link ends by timeout
 	}
 }

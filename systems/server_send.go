@@ -15,8 +15,8 @@ func (s *Server) send(w *gw.World) {
 	now := s.src.Now()
 	for _, sc := range s.conns {
 		s.sw.Begin(tick)
-		s.stats.GhostsLeftOut += uint64(s.ghosts.WriteSnapshot(s.sw, sc.id))
-		h := protocol.SnapshotHeader{Tick: tick, Complete: true, EchoTime: sc.echo,
+		s.stats.GhostsDeferred += uint64(s.ghosts.WriteSnapshot(s.sw, sc.view, tick))
+		h := protocol.SnapshotHeader{Tick: tick, EchoTime: sc.echo,
 			Hold: uint16(min(ms(now-sc.echoAt), 65535))}
 		if confirmed, ok := sc.inputs.Confirmed(); ok {
 			h.Confirmed, h.HasConfirmed = confirmed, true
@@ -24,7 +24,9 @@ func (s *Server) send(w *gw.World) {
 		if lead, ok := sc.lead.Lead(); ok {
 			h.Lead = float32(lead)
 		}
-		s.sendTo(sc.conn, sc, s.sw.Finish(&h))
+		if seq, err := sc.link.pc.SendUnreliable(s.sw.Finish(&h)); err == nil {
+			sc.link.sentSnapshot(seq, tick)
+		}
 		s.stats.SnapshotsSent++
 	}
 }

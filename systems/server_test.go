@@ -183,15 +183,15 @@ func TestConnectionsWithoutHelloTimeOut(t *testing.T) {
 	require.NoError(t, err)
 	mute, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
+	p := newPeer(t, mute, h.Time)
 	h.Run(500 * time.Millisecond)
 	require.NoError(t, mute.Send([]byte{1}), "still open before the timeout")
 	h.Run(time.Second)
 	assert.ErrorIs(t, mute.Send([]byte{1}), transport.ErrClosed, "the server closed its end")
-	buf := make([]byte, transport.MaxDatagramSize)
-	n, ok := mute.Receive(buf)
+	bye, ok := p.receive()
 	require.True(t, ok, "told why")
 	var m protocol.Reject
-	require.NoError(t, protocol.DecodeReject(buf[:n], protocol.MsgDisconnect, &m))
+	require.NoError(t, protocol.DecodeReject(bye, protocol.MsgDisconnect, &m))
 	assert.Equal(t, protocol.RejectTimeout, m.Reason)
 	assert.True(t, h.Clients[0].Connected())
 	assert.Equal(t, 1, h.Server.Stats().Connections)
@@ -204,9 +204,10 @@ func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
 	g := newTestGame()
 	h, err := harness.New(g.options(0, transport.Conditions{}))
 	require.NoError(t, err)
-	conn, err := h.Net.Dial("server", transport.Conditions{})
+	raw, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	require.NoError(t, conn.Send(protocol.AppendHello(nil, &protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 1})))
+	conn := newPeer(t, raw, h.Time)
+	conn.send(protocol.AppendHello(nil, &protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 1}))
 	h.Run(50 * time.Millisecond)
 	require.Equal(t, 1, h.Server.Stats().Connections)
 
@@ -217,21 +218,20 @@ func TestSnapshotsEchoTheNewestClientTime(t *testing.T) {
 	}
 	newest := batch(1000)
 	older := batch(900)
-	require.NoError(t, conn.Send(newest))
+	conn.send(newest)
 	h.Run(40 * time.Millisecond)
-	require.NoError(t, conn.Send(newest)) // a late duplicate
-	require.NoError(t, conn.Send(older))  // overtaken on the way
-	h.Run(20 * time.Millisecond)          // the next snapshot leaves after both arrived
+	conn.send(newest)            // a late duplicate
+	conn.send(older)             // overtaken on the way
+	h.Run(20 * time.Millisecond) // the next snapshot leaves after both arrived
 
 	var last protocol.Snapshot
-	buf := make([]byte, transport.MaxDatagramSize)
 	for {
-		n, ok := conn.Receive(buf)
+		p, ok := conn.receive()
 		if !ok {
 			break
 		}
-		if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgSnapshot {
-			require.NoError(t, protocol.DecodeSnapshot(buf[:n], (*codec.Schema)(g.schema), &last))
+		if typ, _ := protocol.PeekType(p); typ == protocol.MsgSnapshot {
+			require.NoError(t, protocol.DecodeSnapshot(p, (*codec.Schema)(g.schema), &last))
 		}
 	}
 	assert.Equal(t, uint32(1000), last.EchoTime)

@@ -36,8 +36,7 @@ func (c *Client) skipStall(n int) int {
 // was lost. The server is told, in case it is still there.
 func (c *Client) timeout() {
 	m := protocol.Reject{Reason: protocol.RejectTimeout}
-	c.tx = protocol.AppendReject(c.tx[:0], protocol.MsgDisconnect, &m)
-	_ = c.conn.Send(c.tx)
+	c.tx = c.link.goodbye(c.tx, protocol.MsgDisconnect, &m)
 	m.Detail = fmt.Sprintf("nothing heard from the server for %v", c.opts.Timeout)
 	c.end = &ConnError{Local: true, Reason: netsync.RejectReason(m.Reason), Detail: m.Detail}
 	c.state, c.stats.Reason = stateDisconnected, c.end.Reason

@@ -221,28 +221,28 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 	g := newTestGame()
 	h, err := harness.New(g.options(0, transport.Conditions{}))
 	require.NoError(t, err)
-	conn, err := h.Net.Dial("server", transport.Conditions{})
+	raw, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	require.NoError(t, conn.Send(protocol.AppendHello(nil, &protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 1})))
+	conn := newPeer(t, raw, h.Time)
+	conn.send(protocol.AppendHello(nil, &protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ClientTime: 1}))
 	h.Run(50 * time.Millisecond)
 	require.Equal(t, 1, h.Server.Stats().Connections)
 
 	// lead sends the input of tick, lets a snapshot come back and returns
 	// its lead and how late the input came by the server's clock.
-	buf := make([]byte, transport.MaxDatagramSize)
 	var snap protocol.Snapshot
 	lead := func(tick gw.Tick) (lead, want float64) {
-		require.NoError(t, conn.Send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,
-			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, (*codec.Schema)(g.schema).InputSize())})))
+		conn.send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,
+			Heads: []components.InputHeader{{Tick: tick}}, Data: make([]byte, (*codec.Schema)(g.schema).InputSize())}))
 		want = float64(tick.Sub(h.Server.World().Tick()))
 		h.Run(20 * time.Millisecond)
 		for {
-			n, ok := conn.Receive(buf)
+			p, ok := conn.receive()
 			if !ok {
 				return float64(snap.Lead), want
 			}
-			if typ, _ := protocol.PeekType(buf[:n]); typ == protocol.MsgSnapshot {
-				require.NoError(t, protocol.DecodeSnapshot(buf[:n], (*codec.Schema)(g.schema), &snap))
+			if typ, _ := protocol.PeekType(p); typ == protocol.MsgSnapshot {
+				require.NoError(t, protocol.DecodeSnapshot(p, (*codec.Schema)(g.schema), &snap))
 			}
 		}
 	}

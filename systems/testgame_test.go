@@ -134,7 +134,7 @@ func positions(h *harness.Harness, client int, id components.GhostID) (server, p
 	return sm.Get(se).X, cm.Get(ce).X, true
 }
 
-// hello returns the hello packet a client of this game sends, for tests
+// hello returns the hello message a client of this game sends, for tests
 // that talk to the server over a raw connection.
 func (g *testGame) hello() []byte {
 	h := protocol.Hello{SchemaHash: (*codec.Schema)(g.schema).Hash(), TickRate: 60, ComponentHashes: make([]uint64, (*codec.Schema)(g.schema).NumComponents())}

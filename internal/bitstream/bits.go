@@ -120,6 +120,31 @@ func (w *Writer) WriteBytes(p []byte) {
 	}
 }
 
+// CopyBits writes the n bits of src that start at bit off (bit 0 is the
+// lowest bit of src[0], as Writer packs them), so encoded fields can be
+// spliced from one stream into another without decoding them. It costs
+// about one WriteBits per 56 bits. It panics when off or n is negative or
+// off+n exceeds len(src)·8.
+func (w *Writer) CopyBits(src []byte, off, n int) {
+	if off < 0 || n < 0 || off+n > len(src)*8 {
+		panic(fmt.Sprintf("bitstream: copy of bits %d..%d from %d bytes", off, off+n, len(src)))
+	}
+	for n > 0 {
+		k := min(n, 56)
+		i, sh := off>>3, off&7
+		var v uint64
+		if i+8 <= len(src) {
+			v = binary.LittleEndian.Uint64(src[i:])
+		} else {
+			for j := 0; i+j < len(src); j++ {
+				v |= uint64(src[i+j]) << (8 * j)
+			}
+		}
+		w.WriteBits(v>>sh&(1<<k-1), k)
+		off, n = off+k, n-k
+	}
+}
+
 // Bytes returns everything written, the last partial byte padded with zero
 // bits. Writing may continue afterwards. The result aliases the writer's
 // buffer, so it is valid only until the next write or Reset.

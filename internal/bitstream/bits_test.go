@@ -532,3 +532,51 @@ func FuzzBitReader(f *testing.F) {
 		}
 	})
 }
+
+// CopyBits splices any bit range of one stream into another at any bit
+// position: what it writes reads back as the fields the source held.
+func TestCopyBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	for range 500 {
+		var src bitstream.Writer
+		var widths []int
+		var values []uint64
+		for range 1 + rng.IntN(40) {
+			n := 1 + rng.IntN(64)
+			v := rng.Uint64() >> (64 - n)
+			src.WriteBits(v, n)
+			widths, values = append(widths, n), append(values, v)
+		}
+		b := src.Bytes()
+		// Copy fields [from, to) after a prefix of 0..7 bits.
+		from := rng.IntN(len(widths))
+		to := from + 1 + rng.IntN(len(widths)-from)
+		off, n := 0, 0
+		for i := range to {
+			if i < from {
+				off += widths[i]
+			} else {
+				n += widths[i]
+			}
+		}
+		var dst bitstream.Writer
+		lead := rng.IntN(8)
+		dst.WriteBits(0x55, lead)
+		dst.CopyBits(b, off, n)
+		require.Equal(t, lead+n, dst.BitLen())
+		var r bitstream.Reader
+		r.Reset(dst.Bytes())
+		_, _ = r.ReadBits(lead)
+		for i := from; i < to; i++ {
+			v, err := r.ReadBits(widths[i])
+			require.NoError(t, err)
+			require.Equal(t, values[i], v, "field %d of %d bits", i, widths[i])
+		}
+	}
+	var w bitstream.Writer
+	assert.Panics(t, func() { w.CopyBits([]byte{1}, 1, 8) }, "past the end")
+	assert.Panics(t, func() { w.CopyBits([]byte{1}, -1, 1) }, "negative offset")
+	assert.Panics(t, func() { w.CopyBits([]byte{1}, 0, -1) }, "negative length")
+	w.CopyBits(nil, 0, 0)
+	assert.Zero(t, w.BitLen())
+}

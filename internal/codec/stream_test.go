@@ -70,7 +70,7 @@ func throughTheWire(t *testing.T, s *codec.Schema, typ codec.GhostTypeID, v allK
 	require.NoError(t, err)
 	w.Begin(7)
 	var tag zeroSize
-	require.True(t, w.AddGhost(components.Ghost{ID: 1, Type: uint16(typ)}, []unsafe.Pointer{unsafe.Pointer(&v), unsafe.Pointer(&tag)}))
+	require.True(t, w.AddGhost(components.Ghost{ID: 1, Type: uint16(typ)}, true, []unsafe.Pointer{unsafe.Pointer(&v), unsafe.Pointer(&tag)}))
 	var snap protocol.Snapshot
 	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 7}), s, &snap))
 	require.Len(t, snap.Ghosts, 1)

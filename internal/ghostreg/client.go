@@ -19,6 +19,9 @@ import (
 type ClientStats struct {
 	Spawned, Despawned uint64
 	Live               int
+	// Unresolved counts ghost records dropped because they came without
+	// an identity this client knew.
+	Unresolved uint64
 }
 
 // ClientRegister maps ghost IDs to local entities and creates or destroys them from
@@ -214,40 +217,57 @@ func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap
 	return diff, equal, true
 }
 
-// Sweep handles the ghosts missing from snap when snap is complete (an
-// incomplete snapshot proves nothing about a missing ghost): a predicted
-// ghost is despawned now (OnDespawn, then removal); an interpolated one is
-// handed to the Interpolator, which removes it when the render tick gets
-// there (without an Interpolator it goes now too). It panics if the world
-// is locked.
-func (c *ClientRegister) Sweep(snap *protocol.Snapshot) {
-	if !snap.Complete {
-		return
+// Resolve completes the records of snap sent without their identity
+// (owner and spawn tick) from the ghosts this client knows, predicted or
+// interpolated, and drops those of ghosts it does not know (counted in
+// ClientStats.Unresolved): a ghost whose entity the game destroyed comes
+// back only when the server sends its identity again. It is idempotent.
+func (c *ClientRegister) Resolve(snap *protocol.Snapshot) {
+	kept := snap.Ghosts[:0]
+	for _, gs := range snap.Ghosts {
+		if !gs.Identity {
+			g, ok := c.known(gs.ID)
+			if !ok || g.Type != gs.Type {
+				c.stats.Unresolved++
+				continue
+			}
+			gs.Owner, gs.Spawned, gs.Identity = g.Owner, g.Spawned, true
+		}
+		kept = append(kept, gs)
 	}
-	c.seen = c.seen[:0]
-	for i := range snap.Ghosts {
-		c.seen = append(c.seen, snap.Ghosts[i].ID)
-	}
-	slices.Sort(c.seen) // owned ghosts come first on the wire
-	present := func(id components.GhostID) bool {
-		_, ok := slices.BinarySearch(c.seen, id)
-		return ok
-	}
-	c.gone = c.gone[:0]
-	for _, g := range c.ghosts {
-		if (g.predicted || c.interp == nil) && !present(g.id) {
-			c.gone = append(c.gone, g.id)
+	snap.Ghosts = kept
+}
+
+// known returns the identity of ghost id, when this client has it.
+func (c *ClientRegister) known(id components.GhostID) (components.Ghost, bool) {
+	if i := c.find(id); i < len(c.ghosts) && c.ghosts[i].id == id {
+		if a := c.b.world.Arche(); a.Alive(c.ghosts[i].e) {
+			return *(*components.Ghost)(a.Get(c.ghosts[i].e, c.b.Ghost)), true
 		}
 	}
-	// Hooks run after the list is complete, so they see a consistent register.
-	for _, id := range c.gone {
-		c.despawn(id)
-	}
 	if c.interp != nil {
-		for _, ig := range c.interp.ghosts {
-			if !present(ig.g.ID) {
-				c.interp.Gone(ig.g.ID, snap.Tick)
-			}
+		if i, ok := c.interp.find(id); ok {
+			return c.interp.ghosts[i].g, true
+		}
+	}
+	return components.Ghost{}, false
+}
+
+// Despawn applies the despawn records of snap: a predicted ghost is
+// despawned now (OnDespawn, then removal); an interpolated one is handed
+// to the Interpolator, which removes it when the render tick reaches the
+// snapshot's tick (without an Interpolator it goes now too). A record of
+// a ghost this client does not know is ignored (IDs are never reused). It
+// panics if the world is locked.
+func (c *ClientRegister) Despawn(snap *protocol.Snapshot) {
+	for _, id := range snap.Despawned {
+		i := c.find(id)
+		interpolated := c.interp != nil && c.interp.Known(id)
+		if i < len(c.ghosts) && c.ghosts[i].id == id && (c.ghosts[i].predicted || !interpolated) {
+			c.despawn(id)
+		}
+		if interpolated {
+			c.interp.Gone(id, snap.Tick)
 		}
 	}
 }

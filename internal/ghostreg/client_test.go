@@ -60,9 +60,10 @@ func (p *pair) checkValues(tb testing.TB, id components.GhostID, se, ce ecs.Enti
 	assert.Equalf(tb, *getHP(p.sw, se), *getHP(p.cw, ce), "ghost %d: HP, server then client", id)
 }
 
-// apply spawns the snapshot's new ghosts, writes the known ones and
-// sweeps: what a client does with every snapshot.
+// apply resolves the snapshot's records, spawns its new ghosts, writes
+// the known ones and despawns: what a client does with every snapshot.
 func (p *pair) apply(snap *protocol.Snapshot) {
+	p.cl.Resolve(snap)
 	for gi, g := range snap.Ghosts {
 		if e, ok := p.cl.Entity(g.ID); ok {
 			p.cl.Write(e, snap, gi)
@@ -70,7 +71,7 @@ func (p *pair) apply(snap *protocol.Snapshot) {
 			p.cl.Spawn(snap, gi)
 		}
 	}
-	p.cl.Sweep(snap)
+	p.cl.Despawn(snap)
 }
 
 // lookup returns the client's entity of ghost id, requiring it.
@@ -195,7 +196,7 @@ func TestClientWrite(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { p.cl.Write(ce, snap, 0) }), "Client.Write allocs per call")
 }
 
-func TestClientSweep(t *testing.T) {
+func TestClientDespawn(t *testing.T) {
 	const me = 1
 	p := newPair(t, me)
 	var se []ecs.Entity
@@ -228,21 +229,26 @@ func TestClientSweep(t *testing.T) {
 		}
 	}
 
-	// An incomplete snapshot (small budget) proves nothing.
-	small, left := writeSnapshot(t, p.s, p.srv, 128, 2, me)
-	require.NotZero(t, left, "test setup: the small snapshot must leave ghosts out")
-	require.False(t, small.Complete, "test setup: the small snapshot must be incomplete")
-	p.apply(small)
-	assert.Empty(t, despawned, "an incomplete snapshot despawned ghosts")
-	assert.Equal(t, 30, p.cl.Stats().Live, "an incomplete snapshot despawned ghosts")
-	for id := range gone {
-		_, ok := p.cl.Entity(id)
-		assert.Truef(t, ok, "incomplete snapshot: ghost %d despawned", id)
-	}
+	// A snapshot lost on the way: nothing happens on the client, and the
+	// server, without an acknowledgement, sends the despawns again.
+	v := viewOf(p.srv, me)
+	sw, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
+	require.NoError(t, err)
+	sw.Begin(2)
+	p.srv.WriteSnapshot(sw, v, 2)
+	sw.Finish(&protocol.SnapshotHeader{Tick: 2})
+	assert.Equal(t, len(gone), v.PendingDespawns(), "despawns await an acknowledgement")
+	assert.Equal(t, 30, p.cl.Stats().Live)
 
-	// A complete one does.
-	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 3, me)
-	require.True(t, snap.Complete, "test setup: full snapshot incomplete")
+	// A snapshot that holds only some ghosts: absence is not despawn, the
+	// despawn records are.
+	snap, left := writeSnapshot(t, p.s, p.srv, 128, 3, me)
+	require.NotZero(t, left, "test setup: the small snapshot must leave ghosts out")
+	require.Len(t, snap.Despawned, len(gone), "every despawn resent")
+	p.apply(snap)
+	assert.Zero(t, v.PendingDespawns(), "acknowledged despawns are not sent again")
+	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 4, me)
+	assert.Empty(t, snap.Despawned)
 	p.apply(snap)
 	assert.Len(t, despawned, len(gone), "OnDespawn calls")
 	for _, g := range despawned {
@@ -250,9 +256,9 @@ func TestClientSweep(t *testing.T) {
 		if !assert.Truef(t, ok, "OnDespawn for ghost %d, which is still on the server", g.ID) {
 			continue
 		}
-		assert.Falsef(t, p.cw.Arche().Alive(e), "ghost %d: entity still alive after Sweep", g.ID)
+		assert.Falsef(t, p.cw.Arche().Alive(e), "ghost %d: entity still alive after Despawn", g.ID)
 		_, ok = p.cl.Entity(g.ID)
-		assert.Falsef(t, ok, "ghost %d: Lookup still finds it after Sweep", g.ID)
+		assert.Falsef(t, ok, "ghost %d: Lookup still finds it after Despawn", g.ID)
 	}
 	st := p.cl.Stats()
 	assert.Equal(t, 25, st.Live)
@@ -264,7 +270,7 @@ func TestClientSweep(t *testing.T) {
 		assert.Equalf(t, want, ok, "ghost %d: on the client as on the server", id)
 	}
 
-	// The game killed a ghost's entity itself: Sweep forgets it without
+	// The game killed a ghost's entity itself: Despawn forgets it without
 	// calling the hook on a dead entity.
 	ce := p.lookup(t, 2)
 	p.cw.Arche().RemoveEntity(ce)
@@ -446,10 +452,10 @@ func TestEndToEnd(t *testing.T) {
 
 		p.srv.Quantize()
 		sw.Begin(tick)
-		require.Zerof(t, p.srv.WriteSnapshot(sw, me), "tick %d: ghosts left out; the test needs complete snapshots", tick)
-		h := protocol.SnapshotHeader{Tick: tick, Complete: true}
+		require.Zerof(t, p.srv.WriteSnapshot(sw, viewOf(p.srv, me), tick), "tick %d: ghosts left out; the test needs every ghost in each snapshot", tick)
+		h := protocol.SnapshotHeader{Tick: tick}
 		require.NoErrorf(t, protocol.DecodeSnapshot(sw.Finish(&h), p.s.Schema, &snap), "tick %d", tick)
-		require.Truef(t, snap.Complete, "tick %d: snapshot incomplete", tick)
+		viewOf(p.srv, me).Ack(tick)
 		p.apply(&snap)
 
 		require.Equalf(t, len(live), p.srv.Len(), "tick %d: server ghosts", tick)
@@ -520,7 +526,7 @@ func newModePair(tb testing.TB, me components.ConnID) (p *pair, types [3]codec.G
 
 // A ghost is predicted when its type says every client predicts it, or
 // only its owner and this client owns it; only an owned predicted ghost
-// gets the input. Sweep despawns a predicted ghost at once, owned or not,
+// gets the input. Despawn removes a predicted ghost at once, owned or not,
 // and hands an interpolated one, owned or not, to the interpolator.
 func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 	const me = 2
@@ -575,8 +581,8 @@ func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 		p.srv.Despawn(e)
 	}
 	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 2, me)
-	require.True(t, snap.Complete)
-	p.cl.Sweep(snap)
+	require.Len(t, snap.Despawned, len(cases))
+	p.cl.Despawn(snap)
 	for i, c := range cases {
 		id := components.GhostID(i + 1)
 		_, live := p.cl.Entity(id)
@@ -584,4 +590,39 @@ func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 	}
 	ip.Update(2, 1)
 	assert.Zero(t, p.cl.Stats().Live, "the interpolated ones go when the render tick reaches the snapshot")
+}
+
+// Records sent without identity take it from the ghost the client has;
+// one of a ghost the client does not know is dropped and counted, and the
+// ghost comes back when the server sends its identity again.
+func TestClientResolve(t *testing.T) {
+	const me = 1
+	p := newPair(t, me)
+	p.spawn(t, p.s.player, 0, Pos{1, 2}, HP{V: 3})
+	p.spawn(t, p.s.crate, me, Pos{4, 5}, HP{V: 6})
+	ecsx.SetTick(p.sw, 7)
+	p.srv.Quantize()
+	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 7, me)
+	require.True(t, snap.Ghosts[0].Identity)
+	p.apply(snap)
+
+	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 8, me)
+	require.Len(t, snap.Ghosts, 2)
+	for _, g := range snap.Ghosts {
+		require.False(t, g.Identity, "acknowledged: no identity")
+	}
+	p.cl.Resolve(snap)
+	for _, g := range snap.Ghosts {
+		e, _ := p.srv.Entity(g.ID)
+		assert.Equal(t, getGhost(p.sw, e), g.Ghost, "owner and spawn tick from the client's ghost")
+		assert.True(t, g.Identity)
+	}
+	assert.Zero(t, p.cl.Stats().Unresolved)
+
+	// The game destroyed ghost 1's entity: its records cannot be resolved.
+	p.cw.Arche().RemoveEntity(p.lookup(t, 1))
+	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 9, me)
+	p.cl.Resolve(snap)
+	assert.Equal(t, []components.GhostID{2}, snapshotIDs(snap), "the unknown ghost's record dropped")
+	assert.Equal(t, uint64(1), p.cl.Stats().Unresolved)
 }

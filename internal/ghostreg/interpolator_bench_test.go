@@ -16,14 +16,14 @@ import (
 
 var lerpSink []ipPos
 
-// packetOf encodes the given server ghosts alone as an incomplete snapshot
-// of tick.
+// packetOf encodes the given server ghosts alone, with their identity, as
+// the snapshot of tick.
 func (r *ipRig) packetOf(tick gw.Tick, es []ecs.Entity) []byte {
 	a := r.sw.Arche()
 	gid := ecs.ComponentID[components.Ghost](a)
 	r.wr.Begin(tick)
 	for _, e := range es {
-		if !r.wr.AddGhost(*(*components.Ghost)(a.Get(e, gid)), []unsafe.Pointer{a.Get(e, r.syid), a.Get(e, r.spid), a.Get(e, r.slid)}) {
+		if !r.wr.AddGhost(*(*components.Ghost)(a.Get(e, gid)), true, []unsafe.Pointer{a.Get(e, r.syid), a.Get(e, r.spid), a.Get(e, r.slid)}) {
 			panic("ghost does not fit")
 		}
 	}

@@ -50,6 +50,7 @@ type ipRig struct {
 	sw, cw             *gw.World
 	srv                *ghostreg.ServerRegister
 	wr                 *protocol.SnapshotWriter
+	view               *ghostreg.View
 	cl                 *ghostreg.ClientRegister
 	ip                 *ghostreg.Interpolator
 	snap               protocol.Snapshot
@@ -106,6 +107,7 @@ func newIPRig(tb testing.TB, maxExtrapolation float64) *ipRig {
 	r.sw = gw.NewWorld(gw.WorldOptions{})
 	sb := ghostreg.Bind(r.sw, r.s)
 	r.srv = ghostreg.NewServerRegister(sb)
+	r.view = r.srv.NewView(ipMe)
 	var err error
 	r.wr, err = protocol.NewSnapshotWriter(r.s, 0)
 	require.NoError(tb, err)
@@ -155,27 +157,33 @@ func (r *ipRig) set(e ecs.Entity, st ipState) {
 	*(*ipLife)(a.Get(e, r.slid)) = st.Life
 }
 
-// packet encodes the server's ghosts as the snapshot of tick.
-func (r *ipRig) packet(tick gw.Tick, complete bool) []byte {
+// packet encodes the server's ghosts as the snapshot of tick; the client
+// acknowledges it when ack is set.
+func (r *ipRig) packet(tick gw.Tick, ack bool) []byte {
 	ecsx.SetTick(r.sw, tick)
 	r.wr.Begin(tick)
-	r.srv.WriteSnapshot(r.wr, ipMe)
-	return append([]byte(nil), r.wr.Finish(&protocol.SnapshotHeader{Tick: tick, Complete: complete})...)
+	r.srv.WriteSnapshot(r.wr, r.view, tick)
+	p := append([]byte(nil), r.wr.Finish(&protocol.SnapshotHeader{Tick: tick})...)
+	if ack {
+		r.view.Ack(tick)
+	}
+	return p
 }
 
 // receive decodes p and does what a client does with a snapshot for ghosts
-// it does not own: Push each, then Sweep.
+// it does not own: Resolve, Push each, then Despawn.
 func (r *ipRig) receive(tb testing.TB, p []byte) {
 	tb.Helper()
 	require.NoError(tb, protocol.DecodeSnapshot(p, r.s, &r.snap))
+	r.cl.Resolve(&r.snap)
 	for gi := range r.snap.Ghosts {
 		require.False(tb, r.cl.Owned(&r.snap.Ghosts[gi].Ghost))
 		r.ip.Push(&r.snap, gi)
 	}
-	r.cl.Sweep(&r.snap)
+	r.cl.Despawn(&r.snap)
 }
 
-// send is packet then receive, for a complete snapshot.
+// send is packet then receive, for a snapshot the client acknowledges.
 func (r *ipRig) send(tb testing.TB, tick gw.Tick) {
 	tb.Helper()
 	r.receive(tb, r.packet(tick, true))
@@ -305,11 +313,12 @@ func TestInterpolatorSpawnAndDespawnFollowRenderTick(t *testing.T) {
 	assert.Equal(t, uint64(1), r.ip.Stats().Spawned)
 	assert.Equal(t, 1, r.cl.Stats().Live)
 
-	// The server stops replicating it after 24: complete snapshot 25 lacks it.
+	// The server stops replicating it after 24: snapshot 25 despawns it,
+	// and so do the next ones until the client acknowledges one.
 	require.True(t, r.srv.Despawn(e))
-	r.send(t, 25)
-	// An incomplete snapshot proves nothing.
-	r.receive(t, r.packet(26, false))
+	r.receive(t, r.packet(25, false))
+	r.send(t, 26)
+	assert.Zero(t, r.view.PendingDespawns(), "acknowledged")
 	r.send(t, 27)
 	assert.True(t, r.ip.Known(id), "still buffered until the render tick reaches 25")
 	for _, rt := range []float64{21, 23.5, 24.99} {
@@ -749,10 +758,11 @@ func TestInterpolatorUpdateAllocs(t *testing.T) {
 	p := r.packet(61, true)
 	require.NoError(t, protocol.DecodeSnapshot(p, r.s, &r.snap))
 	allocs = testing.AllocsPerRun(50, func() {
+		r.cl.Resolve(&r.snap)
 		for gi := range r.snap.Ghosts {
 			r.ip.Push(&r.snap, gi)
 		}
-		r.cl.Sweep(&r.snap)
+		r.cl.Despawn(&r.snap)
 	})
 	assert.Equal(t, 0.0, allocs, "Interpolator.Push allocates in steady state")
 }

@@ -37,10 +37,10 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 	sw, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
 	require.NoError(b, err)
 	h := protocol.SnapshotHeader{Tick: 100}
+	v := p.srv.NewView(conn)
 	write := func() []byte {
 		sw.Begin(100)
-		require.Zero(b, p.srv.WriteSnapshot(sw, conn), "ghosts left out")
-		h.Complete = true
+		require.Zero(b, p.srv.WriteSnapshot(sw, v, 100), "ghosts left out")
 		return sw.Finish(&h)
 	}
 	packet := write() // warm up: scratch buffers reach their size

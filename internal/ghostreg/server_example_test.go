@@ -31,7 +31,8 @@ func ExampleServerRegister_WriteSnapshot() {
 		panic(err)
 	}
 
-	// Server: spawn a ghost owned by connection 1 and write its snapshot.
+	// Server: spawn a ghost owned by connection 1 and write its snapshot
+	// through the connection's View (what it was told and acknowledged).
 	sw := gw.NewWorld(gw.WorldOptions{})
 	srv := ghostreg.NewServerRegister(ghostreg.Bind(sw, schema))
 	e := sw.Arche().NewEntityWith(ecs.Component{ID: ecs.ComponentID[Health](sw.Arche()), Comp: &Health{V: 87}})
@@ -41,8 +42,9 @@ func ExampleServerRegister_WriteSnapshot() {
 	}
 	w, _ := protocol.NewSnapshotWriter(schema, 0)
 	w.Begin(sw.Tick())
-	srv.WriteSnapshot(w, 1)
-	packet := w.Finish(&protocol.SnapshotHeader{Tick: sw.Tick(), Complete: true})
+	view := srv.NewView(1)
+	srv.WriteSnapshot(w, view, sw.Tick())
+	packet := w.Finish(&protocol.SnapshotHeader{Tick: sw.Tick()})
 
 	// Client: decode the packet and spawn what it holds.
 	cw := gw.NewWorld(gw.WorldOptions{})

@@ -16,19 +16,39 @@ import (
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
+type viewKey struct {
+	srv  *ghostreg.ServerRegister
+	conn components.ConnID
+}
+
+// views holds one View per register and connection, for writeSnapshot.
+var views = map[viewKey]*ghostreg.View{}
+
+// viewOf returns conn's view of srv, made on first use.
+func viewOf(srv *ghostreg.ServerRegister, conn components.ConnID) *ghostreg.View {
+	k := viewKey{srv, conn}
+	if views[k] == nil {
+		views[k] = srv.NewView(conn)
+	}
+	return views[k]
+}
+
 // writeSnapshot encodes srv's snapshot of tick for conn with a writer of
-// maxBytes (MaxDatagram when 0) and decodes it, as a client would.
-func writeSnapshot(tb testing.TB, s *testSchema, srv *ghostreg.ServerRegister, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *protocol.Snapshot, left int) {
+// maxBytes (MaxDatagram when 0) and decodes it, as a client would, which
+// acknowledges it at once.
+func writeSnapshot(tb testing.TB, s *testSchema, srv *ghostreg.ServerRegister, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *protocol.Snapshot, deferred int) {
 	tb.Helper()
 	sw, err := protocol.NewSnapshotWriter(s.Schema, maxBytes)
 	require.NoError(tb, err)
 	sw.Begin(tick)
-	left = srv.WriteSnapshot(sw, conn)
-	h := protocol.SnapshotHeader{Tick: tick, Complete: true}
+	v := viewOf(srv, conn)
+	deferred = srv.WriteSnapshot(sw, v, tick)
+	h := protocol.SnapshotHeader{Tick: tick}
 	p := sw.Finish(&h)
 	snap = new(protocol.Snapshot)
 	require.NoError(tb, protocol.DecodeSnapshot(p, s.Schema, snap), "DecodeSnapshot")
-	return snap, left
+	v.Ack(tick)
+	return snap, deferred
 }
 
 func snapshotIDs(snap *protocol.Snapshot) []components.GhostID {
@@ -293,7 +313,6 @@ func TestServerWriteSnapshotOrder(t *testing.T) {
 	} {
 		snap, left := writeSnapshot(t, s, srv, 0, 20, tt.conn)
 		assert.Zerof(t, left, "conn %d: left out", tt.conn)
-		assert.Truef(t, snap.Complete, "conn %d: complete", tt.conn)
 		assert.Equalf(t, tt.want, snapshotIDs(snap), "conn %d: snapshot order", tt.conn)
 		for gi, g := range snap.Ghosts {
 			e, _ := srv.Entity(g.ID)
@@ -310,7 +329,7 @@ func TestServerWriteSnapshotOrder(t *testing.T) {
 }
 
 func TestServerWriteSnapshotBudget(t *testing.T) {
-	for _, maxBytes := range []int{64, 128} {
+	for _, maxBytes := range []int{96, 160} {
 		s := newTestSchema(t)
 		w, b := newServerWorld(t, s)
 		srv := ghostreg.NewServerRegister(b)
@@ -328,14 +347,13 @@ func TestServerWriteSnapshotBudget(t *testing.T) {
 		snap, left := writeSnapshot(t, s, srv, maxBytes, 1, conn)
 		require.NotZerof(t, left, "maxBytes %d: all %d ghosts fit; the test needs an overflow", maxBytes, n)
 		assert.Equalf(t, n, len(snap.Ghosts)+left, "maxBytes %d: %d sent + %d left out", maxBytes, len(snap.Ghosts), left)
-		assert.Falsef(t, snap.Complete, "maxBytes %d: snapshot with %d ghosts left out is marked complete", maxBytes, left)
 		want := []components.GhostID{n - 2, n}
 		for id := components.GhostID(1); len(want) < len(snap.Ghosts); id++ {
 			want = append(want, id)
 		}
 		got := snapshotIDs(snap)
 		assert.GreaterOrEqualf(t, len(got), 2, "maxBytes %d: the owned ghosts fit", maxBytes)
-		assert.Equalf(t, want, got, "maxBytes %d: owned first, then by ID", maxBytes)
+		assert.Equalf(t, want, got, "maxBytes %d: owned first, then spawns of equal priority by ID", maxBytes)
 		// Everything sent is intact.
 		for gi, g := range snap.Ghosts {
 			e, _ := srv.Entity(g.ID)
@@ -358,11 +376,15 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 	for _, maxBytes := range []int{0, 64, 200} {
 		sw, err := protocol.NewSnapshotWriter(s.Schema, maxBytes)
 		require.NoError(t, err)
+		v := srv.NewView(2)
+		t9 := gw.Tick(9)
 		tick := func() {
 			srv.Quantize()
-			sw.Begin(9)
-			srv.WriteSnapshot(sw, 2)
-			sw.Finish(&protocol.SnapshotHeader{Tick: 9, Complete: true})
+			sw.Begin(t9)
+			srv.WriteSnapshot(sw, v, t9)
+			sw.Finish(&protocol.SnapshotHeader{Tick: t9})
+			v.Ack(t9)
+			t9++
 		}
 		tick()
 		assert.Zerof(t, testing.AllocsPerRun(50, tick), "maxBytes %d: allocs per Quantize+WriteSnapshot+Finish", maxBytes)

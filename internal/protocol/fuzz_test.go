@@ -111,14 +111,17 @@ func snapshotFuzzSeeds(t testing.TB, ts *wiretest.Schema) [][]byte {
 	var seeds [][]byte
 	for _, n := range []int{0, 1, 2, 5, 20, 60} {
 		for _, h := range []protocol.SnapshotHeader{
-			{Tick: 5000, Confirmed: 4990, HasConfirmed: true, Lead: 1.5, EchoTime: 77, Hold: 3, Complete: true},
+			{Tick: 5000, Confirmed: 4990, HasConfirmed: true, Lead: 1.5, EchoTime: 77, Hold: 3},
 			{Tick: 1, Lead: -2},
 			{Tick: math.MaxUint32, Confirmed: 1, HasConfirmed: true, Lead: 4096, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
 		} {
 			ghosts := randomGhosts(t, ts, rng, n, h.Tick, 1)
 			w.Begin(h.Tick)
+			for i := range min(n, 3) {
+				w.Despawn(components.GhostID(1000 + 7*i))
+			}
 			for i := range ghosts {
-				w.AddGhost(ghosts[i].Ghost, ghosts[i].Values(ts))
+				w.AddGhost(ghosts[i].Ghost, i%2 == 0, ghosts[i].Values(ts))
 			}
 			seeds = append(seeds, append([]byte(nil), w.Finish(&h)...))
 		}
@@ -127,7 +130,9 @@ func snapshotFuzzSeeds(t testing.TB, ts *wiretest.Schema) [][]byte {
 	rocket := &wiretest.Ghost{Ghost: components.Ghost{Type: uint16(ts.Rocket)}, Pos: wiretest.Pos{X: 1, Y: 2, Z: 3}}
 	seeds = append(seeds,
 		newRawSnapshot(rawHeader{tick: 100, confirmed: i64(3), lead: 256, count: 2}).
-			ghost(ts, 5, uint64(ts.Rocket), 1, 10, rocket).ghost(ts, -2, uint64(ts.Marker), 0, 0, nil).bytes(),
+			ghost(ts, 5, uint64(ts.Rocket), 1, 10, rocket).anon(ts, -2, uint64(ts.Marker), nil).bytes(),
+		newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{3, 2}}).bytes(),
+		newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{1, 2, 3}}).bytes()[:20],
 		newRawSnapshot(rawHeader{tick: 100, baseline: 4}).bytes(),
 		newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 0, uint64(ts.Marker), 0, 0, nil).bytes(),
 	)
@@ -157,7 +162,13 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			return
 		}
 		require.LessOrEqual(t, len(s.Ghosts), protocol.MaxGhostsPerSnapshot)
-		require.LessOrEqual(t, len(s.Ghosts)*4, len(p), "every ghost takes 4 bytes at least")
+		require.LessOrEqual(t, len(s.Ghosts)*2, len(p), "every ghost takes 17 bits at least")
+		require.LessOrEqual(t, len(s.Despawned), protocol.MaxDespawnsPerSnapshot)
+		require.LessOrEqual(t, len(s.Despawned)*4, len(p), "every despawn takes 4 bytes")
+		for i, id := range s.Despawned {
+			require.NotZero(t, id)
+			require.True(t, i == 0 || id > s.Despawned[i-1], "despawns ascend")
+		}
 		seen := make(map[components.GhostID]bool, len(s.Ghosts))
 		for _, g := range s.Ghosts {
 			require.NotZero(t, g.ID)
@@ -165,7 +176,10 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			seen[g.ID] = true
 			_, ok := ts.GhostType(codec.GhostTypeID(g.Type))
 			require.True(t, ok)
-			require.False(t, g.Spawned.After(s.Tick), "ghost %d spawned at %d, after tick %d", g.ID, g.Spawned, s.Tick)
+			if !g.Identity {
+				require.Zero(t, g.Owner)
+				require.Zero(t, g.Spawned)
+			}
 		}
 
 		// Re-encode what was decoded, as far as it fits in a datagram, and
@@ -173,13 +187,16 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
 		require.NoError(t, err)
 		w.Begin(s.Tick)
+		for _, id := range s.Despawned {
+			require.True(t, w.Despawn(id), "a decoded despawn fits again")
+		}
 		for gi := range s.Ghosts {
 			gt, _ := ts.GhostType(codec.GhostTypeID(s.Ghosts[gi].Type))
 			values := make([]unsafe.Pointer, len(gt.Components))
 			for ci := range values {
 				values[ci] = s.Value(gi, ci)
 			}
-			if !w.AddGhost(s.Ghosts[gi].Ghost, values) {
+			if !w.AddGhost(s.Ghosts[gi].Ghost, s.Ghosts[gi].Identity, values) {
 				break
 			}
 		}
@@ -189,12 +206,12 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		require.LessOrEqual(t, len(q), protocol.MaxDatagram)
 		var s2 protocol.Snapshot
 		require.NoError(t, protocol.DecodeSnapshot(q, ts.Schema, &s2))
-		want := s.SnapshotHeader
-		want.Complete = want.Complete && fits
-		require.Equal(t, want, s2.SnapshotHeader)
+		require.Equal(t, s.SnapshotHeader, s2.SnapshotHeader)
+		require.Equal(t, s.Despawned, s2.Despawned)
 		require.Len(t, s2.Ghosts, w.Count())
 		for gi := range s2.Ghosts {
 			require.Equal(t, s.Ghosts[gi].Ghost, s2.Ghosts[gi].Ghost)
+			require.Equal(t, s.Ghosts[gi].Identity, s2.Ghosts[gi].Identity)
 			require.Equal(t, ghostBytes(ts, &s, gi), ghostBytes(ts, &s2, gi), "ghost %d", gi)
 		}
 		if fits {

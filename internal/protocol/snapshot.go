@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -18,6 +19,11 @@ const MaxDatagram = 1200
 
 // MaxGhostsPerSnapshot bounds the ghosts a decoder accepts in one snapshot.
 const MaxGhostsPerSnapshot = 1024
+
+// MaxDespawnsPerSnapshot bounds the despawn records of one snapshot; a
+// writer refuses more (the rest wait for the next snapshot) and a decoder
+// refuses a snapshot announcing more.
+const MaxDespawnsPerSnapshot = 256
 
 // headerReserve is room kept for the snapshot header in the byte budget.
 const headerReserve = 40
@@ -44,29 +50,27 @@ type SnapshotHeader struct {
 	// the ms the server held it before sending: RTT = now − EchoTime − Hold.
 	EchoTime uint32
 	Hold     uint16
-	// Complete is true when the snapshot holds every ghost the client
-	// should have: ghosts missing from a complete snapshot are despawned.
-	Complete bool
 }
 
-// SnapshotWriter encodes snapshots within a byte budget. Ghosts are added
-// in priority order; one that does not fit is left out and the snapshot is
-// marked incomplete. A writer is reused tick after tick without
+// SnapshotWriter encodes snapshots within a byte budget: despawn records
+// first, then ghosts in the caller's priority order; a ghost that does
+// not fit is left out. A snapshot need not hold every ghost: absence
+// never means despawn. A writer is reused tick after tick without
 // allocating.
 type SnapshotWriter struct {
-	schema  *codec.Schema
-	budget  int // bits for the ghost section
-	ghosts  bitstream.Writer
-	gbuf    []byte
-	out     bitstream.Writer
-	obuf    []byte
-	count   int
-	kept    int // bits of the ghost section that fit
-	full    bool
-	lastID  int64
-	tick    ecs.Tick
-	copyBuf bitstream.Reader
-	st      codec.Stream
+	schema   *codec.Schema
+	budget   int // bits for the despawn and ghost sections
+	ghosts   bitstream.Writer
+	gbuf     []byte
+	out      bitstream.Writer
+	obuf     []byte
+	despawns []components.GhostID
+	count    int
+	kept     int // bits of the ghost section that fit
+	full     bool
+	lastID   int64
+	copyBuf  bitstream.Reader
+	st       codec.Stream
 }
 
 // NewSnapshotWriter returns a writer for packets of at most maxBytes
@@ -89,14 +93,33 @@ func NewSnapshotWriter(s *codec.Schema, maxBytes int) (*SnapshotWriter, error) {
 // Begin starts a snapshot of the given server tick.
 func (s *SnapshotWriter) Begin(tick ecs.Tick) {
 	s.ghosts.Reset(s.gbuf[:0])
-	s.count, s.kept, s.full, s.lastID, s.tick = 0, 0, false, 0, tick
+	s.count, s.kept, s.full, s.lastID = 0, 0, false, 0
+	s.despawns = s.despawns[:0]
 }
 
-// AddGhost appends one ghost: g's identity and, for each component of its
-// type in schema order, a pointer to the value. It returns false, and
-// leaves the ghost out, when it does not fit in the budget. It panics when
+// Despawn adds a despawn record for ghost id, before any AddGhost of the
+// snapshot. It returns false, and leaves the record out, when
+// MaxDespawnsPerSnapshot are already in or it does not fit in the
+// budget. It panics when id is 0 or ghosts were already added (bugs, not
+// bad input).
+func (s *SnapshotWriter) Despawn(id components.GhostID) bool {
+	if id == 0 || s.count > 0 || s.full {
+		panic(fmt.Sprintf("netsync: despawn of ghost %d after ghosts or of ID 0", id))
+	}
+	if len(s.despawns) == MaxDespawnsPerSnapshot || (len(s.despawns)+1)*32 > s.budget {
+		return false
+	}
+	s.despawns = append(s.despawns, id)
+	return true
+}
+
+// AddGhost appends one ghost: its ID and type, its owner and spawn tick
+// when identity is true (until the client acknowledged them), and for
+// each component of its type in schema order, a pointer to the value. It
+// returns false, and leaves the ghost out, when it does not fit in the
+// budget; every later ghost is then left out too. It panics when
 // len(values) does not match the ghost type (a bug, not bad input).
-func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) bool {
+func (s *SnapshotWriter) AddGhost(g components.Ghost, identity bool, values []unsafe.Pointer) bool {
 	gt, ok := s.schema.GhostType(codec.GhostTypeID(g.Type))
 	if !ok || len(gt.Components) != len(values) {
 		panic(fmt.Sprintf("netsync: ghost %d of type %d given %d values", g.ID, g.Type, len(values)))
@@ -104,15 +127,55 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) b
 	if s.full {
 		return false
 	}
-	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
-	s.ghosts.WriteUvarint(uint64(g.Type))
-	s.ghosts.WriteUvarint(uint64(g.Owner))
-	s.ghosts.WriteUvarint(uint64(max(0, s.tick.Sub(g.Spawned))))
+	s.head(g, identity)
 	for i, c := range gt.Components {
 		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
 		s.schema.Encode(&s.st, c, &s.ghosts, values[i])
 	}
-	if s.ghosts.BitLen() > s.budget {
+	return s.fit(g)
+}
+
+// EncodeValues writes what AddGhost writes after a ghost's identity —
+// each component's changed bit and value — to w, so that a server encodes
+// a ghost once per tick and splices it into every connection's snapshot
+// with AddEncoded. It panics like AddGhost.
+func EncodeValues(schema *codec.Schema, st *codec.Stream, w *bitstream.Writer, t codec.GhostTypeID, values []unsafe.Pointer) {
+	gt, ok := schema.GhostType(t)
+	if !ok || len(gt.Components) != len(values) {
+		panic(fmt.Sprintf("netsync: ghost type %d given %d values", t, len(values)))
+	}
+	for i, c := range gt.Components {
+		w.WriteBool(true)
+		schema.Encode(st, c, w, values[i])
+	}
+}
+
+// AddEncoded is AddGhost with the values already encoded by EncodeValues:
+// the n bits of src from bit off are copied, not encoded again. The caller
+// vouches that they encode g's type.
+func (s *SnapshotWriter) AddEncoded(g components.Ghost, identity bool, src []byte, off, n int) bool {
+	if s.full {
+		return false
+	}
+	s.head(g, identity)
+	s.ghosts.CopyBits(src, off, n)
+	return s.fit(g)
+}
+
+// head writes a ghost record's ID delta, type and identity.
+func (s *SnapshotWriter) head(g components.Ghost, identity bool) {
+	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
+	s.ghosts.WriteUvarint(uint64(g.Type))
+	s.ghosts.WriteBool(identity)
+	if identity { // fixed sizes: nothing here grows with uptime or connection IDs
+		s.ghosts.WriteBits(uint64(g.Owner), 32)
+		s.ghosts.WriteBits(uint64(g.Spawned), 32)
+	}
+}
+
+// fit keeps the record just written when it fits the budget.
+func (s *SnapshotWriter) fit(g components.Ghost) bool {
+	if s.ghosts.BitLen()+32*len(s.despawns) > s.budget {
 		s.full = true
 		return false
 	}
@@ -125,13 +188,12 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, values []unsafe.Pointer) b
 // Count returns the ghosts that fit so far.
 func (s *SnapshotWriter) Count() int { return s.count }
 
-// Finish writes the header h (its Complete field is cleared when a ghost
-// was left out) followed by the ghosts and returns the packet, valid until
-// the next Begin.
+// Full reports whether a ghost was left out for lack of room.
+func (s *SnapshotWriter) Full() bool { return s.full }
+
+// Finish writes the header h, the despawn records (in ascending ID order)
+// and the ghosts, and returns the packet, valid until the next Begin.
 func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
-	if s.full {
-		h.Complete = false
-	}
 	w := &s.out
 	begin(w, s.obuf, MsgSnapshot)
 	w.WriteBits(uint64(h.Tick), 32)
@@ -148,8 +210,12 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 	w.WriteVarint(int64(max(-1<<20, min(1<<20, lead))))
 	w.WriteBits(uint64(h.EchoTime), 32)
 	w.WriteBits(uint64(h.Hold), 16)
-	w.WriteBool(h.Complete)
 	w.WriteUvarint(0) // baseline tick distance: 0 = none (delta compression not yet used)
+	slices.Sort(s.despawns)
+	w.WriteUvarint(uint64(len(s.despawns)))
+	for _, id := range s.despawns {
+		w.WriteBits(uint64(id), 32)
+	}
 	w.WriteUvarint(uint64(s.count))
 	ghosts := s.ghosts.Bytes()
 	s.gbuf = ghosts[:0] // keep capacity an oversized ghost made it grow to
@@ -171,17 +237,23 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 // grown to the largest snapshot seen.
 type Snapshot struct {
 	SnapshotHeader
-	Ghosts []GhostState
-	data   []byte
-	schema *codec.Schema
-	r      bitstream.Reader
-	st     codec.Stream
+	// Despawned lists the ghosts the server despawned, in ascending order:
+	// they will not appear again.
+	Despawned []components.GhostID
+	Ghosts    []GhostState
+	data      []byte
+	schema    *codec.Schema
+	r         bitstream.Reader
+	st        codec.Stream
 }
 
-// GhostState is one ghost of a decoded snapshot.
+// GhostState is one ghost of a decoded snapshot. Its Owner and Spawned
+// are known only when Identity is set; otherwise they are zero and the
+// receiver knows them from an earlier snapshot.
 type GhostState struct {
 	components.Ghost
-	off int // offset of the first component value in data
+	Identity bool
+	off      int // offset of the first component value in data
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
@@ -204,9 +276,10 @@ func (s *Snapshot) Value(gi, ci int) unsafe.Pointer {
 }
 
 // DecodeSnapshot decodes a snapshot packet into s, checking every value:
-// an unknown ghost type, a ghost count beyond what the packet can hold or
-// MaxGhostsPerSnapshot, a duplicate ghost ID, a codec error or trailing
-// garbage is an error, and s is then unspecified.
+// an unknown ghost type, a ghost or despawn count beyond what the packet
+// can hold, MaxGhostsPerSnapshot or MaxDespawnsPerSnapshot, despawn IDs
+// not ascending, a duplicate ghost ID, a codec error or trailing garbage
+// is an error, and s is then unspecified.
 func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	r := &s.r // codecs take the reader through an interface: keep it off the heap per call
 	if err := open(r, p, MsgSnapshot); err != nil {
@@ -233,20 +306,35 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	h.Lead = float32(lead) / 256
 	echo, _ := r.ReadBits(32)
 	hold, _ := r.ReadBits(16)
-	complete, _ := r.ReadBool()
 	baseline, _ := r.ReadUvarint()
+	despawns, err := r.ReadUvarint()
+	if err != nil {
+		return err
+	}
+	h.EchoTime, h.Hold = uint32(echo), uint16(hold)
+	if baseline != 0 {
+		return fmt.Errorf("netsync: snapshot delta-encoded against tick %d: %w", uint64(tick)-baseline, ErrUnsupported)
+	}
+	if despawns > MaxDespawnsPerSnapshot || int(despawns)*32 > r.Remaining() {
+		return fmt.Errorf("netsync: snapshot announces %d despawns; at most %d fit in %d bits and %d are allowed: %w",
+			despawns, r.Remaining()/32, r.Remaining(), MaxDespawnsPerSnapshot, bitstream.ErrOutOfRange)
+	}
+	s.Despawned = s.Despawned[:0]
+	for range despawns {
+		v, _ := r.ReadBits(32)
+		if v == 0 || len(s.Despawned) > 0 && components.GhostID(v) <= s.Despawned[len(s.Despawned)-1] {
+			return fmt.Errorf("netsync: despawn of ghost %d: not above the previous one and not 0: %w", v, bitstream.ErrMalformed)
+		}
+		s.Despawned = append(s.Despawned, components.GhostID(v))
+	}
 	count, err := r.ReadUvarint()
 	if err != nil {
 		return err
 	}
-	h.EchoTime, h.Hold, h.Complete = uint32(echo), uint16(hold), complete
-	if baseline != 0 {
-		return fmt.Errorf("netsync: snapshot delta-encoded against tick %d: %w", uint64(tick)-baseline, ErrUnsupported)
-	}
-	// Every ghost takes at least 4 bytes (ID, type, owner, spawn).
-	if count > MaxGhostsPerSnapshot || int(count)*32 > r.Remaining() {
+	// Every ghost takes at least 17 bits (ID, type, identity bit).
+	if count > MaxGhostsPerSnapshot || int(count)*17 > r.Remaining() {
 		return fmt.Errorf("netsync: snapshot announces %d ghosts; at most %d fit in %d bits and %d are allowed: %w",
-			count, r.Remaining()/32, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
+			count, r.Remaining()/17, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
 	}
 	s.SnapshotHeader = h
 	s.Ghosts = s.Ghosts[:0]
@@ -255,10 +343,16 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	for i := 0; i < int(count); i++ {
 		d, _ := r.ReadVarint()
 		typ, _ := r.ReadUvarint()
-		owner, _ := r.ReadUvarint()
-		age, err := r.ReadUvarint()
+		identity, err := r.ReadBool()
 		if err != nil {
 			return err
+		}
+		var owner, spawned uint64
+		if identity {
+			owner, _ = r.ReadBits(32)
+			if spawned, err = r.ReadBits(32); err != nil {
+				return err
+			}
 		}
 		id += d
 		if id < 1 || id > math.MaxUint32 {
@@ -267,18 +361,13 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 		if typ >= uint64(schema.NumGhostTypes()) {
 			return fmt.Errorf("netsync: ghost %d has type %d outside 0..%d: %w", id, typ, schema.NumGhostTypes()-1, bitstream.ErrOutOfRange)
 		}
-		if owner > math.MaxUint32 {
-			return fmt.Errorf("netsync: ghost %d has owner %d outside 0..%d: %w", id, owner, uint32(math.MaxUint32), bitstream.ErrOutOfRange)
-		}
-		if age > math.MaxInt32 {
-			return fmt.Errorf("netsync: ghost %d spawned %d ticks before tick %d, more than %d: %w", id, age, tick, math.MaxInt32, bitstream.ErrOutOfRange)
-		}
 		for j := range s.Ghosts {
 			if s.Ghosts[j].ID == components.GhostID(id) {
 				return fmt.Errorf("netsync: ghost %d appears twice: %w", id, bitstream.ErrMalformed)
 			}
 		}
-		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: h.Tick.Add(-int(age))}, off: len(s.data)}
+		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: ecs.Tick(spawned)},
+			Identity: identity, off: len(s.data)}
 		gt, _ := schema.GhostType(codec.GhostTypeID(typ))
 		size := 0
 		for _, c := range gt.Components {

@@ -54,11 +54,11 @@ func benchmarkSnapshot(b *testing.B, n int) {
 	for range b.N {
 		w.Begin(1000)
 		for i := range ghosts {
-			if !w.AddGhost(ghosts[i].Ghost, values[i]) {
+			if !w.AddGhost(ghosts[i].Ghost, true, values[i]) {
 				b.Fatalf("ghost %d does not fit", i)
 			}
 		}
-		h := protocol.SnapshotHeader{Tick: 1000, Confirmed: 998, HasConfirmed: true, Lead: 1.25, EchoTime: 5, Hold: 1, Complete: true}
+		h := protocol.SnapshotHeader{Tick: 1000, Confirmed: 998, HasConfirmed: true, Lead: 1.25, EchoTime: 5, Hold: 1}
 		p := w.Finish(&h)
 		size = len(p)
 		if err := protocol.DecodeSnapshot(p, ts.Schema, &s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -51,7 +52,7 @@ func encodeSnapshot(t testing.TB, ts *wiretest.Schema, w *protocol.SnapshotWrite
 	t.Helper()
 	w.Begin(h.Tick)
 	for i := range ghosts {
-		require.True(t, w.AddGhost(ghosts[i].Ghost, ghosts[i].Values(ts)), "ghost %d fits", i)
+		require.True(t, w.AddGhost(ghosts[i].Ghost, true, ghosts[i].Values(ts)), "ghost %d fits", i)
 	}
 	require.Equal(t, len(ghosts), w.Count())
 	return w.Finish(&h)
@@ -78,12 +79,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		ghosts[i].Quantize(ts, &rt)
 	}
 	headers := []protocol.SnapshotHeader{
-		{Tick: 1000, Confirmed: 995, HasConfirmed: true, Lead: 2.3, EchoTime: 123456, Hold: 17, Complete: true},
-		{Tick: 1000, Lead: -1.7, EchoTime: 0, Hold: 0, Complete: false},
-		{Tick: 1000, Confirmed: 1003, HasConfirmed: true, Lead: 0, EchoTime: math.MaxUint32, Hold: math.MaxUint16, Complete: true},
-		{Tick: 1000, Confirmed: 1, HasConfirmed: true, Lead: 4096, Complete: true},
-		{Tick: 1000, Confirmed: 0, HasConfirmed: true, Lead: 1, Complete: true},
-		{Tick: 1000, Confirmed: 1000, HasConfirmed: true, Lead: -4096, Complete: true},
+		{Tick: 1000, Confirmed: 995, HasConfirmed: true, Lead: 2.3, EchoTime: 123456, Hold: 17},
+		{Tick: 1000, Lead: -1.7, EchoTime: 0, Hold: 0},
+		{Tick: 1000, Confirmed: 1003, HasConfirmed: true, Lead: 0, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
+		{Tick: 1000, Confirmed: 1, HasConfirmed: true, Lead: 4096},
+		{Tick: 1000, Confirmed: 0, HasConfirmed: true, Lead: 1},
+		{Tick: 1000, Confirmed: 1000, HasConfirmed: true, Lead: -4096},
 	}
 	for _, h := range headers {
 		p := encodeSnapshot(t, ts, w, h, ghosts)
@@ -98,7 +99,6 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		assert.Equal(t, h.HasConfirmed, s.HasConfirmed)
 		assert.Equal(t, h.EchoTime, s.EchoTime)
 		assert.Equal(t, h.Hold, s.Hold)
-		assert.Equal(t, h.Complete, s.Complete)
 		assert.InDelta(t, h.Lead, s.Lead, 1.0/512, "lead to the nearest 1/256 tick")
 		assert.Equal(t, s.Lead, float32(math.Round(float64(h.Lead)*256))/256)
 		require.Len(t, s.Ghosts, len(ghosts))
@@ -115,12 +115,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		}
 		ghosts := randomGhosts(t, ts, rng, rng.IntN(40), tick, 2)
 		h := protocol.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-rng.IntN(64)), HasConfirmed: true, Lead: float32(rng.NormFloat64() * 5),
-			EchoTime: rng.Uint32(), Hold: uint16(rng.Uint32()), Complete: rng.IntN(2) == 0}
+			EchoTime: rng.Uint32(), Hold: uint16(rng.Uint32())}
 		p := encodeSnapshot(t, ts, w, h, ghosts)
 		require.NoError(t, protocol.DecodeSnapshot(p, ts.Schema, &s), "snapshot %d", i)
 		assert.Equal(t, h.Confirmed, s.Confirmed, "snapshot %d", i)
 		assert.True(t, s.HasConfirmed, "snapshot %d", i)
-		assert.Equal(t, h.Complete, s.Complete)
 		require.Len(t, s.Ghosts, len(ghosts))
 		for gi := range ghosts {
 			wiretest.RequireGhostState(t, ts, &ghosts[gi], &s, gi)
@@ -177,7 +176,7 @@ func TestSnapshotHeaderEdgeCases(t *testing.T) {
 	// keep their confirmed tick.
 	for _, tick := range []gw.Tick{math.MaxUint32, math.MaxUint32 - 1<<19, math.MaxUint32 - 1<<20 + 5, 0, 5} {
 		for _, d := range []int{10, -3} {
-			h := protocol.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-d), HasConfirmed: true, Complete: true}
+			h := protocol.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-d), HasConfirmed: true}
 			assert.Equal(t, h, roundTrip(h), "tick %d confirmed %d", tick, h.Confirmed)
 		}
 	}
@@ -226,7 +225,7 @@ func TestSnapshotWriterBudget(t *testing.T) {
 		w.Begin(100)
 		n := 0
 		for i := range ghosts {
-			if !w.AddGhost(ghosts[i].Ghost, ghosts[i].Values(ts)) {
+			if !w.AddGhost(ghosts[i].Ghost, true, ghosts[i].Values(ts)) {
 				break
 			}
 			n++
@@ -235,15 +234,14 @@ func TestSnapshotWriterBudget(t *testing.T) {
 		assert.Equal(t, n, w.Count())
 		// Once one ghost was left out, no later one gets in, even a small one.
 		marker := wiretest.Ghost{Ghost: components.Ghost{ID: 9999, Type: uint16(ts.Marker)}}
-		assert.False(t, w.AddGhost(marker.Ghost, nil))
+		assert.False(t, w.AddGhost(marker.Ghost, true, nil))
 		assert.Equal(t, n, w.Count())
 
-		h := protocol.SnapshotHeader{Tick: 100, Confirmed: 90, HasConfirmed: true, Lead: -4000, EchoTime: math.MaxUint32, Hold: math.MaxUint16, Complete: true}
+		h := protocol.SnapshotHeader{Tick: 100, Confirmed: 90, HasConfirmed: true, Lead: -4000, EchoTime: math.MaxUint32, Hold: math.MaxUint16}
 		p := w.Finish(&h)
-		assert.False(t, h.Complete, "Finish clears Complete when a ghost was left out")
+		assert.True(t, w.Full())
 		assert.LessOrEqual(t, len(p), maxBytes, "budget %d", maxBytes)
 		require.NoError(t, protocol.DecodeSnapshot(p, ts.Schema, &s))
-		assert.False(t, s.Complete)
 		require.Len(t, s.Ghosts, n)
 		for i := range n {
 			wiretest.RequireGhostState(t, ts, &ghosts[i], &s, i)
@@ -255,12 +253,11 @@ func TestSnapshotWriterBudget(t *testing.T) {
 
 		// The writer starts afresh after Begin.
 		w.Begin(101)
-		require.True(t, w.AddGhost(ghosts[0].Ghost, ghosts[0].Values(ts)))
-		h = protocol.SnapshotHeader{Tick: 101, Complete: true}
+		require.True(t, w.AddGhost(ghosts[0].Ghost, true, ghosts[0].Values(ts)))
+		h = protocol.SnapshotHeader{Tick: 101}
 		p = w.Finish(&h)
-		assert.True(t, h.Complete)
+		assert.False(t, w.Full())
 		require.NoError(t, protocol.DecodeSnapshot(p, ts.Schema, &s))
-		assert.True(t, s.Complete)
 		assert.Len(t, s.Ghosts, 1)
 	}
 }
@@ -276,8 +273,8 @@ func TestSnapshotWriterErrorsAndPanics(t *testing.T) {
 	require.NoError(t, err)
 	w.Begin(1)
 	g := wiretest.Ghost{Ghost: components.Ghost{ID: 1, Type: uint16(ts.Rocket)}}
-	assert.Panics(t, func() { w.AddGhost(g.Ghost, g.Values(ts)[:1]) }, "too few values")
-	assert.Panics(t, func() { w.AddGhost(components.Ghost{ID: 2, Type: 99}, nil) }, "unknown type")
+	assert.Panics(t, func() { w.AddGhost(g.Ghost, true, g.Values(ts)[:1]) }, "too few values")
+	assert.Panics(t, func() { w.AddGhost(components.Ghost{ID: 2, Type: 99}, true, nil) }, "unknown type")
 }
 
 func TestSnapshotEncodeDecodeAllocatesNothing(t *testing.T) {
@@ -294,11 +291,11 @@ func TestSnapshotEncodeDecodeAllocatesNothing(t *testing.T) {
 	run := func() {
 		w.Begin(7000)
 		for i := range ghosts {
-			if !w.AddGhost(ghosts[i].Ghost, values[i]) {
+			if !w.AddGhost(ghosts[i].Ghost, true, values[i]) {
 				break
 			}
 		}
-		h := protocol.SnapshotHeader{Tick: 7000, Confirmed: 6990, HasConfirmed: true, Lead: 1.5, Complete: true}
+		h := protocol.SnapshotHeader{Tick: 7000, Confirmed: 6990, HasConfirmed: true, Lead: 1.5}
 		if err := protocol.DecodeSnapshot(w.Finish(&h), ts.Schema, &s); err != nil {
 			panic(err)
 		}
@@ -317,6 +314,7 @@ type rawHeader struct {
 	confirmed *int64 // tick − confirmed, or none
 	lead      int64  // 1/256 ticks
 	baseline  uint64
+	despawns  []uint64
 	count     uint64
 }
 
@@ -333,19 +331,37 @@ func newRawSnapshot(h rawHeader) *rawSnapshot {
 	w.WriteVarint(h.lead)
 	w.WriteBits(11, 32) // echo
 	w.WriteBits(22, 16) // hold
-	w.WriteBool(true)   // complete
 	w.WriteUvarint(h.baseline)
+	w.WriteUvarint(uint64(len(h.despawns)))
+	for _, id := range h.despawns {
+		w.WriteBits(id, 32)
+	}
 	w.WriteUvarint(h.count)
 	return r
 }
 
-// ghost writes a ghost's identity then, for each value, the "changed" bit
-// and the value with the type's codec.
-func (r *rawSnapshot) ghost(ts *wiretest.Schema, idDelta int64, typ, owner, age uint64, g *wiretest.Ghost) *rawSnapshot {
+// ghost writes a ghost's ID and type, its identity then, for each value,
+// the "changed" bit and the value with the type's codec.
+func (r *rawSnapshot) ghost(ts *wiretest.Schema, idDelta int64, typ uint64, owner, spawned uint32, g *wiretest.Ghost) *rawSnapshot {
 	r.w.WriteVarint(idDelta)
 	r.w.WriteUvarint(typ)
-	r.w.WriteUvarint(owner)
-	r.w.WriteUvarint(age)
+	r.w.WriteBool(true)
+	r.w.WriteBits(uint64(owner), 32)
+	r.w.WriteBits(uint64(spawned), 32)
+	return r.values(ts, g)
+}
+
+// anon writes a ghost without its identity, as sent once the client
+// acknowledged it.
+func (r *rawSnapshot) anon(ts *wiretest.Schema, idDelta int64, typ uint64, g *wiretest.Ghost) *rawSnapshot {
+	r.w.WriteVarint(idDelta)
+	r.w.WriteUvarint(typ)
+	r.w.WriteBool(false)
+	return r.values(ts, g)
+}
+
+// values writes, for each value of g, the "changed" bit and the value.
+func (r *rawSnapshot) values(ts *wiretest.Schema, g *wiretest.Ghost) *rawSnapshot {
 	if g != nil {
 		gt, _ := ts.GhostType(codec.GhostTypeID(g.Type))
 		for _, c := range gt.Components {
@@ -385,16 +401,24 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 	rocket := &wiretest.Ghost{Ghost: components.Ghost{Type: uint16(ts.Rocket)}, Pos: wiretest.Pos{X: 1, Y: 2, Z: 3}}
 	marker := &wiretest.Ghost{Ghost: components.Ghost{Type: uint16(ts.Marker)}}
 	valid := newRawSnapshot(rawHeader{tick: 100, confirmed: i64(3), lead: 256, count: 2}).
-		ghost(ts, 5, uint64(ts.Rocket), 1, 10, rocket).ghost(ts, -2, uint64(ts.Marker), 0, 0, marker).bytes()
+		ghost(ts, 5, uint64(ts.Rocket), 1, 90, rocket).anon(ts, -2, uint64(ts.Marker), marker).bytes()
 	var s protocol.Snapshot
 	require.NoError(t, protocol.DecodeSnapshot(valid, ts.Schema, &s), "the hand-built packet is valid")
 	require.Len(t, s.Ghosts, 2)
 	assert.Equal(t, components.Ghost{ID: 5, Type: uint16(ts.Rocket), Owner: 1, Spawned: 90}, s.Ghosts[0].Ghost)
-	assert.Equal(t, components.Ghost{ID: 3, Type: uint16(ts.Marker), Spawned: 100}, s.Ghosts[1].Ghost)
-	assert.Equal(t, protocol.SnapshotHeader{Tick: 100, Confirmed: 97, HasConfirmed: true, Lead: 1, EchoTime: 11, Hold: 22, Complete: true}, s.SnapshotHeader)
+	assert.True(t, s.Ghosts[0].Identity)
+	assert.Equal(t, components.Ghost{ID: 3, Type: uint16(ts.Marker)}, s.Ghosts[1].Ghost, "no identity: owner and spawn tick unknown")
+	assert.False(t, s.Ghosts[1].Identity)
+	assert.Equal(t, protocol.SnapshotHeader{Tick: 100, Confirmed: 97, HasConfirmed: true, Lead: 1, EchoTime: 11, Hold: 22}, s.SnapshotHeader)
+	assert.Empty(t, s.Despawned)
+
+	despawning := newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{4, 9, math.MaxUint32}}).bytes()
+	require.NoError(t, protocol.DecodeSnapshot(despawning, ts.Schema, &s))
+	assert.Equal(t, []components.GhostID{4, 9, math.MaxUint32}, s.Despawned)
+	assert.Empty(t, s.Ghosts)
 
 	// Ticks wrap: what would lie before tick 0 lies at the end of the range.
-	wrapped := newRawSnapshot(rawHeader{tick: 100, confirmed: i64(100), count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 101, marker).bytes()
+	wrapped := newRawSnapshot(rawHeader{tick: 100, confirmed: i64(100), count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, math.MaxUint32, marker).bytes()
 	require.NoError(t, protocol.DecodeSnapshot(wrapped, ts.Schema, &s), "spawned before tick 0, confirmed tick 0")
 	assert.Equal(t, gw.Tick(0), s.Confirmed)
 	assert.True(t, s.HasConfirmed)
@@ -429,7 +453,7 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 		"nonzero baseline":       {newRawSnapshot(rawHeader{tick: 100, baseline: 4}).bytes(), protocol.ErrUnsupported, "tick 96"},
 		"ghost type beyond":      {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, 4, 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "type 4"},
 		"huge ghost type":        {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, math.MaxUint64, 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "type"},
-		"more ghosts than fit":   {newRawSnapshot(rawHeader{tick: 100, count: 3}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "3 ghosts"},
+		"more ghosts than fit":   {newRawSnapshot(rawHeader{tick: 100, count: 20}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "20 ghosts"},
 		"too many ghosts":        {newRawSnapshot(rawHeader{tick: 100, count: protocol.MaxGhostsPerSnapshot + 1}).bytes(), bitstream.ErrOutOfRange, "1025"},
 		"huge ghost count":       {newRawSnapshot(rawHeader{tick: 100, count: math.MaxUint64}).bytes(), bitstream.ErrOutOfRange, "ghosts"},
 		"duplicate ghost ID":     {newRawSnapshot(rawHeader{tick: 100, count: 3}).ghost(ts, 8, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, -1, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrMalformed, "ghost 8 appears twice"},
@@ -438,9 +462,11 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 		"negative ghost ID":      {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 3, uint64(ts.Marker), 0, 0, nil).ghost(ts, -5, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "ghost ID -2"},
 		"ghost ID beyond uint32": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1<<32, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "4294967296"},
 		"ghost ID overflow":      {newRawSnapshot(rawHeader{tick: 100, count: 2}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, math.MaxInt64, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "ghost ID"},
-		"owner beyond uint32":    {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 1<<32, 0, nil).bytes(), bitstream.ErrOutOfRange, "owner 4294967296"},
-		"spawned 2^31 ticks ago": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 1<<31, nil).bytes(), bitstream.ErrOutOfRange, "2147483648 ticks"},
-		"spawned max uint64 ago": {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Marker), 0, math.MaxUint64, nil).bytes(), bitstream.ErrOutOfRange, "ticks before tick 100"},
+		"too many despawns":      {newRawSnapshot(rawHeader{tick: 100, despawns: make([]uint64, protocol.MaxDespawnsPerSnapshot+1)}).bytes(), bitstream.ErrOutOfRange, "257 despawns"},
+		"more despawns than fit": {newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{1, 2, 3}}).bytes()[:20], bitstream.ErrOutOfRange, "3 despawns"},
+		"despawn of ghost 0":     {newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{0}}).bytes(), bitstream.ErrMalformed, "ghost 0"},
+		"despawns descending":    {newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{9, 4}}).bytes(), bitstream.ErrMalformed, "ghost 4"},
+		"despawn twice":          {newRawSnapshot(rawHeader{tick: 100, despawns: []uint64{9, 9}}).bytes(), bitstream.ErrMalformed, "ghost 9"},
 		"confirmed far behind":   {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(1<<20 + 1)}).bytes(), bitstream.ErrOutOfRange, "confirmed"},
 		"confirmed max int64":    {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(math.MaxInt64)}).bytes(), bitstream.ErrOutOfRange, "confirmed"},
 		"confirmed min int64":    {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(math.MinInt64)}).bytes(), bitstream.ErrOutOfRange, "confirmed"},
@@ -474,7 +500,7 @@ func TestDecodeSnapshotRefusesTruncatedPackets(t *testing.T) {
 	var s protocol.Snapshot
 	for _, h := range []protocol.SnapshotHeader{
 		{Tick: 0, Confirmed: 5, HasConfirmed: true, Lead: 3},
-		{Tick: 100000, Confirmed: 99990, HasConfirmed: true, Lead: -2.5, Complete: true},
+		{Tick: 100000, Confirmed: 99990, HasConfirmed: true, Lead: -2.5},
 		{Tick: math.MaxUint32, Lead: 4000},
 	} {
 		for _, n := range []int{0, 1, 5, 40} {
@@ -516,4 +542,46 @@ func TestDecodeSnapshotNeverPanicsOnMutations(t *testing.T) {
 			require.NotPanics(t, func() { _ = protocol.DecodeSnapshot(q, ts.Schema, &s) }, "% x", q)
 		}
 	}
+}
+
+// Despawn records: at most MaxDespawnsPerSnapshot and what fits the budget,
+// written ascending before the ghosts, which share the budget with them.
+func TestSnapshotWriterDespawns(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	w.Begin(50)
+	n := 0
+	for id := components.GhostID(2*protocol.MaxDespawnsPerSnapshot + 1); id > 0; id -= 2 {
+		if !w.Despawn(id) {
+			break
+		}
+		n++
+	}
+	assert.Equal(t, protocol.MaxDespawnsPerSnapshot, n, "the cap")
+	var s protocol.Snapshot
+	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 50}), ts.Schema, &s))
+	require.Len(t, s.Despawned, n)
+	assert.True(t, slices.IsSorted(s.Despawned), "ascending")
+	assert.Equal(t, components.GhostID(2*protocol.MaxDespawnsPerSnapshot+1), s.Despawned[n-1])
+
+	small, err := protocol.NewSnapshotWriter(ts.Schema, 64)
+	require.NoError(t, err)
+	small.Begin(51)
+	n = 0
+	for small.Despawn(components.GhostID(n + 1)) {
+		n++
+	}
+	assert.Equal(t, (64-40)/4, n, "the budget: 4 bytes per record")
+	g := wiretest.Ghost{Ghost: components.Ghost{ID: 900, Type: uint16(ts.Marker)}}
+	assert.False(t, small.AddGhost(g.Ghost, false, nil), "no room left for a ghost")
+	require.NoError(t, protocol.DecodeSnapshot(small.Finish(&protocol.SnapshotHeader{Tick: 51}), ts.Schema, &s))
+	assert.Len(t, s.Despawned, n)
+	assert.Empty(t, s.Ghosts)
+
+	small.Begin(52)
+	require.True(t, small.AddGhost(g.Ghost, false, nil))
+	assert.Panics(t, func() { small.Despawn(3) }, "a despawn after a ghost")
+	small.Begin(53)
+	assert.Panics(t, func() { small.Despawn(0) }, "ghost ID 0")
 }

@@ -129,7 +129,7 @@ func (c *Conn) admit(d []byte) bool {
 // each once. Acks already taken from earlier headers are skipped without a
 // look at their records, so a steady stream costs about one lookup a packet.
 func (c *Conn) processAcks(h header, now time.Duration) {
-	if !h.hasAck {
+	if !h.hasAck || c.history == nil { // nothing sent, nothing to acknowledge
 		return
 	}
 	bits, newest := h.ackBits, true

@@ -222,3 +222,26 @@ func FuzzReceive(f *testing.F) {
 		}
 	})
 }
+
+// A Conn keeps no record of sent packets before its first send: acks that
+// arrive before then, forged ones included, acknowledge nothing.
+func TestAcksBeforeTheFirstSendAcknowledgeNothing(t *testing.T) {
+	h := newHostile(t, Options{})
+	var acked []Seq
+	h.c.opts.OnAck = func(s Seq) { acked = append(acked, s) }
+	require.NoError(t, h.raw.Send(encode(header{seq: 0, hasAck: true, ack: 0, ackBits: ^uint32(0)},
+		entry{kind: kindUnreliable, data: []byte{1}})))
+	assert.Len(t, h.drain(), 1, "the message still arrives")
+	assert.Nil(t, h.c.history, "nothing sent, nothing recorded")
+	assert.False(t, h.c.Acked(0))
+	assert.Empty(t, acked)
+	assert.Zero(t, h.c.Stats().PacketsAcked)
+
+	_, err := h.c.SendUnreliable([]byte{2})
+	require.NoError(t, err)
+	require.NoError(t, h.c.Flush())
+	require.NoError(t, h.raw.Send(encode(header{seq: 1, hasAck: true, ack: 0}, entry{kind: kindUnreliable, data: []byte{3}})))
+	h.drain()
+	assert.True(t, h.c.Acked(0), "the first sent packet is acknowledged")
+	assert.Equal(t, []Seq{0}, acked)
+}

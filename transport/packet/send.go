@@ -135,6 +135,9 @@ func (c *Conn) sendOpen(now time.Duration, fill bool) error {
 	if fill {
 		c.out, c.units = c.queue.fill(c.out, c.units, now, c.rto(), &c.stats)
 	}
+	if c.history == nil {
+		c.history = new([historySize]sentRecord)
+	}
 	seq := c.nextSeq
 	c.nextSeq++
 	// The record of the packet 1024 sequences back gives way.

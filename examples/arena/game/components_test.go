@@ -14,7 +14,8 @@ import (
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
-// arenaSnapshot encodes one snapshot of n players with the arena schema.
+// arenaSnapshot encodes one snapshot of n players with the arena schema,
+// as sent once the client acknowledged their identities.
 func arenaSnapshot(t testing.TB, s *Schema, n int) []byte {
 	sw, err := protocol.NewSnapshotWriter((*codec.Schema)(s.Schema), 0)
 	require.NoError(t, err)
@@ -24,10 +25,10 @@ func arenaSnapshot(t testing.TB, s *Schema, n int) []byte {
 		v := Velocity{X: 1.5, Y: -MaxSpeed}
 		f := Facing{Yaw: float32(i) / 3}
 		h := Health{HP: int16(100 - 25*(i%5)), Respawn: gw.Tick(i * 7)}
-		require.True(t, sw.AddGhost(components.Ghost{ID: components.GhostID(i), Type: uint16(s.Player), Owner: components.ConnID(i), Spawned: 3},
+		require.True(t, sw.AddGhost(components.Ghost{ID: components.GhostID(i), Type: uint16(s.Player), Owner: components.ConnID(i), Spawned: 3}, false,
 			[]unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&v), unsafe.Pointer(&f), unsafe.Pointer(&h)}))
 	}
-	return append([]byte(nil), sw.Finish(&protocol.SnapshotHeader{Tick: 500, Confirmed: 498, HasConfirmed: true, Complete: true})...)
+	return append([]byte(nil), sw.Finish(&protocol.SnapshotHeader{Tick: 500, Confirmed: 498, HasConfirmed: true})...)
 }
 
 func mustSchema(t testing.TB) *Schema {
@@ -76,9 +77,12 @@ func FuzzArenaSnapshot(f *testing.F) {
 		}
 		sw, _ := protocol.NewSnapshotWriter((*codec.Schema)(s.Schema), 0)
 		sw.Begin(snap.Tick)
+		for _, id := range snap.Despawned {
+			require.True(t, sw.Despawn(id))
+		}
 		for gi, g := range snap.Ghosts {
 			vals := []unsafe.Pointer{snap.Value(gi, 0), snap.Value(gi, 1), snap.Value(gi, 2), snap.Value(gi, 3)}
-			if !sw.AddGhost(g.Ghost, vals) {
+			if !sw.AddGhost(g.Ghost, g.Identity, vals) {
 				return
 			}
 		}
@@ -88,6 +92,7 @@ func FuzzArenaSnapshot(f *testing.F) {
 		require.Equal(t, len(snap.Ghosts), len(again.Ghosts))
 		for gi := range snap.Ghosts {
 			require.Equal(t, snap.Ghosts[gi].Ghost, again.Ghosts[gi].Ghost)
+			require.Equal(t, snap.Ghosts[gi].Identity, again.Ghosts[gi].Identity)
 			require.Equal(t, *(*Health)(snap.Value(gi, 3)), *(*Health)(again.Value(gi, 3)))
 		}
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
 func run(t *testing.T, cfg Config) (*Match, *Report) {
@@ -147,9 +148,17 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	m, err := NewMatch(cfg)
 	require.NoError(t, err)
 
-	// A hand-made client speaking the protocol without the library.
-	conn, err := m.Harness.Net.Dial("server", cfg.Link())
+	// A hand-made client speaking the protocol without the library,
+	// through the packet layer as every ghostwire endpoint does.
+	link, err := m.Harness.Net.Dial("server", cfg.Link())
 	require.NoError(t, err)
+	conn, err := packet.NewConn(link, m.Harness.Time, packet.Options{})
+	require.NoError(t, err)
+	send := func(msg []byte) {
+		_, err := conn.SendUnreliable(msg)
+		require.NoError(t, err)
+		require.NoError(t, conn.Flush())
+	}
 	schema := m.Schema.Schema
 	var buf []byte
 	welcomed := false
@@ -157,15 +166,14 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 	raw := func() {
 		if !welcomed {
 			buf = protocol.AppendHello(buf[:0], &protocol.Hello{SchemaHash: (*codec.Schema)(schema).Hash(), TickRate: uint16(cfg.TickRate)})
-			require.NoError(t, conn.Send(buf))
+			send(buf)
 		}
-		rx := make([]byte, 1500)
 		for {
-			n, ok := conn.Receive(rx)
+			msg, ok := conn.Receive()
 			if !ok {
 				break
 			}
-			if typ, _ := protocol.PeekType(rx[:n]); typ == protocol.MsgWelcome {
+			if typ, _ := protocol.PeekType(msg.Data); typ == protocol.MsgWelcome {
 				welcomed = true
 			}
 		}
@@ -173,11 +181,11 @@ func TestHostileInputsCannotExceedTheSpeedCap(t *testing.T) {
 			tick := m.Harness.Server.World().Tick() + 3
 			cmd := Command{MoveX: 1, MoveY: 1} // both axes at their largest code: length √2
 			if sent%5 == 4 {
-				require.NoError(t, conn.Send(originOutOfRange(t, schema, tick, cmd)))
+				send(originOutOfRange(t, schema, tick, cmd))
 			} else {
 				buf = protocol.AppendInputs(buf[:0], (*codec.Schema)(schema), &protocol.InputBatch{
 					Heads: []components.InputHeader{{Tick: tick}}, Data: commandBytes(&cmd)})
-				require.NoError(t, conn.Send(buf))
+				send(buf)
 			}
 			sent++
 		}

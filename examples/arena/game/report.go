@@ -43,16 +43,19 @@ type ReportConfig struct {
 
 // ServerReport holds the server's counters.
 type ServerReport struct {
-	Ticks          uint64     `json:"ticks"`
-	InputsApplied  uint64     `json:"inputs_applied"`
-	InputsMissing  uint64     `json:"inputs_missing"`
-	InputsLate     uint64     `json:"inputs_late"`
-	InputsRejected uint64     `json:"inputs_rejected"`
-	InputsClamped  uint64     `json:"inputs_clamped"`
-	BytesSent      uint64     `json:"bytes_sent"`
-	BytesReceived  uint64     `json:"bytes_received"`
-	BadPackets     uint64     `json:"bad_packets"`
-	MaxBuffered    int        `json:"max_inputs_buffered"`
+	Ticks          uint64 `json:"ticks"`
+	InputsApplied  uint64 `json:"inputs_applied"`
+	InputsMissing  uint64 `json:"inputs_missing"`
+	InputsLate     uint64 `json:"inputs_late"`
+	InputsRejected uint64 `json:"inputs_rejected"`
+	InputsClamped  uint64 `json:"inputs_clamped"`
+	BytesSent      uint64 `json:"bytes_sent"`
+	BytesReceived  uint64 `json:"bytes_received"`
+	BadPackets     uint64 `json:"bad_packets"`
+	MaxBuffered    int    `json:"max_inputs_buffered"`
+	// GhostsDeferred counts ghosts that waited for a later snapshot for
+	// lack of room in the per-connection budget.
+	GhostsDeferred uint64     `json:"ghosts_deferred"`
 	Shots          ShotReport `json:"shots"`
 }
 
@@ -192,7 +195,8 @@ func (m *Match) serverReport(s *systems.Server) ServerReport {
 	ss := s.Stats()
 	r := ServerReport{Ticks: ss.Ticks, InputsApplied: ss.InputsApplied, InputsMissing: ss.InputsMissing,
 		InputsLate: ss.InputsLate, InputsRejected: ss.InputsRejected, InputsClamped: ss.InputsClamped,
-		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered}
+		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered,
+		GhostsDeferred: ss.GhostsDeferred}
 	if sh := m.Shots; sh != nil {
 		r.Shots = ShotReport{Fired: sh.Stats.Fired, Hits: sh.Stats.Hits, Kills: sh.Stats.Kills,
 			Verdicts: sh.Stats.Verdicts, OtherModeHits: sh.Stats.OtherModeHits}

@@ -1,0 +1,91 @@
+package game
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+)
+
+// The far end of a long match: 64 players' snapshots are as large an hour
+// (216,000 ticks) after the start as at the start, whether the server
+// starts at tick 1 or just before the 2³² wrap, and whether the connection
+// IDs are small or past 127 (where a variable-length owner would grow).
+// Once the identities are acknowledged (the first snapshot has room for 47
+// of the 64 new players, the second for 62 of them including the 17 new
+// ones), every snapshot holds all 64 players within one 1,200-byte
+// packet.
+func TestSnapshotSizeDoesNotGrowWithUptime(t *testing.T) {
+	const players = 64
+	const hour = 60 * 60 * 60
+	s := mustSchema(t)
+	cs := (*codec.Schema)(s.Schema)
+	sizes := map[int]string{} // steady-state size → the first scenario that had it
+	for _, sc := range []struct {
+		name  string
+		start gw.Tick
+		conn  components.ConnID // the first player's connection ID
+	}{
+		{"tick 1, connections 1..64", 1, 1},
+		{"tick 1, connections 200..263", 1, 200},
+		{"before the wrap, connections 1..64", math.MaxUint32 - 30, 1},
+		{"before the wrap, connections past 2^31", math.MaxUint32 - 30, math.MaxUint32 - 100},
+	} {
+		w := gw.NewWorld(gw.WorldOptions{})
+		ecsx.SetTick(w, sc.start)
+		srv := ghostreg.NewServerRegister(ghostreg.Bind(w, cs))
+		a := w.Arche()
+		pid, vid, fid, hid := ecs.ComponentID[Position](a), ecs.ComponentID[Velocity](a), ecs.ComponentID[Facing](a), ecs.ComponentID[Health](a)
+		var es []ecs.Entity
+		for i := range players {
+			e := a.NewEntity(pid, vid, fid, hid)
+			_, err := srv.Spawn(e, codec.GhostTypeID(s.Player), sc.conn+components.ConnID(i))
+			require.NoError(t, err)
+			es = append(es, e)
+		}
+		view := srv.NewView(sc.conn)
+		sw, err := protocol.NewSnapshotWriter(cs, 0)
+		require.NoError(t, err)
+		send := func(tick gw.Tick) (size, deferred int) {
+			ecsx.SetTick(w, tick)
+			for i, e := range es {
+				*(*Position)(a.Get(e, pid)) = Position{X: float32(i%8) * 3, Y: float32(i/8) * 3}
+				// A respawn tick just ahead of now: its value grows with uptime, its size must not.
+				*(*Health)(a.Get(e, hid)) = Health{HP: MaxHP, Respawn: tick.Add(180)}
+			}
+			srv.Quantize()
+			sw.Begin(tick)
+			deferred = srv.WriteSnapshot(sw, view, tick)
+			size = len(sw.Finish(&protocol.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-2), HasConfirmed: true, Lead: 1}))
+			view.Ack(tick)
+			return size, deferred
+		}
+		first, deferred := send(sc.start.Add(1))
+		assert.Equalf(t, 17, deferred, "%s: spawns that wait for the second snapshot", sc.name)
+		_, deferred = send(sc.start.Add(2))
+		assert.Equalf(t, 2, deferred, "%s: the rest of the spawns, with the others", sc.name)
+		_, deferred = send(sc.start.Add(3))
+		assert.Zerof(t, deferred, "%s: every identity acknowledged by the third", sc.name)
+		steady, deferred := send(sc.start.Add(4))
+		assert.Zero(t, deferred)
+		t.Logf("%s: %d bytes with identities, %d without", sc.name, first, steady)
+		assert.Lessf(t, steady, first, "%s: identities are sent until acknowledged only", sc.name)
+		for _, d := range []int{5, 100, hour / 2, hour, hour + 1} {
+			size, deferred := send(sc.start.Add(d))
+			assert.Equalf(t, steady, size, "%s: snapshot size %d ticks in", sc.name, d)
+			assert.Zerof(t, deferred, "%s: players deferred %d ticks in", sc.name, d)
+		}
+		assert.LessOrEqual(t, steady, protocol.MaxDatagram)
+		sizes[steady] = sc.name
+	}
+	assert.Len(t, sizes, 1, "the same size whatever the start tick and connection IDs: %v", sizes)
+}

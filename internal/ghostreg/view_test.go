@@ -1,0 +1,320 @@
+package ghostreg_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
+)
+
+// starvationBytes is a snapshot budget that holds 80 of the test's crates
+// once their identities are acknowledged, and not 81: 79 bits each (8-bit
+// ID delta, type, identity bit, two changed bits, a 32-bit HP and a 28-bit
+// Pos), 32 more for ID deltas past one byte (the first, from 0, and jumps
+// between runs of IDs in priority order), and the writer's 40-byte header
+// reserve.
+const starvationBytes = 40 + (80*79+32)/8
+
+// sendMany spawns n crates and sends ticks snapshots of budget
+// starvationBytes to one connection, whose client acknowledges each one
+// (ticks cross the 2³² wrap). It returns the IDs each snapshot held and
+// the view.
+func sendMany(t *testing.T, n, ticks int, importance func(i int) float32) ([][]components.GhostID, *ghostreg.View) {
+	t.Helper()
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	index := map[ecs.Entity]int{}
+	for i := range n {
+		e := newEntity(w, Pos{float32(i%200) - 99, float32(i / 200)}, HP{V: int32(i)})
+		spawn(t, srv, e, s.crate, 0)
+		index[e] = i
+	}
+	v := srv.NewView(1)
+	if importance != nil {
+		v.Importance = func(e ecs.Entity) float32 { return importance(index[e]) }
+	}
+	sw, err := protocol.NewSnapshotWriter(s.Schema, starvationBytes)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	var sent [][]components.GhostID
+	start := gw.Tick(math.MaxUint32 - 5)
+	for k := range ticks {
+		tick := start.Add(k)
+		srv.Quantize()
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		v.Ack(tick)
+		var ids []components.GhostID
+		for _, g := range snap.Ghosts {
+			ids = append(ids, g.ID)
+		}
+		sent = append(sent, ids)
+	}
+	return sent, v
+}
+
+// spawnPhase returns how many snapshots it took until every one of n
+// ghosts had been sent once.
+func spawnPhase(sent [][]components.GhostID, n int) int {
+	seen := map[components.GhostID]bool{}
+	for k, ids := range sent {
+		for _, id := range ids {
+			seen[id] = true
+		}
+		if len(seen) == n {
+			return k + 1
+		}
+	}
+	return len(sent) + 1
+}
+
+// staleness returns per ghost the most snapshots between two of its
+// updates (or the edges of sent).
+func staleness(sent [][]components.GhostID, n int) map[components.GhostID]int {
+	last := map[components.GhostID]int{}
+	worst := map[components.GhostID]int{}
+	for id := components.GhostID(1); id <= components.GhostID(n); id++ {
+		last[id] = -1
+	}
+	for k, ids := range sent {
+		for _, id := range ids {
+			worst[id] = max(worst[id], k-last[id])
+			last[id] = k
+		}
+	}
+	for id, k := range last {
+		worst[id] = max(worst[id], len(sent)-k)
+	}
+	return worst
+}
+
+// 1,000 relevant ghosts, a budget that holds 80 per snapshot: once the
+// spawns are through, every ghost is updated at least every ⌈1000/80⌉ = 13
+// snapshots; the spawns themselves, which go first, all arrive within
+// ⌈1000/k⌉ snapshots, k being the spawns that fit one with their identity.
+func TestViewNoStarvation(t *testing.T) {
+	const n, ticks = 1000, 600
+	sent, v := sendMany(t, n, ticks, nil)
+	spawns := spawnPhase(sent, n)
+	perSpawn := len(sent[0])
+	assert.LessOrEqual(t, spawns, (n+perSpawn-1)/perSpawn, "spawns, %d per snapshot, go first", perSpawn)
+	for k, ids := range sent[spawns:] {
+		require.Lenf(t, ids, 80, "snapshot %d after the spawns: the budget holds 80", k)
+	}
+	const bound = (n + 79) / 80
+	worst := 0
+	for id, st := range staleness(sent[spawns:], n) {
+		worst = max(worst, st)
+		assert.LessOrEqualf(t, st, bound, "ghost %d went %d snapshots without an update", id, st)
+	}
+	assert.Equal(t, bound, worst, "the bound is tight")
+	t.Logf("%d spawns per snapshot, all sent within %d snapshots; then at most %d snapshots between updates", perSpawn, spawns, worst)
+	total := 0
+	for _, ids := range sent {
+		total += len(ids)
+	}
+	st := v.Stats()
+	assert.Equal(t, uint64(n), st.Identities, "each identity sent once: the client acknowledges every snapshot")
+	assert.Equal(t, uint64(ticks*n-total), st.Deferred, "every ghost left out of a snapshot is counted")
+}
+
+// Importance: a ghost that matters 4 times more is sent about 4 times as
+// often; one that matters nothing still gets through, within the bound
+// scaled by the importance ratio.
+func TestViewImportance(t *testing.T) {
+	const n, ticks = 1000, 900
+	importance := func(i int) float32 {
+		switch {
+		case i < 10:
+			return 4
+		case i < 20:
+			return 0 // counts as MinImportance
+		}
+		return 1
+	}
+	sent, _ := sendMany(t, n, ticks, importance)
+	spawns := spawnPhase(sent, n)
+	count := map[components.GhostID]int{}
+	for _, ids := range sent[spawns:] {
+		for _, id := range ids {
+			count[id]++
+		}
+	}
+	st := staleness(sent[spawns:], n)
+	for id := components.GhostID(1); id <= 10; id++ {
+		assert.Greaterf(t, count[id], 3*count[500], "ghost %d of importance 4: %d updates, an ordinary one %d", id, count[id], count[500])
+		assert.LessOrEqualf(t, st[id], (13+3)/4+1, "ghost %d of importance 4", id)
+	}
+	for id := components.GhostID(11); id <= 20; id++ {
+		assert.Positivef(t, count[id], "ghost %d of importance 0 starved", id)
+		assert.LessOrEqualf(t, st[id], int(13/ghostreg.MinImportance), "ghost %d of importance 0", id)
+	}
+}
+
+// Despawn records beyond MaxDespawnsPerSnapshot wait for the next snapshot
+// (counted); each is resent until a snapshot carrying it is acknowledged,
+// and an acknowledgement of a snapshot the view no longer remembers (64
+// snapshots later, the same ring slot) or never sent acknowledges nothing.
+func TestViewDespawnsAndAcks(t *testing.T) {
+	const n = protocol.MaxDespawnsPerSnapshot + 44
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	var es []ecs.Entity
+	for i := range n {
+		e := newEntity(w, Pos{}, HP{V: int32(i)})
+		spawn(t, srv, e, s.crate, 0)
+		es = append(es, e)
+	}
+	v := srv.NewView(1)
+	other := srv.NewView(2)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	send := func(view *ghostreg.View, tick gw.Tick) *protocol.Snapshot {
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, view, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		return &snap
+	}
+	// Tell v about every ghost, acknowledging each snapshot.
+	tick := gw.Tick(10)
+	for ; v.Stats().Identities < n; tick++ {
+		send(v, tick)
+		v.Ack(tick)
+	}
+	told := len(snapIDs(send(other, tick))) // the first ghosts only, never acknowledged
+	require.Positive(t, told)
+	before := v.Stats().Identities
+	send(v, tick)
+	assert.Equal(t, before, v.Stats().Identities, "identities acknowledged are not sent again")
+
+	for _, e := range es {
+		require.True(t, srv.Despawn(e))
+	}
+	assert.Equal(t, n, v.PendingDespawns())
+	assert.Equal(t, told, other.PendingDespawns(), "a connection gets despawns only for the ghosts it was sent")
+	tick += 2
+	got := send(v, tick).Despawned
+	require.Len(t, got, protocol.MaxDespawnsPerSnapshot)
+	assert.Equal(t, uint64(n-protocol.MaxDespawnsPerSnapshot), v.Stats().DespawnsDeferred)
+	send(v, tick+1) // lost: not acknowledged
+	v.Ack(tick)
+	assert.Equal(t, n-protocol.MaxDespawnsPerSnapshot, v.PendingDespawns())
+	got = send(v, tick+2).Despawned
+	assert.Len(t, got, n-protocol.MaxDespawnsPerSnapshot)
+	v.Ack(tick + 2)
+	assert.Zero(t, v.PendingDespawns())
+	assert.Empty(t, send(v, tick+3).Despawned)
+
+	// A closed view no longer collects despawns.
+	e := newEntity(w, Pos{}, HP{})
+	spawn(t, srv, e, s.crate, 0)
+	send(v, tick+4)
+	v.Close()
+	require.True(t, srv.Despawn(e))
+	assert.Zero(t, v.PendingDespawns())
+	assert.Equal(t, 0, srv.Len())
+}
+
+// An acknowledgement of a snapshot the view no longer remembers (64
+// snapshots later, the same ring slot) or never sent acknowledges nothing.
+func TestViewAckOfForgottenSnapshots(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	for i := range 3 {
+		spawn(t, srv, newEntity(w, Pos{}, HP{V: int32(i)}), s.crate, 0)
+	}
+	v := srv.NewView(1)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	send := func(tick gw.Tick) {
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		sw.Finish(&protocol.SnapshotHeader{Tick: tick})
+	}
+	send(math.MaxUint32)
+	send(63) // 64 snapshots after 2³²−1, across the wrap: the same slot
+	v.Ack(math.MaxUint32)
+	v.Ack(5) // never sent
+	send(64)
+	assert.Equal(t, uint64(9), v.Stats().Identities, "nothing acknowledged: identities sent three times")
+	v.Ack(63)
+	v.Ack(63) // twice: no effect
+	send(65)
+	assert.Equal(t, uint64(9), v.Stats().Identities, "acknowledged")
+}
+
+func snapIDs(s *protocol.Snapshot) []components.GhostID {
+	var ids []components.GhostID
+	for _, g := range s.Ghosts {
+		ids = append(ids, g.ID)
+	}
+	return ids
+}
+
+// serializeCalls counts Counted.Serialize calls.
+var serializeCalls int
+
+// Counted is a replicated component that counts how often it is coded.
+type Counted struct{ V int32 }
+
+func (c *Counted) Serialize(s *codec.Stream) {
+	serializeCalls++
+	codec.Int(s, &c.V, -100, 100)
+}
+
+// Each ghost is encoded once per tick, whatever the number of connections:
+// the others get its bits spliced. Quantize (new state) encodes again.
+func TestWriteSnapshotEncodesOncePerTick(t *testing.T) {
+	var b codec.SchemaBuilder
+	counted := wiretest.Component[Counted](&b)
+	typ := b.GhostType("counted", counted)
+	schema, err := b.Build()
+	require.NoError(t, err)
+	w := gw.NewWorld(gw.WorldOptions{})
+	srv := ghostreg.NewServerRegister(ghostreg.Bind(w, schema))
+	const n, conns = 20, 8
+	cid := ecs.ComponentID[Counted](w.Arche())
+	for i := range n {
+		e := w.Arche().NewEntityWith(ecs.Component{ID: cid, Comp: &Counted{V: int32(i)}})
+		_, err := srv.Spawn(e, typ, 0)
+		require.NoError(t, err)
+	}
+	var views []*ghostreg.View
+	for c := range conns {
+		views = append(views, srv.NewView(components.ConnID(c+1)))
+	}
+	sw, err := protocol.NewSnapshotWriter(schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	for tick := gw.Tick(1); tick <= 3; tick++ {
+		srv.Quantize()
+		encodes := 0
+		for _, v := range views {
+			sw.Begin(tick)
+			before := serializeCalls
+			srv.WriteSnapshot(sw, v, tick)
+			encodes += serializeCalls - before
+			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), schema, &snap))
+			require.Len(t, snap.Ghosts, n)
+			for gi, g := range snap.Ghosts {
+				assert.Equal(t, int32(g.ID)-1, (*Counted)(snap.Value(gi, 0)).V, "ghost %d spliced intact", g.ID)
+			}
+			v.Ack(tick)
+		}
+		assert.Equalf(t, n, encodes, "tick %d: encodes for %d connections", tick, conns)
+	}
+}

@@ -1,0 +1,307 @@
+package systems_test
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/transport/packet"
+)
+
+// reliableMessage returns message i of a test stream: its index, then
+// bytes derived from it, sizes from 4 bytes to three fragments.
+func reliableMessage(i int) []byte {
+	size := 4 + i*37%1200
+	if i%50 == 49 {
+		size = 3000 // fragmented
+	}
+	msg := make([]byte, size)
+	binary.LittleEndian.PutUint32(msg, uint32(i))
+	for j := 4; j < size; j++ {
+		msg[j] = byte(i + j)
+	}
+	return msg
+}
+
+// connectOne builds a harness with one client over lk and waits for it to
+// connect; it returns the harness and the client's connection ID.
+func connectOne(t *testing.T, g *testGame, lk transport.Conditions, mod func(*harness.Options)) (*harness.Harness, components.ConnID) {
+	opts := g.options(1, lk)
+	if mod != nil {
+		mod(&opts)
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	require.True(t, h.RunUntil(func() bool { return h.Clients[0].Connected() }, 10*time.Second))
+	return h, systems.Conns(h.Server)[0]
+}
+
+// The reliable channel from the server to a client delivers every message
+// once and in order through 20 % loss, duplication and reordering, on the
+// harness's memory link: the code a game ships over UDP.
+func TestReliableMessagesArriveOnceAndInOrder(t *testing.T) {
+	g := newTestGame()
+	lc := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 15 * time.Millisecond, Loss: 0.2, Duplicate: 0.2, Reorder: 0.2}
+	h, conn := connectOne(t, g, transport.Conditions{Up: lc, Down: lc}, nil)
+	var got []int
+	corrupt := 0
+	endpoint.ClientOnReliable(h.Clients[0], func(msg []byte) {
+		i := int(binary.LittleEndian.Uint32(msg))
+		if string(msg) != string(reliableMessage(i)) {
+			corrupt++
+		}
+		got = append(got, i)
+	})
+	const total = 600
+	for i := 0; i < total; {
+		// A sender keeps within the send queue's cap (256 KiB), or the
+		// server takes the client for one that stopped reading.
+		if l, ok := endpoint.ServerLink(h.Server, conn); ok && l.Stats.QueuedBytes < 64<<10 {
+			require.NoError(t, endpoint.ServerSendReliable(h.Server, conn, reliableMessage(i)), "message %d", i)
+			i++
+			continue
+		}
+		h.Run(16 * time.Millisecond)
+	}
+	require.True(t, h.RunUntil(func() bool { return len(got) >= total }, time.Minute), "delivered %d of %d", len(got), total)
+	h.Run(time.Second) // late duplicates would show now
+	want := make([]int, total)
+	for i := range want {
+		want[i] = i
+	}
+	assert.Equal(t, want, got, "every message once, in order")
+	assert.Zero(t, corrupt)
+	l, ok := endpoint.ServerLink(h.Server, conn)
+	require.True(t, ok)
+	assert.Positive(t, l.Stats.ReliableResent, "losses were made good by resends")
+	assert.Positive(t, l.Stats.FragmentsSent, "large messages went as fragments")
+	assert.Zero(t, l.Stats.ReliablePending, "everything acknowledged")
+	assert.True(t, h.Clients[0].Connected())
+
+	err := endpoint.ServerSendReliable(h.Server, conn+1, []byte{1})
+	assert.EqualError(t, err, "systems: no open connection 2")
+	err = endpoint.ServerSendReliable(h.Server, conn, make([]byte, 1<<20))
+	assert.ErrorIs(t, err, packet.ErrMessageSize)
+}
+
+// The packet layer's estimates reach the endpoints: RTT and loss per
+// connection, and the newest snapshot tick the client acknowledged, which
+// trails the server's tick by about a round trip.
+func TestEndpointsReportTheLinkEstimates(t *testing.T) {
+	g := newTestGame()
+	h, conn := connectOne(t, g, link(100*time.Millisecond, 0, 0.1), nil)
+	h.Run(20 * time.Second)
+	l, ok := endpoint.ServerLink(h.Server, conn)
+	require.True(t, ok)
+	require.True(t, l.HasAcked)
+	behind := h.Server.World().Tick().Sub(l.Acked)
+	assert.GreaterOrEqual(t, behind, int32(5), "a round trip of 100 ms is 6 ticks")
+	assert.LessOrEqual(t, behind, int32(12))
+	assert.InDelta(t, 100*time.Millisecond, l.RTT, float64(40*time.Millisecond))
+	assert.InDelta(t, 0.1, l.Loss, 0.06)
+
+	ss, cs := h.Server.Stats(), h.Clients[0].Stats()
+	assert.Equal(t, l.RTT, ss.LinkRTT, "the mean of one connection")
+	assert.Equal(t, l.Loss, ss.LinkLoss)
+	assert.InDelta(t, 100*time.Millisecond, cs.LinkRTT, float64(40*time.Millisecond))
+	assert.InDelta(t, 0.1, cs.LinkLoss, 0.06)
+	_, ok = endpoint.ServerLink(h.Server, conn+1)
+	assert.False(t, ok)
+}
+
+// A client that stops reading while the server keeps sending is dropped,
+// counted, and never costs more than the packet layer's caps: its
+// reliable queue fills, and the server ends the connection before its
+// timeout would.
+func TestAClientThatStopsReadingIsDropped(t *testing.T) {
+	g := newTestGame()
+	h, conn := connectOne(t, g, link(50*time.Millisecond, 0, 0), nil)
+	h.Stall(0, time.Minute)
+	msg := make([]byte, 1000)
+	start := h.Time.Now()
+	maxQueued := 0
+	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 10*time.Second {
+		require.NoError(t, endpoint.ServerSendReliable(h.Server, conn, msg), "the server drops the client before its queue refuses")
+		if l, ok := endpoint.ServerLink(h.Server, conn); ok {
+			maxQueued = max(maxQueued, l.Stats.QueuedBytes)
+		}
+		h.Run(16 * time.Millisecond)
+	}
+	st := h.Server.Stats()
+	assert.Equal(t, 0, st.Connections)
+	assert.Equal(t, uint64(1), st.Backlogged)
+	assert.Equal(t, uint64(1), st.Dropped)
+	assert.Zero(t, st.TimedOut, "dropped for its backlog, before the timeout")
+	assert.Greater(t, maxQueued, 200<<10, "the queue's cap bit")
+	assert.LessOrEqual(t, maxQueued, 256<<10, "the packet layer's default MaxQueuedBytes")
+	assert.Less(t, h.Time.Now()-start, 5*time.Second)
+}
+
+// Packet sequences are 16 bits: a match of more than 65,536 packets on
+// one connection goes on across their wrap, with no packet taken for a
+// duplicate or a stale one, and snapshot acks still tracked.
+func TestSequencesWrapOnALongConnection(t *testing.T) {
+	g := newTestGame()
+	h, conn := connectOne(t, g, link(30*time.Millisecond, 0, 0), func(o *harness.Options) { o.Step = 16 * time.Millisecond })
+	for {
+		l, ok := endpoint.ServerLink(h.Server, conn)
+		require.True(t, ok)
+		if l.Stats.PacketsSent > 70000 {
+			break
+		}
+		h.Run(time.Minute)
+	}
+	l, _ := endpoint.ServerLink(h.Server, conn)
+	assert.Zero(t, l.Stats.DuplicatePackets+l.Stats.StalePackets+l.Stats.Malformed)
+	assert.Greater(t, l.Stats.PacketsReceived, uint64(65536), "the client's packets wrapped too")
+	assert.Zero(t, l.Stats.PacketsLost)
+	require.True(t, l.HasAcked)
+	assert.LessOrEqual(t, h.Server.World().Tick().Sub(l.Acked), int32(6), "acks of snapshots still tracked after the wrap")
+	st := h.Clients[0].Stats()
+	assert.True(t, h.Clients[0].Connected())
+	assert.Zero(t, st.BadPackets)
+	assert.Zero(t, st.SnapshotsStale)
+	assert.Zero(t, h.Server.Stats().BadPackets)
+}
+
+// A reject is followed at once by the close of the connection, so nothing
+// can be resent: it travels in redundant packets, and a refused client
+// learns why through loss instead of waiting for its timeout. Each copy is
+// a packet of its own (a new sequence), so the client's packet layer does
+// not drop the later ones as duplicates; the client acts on the first.
+func TestRejectsReachClientsThroughLoss(t *testing.T) {
+	g := newTestGame()
+	lossy := transport.Conditions{Up: transport.LinkConfig{Latency: 20 * time.Millisecond},
+		Down: transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.25, Duplicate: 0.1, Reorder: 0.1}}
+	opts := g.options(12, lossy)
+	opts.Server.MaxClients, opts.Server.MaxPending = 1, 16
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	allKnow := func() bool {
+		n := 0
+		for _, c := range h.Clients {
+			if refused(c) {
+				n++
+			}
+		}
+		return n == len(h.Clients)-1
+	}
+	require.True(t, h.RunUntil(allKnow, 2*time.Second), "every refused client knows why before its timeout")
+	for _, c := range h.Clients {
+		if refused(c) {
+			assert.Equal(t, netsync.RejectFull, c.Stats().Reason)
+		}
+	}
+	assert.Equal(t, uint64(11), h.Server.Stats().Refused)
+}
+
+// hostileFragment returns a packet of sequence seq carrying fragment 0 of
+// count of reliable message id: well formed, but refused by the receive
+// caps when count passes the fragments a message may have (64 by
+// default) or id is not the next message missing.
+func hostileFragment(seq, id uint16, count uint8) []byte {
+	p := make([]byte, packet.HeaderSize+7+packet.FragmentSize)
+	p[0] = 0x01 // version 1, no acks
+	binary.LittleEndian.PutUint16(p[1:], seq)
+	e := p[packet.HeaderSize:]
+	e[0] = 2 // fragment
+	binary.LittleEndian.PutUint16(e[1:], id)
+	e[3], e[4] = 0, count
+	binary.LittleEndian.PutUint16(e[5:], packet.FragmentSize)
+	return p
+}
+
+// The packet layer's receive caps bite on the memory link too, counted at
+// both endpoints: a fragment flood costs no reassembly memory and keeps
+// no connection alive.
+func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	opts.Server.Timeout = time.Second
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	raw, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	newPeer(t, raw, h.Time).send(g.hello())
+	h.Run(50 * time.Millisecond)
+	conns := systems.Conns(h.Server)
+	require.Len(t, conns, 1)
+	const flood = 200
+	for i := range flood {
+		if i%2 == 0 {
+			require.NoError(t, raw.Send(hostileFragment(uint16(100+i), 0, 255)))
+		} else {
+			require.NoError(t, raw.Send(hostileFragment(uint16(100+i), 7, 64)))
+		}
+		if i%20 == 0 {
+			h.Run(10 * time.Millisecond)
+		}
+	}
+	h.Run(10 * time.Millisecond)
+	l, ok := endpoint.ServerLink(h.Server, conns[0])
+	require.True(t, ok)
+	assert.Equal(t, uint64(flood/2), l.Stats.FragmentCap)
+	assert.Equal(t, uint64(flood/2), l.Stats.FragmentRefused)
+	assert.Zero(t, l.Stats.ReassemblyBytes, "no reassembly buffer for a refused fragment")
+	assert.Zero(t, l.Stats.HeldBytes)
+	assert.Equal(t, uint64(flood), h.Server.Stats().PacketsRefused)
+	h.Run(time.Second)
+	assert.Equal(t, uint64(1), h.Server.Stats().TimedOut, "refused packets never refresh the timeout")
+
+	// And at a client.
+	now := &gw.VirtualTime{}
+	net := transport.NewMemoryNetwork(now, 1)
+	conn, server, err := net.Pair(transport.Conditions{})
+	require.NoError(t, err)
+	c, err := systems.NewClient(now, conn, g.schema, systems.ClientOptions{})
+	require.NoError(t, err)
+	for i := range flood {
+		require.NoError(t, server.Send(hostileFragment(uint16(i), 0, 255)))
+	}
+	c.Update()
+	assert.Equal(t, uint64(flood), c.Stats().PacketsRefused)
+	assert.True(t, connecting(c))
+}
+
+// A client that keeps sending but stopped reading never acknowledges the
+// reliable channel: the server drops it once the oldest reliable message
+// has waited for the timeout, although its inputs keep arriving.
+func TestAClientThatSendsButNeverReadsIsDropped(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	opts.Server.Timeout = time.Second
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	raw, err := h.Net.Dial("server", transport.Conditions{})
+	require.NoError(t, err)
+	deaf := newPeer(t, raw, h.Time)
+	deaf.send(g.hello())
+	h.Run(20 * time.Millisecond)
+	conns := systems.Conns(h.Server)
+	require.Len(t, conns, 1)
+	require.NoError(t, endpoint.ServerSendReliable(h.Server, conns[0], []byte("hit confirmed")))
+	start := h.Time.Now()
+	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 3*time.Second {
+		deaf.send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,
+			Heads: []components.InputHeader{{Tick: h.Server.World().Tick() + 2}}, Data: make([]byte, (*codec.Schema)(g.schema).InputSize())}))
+		h.Run(16 * time.Millisecond)
+	}
+	st := h.Server.Stats()
+	assert.Equal(t, 0, st.Connections)
+	assert.Equal(t, uint64(1), st.Backlogged)
+	assert.Zero(t, st.TimedOut, "its inputs kept arriving")
+	assert.InDelta(t, time.Second, h.Time.Now()-start, float64(100*time.Millisecond), "dropped after the timeout")
+	assert.Positive(t, st.InputsApplied)
+}
