@@ -10,16 +10,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/examples/arena/web"
 )
 
 func main() {
@@ -116,6 +119,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
 	report := fs.String("report", "", "write the JSON report to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
+	webAddr := fs.String("web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -124,6 +128,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *webAddr != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return web.ListenAndServe(ctx, *webAddr, web.Options{Bots: cfg.Clients, Seed: cfg.Seed})
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {

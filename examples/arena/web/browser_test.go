@@ -1,0 +1,243 @@
+//go:build browser
+
+package web
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The browser tests drive the page in Debian's Chromium:
+//
+//	go test -tags browser ./examples/arena/web -args -screenshot "$PWD/docs/arena-web.png"
+//
+// A missing browser fails them.
+var screenshot = flag.String("screenshot", "", "save the page's screenshot to this file (default: the test's temporary directory)")
+
+// chromium is Debian's package's browser.
+const chromium = "/usr/bin/chromium"
+
+// newBrowser starts a headless Chromium with a fresh profile and returns
+// a tab's context; it ends with the test. Without the background
+// networking flags Chromium's own connections are refused on a closed
+// network.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	_, err := os.Stat(chromium)
+	require.NoError(t, err, "the browser tests need Chromium: apt-get install -y chromium")
+	// Not t.TempDir: Chromium's helper processes may still write to the
+	// profile for a moment after the browser ended.
+	profile, err := os.MkdirTemp("", "arena-chromium-")
+	require.NoError(t, err)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1300, 860),
+	)
+	ctx, cancelTab := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	// The page's console and uncaught exceptions go to the test's log.
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var b strings.Builder
+			for _, a := range ev.Args {
+				b.Write(a.Value)
+				b.WriteString(a.Description)
+				b.WriteByte(' ')
+			}
+			t.Logf("console.%s: %s", ev.Type, b.String())
+		case *runtime.EventExceptionThrown:
+			t.Logf("exception: %s", ev.ExceptionDetails.Error())
+		}
+	})
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*slow)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+		cancelAlloc()
+		waitFor(t, time.Minute, "removing Chromium's profile", func() bool { return os.RemoveAll(profile) == nil })
+	})
+	return ctx
+}
+
+// key sends a key event of code (as in KeyboardEvent.code) to the page.
+func key(typ input.KeyType, code, k string, vk int64) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		return input.DispatchKeyEvent(typ).WithCode(code).WithKey(k).WithWindowsVirtualKeyCode(vk).Do(ctx)
+	})
+}
+
+// ownServerX is the page's expression for the x of its own player in the
+// server's truth (undefined until both have arrived).
+const ownServerX = `(() => { const v = arena.view, tr = arena.truth;
+	const p = v && v.HasOwn && tr && tr.Players.find(p => p.Ghost === v.Own.Ghost);
+	return p ? p.X : undefined; })()`
+
+func TestBrowser(t *testing.T) {
+	_, url := startServer(t, Options{Bots: 3, Seed: 5})
+	ctx := newBrowser(t)
+	run := func(t *testing.T, actions ...chromedp.Action) {
+		t.Helper()
+		require.NoError(t, chromedp.Run(ctx, actions...))
+	}
+	poll := func(t *testing.T, expr string) {
+		t.Helper()
+		err := chromedp.Run(ctx, chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(time.Minute)))
+		if err != nil {
+			var state string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`JSON.stringify({status: document.getElementById('status').textContent,
+				view: arena.view && {State: arena.view.State, Err: arena.view.Err, HasOwn: arena.view.HasOwn, Timeline: arena.view.Timeline}})`, &state))
+			require.NoError(t, err, "waiting for %s; the page: %s", expr, state)
+		}
+	}
+
+	t.Run("page loads and connects", func(t *testing.T) {
+		run(t, chromedp.Navigate(url+"/"))
+		poll(t, `window.arena && arena.view && arena.view.State === 'connected' && arena.view.HasOwn && arena.truth && arena.truth.Players.length === 4`)
+		var title, status string
+		run(t, chromedp.Title(&title), chromedp.Text("#status", &status, chromedp.ByID))
+		assert.Equal(t, "ghostwire arena", title)
+		assert.Equal(t, "connected", status)
+	})
+
+	t.Run("canvas is not blank", func(t *testing.T) {
+		poll(t, `arena.frames > 30 && arena.view.Others.length === 3`)
+		// Read the pixels of a frame that shows the own player alive in
+		// both views and a living bot: the bots shoot, and the dead are
+		// drawn grey.
+		var px struct{ Ink, Colours, OwnLeft, OwnRight, Others int }
+		run(t, chromedp.Poll(`(() => {
+			const c = document.getElementById('views');
+			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			const colours = new Set();
+			let ink = 0, ownLeft = 0, ownRight = 0, others = 0;
+			for (let i = 0; i < d.length; i += 4) {
+				const [r, g, b, a] = [d[i], d[i+1], d[i+2], d[i+3]];
+				if (a === 0) continue;
+				colours.add((r << 16) | (g << 8) | b);
+				if (r < 235 || g < 235 || b < 235) ink++;
+				const x = (i / 4) % c.width;
+				if (r === 0x1a && g === 0x8f && b === 0x3a) { if (x < 420) ownLeft++; else ownRight++; }
+				if (r === 0xc0 && g === 0x39 && b === 0x2b) others++;
+			}
+			return ownLeft > 0 && ownRight > 0 && others > 0 &&
+				{Ink: ink, Colours: colours.size, OwnLeft: ownLeft, OwnRight: ownRight, Others: others};
+		})()`, &px, chromedp.WithPollingTimeout(time.Minute)))
+		t.Logf("canvas pixels: %+v", px)
+		assert.Greater(t, px.Ink, 5000, "walls, players and titles are drawn")
+		assert.Greater(t, px.Colours, 10)
+		assert.Greater(t, px.OwnLeft, 50, "the own player in the client's view")
+		assert.Greater(t, px.OwnRight, 50, "the own player in the server's view")
+		assert.Greater(t, px.Others, 50, "the bots")
+	})
+
+	t.Run("a key press moves the player on the server", func(t *testing.T) {
+		var x0 float64
+		poll(t, ownServerX+` !== undefined`)
+		run(t, chromedp.Evaluate(ownServerX, &x0))
+		// Hold D (right) until the server has moved the player a unit: the
+		// bots shoot, so a respawn may interrupt the run; polling every
+		// frame sees it get there first.
+		run(t, key(input.KeyDown, "KeyD", "d", 68))
+		poll(t, ownServerX+` > `+jsFloat(x0+1))
+		run(t, key(input.KeyUp, "KeyD", "d", 68))
+	})
+
+	t.Run("the latency slider changes the measured RTT", func(t *testing.T) {
+		// Nothing added yet: the round trip of loopback, once the estimate
+		// has forgotten the page's slow start on a loaded machine.
+		poll(t, `arena.view.Timeline.RTTms > 0 && arena.view.Timeline.RTTms < 150`)
+		// Move the slider the way a drag does: SetValue sets the value and
+		// fires input and change.
+		run(t, chromedp.SetValue("#rtt", "250", chromedp.ByID))
+		poll(t, `arena.linkPosts > 0 && arena.view.Timeline.RTTms > 220`)
+		var shown string
+		run(t, chromedp.Text("#rtt-v", &shown, chromedp.ByID))
+		assert.Equal(t, "250 ms", shown)
+	})
+
+	t.Run("the timeline updates", func(t *testing.T) {
+		var before struct {
+			Updates int
+			Tick    string
+		}
+		run(t, chromedp.Evaluate(`({Updates: arena.timelineUpdates, Tick: document.getElementById('t-tick').textContent})`, &before))
+		poll(t, `arena.timelineUpdates >= `+jsFloat(float64(before.Updates+3))+
+			` && document.getElementById('t-tick').textContent !== '`+before.Tick+`'`)
+		var rtt, verdicts string
+		run(t, chromedp.Text("#t-rtt", &rtt, chromedp.ByID), chromedp.Text("#t-verdicts", &verdicts, chromedp.ByID))
+		assert.Regexp(t, `^\d+\.\d ms ±\d+\.\d$`, rtt)
+		assert.Regexp(t, `^\d+ fired, \d+ hits, \d+ kills; .* \(lag compensation on\)$`, verdicts)
+	})
+
+	t.Run("the toggles", func(t *testing.T) {
+		// A fixed interpolation delay reconnects with it.
+		run(t, chromedp.SetValue("#interp", "250", chromedp.ByID))
+		poll(t, `arena.view.State === 'connected' && arena.view.HasOwn && arena.view.Timeline.InterpDelayMS === 250`)
+		// Lag compensation is the server's: its truth says so.
+		run(t, chromedp.Click("#lagcomp", chromedp.ByID))
+		poll(t, `arena.truth.LagComp === false`)
+		run(t, chromedp.Click("#lagcomp", chromedp.ByID))
+		poll(t, `arena.truth.LagComp === true`)
+		// Prediction off draws the own player where the server confirmed it.
+		run(t, chromedp.Click("#predict", chromedp.ByID))
+		poll(t, `arena.frames > 0 && !document.getElementById('predict').checked`)
+		var off bool
+		run(t, chromedp.Evaluate(`arena.predict === false`, &off))
+		assert.True(t, off)
+		run(t, chromedp.Click("#predict", chromedp.ByID), chromedp.SetValue("#interp", "0", chromedp.ByID))
+		poll(t, `arena.predict === true && arena.view.State === 'connected' && arena.view.HasOwn`)
+	})
+
+	t.Run("screenshot", func(t *testing.T) {
+		// A scene worth a picture: the 100 ms preset, some running and
+		// aiming, a shot.
+		run(t, chromedp.Click(`.presets button:nth-child(3)`, chromedp.ByQuery))
+		poll(t, `arena.view.Timeline.RTTms > 80 && arena.view.Timeline.RTTms < 180`)
+		run(t, chromedp.MouseClickXY(300, 200), key(input.KeyDown, "KeyW", "w", 87))
+		poll(t, `arena.view.Timeline.Tick > 0 && arena.frames > 0`)
+		run(t, chromedp.MouseClickXY(330, 180), key(input.KeyUp, "KeyW", "w", 87))
+		start := time.Now()
+		var frames int
+		run(t, chromedp.Evaluate(`arena.frames`, &frames))
+		poll(t, `arena.frames > `+jsFloat(float64(frames+30))+` && arena.view.Own.HP > 0 && arena.view.Timeline.Errors.length >= 50`)
+		var shot []byte
+		run(t, chromedp.CaptureScreenshot(&shot))
+		t.Logf("screenshot after %v", time.Since(start))
+		img, err := png.Decode(bytes.NewReader(shot))
+		require.NoError(t, err)
+		assert.Equal(t, 1300, img.Bounds().Dx())
+		path := *screenshot
+		if path == "" {
+			path = filepath.Join(t.TempDir(), "arena-web.png")
+		}
+		require.NoError(t, os.WriteFile(path, shot, 0o644))
+		t.Logf("screenshot saved to %s", path)
+	})
+}
+
+// jsFloat writes a number for a JavaScript expression.
+func jsFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

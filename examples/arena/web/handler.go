@@ -1,0 +1,191 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/examples/arena/web/play"
+)
+
+//go:embed static
+var static embed.FS
+
+// MaxTruthStreams bounds the spectator streams open at once; more are
+// refused with 503 (counted in Stats.TruthRefused).
+const MaxTruthStreams = 16
+
+// maxAccepted bounds the WebSocket connections handed over but not yet
+// taken by the game loop; more are closed (counted like a full listener).
+const maxAccepted = 64
+
+// truthInterval is how often a spectator stream sends the server's state.
+const truthInterval = 33 * time.Millisecond
+
+// Handler returns the page and its endpoints:
+//
+//	GET  /              the page (with /app.js and /style.css)
+//	GET  /client.wasm   the client, built at start
+//	GET  /wasm_exec.js  the Go installation's loader
+//	GET  /arena.json    the arena's geometry
+//	GET  /ws?session=S  the game's WebSocket, conditioned by S's link
+//	GET  /truth         the server's state, as server-sent events (JSON)
+//	POST /link?session=S  S's link (JSON Link), applied at once
+//	POST /lagcomp       "on" or "off": how the server judges shots
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	files, _ := fs.Sub(static, "static") // the directory is embedded, so Sub cannot fail
+	mux.Handle("GET /", http.FileServerFS(files))
+	mux.HandleFunc("GET /client.wasm", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/wasm")
+		http.ServeContent(w, r, "client.wasm", time.Time{}, bytes.NewReader(s.wasm))
+	})
+	mux.HandleFunc("GET /wasm_exec.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		http.ServeContent(w, r, "wasm_exec.js", time.Time{}, bytes.NewReader(s.execJS))
+	})
+	mux.HandleFunc("GET /arena.json", s.serveArena)
+	mux.HandleFunc("GET /ws", s.serveSocket)
+	mux.HandleFunc("GET /truth", s.serveTruth)
+	mux.HandleFunc("POST /link", s.serveLink)
+	mux.HandleFunc("POST /lagcomp", s.serveLagComp)
+	return mux
+}
+
+// Arena is the geometry the page draws, in arena units.
+type Arena struct {
+	HalfSize, Radius float32
+	// Walls are the pillars: Min and Max corners (x, y).
+	Walls [][4]float32
+	// TickRate is the server's.
+	TickRate int
+}
+
+func (s *Server) serveArena(w http.ResponseWriter, _ *http.Request) {
+	a := Arena{HalfSize: game.HalfSize, Radius: game.Radius, TickRate: play.TickRate}
+	for _, b := range game.Walls {
+		a.Walls = append(a.Walls, [4]float32{b.Min[0], b.Min[1], b.Max[0], b.Max[1]})
+	}
+	writeJSON(w, a)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v) // a write error means the client left
+}
+
+// serveSocket upgrades a page's game connection and hands it, conditioned
+// by its session's link, to the game loop.
+func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("session")
+	if err := validSession(id); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.accepting.Lock()
+	s.ws.ServeHTTP(w, r)
+	conn, ok := s.ws.Accept()
+	s.accepting.Unlock()
+	if !ok {
+		return // the handshake failed and was answered
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.accepted) == maxAccepted {
+		s.refusedSockets++
+		conn.Close()
+		return
+	}
+	ss := s.sessions.get(id)
+	s.conns++
+	lc := newLinkConn(conn, s.clock, s.opts.Seed^(s.conns<<32), ss.link)
+	ss.add(lc)
+	s.open = append(slices.DeleteFunc(s.open, (*linkConn).isClosed), lc)
+	s.accepted = append(s.accepted, lc)
+}
+
+// serveLink sets a session's link.
+func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("session")
+	if err := validSession(id); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var l Link
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		http.Error(w, "link: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := l.Validate(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.sessions.get(id).setLink(l)
+	s.mu.Unlock()
+	writeJSON(w, l)
+}
+
+// serveLagComp switches lag compensation for every shot.
+func (s *Server) serveLagComp(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 16))
+	switch string(bytes.TrimSpace(b)) {
+	case "on":
+		s.lagComp.Store(true)
+	case "off":
+		s.lagComp.Store(false)
+	default:
+		http.Error(w, "lagcomp: want on or off, got "+string(b), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// serveTruth streams the server's state as server-sent events until the
+// page leaves.
+func (s *Server) serveTruth(w http.ResponseWriter, r *http.Request) {
+	if s.truthOpen.Add(1) > MaxTruthStreams {
+		s.truthOpen.Add(-1)
+		s.truthRefused.Add(1)
+		http.Error(w, "too many spectator streams", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.truthOpen.Add(-1)
+	s.truthStreams.Add(1)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	rc := http.NewResponseController(w)
+	t := time.NewTicker(truthInterval)
+	defer t.Stop()
+	var last *[]byte
+	for {
+		if b := s.truth.Load(); b != last {
+			last = b
+			if _, err := io.WriteString(w, "data: "); err != nil {
+				return
+			}
+			w.Write(*b)
+			if _, err := io.WriteString(w, "\n\n"); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+	}
+}

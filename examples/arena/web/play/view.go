@@ -1,0 +1,83 @@
+package play
+
+import (
+	"errors"
+
+	"github.com/ghostwire/ghostwire/systems"
+)
+
+// Body is one player as a view draws it.
+type Body struct {
+	Ghost uint32
+	X, Y  float32
+	Yaw   float32
+	HP    int16
+}
+
+// View is what the client shows: its own player as predicted and smoothed
+// (Own) and as the server last confirmed it (Confirmed, what a client that
+// does not predict draws), the other players interpolated, the
+// connection's state and the timeline.
+type View struct {
+	// State is "connecting", "connected", "refused" or "disconnected";
+	// Err says why for the last two.
+	State string
+	Err   string `json:",omitempty"`
+	// HasOwn is false until the own player has arrived.
+	HasOwn    bool
+	Own       Body
+	Confirmed Body
+	// HasConfirmed is false until a snapshot has confirmed the own player.
+	HasConfirmed bool
+	Others       []Body
+	Timeline     Timeline
+}
+
+// state names the client's connection state for the page.
+func state(c *systems.Client) string {
+	if c.Connected() {
+		return "connected"
+	}
+	var ce *systems.ConnError
+	switch err := c.Err(); {
+	case err == nil:
+		return "connecting"
+	case errors.As(err, &ce) && ce.Refused:
+		return "refused"
+	}
+	return "disconnected"
+}
+
+// View returns what to draw now.
+func (p *Player) View() View {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.client
+	st := c.Stats()
+	v := View{State: state(c), Others: []Body{}}
+	if err := c.Err(); err != nil {
+		v.Err = err.Error()
+	}
+	a := c.World().Arche()
+	q := p.ghostOf.Query(a)
+	for q.Next() {
+		e, g := q.Entity(), q.Get()
+		_, f, h := p.bodies.Get(e)
+		vis := p.smoother.Visual(e)
+		v.HasOwn = true
+		v.Own = Body{Ghost: uint32(g.ID), X: vis[0], Y: vis[1], Yaw: f.Yaw, HP: h.HP}
+		if cp, ok := p.confirmed(e, st); ok {
+			v.HasConfirmed = true
+			v.Confirmed = Body{Ghost: uint32(g.ID), X: cp.X, Y: cp.Y, Yaw: f.Yaw, HP: h.HP}
+		}
+	}
+	r := p.remote.Query(a)
+	for r.Next() {
+		pos, f, h, g := r.Get()
+		v.Others = append(v.Others, Body{Ghost: uint32(g.ID), X: pos.X, Y: pos.Y, Yaw: f.Yaw, HP: h.HP})
+	}
+	v.Timeline = p.timeline.t
+	v.Timeline.Tick = uint32(c.World().Tick())
+	v.Timeline.Errors = append([]float64{}, p.timeline.t.Errors...)
+	return v
+}

@@ -1,0 +1,328 @@
+// Package web serves the arena in a browser: a person plays against bots
+// in real time, through the same Go client code as the bots' compiled to
+// WebAssembly, over WebSocket. The page shows the client's view beside the
+// server's truth, with sliders that condition that connection's link on the
+// server side, toggles for prediction, interpolation delay and lag
+// compensation, and a live timeline of the client's netcode.
+//
+// The server builds the client with the local Go toolchain when it starts
+// (GOOS=js GOARCH=wasm, into a temporary directory) and serves the Go
+// installation's wasm_exec.js beside it; no binary lives in the repository.
+//
+//	go run ./examples/arena -web 127.0.0.1:8080
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/examples/arena/web/play"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
+	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/transport/websocket"
+)
+
+// Options configures a Server. The zero value serves a match without
+// bots, seeded with 0.
+type Options struct {
+	// Bots is the number of bot players, 0..32.
+	Bots int
+	// Seed seeds the bots and the link conditioners.
+	Seed uint64
+	// Frame is the game loop's period; 2 ms when zero. Allowed: 1ms..50ms.
+	Frame time.Duration
+	// Logger receives the server's events; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// Server is the arena's web server: the game server, its bots, the built
+// client and the page. Handler serves the page; Run runs the game.
+type Server struct {
+	opts   Options
+	clock  gw.TimeSource
+	game   *systems.Server
+	schema *game.Schema
+	shots  *game.ShotSystem
+	// rewound and present are the two lag compensators; the shot system
+	// judges with the one the page's toggle selects.
+	rewound, present *lagcomp.Compensator
+	lagComp          atomic.Bool
+	bots             []*play.Player
+	memory           transport.Listener
+	ws               *websocket.Listener
+
+	wasm, execJS []byte
+
+	// accepting serialises WebSocket handshakes, so the connection Accept
+	// returns right after a handshake is that handshake's.
+	accepting sync.Mutex
+	mu        sync.Mutex
+	accepted  []transport.Conn
+	open      []*linkConn // the pages' connections not known to be closed
+	sessions  sessions
+	conns     uint64
+
+	refusedSockets uint64
+
+	truth                      atomic.Pointer[[]byte]
+	published                  bool
+	lastTick                   gw.Tick
+	truthOpen                  atomic.Int64
+	truthStreams, truthRefused atomic.Uint64
+	done                       chan struct{}
+
+	serverStats atomic.Pointer[systems.ServerStats]
+}
+
+// Stats counts what the web server did.
+type Stats struct {
+	Server systems.ServerStats
+	// Sockets counts the WebSocket connections accepted, SocketsRefused
+	// those closed because the game loop had not yet taken the 64 before
+	// them, SessionsEvicted the least recently used sessions forgotten
+	// to make room (MaxSessions).
+	Sockets, SocketsRefused uint64
+	SessionsEvicted         uint64
+	// Truth counts the spectator streams opened; TruthRefused those
+	// refused because MaxTruthStreams were open.
+	Truth, TruthRefused uint64
+}
+
+// Stats returns the counters; the game server's are those of its newest
+// tick.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	st := Stats{Sockets: s.conns, SocketsRefused: s.refusedSockets, SessionsEvicted: s.sessions.evicted}
+	s.mu.Unlock()
+	st.Truth, st.TruthRefused = s.truthStreams.Load(), s.truthRefused.Load()
+	if ss := s.serverStats.Load(); ss != nil {
+		st.Server = *ss
+	}
+	return st
+}
+
+// New builds the page's client (which takes a while the first time) and
+// the game server with its bots. ctx bounds the build.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	switch {
+	case opts.Bots < 0 || opts.Bots > 32:
+		return nil, fmt.Errorf("web: Bots %d: allowed range is 0..32", opts.Bots)
+	case opts.Frame == 0:
+		opts.Frame = 2 * time.Millisecond
+	case opts.Frame < time.Millisecond || opts.Frame > 50*time.Millisecond:
+		return nil, fmt.Errorf("web: Frame %v: allowed range is 1ms..50ms", opts.Frame)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	dir, err := os.MkdirTemp("", "ghostwire-web-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	s := &Server{opts: opts, clock: gw.NewRealTime(), sessions: sessions{}, done: make(chan struct{})}
+	s.lagComp.Store(true)
+	if s.wasm, s.execJS, err = buildClient(ctx, dir); err != nil {
+		return nil, err
+	}
+	if err := s.setupGame(); err != nil {
+		return nil, err
+	}
+	s.publish()
+	return s, nil
+}
+
+// setupGame creates the game server on a listener that takes both the
+// WebSocket connections and the bots' in-memory ones, installs the arena's
+// systems and connects the bots.
+func (s *Server) setupGame() error {
+	schema, err := game.NewSchema()
+	if err != nil {
+		return err
+	}
+	s.schema = schema
+	net := transport.NewMemoryNetwork(s.clock, s.opts.Seed)
+	if s.memory, err = net.Listen("arena"); err != nil {
+		return err
+	}
+	s.ws = websocket.NewListener(websocket.ListenerOptions{})
+	s.game, err = systems.NewServer(s.clock, listener{s}, schema.Schema, systems.ServerOptions{
+		TickRate: play.TickRate,
+		OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			spawn := generic.NewMap5[game.Position, game.Velocity, game.Facing, game.Health, components.Hitboxes](w.Arche())
+			p, hb := game.SpawnPoint(conn), game.PlayerHitboxes()
+			return spawn.NewWith(&p, &game.Velocity{}, &game.Facing{}, &game.Health{HP: game.MaxHP}, &hb), schema.Player, nil
+		},
+		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+			for _, e := range owned {
+				w.Arche().RemoveEntity(e)
+			}
+		},
+		Logger: s.opts.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	if s.rewound, err = s.compensator(false); err != nil {
+		return err
+	}
+	if s.present, err = s.compensator(true); err != nil {
+		return err
+	}
+	s.shots = game.NewShotSystem(s.game.World(), s.rewound)
+	sc := s.game.Schedule()
+	sc.Add(gw.StagePrediction, game.NewMoveSystem(play.TickRate))
+	sc.Add(gw.StagePrediction, game.NewCollideSystem(s.game.World()))
+	sc.Add(gw.StageSimulation, game.NewRespawnSystem())
+	sc.Add(gw.StageHistory, s.rewound)
+	sc.Add(gw.StageHistory, s.present)
+	sc.Add(gw.StageHistory, s.shots)
+	for i := range s.opts.Bots {
+		conn, err := net.Dial("arena", transport.Conditions{})
+		if err != nil {
+			return err
+		}
+		bot := game.NewBot(s.opts.Seed*1000+uint64(i)+1, s.clock, time.Duration(1<<62))
+		p, err := play.New(s.clock, conn, play.Options{Input: bot.Input, Logger: s.opts.Logger})
+		if err != nil {
+			return err
+		}
+		s.bots = append(s.bots, p)
+	}
+	return nil
+}
+
+// compensator returns a lag compensator of the arena's rules, judging at
+// the shooter's view (present false) or against the present.
+func (s *Server) compensator(present bool) (*lagcomp.Compensator, error) {
+	walls := make([][2][3]float32, len(game.Walls))
+	for i, w := range game.Walls {
+		walls[i] = [2][3]float32{w.Min, w.Max}
+	}
+	lc, err := lagcomp.New(s.game.World(), lagcomp.Options{
+		TickRate:        play.TickRate,
+		Window:          500 * time.Millisecond,
+		Walls:           walls,
+		Range:           game.ShotRange,
+		MinShotInterval: game.FireInterval,
+		MaxOriginError:  game.MaxOriginError,
+		Schema:          s.schema.Schema,
+		Present:         present,
+		Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
+			p, f := lagcomp.Get[game.Position](r), lagcomp.Get[game.Facing](r)
+			return [3]float32{p.X, p.Y, 0}, f.Yaw
+		},
+		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[game.Health](tg).Alive() },
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range []error{lagcomp.Register[game.Position](lc), lagcomp.Register[game.Facing](lc), lagcomp.Register[game.Health](lc)} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return lc, nil
+}
+
+// listener is the game server's: the WebSocket connections, conditioned,
+// and the bots' in-memory ones.
+type listener struct{ s *Server }
+
+func (l listener) Accept() (transport.Conn, bool) {
+	l.s.mu.Lock()
+	if len(l.s.accepted) > 0 {
+		c := l.s.accepted[0]
+		l.s.accepted = l.s.accepted[1:]
+		l.s.mu.Unlock()
+		return c, true
+	}
+	l.s.mu.Unlock()
+	return l.s.memory.Accept()
+}
+
+func (l listener) Close() error {
+	return errors.Join(l.s.ws.Close(), l.s.memory.Close())
+}
+
+// Run runs the game loop until ctx ends: the server's and the bots'
+// updates every Frame, then the spectator state. When it returns it closes
+// the listeners, the pages' connections and the spectator streams, and returns
+// nil. Call it once.
+func (s *Server) Run(ctx context.Context) error {
+	t := time.NewTicker(s.opts.Frame)
+	defer t.Stop()
+	defer s.closeAll()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if s.lagComp.Load() {
+			s.shots.LC = s.rewound
+		} else {
+			s.shots.LC = s.present
+		}
+		s.game.Update()
+		for _, b := range s.bots {
+			b.Step()
+		}
+		s.publish()
+	}
+}
+
+// closeAll ends what Run served. The game server tells every client it is
+// closing first, so the pages show it at once instead of after their
+// timeout.
+func (s *Server) closeAll() {
+	close(s.done)
+	s.game.Close()
+	listener{s}.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.open {
+		c.Close()
+	}
+}
+
+// ListenAndServe serves the arena at addr until ctx ends, logging where.
+func ListenAndServe(ctx context.Context, addr string, opts Options) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("web: listening at %s: %w", addr, err)
+	}
+	s, err := New(ctx, opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	s.opts.Logger.Info("arena on the web: open the page", "url", "http://"+ln.Addr().String()+"/")
+	runErr := s.Run(ctx)
+	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = hs.Shutdown(shut)
+	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	return errors.Join(runErr, err)
+}

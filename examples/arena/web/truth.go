@@ -1,0 +1,52 @@
+package web
+
+import (
+	"encoding/json"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
+	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/systems"
+)
+
+// Truth is the server's state as the spectator stream sends it.
+type Truth struct {
+	Tick    uint32
+	Players []TruthPlayer
+	// LagComp says whether shots are judged at the shooter's view.
+	LagComp bool
+	Shots   game.ShotStats
+	Server  systems.ServerStats
+}
+
+// TruthPlayer is one player on the server.
+type TruthPlayer struct {
+	Ghost, Owner uint32
+	X, Y, Yaw    float32
+	HP           int16
+}
+
+// publish stores the server's state for the spectator streams and its
+// counters for Stats, once per server tick.
+func (s *Server) publish() {
+	w := s.game.World()
+	if s.published && w.Tick() == s.lastTick {
+		return
+	}
+	s.published, s.lastTick = true, w.Tick()
+	t := Truth{Tick: uint32(w.Tick()), Players: []TruthPlayer{}, LagComp: s.lagComp.Load(),
+		Shots: s.shots.Stats, Server: s.game.Stats()}
+	f := generic.NewFilter4[game.Position, game.Facing, game.Health, components.Ghost]()
+	q := f.Query(w.Arche())
+	for q.Next() {
+		p, fa, h, g := q.Get()
+		t.Players = append(t.Players, TruthPlayer{Ghost: uint32(g.ID), Owner: uint32(g.Owner), X: p.X, Y: p.Y, Yaw: fa.Yaw, HP: h.HP})
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(err) // Truth has only plain fields: Marshal cannot fail
+	}
+	s.truth.Store(&b)
+	s.serverStats.Store(&t.Server)
+}
