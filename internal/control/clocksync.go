@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+
 	"github.com/ghostwire/ghostwire/ecs"
 )
 
@@ -22,7 +24,7 @@ type LeadTracker struct {
 // continuous tick: float64(tick) + fraction will do, the lead is right
 // across the wrap).
 func (l *LeadTracker) Observe(tick ecs.Tick, serverTime float64) {
-	l.window[l.i] = tick.Unwrap(serverTime) - serverTime
+	l.window[l.i] = ecsx.Unwrap(tick, serverTime) - serverTime
 	l.i = (l.i + 1) % len(l.window)
 	l.n = min(l.n+1, len(l.window))
 }

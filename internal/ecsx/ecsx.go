@@ -6,6 +6,7 @@
 package ecsx
 
 import (
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -114,6 +115,17 @@ func SetTick(w *gw.World, t gw.Tick) { setTick(w, t) }
 // and leaving), so its determinism check bounds its windows at such changes
 // instead of calling them desyncs (see gw.SyncTest).
 func MarkServer(w *gw.World) { markServer(w) }
+
+// Unwrap returns t as a continuous tick: a float64 that counts ticks
+// without wrapping (a render tick, an estimated server tick), whose floor
+// equals a tick modulo 2³². Of the values that stand for t it returns the
+// one nearest near, itself a continuous tick less than 2³¹ ticks from t,
+// so float64 arithmetic on ticks stays right across the wrap:
+// Unwrap(2, 4294967295.5) is 4294967298. gw.TickAt is its inverse.
+func Unwrap(t gw.Tick, near float64) float64 {
+	base := math.Floor(near)
+	return base + float64(t.Sub(gw.Tick(uint32(int64(base)))))
+}
 
 // LayoutVersion returns a counter that changes with every structural
 // change of the arche world. Two equal values mean every archetype holds

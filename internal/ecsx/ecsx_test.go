@@ -2,6 +2,7 @@ package ecsx_test
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 
@@ -162,3 +163,22 @@ func TestDesyncAndChecks(t *testing.T) {
 }
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+func TestUnwrapIsContinuousAcrossTheWraps(t *testing.T) {
+	for _, tc := range []struct {
+		tick gw.Tick
+		near float64
+		want float64
+	}{
+		{5, 5.5, 5},
+		{2, math.MaxUint32 + 0.5, 1<<32 + 2},      // just past 2³²
+		{math.MaxUint32, 1<<32 + 1.25, 1<<32 - 1}, // just before it
+		{1<<31 + 1, 1<<31 - 0.5, 1<<31 + 1},       // across 2³¹
+		{math.MaxUint32, 0.5, -1},                 // before a server's first tick
+		{7, 3*(1<<32) + 5, 3*(1<<32) + 7},         // three wraps on
+	} {
+		assert.Equal(t, tc.want, ecsx.Unwrap(tc.tick, tc.near), "tick %d near %v", tc.tick, tc.near)
+		tick, _ := gw.TickAt(tc.want + 0.25)
+		assert.Equal(t, tc.tick, tick, "TickAt inverts it")
+	}
+}
