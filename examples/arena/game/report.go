@@ -72,6 +72,9 @@ type ShotReport struct {
 	Hits     uint64            `json:"hits"`
 	Kills    uint64            `json:"kills"`
 	Verdicts map[string]uint64 `json:"verdicts"`
+	// Rules are the rules the server's judge enforces, by the reason their
+	// refusals carry (lagcomp.Judge.Rules).
+	Rules []string `json:"rules"`
 	// OtherModeHits is how many of the same shots the other mode would
 	// have judged hits (against the present when lag compensation is on,
 	// at the view tick when it is off).
@@ -305,6 +308,9 @@ func (m *Match) serverReport(s *systems.Server) ServerReport {
 	if sh := m.Shots; sh != nil {
 		r.Shots = ShotReport{Fired: sh.Stats.Fired, Hits: sh.Stats.Hits, Kills: sh.Stats.Kills,
 			Verdicts: sh.Stats.Verdicts, OtherModeHits: sh.Stats.OtherModeHits}
+		for _, rule := range sh.judge().Rules() {
+			r.Shots.Rules = append(r.Shots.Rules, string(rule))
+		}
 	}
 	return r
 }

@@ -66,7 +66,10 @@ type ConnShots struct {
 // the tick, and records the tick again when damage changed it, so the
 // history of a tick holds what the snapshot of that tick carries.
 type ShotSystem struct {
-	LC      *lagcomp.Compensator
+	LC *lagcomp.Compensator
+	// Judge decides the shots when set: a game's own rules in the
+	// compensator's place (lagcomp.Judge); LC when nil.
+	Judge   lagcomp.Judge
 	Stats   ShotStats
 	shooter *generic.Filter3[Health, Command, components.InputHeader]
 	health  generic.Map[Health]
@@ -108,7 +111,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 	damaged := false
 	for _, shot := range s.shots {
 		s.Stats.Fired++
-		v := s.LC.Judge(shot)
+		v := s.judge().Judge(shot)
 		s.Stats.Verdicts[string(v.Reason)]++
 		if s.ghost.Has(shot.Shooter) {
 			owner := s.ghost.Get(shot.Shooter).Owner
@@ -192,4 +195,12 @@ func SpawnPoint(conn components.ConnID) Position {
 		r = 8
 	}
 	return Position{X: coord.Quantize(float32(r * math.Cos(a))), Y: coord.Quantize(float32(r * math.Sin(a)))}
+}
+
+// judge returns the judge of the shots: Judge, or the compensator.
+func (s *ShotSystem) judge() lagcomp.Judge {
+	if s.Judge != nil {
+		return s.Judge
+	}
+	return s.LC
 }

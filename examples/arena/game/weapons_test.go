@@ -302,3 +302,45 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 		assert.Equal(t, lagcomp.ReasonNotVisible, lagcompx.Probe(r.lc, shot, false).Reason, "view 20 + %v", frac)
 	}
 }
+
+// onlyFromCover is a game's own judge for the test below: it refuses every
+// shot fired from the open half of the arena (x < 0) with its own reason,
+// and leaves the rest to the compensator.
+type onlyFromCover struct{ *lagcomp.Compensator }
+
+const reasonInTheOpen lagcomp.Reason = "in_the_open"
+
+func (j onlyFromCover) Judge(s lagcomp.Shot) lagcomp.Verdict {
+	if s.Origin[0] < 0 {
+		return lagcomp.Verdict{Reason: reasonInTheOpen}
+	}
+	return j.Compensator.Judge(s)
+}
+
+func (j onlyFromCover) Rules() []lagcomp.Reason {
+	return append([]lagcomp.Reason{reasonInTheOpen}, j.Compensator.Rules()...)
+}
+
+// A game replaces the judge: the arena's shots go to it, its refusals are
+// counted under its own reason, and the report declares its rules.
+func TestArenaShotsGoToTheGamesJudge(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration = 4, 10*time.Second
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	m.Shots.Judge = onlyFromCover{m.Shots.LC}
+	r := m.Run(nil)
+	sh := r.Server.Shots
+	assert.Positive(t, sh.Verdicts[string(reasonInTheOpen)], "shots from the open were refused by the game's rule")
+	assert.Positive(t, sh.Hits, "the others were judged by the compensator")
+	assert.Equal(t, sh.Fired, sumVerdicts(sh.Verdicts))
+	assert.Equal(t, []string{"in_the_open", "outside_window", "view_implausible", "shooter_dead", "fire_rate", "origin_mismatch", "occluded", "not_visible"}, sh.Rules)
+}
+
+func sumVerdicts(v map[string]uint64) uint64 {
+	var n uint64
+	for _, c := range v {
+		n += c
+	}
+	return n
+}
