@@ -117,7 +117,8 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 		cheat, alive = !alive && tick.Before(respawn), true
 	case CheatBacktrack:
 		if p, ok := b.past[te]; ok && seen {
-			aim, cheat = p[int(uint32(tick.Add(-BacktrackTicks))%uint32(len(p)))], true
+			then := tick.Add(-BacktrackTicks) // the tick the cheat claims to have seen
+			aim, cheat = p[int(uint32(then)%uint32(len(p)))], true
 		}
 	case CheatOrigin:
 		if _, hidden, ok := b.nearest(w, me, false); ok && ready {
