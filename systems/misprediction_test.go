@@ -107,24 +107,31 @@ func TestCleanMatchHasNoMispredictionsBy(t *testing.T) {
 	assert.Nil(t, st.MispredictionsBy)
 }
 
+// hiddenState is a prediction system with state outside the world (a step
+// counter a replay does not restore): every 97th run it moves every
+// predicted Pos, so a replay of that tick differs from the first run.
+func hiddenState() gw.System {
+	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
+	steps := 0
+	return gw.SystemFunc(func(w *gw.World) {
+		steps++
+		if steps%97 != 0 {
+			return
+		}
+		q := movers.Query(w.Arche())
+		for q.Next() {
+			q.Get().X += 1
+		}
+	})
+}
+
 func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Clients[0].Options.SyncTest = 4
-	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
-	steps := 0 // state outside the world: a replay does not restore it
 	opts.SetupClient = func(_ int, c *systems.Client) error {
 		c.Schedule().Add(gw.StagePrediction, g.move())
-		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
-			steps++
-			if steps%97 != 0 {
-				return
-			}
-			q := movers.Query(w.Arche())
-			for q.Next() {
-				q.Get().X += 1
-			}
-		}))
+		c.Schedule().Add(gw.StagePrediction, hiddenState())
 		return nil
 	}
 	h, err := harness.New(opts)

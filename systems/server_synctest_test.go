@@ -46,20 +46,9 @@ func TestSyncTestOnTheServerNamesHiddenState(t *testing.T) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Server.SyncTest = 4
-	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
-	steps := 0 // state outside the world: a replay does not restore it
 	opts.SetupServer = func(s *systems.Server) error {
 		s.Schedule().Add(gw.StagePrediction, g.move())
-		s.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
-			steps++
-			if steps%97 != 0 {
-				return
-			}
-			q := movers.Query(w.Arche())
-			for q.Next() {
-				q.Get().X += 1
-			}
-		}))
+		s.Schedule().Add(gw.StagePrediction, hiddenState())
 		return nil
 	}
 	h, err := harness.New(opts)
