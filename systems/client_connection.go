@@ -59,6 +59,9 @@ func (c *Client) poll(now time.Duration) {
 				c.stats.SnapshotsStale++
 				continue
 			}
+			// Accepted snapshots complete their delta records in tick
+			// order: each is the baseline the next ones build on.
+			c.ghosts.Complete(c.scratch)
 			if c.fresh {
 				// Replaced before any tick reconciled it: only its states
 				// of interpolated ghosts still matter, and they must not

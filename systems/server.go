@@ -51,6 +51,16 @@ type ServerOptions struct {
 	// ghost is sent eventually. Owned ghosts and spawns are sent before
 	// the others whatever their importance.
 	Importance func(w *gw.World, conn components.ConnID, e ecs.Entity) float32
+	// Relevant, if set, says whether a ghost (by its entity) is in
+	// connection conn's scope (a radius around its player, its team's
+	// sight); every ghost is when nil. A ghost leaving a connection's scope
+	// is despawned at that client and comes back with its identity and
+	// current state; a ghost never in a connection's scope is never on
+	// the wire to it. The connection's own ghosts are always in scope. It
+	// is asked about each ghost when the ghost spawns or the connection
+	// opens, then about every ghost once per 8 snapshots: a per-tick cost
+	// of connections × ghosts / 8 calls.
+	Relevant func(w *gw.World, conn components.ConnID, e ecs.Entity) bool
 	// InputCapacity is the number of ticks of input buffered per
 	// connection; 64 when zero. Allowed: 8..4096. The schema's input
 	// rules say how inputs are validated and what a missing one becomes.
@@ -128,6 +138,17 @@ type ServerStats struct {
 	BadPackets     uint64 // undecodable packets or messages, counted, never fatal
 	SnapshotsSent  uint64
 	GhostsDeferred uint64 // ghosts that waited for a later snapshot for lack of room
+	// GhostStaleness is the longest, in ticks, that a ghost in a
+	// connection's scope waited with a change its client had not been
+	// sent (room, priority), over every connection; GhostsFull counts the
+	// ghost records sent in full though the client had been sent the
+	// ghost before, because it had acknowledged no snapshot holding it
+	// lately (a client that never acknowledges gets only full states).
+	GhostStaleness int
+	GhostsFull     uint64
+	// ScopeExits counts ghosts despawned at a client because they left
+	// its connection's scope (ServerOptions.Relevant).
+	ScopeExits uint64
 	BytesSent      uint64 // datagram bytes, packet headers included
 	BytesReceived  uint64 // datagram bytes, junk included
 	// Backlogged counts, of Dropped, the connections whose reliable
@@ -191,6 +212,8 @@ type Server struct {
 	hello    protocol.Hello
 	owned    []ecs.Entity
 	closed   control.InputStats // counters of connections already gone
+	// closedViews adds up the replication counters of connections gone.
+	closedViews ghostreg.ViewStats
 	check    syncCheck          // ServerOptions.SyncTest
 	closing  bool               // Close was called
 	stats    ServerStats
@@ -351,6 +374,12 @@ func (s *Server) Stats() ServerStats {
 	st.InputsClamped, st.InputsAhead, st.InputsDup = in.Clamped, in.TooFarAhead, in.Duplicates
 	st.MaxBuffered = in.MaxBuffered
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = s.check.checks(), s.check.desyncs, s.check.first
+	vs := s.closedViews
+	for _, c := range s.conns {
+		addView(&vs, c.view.Stats())
+	}
+	st.GhostStaleness, st.GhostsFull = vs.MaxStaleness, vs.FullStates
+	st.ScopeExits = vs.ScopeExits
 	w := s.wire
 	for _, pc := range s.pending {
 		if pc.link != nil {
@@ -370,6 +399,17 @@ func (s *Server) Stats() ServerStats {
 	st.BadPackets += w.malformed
 	st.PacketsRefused = w.refused
 	return st
+}
+
+// addView adds a view's counters to dst (the staleness as a maximum).
+func addView(dst *ghostreg.ViewStats, s ghostreg.ViewStats) {
+	dst.Deferred += s.Deferred
+	dst.Identities += s.Identities
+	dst.Despawns += s.Despawns
+	dst.DespawnsDeferred += s.DespawnsDeferred
+	dst.FullStates += s.FullStates
+	dst.ScopeExits += s.ScopeExits
+	dst.MaxStaleness = max(dst.MaxStaleness, s.MaxStaleness)
 }
 
 func add(dst *control.InputStats, s control.InputStats) {

@@ -127,6 +127,9 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 		if imp := s.opts.Importance; imp != nil {
 			sc.view.Importance = func(e ecs.Entity) float32 { return imp(s.world, sc.id, e) }
 		}
+		if rel := s.opts.Relevant; rel != nil {
+			sc.view.SetRelevant(func(e ecs.Entity) bool { return rel(s.world, sc.id, e) })
+		}
 		s.conns = append(s.conns, sc)
 		s.stats.Accepted++
 		s.log.Debug("ghostwire: connection accepted", "conn", sc.id)
@@ -214,6 +217,7 @@ func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 		}
 	}
 	add(&s.closed, sc.inputs.Stats())
+	addView(&s.closedViews, sc.view.Stats())
 	sc.view.Close()
 	s.stats.Dropped++
 	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())

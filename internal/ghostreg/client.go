@@ -22,6 +22,11 @@ type ClientStats struct {
 	// Unresolved counts ghost records dropped because they came without
 	// an identity this client knew.
 	Unresolved uint64
+	// BaselineMissing counts delta records dropped because this client
+	// did not hold the ghost at their baseline tick. The server encodes
+	// against snapshots the client acknowledged, which it applied, so
+	// this counts only a server that breaks the protocol.
+	BaselineMissing uint64
 }
 
 // ClientRegister maps ghost IDs to local entities and creates or destroys them from
@@ -39,12 +44,23 @@ type ClientRegister struct {
 	vals   []unsafe.Pointer
 	interp *Interpolator
 	stats  ClientStats
+	// bases holds, per ghost, its values in the newest accepted snapshot
+	// that held it: what the components a delta record leaves out are
+	// taken from.
+	bases map[components.GhostID]*baseline
 	// OnSpawn, if set, is called after a ghost's entity is created, with
 	// its replicated components set, so the game can add its own
 	// components (render state, predicted-only state).
 	OnSpawn func(w *gw.World, e ecs.Entity, g components.Ghost)
 	// OnDespawn, if set, is called before a ghost's entity is removed.
 	OnDespawn func(w *gw.World, e ecs.Entity, g components.Ghost)
+}
+
+// baseline is one ghost's state as the server last sent it.
+type baseline struct {
+	tick gw.Tick
+	typ  uint16
+	data []byte // the components at 8-aligned offsets, as in a decoded snapshot
 }
 
 type clientGhost struct {
@@ -55,7 +71,56 @@ type clientGhost struct {
 }
 
 // NewClientRegister returns an empty client register.
-func NewClientRegister(b *Binding) *ClientRegister { return &ClientRegister{b: b} }
+func NewClientRegister(b *Binding) *ClientRegister {
+	return &ClientRegister{b: b, bases: map[components.GhostID]*baseline{}}
+}
+
+// Complete fills in the components that snap's delta records left out
+// from the state of each ghost at its baseline, and keeps every record's
+// state as the baseline of later ones; it drops the despawned ghosts'
+// baselines. Call it once per accepted snapshot, in tick order, before
+// anything reads snap's values. A record whose baseline this client does
+// not hold (no state of the ghost at or after the baseline tick, or of
+// another type) is dropped, never guessed, and counted in
+// ClientStats.BaselineMissing. Steady state it allocates nothing; a new
+// ghost allocates its baseline.
+func (c *ClientRegister) Complete(snap *protocol.Snapshot) {
+	kept := snap.Ghosts[:0]
+	for gi := range snap.Ghosts {
+		gs := snap.Ghosts[gi]
+		gt, _ := c.b.schema.GhostType(codec.GhostTypeID(gs.Type))
+		bl := c.bases[gs.ID]
+		if gs.HasBase && (bl == nil || bl.typ != gs.Type || bl.tick.Before(gs.Base)) {
+			c.stats.BaselineMissing++
+			continue
+		}
+		if bl == nil || bl.typ != gs.Type {
+			size := 0
+			for _, cid := range gt.Components {
+				size += (c.b.schema.ComponentSize(cid) + 7) &^ 7
+			}
+			bl = &baseline{typ: gs.Type, data: make([]byte, size)}
+			c.bases[gs.ID] = bl
+		}
+		off := 0
+		for ci, cid := range gt.Components {
+			size := c.b.schema.ComponentSize(cid)
+			v := unsafe.Slice((*byte)(snap.Value(gi, ci)), size)
+			if gs.Present&(1<<ci) == 0 {
+				copy(v, bl.data[off:off+size])
+			} else {
+				copy(bl.data[off:off+size], v)
+			}
+			off += (size + 7) &^ 7
+		}
+		bl.tick = snap.Tick
+		kept = append(kept, gs)
+	}
+	snap.Ghosts = kept
+	for _, id := range snap.Despawned {
+		delete(c.bases, id)
+	}
+}
 
 // SetConn sets this client's connection ID, which decides ownership.
 func (c *ClientRegister) SetConn(id components.ConnID) { c.me = id }

@@ -63,6 +63,7 @@ func (p *pair) checkValues(tb testing.TB, id components.GhostID, se, ce ecs.Enti
 // apply resolves the snapshot's records, spawns its new ghosts, writes
 // the known ones and despawns: what a client does with every snapshot.
 func (p *pair) apply(snap *protocol.Snapshot) {
+	p.cl.Complete(snap)
 	p.cl.Resolve(snap)
 	for gi, g := range snap.Ghosts {
 		if e, ok := p.cl.Entity(g.ID); ok {
@@ -241,7 +242,13 @@ func TestClientDespawn(t *testing.T) {
 	assert.Equal(t, 30, p.cl.Stats().Live)
 
 	// A snapshot that holds only some ghosts: absence is not despawn, the
-	// despawn records are.
+	// despawn records are. (Every ghost moves, so every one is pending.)
+	for i, e := range se {
+		if p.sw.Arche().Alive(e) && p.sw.Arche().Has(e, p.sb.Ghost) {
+			getPos(p.sw, e).Y = float32(i)
+		}
+	}
+	p.srv.Quantize()
 	snap, left := writeSnapshot(t, p.s, p.srv, 128, 3, me)
 	require.NotZero(t, left, "test setup: the small snapshot must leave ghosts out")
 	require.Len(t, snap.Despawned, len(gone), "every despawn resent")
@@ -356,7 +363,8 @@ func TestClientCompare(t *testing.T) {
 	getPos(p.sw, mine).Y += 0.5
 	getHP(p.sw, crate).V--
 	p.srv.Quantize()
-	snap2, _ := writeSnapshot(t, p.s, p.srv, 0, 5, me)
+	snap2, _ := writeSnapshot(t, p.s, p.srv, 0, 6, me)
+	p.cl.Complete(snap2) // the deltas' unchanged components, as a client fills them
 	for _, id := range []components.GhostID{1, 2} {
 		_, eq, rec := p.cl.Compare(h, 5, ce(id), snap2, gi(snap2, id))
 		assert.Falsef(t, eq, "ghost %d: Compare with a differing value: equal", id)
@@ -598,14 +606,17 @@ func TestClientPredictsByTheGhostTypesMode(t *testing.T) {
 func TestClientResolve(t *testing.T) {
 	const me = 1
 	p := newPair(t, me)
-	p.spawn(t, p.s.player, 0, Pos{1, 2}, HP{V: 3})
+	other := p.spawn(t, p.s.player, 0, Pos{1, 2}, HP{V: 3})
 	p.spawn(t, p.s.crate, me, Pos{4, 5}, HP{V: 6})
+	// The other player moves every tick, so every snapshot holds it.
+	move := func() { getPos(p.sw, other).X++; p.srv.Quantize() }
 	ecsx.SetTick(p.sw, 7)
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 7, me)
 	require.True(t, snap.Ghosts[0].Identity)
 	p.apply(snap)
 
+	move()
 	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 8, me)
 	require.Len(t, snap.Ghosts, 2)
 	for _, g := range snap.Ghosts {
@@ -621,6 +632,7 @@ func TestClientResolve(t *testing.T) {
 
 	// The game destroyed ghost 1's entity: its records cannot be resolved.
 	p.cw.Arche().RemoveEntity(p.lookup(t, 1))
+	move()
 	snap, _ = writeSnapshot(t, p.s, p.srv, 0, 9, me)
 	p.cl.Resolve(snap)
 	assert.Equal(t, []components.GhostID{2}, snapshotIDs(snap), "the unknown ghost's record dropped")

@@ -75,6 +75,7 @@ type interpGhost struct {
 	// tele marks the states that are a teleport away from the one before;
 	// lastRT is the render tick of the last frame, to flag each jump once.
 	tele     [statesPerGhost]bool
+	rest     [statesPerGhost]bool // the server said the ghost rests at this state
 	lastRT   float64
 	lateTele bool // a teleported state arrived behind the render tick
 	// last holds the values written last frame; after extrapolation the
@@ -117,7 +118,11 @@ func (ip *Interpolator) find(id components.GhostID) (int, bool) {
 }
 
 // Push buffers the state of the gi-th ghost of snap at snap.Tick. States
-// older than the newest buffered one are ignored.
+// older than the newest buffered one are ignored. A delta record that
+// changed nothing (see protocol.GhostState) says the ghost rests: shown
+// past it, it holds without counting as extrapolation, and when it moves
+// again the rest is taken to last until the tick before the new state,
+// rather than blended across the quiet ticks the server did not send.
 func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	gs := &snap.Ghosts[gi]
 	i, ok := ip.find(gs.ID)
@@ -132,10 +137,14 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	if ig.n > 0 && !snap.Tick.After(ig.ticks[ig.head]) {
 		return
 	}
+	rest := gs.HasBase && gs.Present == 0
+	if ig.n > 0 && ig.rest[ig.head] && !rest && snap.Tick.Sub(ig.ticks[ig.head]) > 1 {
+		prev := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
+		ip.advance(ig, snap.Tick.Add(-1), true)
+		copy(ig.data[ig.head*ig.stride:(ig.head+1)*ig.stride], prev)
+	}
 	prev := ig.head
-	ig.head = (ig.head + 1) % statesPerGhost
-	ig.n = min(ig.n+1, statesPerGhost)
-	ig.ticks[ig.head] = snap.Tick
+	ip.advance(ig, snap.Tick, rest)
 	state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
 	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(gs.Type))
 	for ci, c := range gt.Components {
@@ -144,7 +153,6 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	}
 	// A teleport belongs to the ghost: when any component says so, the
 	// whole state steps.
-	ig.tele[ig.head] = false
 	if ig.n > 1 {
 		before := ig.data[prev*ig.stride:]
 		for ci, c := range gt.Components {
@@ -159,6 +167,14 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	if ig.tele[ig.head] && ig.shown && ecsx.Unwrap(snap.Tick, ig.lastRT) <= ig.lastRT {
 		ig.lateTele = true
 	}
+}
+
+// advance makes room for a new newest state of tick.
+func (ip *Interpolator) advance(ig *interpGhost, tick gw.Tick, rest bool) {
+	ig.head = (ig.head + 1) % statesPerGhost
+	ig.n = min(ig.n+1, statesPerGhost)
+	ig.ticks[ig.head] = tick
+	ig.rest[ig.head], ig.tele[ig.head] = rest, false
 }
 
 func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
@@ -243,7 +259,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	case ai != ig.head: // interpolate
 		bi = (ai + 1) % statesPerGhost
 		t = float32((rt - ecsx.Unwrap(ig.ticks[ai], rt)) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
-	case ecsx.Unwrap(ig.ticks[ai], rt) == rt: // exactly the newest state: not past it
+	case ecsx.Unwrap(ig.ticks[ai], rt) == rt || ig.rest[ai]: // exactly the newest state, or past one at rest
 		bi, t = ai, 0
 	case ig.n > 1: // past the newest: extrapolate from the last two, capped
 		extrapolated = true

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
 
@@ -13,30 +14,39 @@ import (
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // ServerRegister keeps the server's ghosts: which entities replicate, with which
 // network ID, type and owner. IDs are assigned in increasing order and not
 // reused within a match, so a late packet can never name the wrong ghost.
+//
+// It also detects which ghosts changed: each tick every component is
+// compared with its last quantized bytes, and only a changed one is
+// quantized and encoded again, once for every connection. Per connection
+// only the ghosts that changed since the client's acknowledged state, or
+// that it predicts, are considered (see [View]).
 type ServerRegister struct {
 	b      *Binding
 	next   components.GhostID
-	ghosts []serverGhost // sorted by ID
+	ghosts []*serverGhost // sorted by ID
 	lost   uint64
 	views  []*View // by slot; nil for a free one
-	// gen counts changes to the ghosts or their state (spawn, despawn,
-	// quantize): the encoding below is current while it has not moved.
-	gen uint64
-	// Each ghost's values encoded once per tick for every connection:
-	// ghost i's bits are encOff[i]..encOff[i+1] of encData.
-	enc     bitstream.Writer
-	encData []byte
-	encOff  []int
-	encTick gw.Tick
-	encGen  uint64
-	encOK   bool
-	st      codec.Stream
+	// layout is the world's layout version the ghosts' component pointers
+	// were taken at: while it holds, they point at the live values.
+	layout   uint64
+	hasPtrs  bool
+	encTick  gw.Tick
+	encOK    bool
+	scratch  bitstream.Writer
+	sbuf     []byte
+	st       codec.Stream
+	sizes    [][]int // per ghost type, each component's size in bytes
+	rawOff   [][]int // per ghost type, each component's offset in raw (8-aligned)
+	predAll  []bool  // per ghost type: every client predicts it
+	encoded  uint64  // components whose encoding changed, for tests and benchmarks
+	eg       protocol.EncodedGhost
 }
 
 type serverGhost struct {
@@ -45,11 +55,38 @@ type serverGhost struct {
 	typ   codec.GhostTypeID
 	owner components.ConnID
 	spawn gw.Tick
-	per   []viewGhost // per view slot
+	dead  bool // no longer replicated: views drop it
+	fresh bool // encoded at least once
+	// ptr points at each replicated component while the register's
+	// layout holds; raw holds their quantized bytes as last encoded (the
+	// i-th from rawOff[typ][i]: 8-aligned, so quantized in place), enc their
+	// encodings (each byte-aligned: the i-th is bits[2i+1] bits from bit
+	// bits[2i]), chg the tick each last changed and last the newest of
+	// those.
+	ptr  []unsafe.Pointer
+	raw  []byte
+	enc  []byte
+	bits []int32
+	chg  []gw.Tick
+	last gw.Tick
+	per  []viewGhost // per view slot
 }
 
 // NewServerRegister returns an empty ghost register for the binding's world.
-func NewServerRegister(b *Binding) *ServerRegister { return &ServerRegister{b: b} }
+func NewServerRegister(b *Binding) *ServerRegister {
+	s := &ServerRegister{b: b}
+	for t := range b.types {
+		gt, _ := b.schema.GhostType(codec.GhostTypeID(t))
+		sz, off := make([]int, len(gt.Components)), make([]int, len(gt.Components)+1)
+		for i, c := range gt.Components {
+			sz[i] = int(b.sizes[c])
+			off[i+1] = off[i] + (sz[i]+7)&^7
+		}
+		s.sizes, s.rawOff = append(s.sizes, sz), append(s.rawOff, off)
+		s.predAll = append(s.predAll, gt.Mode == codec.PredictAll)
+	}
+	return s
+}
 
 // Binding returns the binding the register was made with.
 func (s *ServerRegister) Binding() *Binding { return s.b }
@@ -85,8 +122,16 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 		add = append(add, ecs.Component{ID: s.b.Input, Comp: reflect.New(s.b.schema.InputType()).Interface()})
 	}
 	a.Assign(e, add...)
-	s.gen++
-	s.ghosts = append(s.ghosts, serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned, per: make([]viewGhost, len(s.views))})
+	n := len(s.sizes[t])
+	sg := &serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned,
+		ptr: make([]unsafe.Pointer, n), bits: make([]int32, 2*n), chg: make([]gw.Tick, n), per: make([]viewGhost, len(s.views))}
+	s.ghosts = append(s.ghosts, sg)
+	s.hasPtrs = false // the Assign moved e: take every pointer again
+	for _, v := range s.views {
+		if v != nil {
+			v.spawned(sg)
+		}
+	}
 	return g.ID, nil
 }
 
@@ -97,9 +142,8 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 func (s *ServerRegister) Despawn(e ecs.Entity) bool {
 	for i, g := range s.ghosts {
 		if g.e == e {
-			s.gone(&g)
+			s.gone(g)
 			s.ghosts = append(s.ghosts[:i], s.ghosts[i+1:]...)
-			s.gen++
 			if a := s.b.world.Arche(); a.Alive(e) && a.Has(e, s.b.Ghost) {
 				a.Remove(e, s.b.Ghost)
 			}
@@ -120,7 +164,7 @@ func (s *ServerRegister) Lost() uint64 { return s.lost }
 // lost a replicated component) is not found, even before it is dropped.
 func (s *ServerRegister) Entity(id components.GhostID) (ecs.Entity, bool) {
 	i := sort.Search(len(s.ghosts), func(i int) bool { return s.ghosts[i].id >= id })
-	if i < len(s.ghosts) && s.ghosts[i].id == id && s.live(&s.ghosts[i]) {
+	if i < len(s.ghosts) && s.ghosts[i].id == id && s.live(s.ghosts[i]) {
 		return s.ghosts[i].e, true
 	}
 	return ecs.Entity{}, false
@@ -130,8 +174,8 @@ func (s *ServerRegister) Entity(id components.GhostID) (ecs.Entity, bool) {
 // ghost destroyed without Despawn is left out even before it is dropped,
 // so callers can use every entity returned.
 func (s *ServerRegister) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
-	for i := range s.ghosts {
-		if g := &s.ghosts[i]; g.owner == conn && s.live(g) {
+	for _, g := range s.ghosts {
+		if g.owner == conn && s.live(g) {
 			dst = append(dst, g.e)
 		}
 	}
@@ -148,41 +192,39 @@ func (s *ServerRegister) live(g *serverGhost) bool {
 // replicates.
 func (s *ServerRegister) prune() {
 	kept := s.ghosts[:0]
-	for i := range s.ghosts {
-		if g := &s.ghosts[i]; s.live(g) {
-			kept = append(kept, *g)
+	for _, g := range s.ghosts {
+		if s.live(g) {
+			kept = append(kept, g)
 		} else {
 			s.lost++
-			s.gen++
 			s.gone(g)
 		}
 	}
+	clear(s.ghosts[len(kept):])
 	s.ghosts = kept
 }
 
-// encode drops dead ghosts and encodes every ghost's values for tick,
-// unless that was done already and nothing changed since: once per tick
-// however many connections the server sends to. (Nothing runs between the
-// connections' snapshots of a tick that could kill a ghost.)
-func (s *ServerRegister) encode(tick gw.Tick) {
-	if s.encOK && s.encTick == tick && s.encGen == s.gen {
+// refresh prunes dead ghosts and takes every component pointer again when
+// the world's layout changed since they were taken: while it holds, every
+// ghost's entity is alive and its values stay where they are.
+func (s *ServerRegister) refresh() {
+	layout := ecsx.LayoutVersion(s.b.world)
+	if s.hasPtrs && layout == s.layout {
 		return
 	}
 	s.prune()
-	s.enc.Reset(s.encData[:0])
-	s.encOff = s.encOff[:0]
-	for i := range s.ghosts {
-		g := &s.ghosts[i]
-		s.encOff = append(s.encOff, s.enc.BitLen())
-		protocol.EncodeValues(s.b.schema, &s.st, &s.enc, g.typ, s.b.valuesOf(g.e, g.typ))
+	a := s.b.world.Arche()
+	for _, g := range s.ghosts {
+		for i, id := range s.b.types[g.typ] {
+			g.ptr[i] = a.Get(g.e, id)
+		}
 	}
-	s.encOff = append(s.encOff, s.enc.BitLen())
-	s.encData = s.enc.Bytes()
-	s.encTick, s.encGen, s.encOK = tick, s.gen, true
+	s.layout, s.hasPtrs = layout, true
 }
 
 // gone tells every view that ghost g stopped replicating.
 func (s *ServerRegister) gone(g *serverGhost) {
+	g.dead = true
 	for _, v := range s.views {
 		if v != nil {
 			v.removed(g)
@@ -198,31 +240,123 @@ func (s *ServerRegister) find(id components.GhostID) (int, bool) {
 
 // Quantize rounds every ghost's replicated components to what the wire
 // carries. The server runs it at the end of each tick's prediction so a
-// client that predicts with the same inputs gets bit-identical state.
+// client that predicts with the same inputs gets bit-identical state. A
+// component whose bytes equal those last encoded is already quantized
+// and skipped: per unchanged ghost the cost is a comparison of its bytes.
 func (s *ServerRegister) Quantize() {
-	s.prune()
-	s.gen++
+	s.refresh()
 	for _, g := range s.ghosts {
-		s.b.Quantize(g.e, g.typ)
+		gt, _ := s.b.schema.GhostType(g.typ)
+		for i, size := range s.sizes[g.typ] {
+			if !sameBytes(g.ptr[i], g.raw, s.rawOff[g.typ][i], size) {
+				s.b.rt.Quantize(s.b.schema, gt.Components[i], g.ptr[i])
+			}
+		}
+	}
+}
+
+// sameBytes reports whether the size bytes at p equal raw[off:off+size];
+// false when raw is shorter (a ghost not encoded yet).
+func sameBytes(p unsafe.Pointer, raw []byte, off, size int) bool {
+	return off+size <= len(raw) && string(unsafe.Slice((*byte)(p), size)) == string(raw[off:off+size])
+}
+
+// encode brings every ghost's encoding up to date for tick, once per tick
+// however many connections the server sends to: a ghost whose bytes
+// changed is encoded again, and each component whose encoding differs
+// gets tick as its change tick, which puts the ghost in the pending set
+// of every view it is relevant to. (Nothing runs between the
+// connections' snapshots of a tick that could change a ghost.)
+func (s *ServerRegister) encode(tick gw.Tick) {
+	s.refresh()
+	if s.encOK && s.encTick == tick {
+		return
+	}
+	for _, g := range s.ghosts {
+		same := true
+		for i, size := range s.sizes[g.typ] {
+			if same = sameBytes(g.ptr[i], g.raw, s.rawOff[g.typ][i], size); !same {
+				break
+			}
+		}
+		if !same {
+			s.reencode(g, tick)
+		}
+	}
+	s.encTick, s.encOK = tick, true
+}
+
+// reencode encodes g's components again and marks those whose encoding
+// changed with tick. raw gets the values quantized, as the client holds
+// them: a value written after the tick's Quantize differs from it, so
+// the next Quantize rounds it in the world too.
+func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
+	gt, _ := s.b.schema.GhostType(g.typ)
+	w := &s.scratch
+	w.Reset(s.sbuf[:0])
+	offs := s.rawOff[g.typ]
+	if g.raw == nil {
+		g.raw = make([]byte, offs[len(offs)-1])
+	}
+	first := !g.fresh
+	g.fresh = true
+	var changed bool
+	for i, size := range s.sizes[g.typ] {
+		raw := g.ptr[i] // a zero-size value has no bytes in raw
+		if size > 0 {
+			raw = unsafe.Pointer(&g.raw[offs[i]])
+			copy(g.raw[offs[i]:offs[i]+size], unsafe.Slice((*byte)(g.ptr[i]), size))
+			s.b.rt.Quantize(s.b.schema, gt.Components[i], raw)
+		}
+		start := w.BitLen()
+		protocol.EncodeComponent(s.b.schema, &s.st, w, gt.Components[i], raw)
+		n := w.BitLen() - start
+		if pad := -w.BitLen() & 7; pad > 0 { // byte-align each component: compared and copied by bytes
+			w.WriteBits(0, pad)
+		}
+		enc := w.Bytes()
+		if first || int(g.bits[2*i+1]) != n || string(enc[start/8:(start+n+7)/8]) != string(g.enc[g.bits[2*i]/8:(int(g.bits[2*i])+n+7)/8]) {
+			g.chg[i], changed = tick, true
+			s.encoded++
+		}
+		g.bits[2*i], g.bits[2*i+1] = int32(start), int32(n)
+	}
+	s.sbuf = w.Bytes()
+	g.enc = append(g.enc[:0], s.sbuf...)
+	s.sbuf = s.sbuf[:0]
+	if changed {
+		g.last = tick
+		for _, v := range s.views {
+			if v != nil {
+				v.changed(g, tick)
+			}
+		}
 	}
 }
 
 // WriteSnapshot fills sw, begun for tick, for v's connection: first the
-// despawn records v has not acknowledged, then ghosts by priority within
-// the writer's budget. Every ghost's priority grows by its importance
-// each call until it is sent; the ghosts the connection owns come first,
-// then those whose identity it has not acknowledged (spawns), then the
-// rest by priority, highest first (ties by ID). It returns how many ghosts
-// were deferred to a later snapshot for lack of room. The ghosts' values
-// are encoded once per tick (the first call of a tick, or after a Quantize,
-// Spawn or Despawn) and spliced bit by bit into each connection's
-// snapshot; per call the cost is a map lookup and an importance call per
-// ghost, a sort of the ghosts and a copy of the bits sent.
+// despawn records v has not acknowledged, then the ghosts of v's pending
+// set (see [View]) by priority within the writer's budget. Every pending
+// ghost's priority grows by its importance each call until it is sent;
+// the ghosts the connection owns come first, then those whose identity it
+// has not acknowledged (spawns), then the rest by priority, highest first
+// (ties by ID). A ghost the client holds at an acknowledged tick is
+// delta-encoded against it: only the components changed since follow. It
+// returns how many ghosts were deferred to a later snapshot for lack of
+// room. Changed ghosts are encoded once per tick (the first call of a
+// tick) and spliced into each connection's snapshot; per call the cost is
+// an importance call per pending ghost, a sort of them and a copy of the
+// bits sent: a ghost the client holds unchanged costs nothing.
 func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) (deferred int) {
 	s.encode(tick)
+	v.scope(tick)
+	if d := tick.Sub(v.acked); v.hasAcked && d >= 1 && d <= protocol.MaxBaseDistance {
+		sw.DefaultBase(v.acked)
+	}
 	rec := &v.sent[uint32(tick)%sentRing]
 	rec.tick, rec.valid = tick, true
-	rec.idents, rec.despawns = rec.idents[:0], rec.despawns[:0]
+	clear(rec.ghosts) // let dead ghosts go
+	rec.despawns, rec.ghosts = rec.despawns[:0], rec.ghosts[:0]
 	for _, id := range v.despawns {
 		if !sw.Despawn(id) {
 			v.stats.DespawnsDeferred += uint64(len(v.despawns) - len(rec.despawns))
@@ -232,26 +366,7 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 	}
 	slices.Sort(rec.despawns)
 	v.stats.Despawns += uint64(len(rec.despawns))
-	v.cand = v.cand[:0]
-	for i := range s.ghosts {
-		g := &s.ghosts[i]
-		vg := &g.per[v.slot]
-		imp := float32(1)
-		if v.Importance != nil {
-			if imp = v.Importance(g.e); !(imp >= MinImportance) { // NaN too
-				imp = MinImportance
-			}
-		}
-		vg.priority += imp
-		class := classOther
-		switch {
-		case g.owner == v.conn:
-			class = classOwned
-		case !vg.known:
-			class = classSpawn
-		}
-		v.cand = append(v.cand, candidate{id: g.id, i: i, class: class, priority: vg.priority})
-	}
+	v.collect(tick)
 	slices.SortFunc(v.cand, func(x, y candidate) int {
 		if c := cmp.Compare(x.class, y.class); c != 0 {
 			return c
@@ -259,19 +374,31 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 		if c := cmp.Compare(y.priority, x.priority); c != 0 {
 			return c
 		}
-		return cmp.Compare(x.id, y.id)
+		return cmp.Compare(x.g.id, y.g.id)
 	})
+	eg := &s.eg
 	for k, c := range v.cand {
-		g := &s.ghosts[c.i]
+		g := c.g
 		vg := &g.per[v.slot]
-		ghost := components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}
-		if !sw.AddEncoded(ghost, !vg.known, s.encData, s.encOff[c.i], s.encOff[c.i+1]-s.encOff[c.i]) {
+		*eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn},
+			Identity: !vg.known, Src: g.enc, Bits: g.bits}
+		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
+			eg.HasBase, eg.Base = true, vg.base
+			for i, t := range g.chg {
+				if t.After(vg.base) {
+					eg.Changed |= 1 << i
+				}
+			}
+		} else if vg.sent {
+			v.stats.FullStates++ // sent before, but no acknowledged baseline (or one too old)
+		}
+		if !sw.AddEncoded(eg) {
 			deferred = len(v.cand) - k // the writer is full: every later ghost waits too
 			break
 		}
-		vg.priority, vg.sent = 0, true
+		vg.priority, vg.sent, vg.waiting = 0, true, false
+		rec.ghosts = append(rec.ghosts, sentGhost{g: g, ident: !vg.known, rest: eg.HasBase && eg.Changed == 0})
 		if !vg.known {
-			rec.idents = append(rec.idents, g.id)
 			v.stats.Identities++
 		}
 	}

@@ -369,9 +369,11 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
 	srv := ghostreg.NewServerRegister(b)
+	var es []ecs.Entity
 	for i := 0; i < 64; i++ {
 		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
 		spawn(t, srv, e, altType(s, i), components.ConnID(i%3))
+		es = append(es, e)
 	}
 	for _, maxBytes := range []int{0, 64, 200} {
 		sw, err := protocol.NewSnapshotWriter(s.Schema, maxBytes)
@@ -379,6 +381,9 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 		v := srv.NewView(2)
 		t9 := gw.Tick(9)
 		tick := func() {
+			for i, e := range es[:32] { // half the ghosts move: encoded again, sent as deltas
+				getPos(w, e).X = float32(i) + float32(t9%16)/4
+			}
 			srv.Quantize()
 			sw.Begin(t9)
 			srv.WriteSnapshot(sw, v, t9)
@@ -386,7 +391,9 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 			v.Ack(t9)
 			t9++
 		}
-		tick()
+		for range 70 { // every slot of the view's ring of sent snapshots used once
+			tick()
+		}
 		assert.Zerof(t, testing.AllocsPerRun(50, tick), "maxBytes %d: allocs per Quantize+WriteSnapshot+Finish", maxBytes)
 	}
 }

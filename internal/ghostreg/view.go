@@ -14,11 +14,26 @@ import (
 // records it would have confirmed are sent again.
 const sentRing = 64
 
+// relevancyPeriod is how many snapshots a View takes to ask its Relevant
+// hook about every ghost once: each snapshot asks about 1/relevancyPeriod
+// of them, so scope follows the game within that many snapshots at a
+// cost of connections × ghosts / relevancyPeriod calls per tick.
+const relevancyPeriod = 8
+
 // View is one connection's replication state on the server: the ghosts
-// the client was told about, whether it acknowledged their identity, each
-// ghost's send priority, and the despawns it has not acknowledged. Make
-// one with [ServerRegister.NewView] and Close it when the connection
-// ends.
+// in its scope, the ghosts the client was told about, whether it
+// acknowledged their identity and at which tick it holds each one (the
+// baseline its deltas are encoded against), each ghost's send priority,
+// and the despawns it has not acknowledged. Make one with
+// [ServerRegister.NewView] and Close it when the connection ends.
+//
+// Only the ghosts of its pending set are considered for a snapshot: those
+// that the client does not yet know to rest as they are now (changed
+// since the acknowledged baseline, or not yet acknowledged in a record
+// that said nothing changed), whose identity is not acknowledged, or that
+// the client predicts (its own, and those of PredictAll types: it
+// compares its prediction with every snapshot). A ghost the client holds
+// at rest costs the view nothing per tick.
 type View struct {
 	r    *ServerRegister
 	conn components.ConnID
@@ -27,15 +42,27 @@ type View struct {
 	// every snapshot until then.
 	despawns []components.GhostID
 	sent     [sentRing]sentSnapshot
+	pending  []*serverGhost
 	cand     []candidate
+	cursor   int // the next ghost the relevancy round asks about
+	acked    gw.Tick
+	hasAcked bool
 	stats    ViewStats
 	// Importance, if set, is how much the priority of a ghost (by its
 	// entity) grows each snapshot it is not sent; 1 for every ghost when
 	// nil. Values below MinImportance (and NaN) count as MinImportance, so
-	// every ghost is sent eventually: with n ghosts of which k fit a
-	// snapshot, none waits more than ⌈n/k⌉·(largest/smallest importance)
+	// every ghost is sent eventually: with n pending ghosts of which k fit
+	// a snapshot, none waits more than ⌈n/k⌉·(largest/smallest importance)
 	// snapshots.
 	Importance func(e ecs.Entity) float32
+	// Relevant, if set, says whether a ghost (by its entity) is in the
+	// connection's scope; every ghost is when nil. A ghost leaving scope is
+	// despawned at the client, and comes back with its identity and full
+	// state; a ghost never in scope is never on the wire to it. The
+	// connection's own ghosts are always in scope. It is asked about each
+	// ghost when the ghost spawns and then about every ghost once per
+	// 8 snapshots.
+	Relevant func(e ecs.Entity) bool
 }
 
 // ViewStats counts a View's work.
@@ -48,24 +75,51 @@ type ViewStats struct {
 	Identities, Despawns uint64
 	// DespawnsDeferred counts despawn records that did not fit a snapshot.
 	DespawnsDeferred uint64
+	// FullStates counts records sent in full although a snapshot had held
+	// the ghost before: the client acknowledged none that held it (a
+	// client that never acknowledges gets only full states), or the
+	// newest it did was more than MaxBaseDistance ticks old.
+	FullStates uint64
+	// ScopeExits counts ghosts despawned at the client because they left
+	// the connection's scope.
+	ScopeExits uint64
+	// MaxStaleness is the longest, in ticks, that a ghost in scope waited
+	// with a change the client had not been sent.
+	MaxStaleness int
 }
 
 type viewGhost struct {
-	priority float32
-	sent     bool // a snapshot held it: the client may have it
-	known    bool // the client acknowledged a snapshot holding the identity
+	priority   float32
+	base       gw.Tick // the newest acknowledged snapshot that held it, when hasBase
+	since      gw.Tick // its oldest change not sent yet, when waiting
+	sent       bool    // a snapshot held it: the client may have it
+	known      bool    // the client acknowledged a snapshot holding the identity
+	hasBase    bool
+	pending    bool // in the view's pending set
+	relevant   bool // in the connection's scope
+	despawning bool // left scope; back only once the despawn is acknowledged
+	waiting    bool
+	// rested: the client acknowledged a record saying the ghost rests as
+	// it is now, so its interpolation holds rather than extrapolates
+	// while the ghost is not sent.
+	rested bool
 }
 
 type sentSnapshot struct {
 	tick     gw.Tick
 	valid    bool
-	idents   []components.GhostID // ghosts sent with their identity
+	ghosts   []sentGhost
 	despawns []components.GhostID
 }
 
+type sentGhost struct {
+	g     *serverGhost
+	ident bool // sent with its identity
+	rest  bool // sent as unchanged since its baseline: the client knows it rests
+}
+
 type candidate struct {
-	id       components.GhostID
-	i        int // index in the register
+	g        *serverGhost
 	class    uint8
 	priority float32
 }
@@ -82,7 +136,7 @@ const (
 )
 
 // NewView returns the replication state of a new connection conn, which
-// knows no ghost yet.
+// knows no ghost yet: every ghost in scope is pending.
 func (s *ServerRegister) NewView(conn components.ConnID) *View {
 	slot := slices.Index(s.views, nil)
 	if slot < 0 {
@@ -91,10 +145,21 @@ func (s *ServerRegister) NewView(conn components.ConnID) *View {
 	}
 	v := &View{r: s, conn: conn, slot: slot}
 	s.views[slot] = v
-	for i := range s.ghosts {
-		s.ghosts[i].reset(slot)
+	for _, g := range s.ghosts {
+		g.reset(slot)
+		v.enter(g, s.b.world.Tick())
 	}
 	return v
+}
+
+// SetRelevant sets v.Relevant and asks it about every ghost now, so a
+// connection's first snapshots hold only what is in its scope.
+func (v *View) SetRelevant(fn func(e ecs.Entity) bool) {
+	v.Relevant = fn
+	tick := v.r.b.world.Tick()
+	for _, g := range v.r.ghosts {
+		v.rescope(g, tick)
+	}
 }
 
 // reset clears g's state for the view in slot, making room for it.
@@ -121,6 +186,115 @@ func (v *View) Stats() ViewStats { return v.stats }
 // PendingDespawns returns how many despawn records await acknowledgement.
 func (v *View) PendingDespawns() int { return len(v.despawns) }
 
+// Pending returns how many ghosts the view considers for its next
+// snapshot (some may turn out up to date and leave).
+func (v *View) Pending() int { return len(v.pending) }
+
+// inScope asks whether g is in the connection's scope.
+func (v *View) inScope(g *serverGhost) bool {
+	return g.owner == v.conn || v.Relevant == nil || v.Relevant(g.e)
+}
+
+// spawned is called by the register when ghost g is spawned.
+func (v *View) spawned(g *serverGhost) { v.enter(g, v.r.b.world.Tick()) }
+
+// enter puts g in scope when it is relevant: the client gets its
+// identity and full state.
+func (v *View) enter(g *serverGhost, tick gw.Tick) {
+	vg := &g.per[v.slot]
+	if vg.relevant || vg.despawning || !v.inScope(g) {
+		return
+	}
+	*vg = viewGhost{relevant: true}
+	v.changed(g, tick)
+}
+
+// rescope asks again whether g is in scope and moves it in or out.
+func (v *View) rescope(g *serverGhost, tick gw.Tick) {
+	vg := &g.per[v.slot]
+	switch in := v.inScope(g); {
+	case in && !vg.relevant:
+		v.enter(g, tick)
+	case !in && vg.relevant:
+		sent := vg.sent
+		*vg = viewGhost{despawning: sent}
+		if sent {
+			v.stats.ScopeExits++
+			v.despawns = append(v.despawns, g.id)
+		}
+	}
+}
+
+// scope runs this snapshot's share of the relevancy round.
+func (v *View) scope(tick gw.Tick) {
+	n := len(v.r.ghosts)
+	if v.Relevant == nil || n == 0 {
+		return
+	}
+	k := (n + relevancyPeriod - 1) / relevancyPeriod
+	for j := range k {
+		v.rescope(v.r.ghosts[(v.cursor+j)%n], tick)
+	}
+	v.cursor = (v.cursor + k) % n
+}
+
+// changed is called when g changed at tick (or entered scope): it becomes
+// pending, and its wait for an update starts unless one already did.
+func (v *View) changed(g *serverGhost, tick gw.Tick) {
+	vg := &g.per[v.slot]
+	if !vg.relevant {
+		return
+	}
+	vg.rested = false
+	if !vg.waiting {
+		vg.waiting, vg.since = true, tick
+	}
+	if !vg.pending {
+		vg.pending = true
+		v.pending = append(v.pending, g)
+	}
+}
+
+// collect builds this snapshot's candidates from the pending set,
+// dropping the ghosts that left it: dead, out of scope, or held by the
+// client as they are now and not predicted by it.
+func (v *View) collect(tick gw.Tick) {
+	v.cand = v.cand[:0]
+	kept := v.pending[:0]
+	for _, g := range v.pending {
+		if g.dead {
+			continue
+		}
+		vg := &g.per[v.slot]
+		owned := g.owner == v.conn
+		if !vg.relevant || !owned && !v.r.predAll[g.typ] && vg.known && vg.rested {
+			vg.pending = false
+			continue
+		}
+		kept = append(kept, g)
+		imp := float32(1)
+		if v.Importance != nil {
+			if imp = v.Importance(g.e); !(imp >= MinImportance) { // NaN too
+				imp = MinImportance
+			}
+		}
+		vg.priority += imp
+		if vg.waiting {
+			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
+		}
+		class := classOther
+		switch {
+		case owned:
+			class = classOwned
+		case !vg.known:
+			class = classSpawn
+		}
+		v.cand = append(v.cand, candidate{g: g, class: class, priority: vg.priority})
+	}
+	clear(v.pending[len(kept):])
+	v.pending = kept
+}
+
 // removed is called by the register when ghost g stops replicating: a
 // client that was sent it gets a despawn record until it acknowledges
 // one; one never sent it hears nothing.
@@ -132,23 +306,41 @@ func (v *View) removed(g *serverGhost) {
 
 // Ack notes that the client received and applied the snapshot of tick
 // (its newest): the identities and despawns that snapshot carried are not
-// sent again. An ack of a tick not among the last 64 snapshots sent, or
+// sent again, and its ghosts become the baselines of later deltas. An ack
+// of a tick not among the last 64 snapshots sent, or not newer than one
 // acknowledged before, does nothing.
 func (v *View) Ack(tick gw.Tick) {
+	if v.hasAcked && !tick.After(v.acked) {
+		return
+	}
 	rec := &v.sent[uint32(tick)%sentRing]
 	if !rec.valid || rec.tick != tick {
 		return
 	}
 	rec.valid = false
-	for _, id := range rec.idents {
-		if i, ok := v.r.find(id); ok {
-			v.r.ghosts[i].per[v.slot].known = true
+	v.acked, v.hasAcked = tick, true
+	for _, sg := range rec.ghosts {
+		vg := &sg.g.per[v.slot]
+		if sg.g.dead || !vg.relevant {
+			continue
 		}
+		if sg.ident {
+			vg.known = true
+		}
+		if sg.rest && !sg.g.last.After(tick) {
+			vg.rested = true
+		}
+		vg.base, vg.hasBase = tick, true
 	}
 	if len(rec.despawns) > 0 {
 		v.despawns = slices.DeleteFunc(v.despawns, func(id components.GhostID) bool {
 			_, ok := slices.BinarySearch(rec.despawns, id)
 			return ok
 		})
+		for _, id := range rec.despawns {
+			if i, ok := v.r.find(id); ok {
+				v.r.ghosts[i].per[v.slot].despawning = false
+			}
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,9 +27,10 @@ const MaxDespawnsPerSnapshot = 256
 // headerReserve is room kept for the snapshot header in the byte budget.
 const headerReserve = 40
 
-// ErrUnsupported is wrapped by decoders for well-formed features this
-// version does not implement (delta snapshots).
-var ErrUnsupported = errors.New("unsupported feature")
+// MaxBaseDistance bounds how many ticks a ghost record's baseline may lie
+// before its snapshot: a fixed-size field (at most 3 bytes) however long
+// the match runs. A server whose baseline is older sends the full state.
+const MaxBaseDistance = 1<<16 - 1
 
 // SnapshotHeader is the per-connection part of a snapshot.
 type SnapshotHeader struct {
@@ -69,6 +69,9 @@ type SnapshotWriter struct {
 	kept     int // bits of the ghost section that fit
 	full     bool
 	lastID   int64
+	tick     ecs.Tick
+	base     ecs.Tick // the default baseline, when hasBase
+	hasBase  bool
 	copyBuf  bitstream.Reader
 	st       codec.Stream
 }
@@ -94,7 +97,20 @@ func NewSnapshotWriter(s *codec.Schema, maxBytes int) (*SnapshotWriter, error) {
 func (s *SnapshotWriter) Begin(tick ecs.Tick) {
 	s.ghosts.Reset(s.gbuf[:0])
 	s.count, s.kept, s.full, s.lastID = 0, 0, false, 0
+	s.tick, s.hasBase = tick, false
 	s.despawns = s.despawns[:0]
+}
+
+// DefaultBase sets the snapshot's default baseline, before any ghost is
+// added: a record delta-encoded against it names it with one bit. The
+// server passes the newest snapshot the client acknowledged. It panics
+// when ghosts were already added or base is not 1..MaxBaseDistance ticks
+// before the snapshot (bugs, not bad input).
+func (s *SnapshotWriter) DefaultBase(base ecs.Tick) {
+	if d := s.tick.Sub(base); s.count > 0 || s.full || d < 1 || d > MaxBaseDistance {
+		panic(fmt.Sprintf("netsync: default baseline %d for snapshot %d after ghosts or outside 1..%d ticks before", base, s.tick, MaxBaseDistance))
+	}
+	s.base, s.hasBase = base, true
 }
 
 // Despawn adds a despawn record for ghost id, before any AddGhost of the
@@ -128,38 +144,78 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, identity bool, values []un
 		return false
 	}
 	s.head(g, identity)
+	s.ghosts.WriteBool(false) // no baseline: every value follows
 	for i, c := range gt.Components {
-		s.ghosts.WriteBool(true) // full value; a delta against a baseline would write false for unchanged
 		s.schema.Encode(&s.st, c, &s.ghosts, values[i])
 	}
 	return s.fit(g)
 }
 
-// EncodeValues writes what AddGhost writes after a ghost's identity —
-// each component's changed bit and value — to w, so that a server encodes
-// a ghost once per tick and splices it into every connection's snapshot
-// with AddEncoded. It panics like AddGhost.
-func EncodeValues(schema *codec.Schema, st *codec.Stream, w *bitstream.Writer, t codec.GhostTypeID, values []unsafe.Pointer) {
-	gt, ok := schema.GhostType(t)
-	if !ok || len(gt.Components) != len(values) {
-		panic(fmt.Sprintf("netsync: ghost type %d given %d values", t, len(values)))
-	}
-	for i, c := range gt.Components {
-		w.WriteBool(true)
-		schema.Encode(st, c, w, values[i])
-	}
+// EncodedGhost is a ghost record whose values a server encoded once per
+// tick (see [EncodeComponent]) for every connection's snapshot.
+type EncodedGhost struct {
+	components.Ghost
+	// Identity sends Owner and Spawned (until the client acknowledged
+	// them).
+	Identity bool
+	// HasBase delta-encodes the record against the client's state of the
+	// ghost at Base: only the components set in Changed follow, and the
+	// client takes the others from that state. Without a baseline every
+	// component follows and Changed is ignored.
+	HasBase bool
+	Base    ecs.Tick
+	Changed uint32 // bit i: the ghost type's i-th component
+	// Src holds the encoded components: the i-th is the Bits[2i+1] bits
+	// from bit Bits[2i].
+	Src  []byte
+	Bits []int32
 }
 
-// AddEncoded is AddGhost with the values already encoded by EncodeValues:
-// the n bits of src from bit off are copied, not encoded again. The caller
-// vouches that they encode g's type.
-func (s *SnapshotWriter) AddEncoded(g components.Ghost, identity bool, src []byte, off, n int) bool {
+// EncodeComponent appends component c's value at p, as a ghost record
+// carries it, to w: what a server encodes once per tick for an
+// [EncodedGhost].
+func EncodeComponent(schema *codec.Schema, st *codec.Stream, w *bitstream.Writer, c codec.ComponentID, p unsafe.Pointer) {
+	schema.Encode(st, c, w, p)
+}
+
+// AddEncoded is AddGhost with the values already encoded: their bits are
+// copied, not encoded again, and with a baseline only the changed ones.
+// It returns false, leaving the ghost and every later one out, when the
+// record does not fit. It panics when g's type is unknown, Bits does not
+// describe its components, or the baseline is not 1..MaxBaseDistance
+// ticks before the snapshot (bugs, not bad input).
+func (s *SnapshotWriter) AddEncoded(g *EncodedGhost) bool {
+	gt, ok := s.schema.GhostType(codec.GhostTypeID(g.Type))
+	if !ok || len(g.Bits) != 2*len(gt.Components) {
+		panic(fmt.Sprintf("netsync: ghost %d of type %d given %d bit ranges", g.ID, g.Type, len(g.Bits)))
+	}
 	if s.full {
 		return false
 	}
-	s.head(g, identity)
-	s.ghosts.CopyBits(src, off, n)
-	return s.fit(g)
+	s.head(g.Ghost, g.Identity)
+	s.ghosts.WriteBool(g.HasBase)
+	if g.HasBase {
+		d := s.tick.Sub(g.Base)
+		if d < 1 || d > MaxBaseDistance {
+			panic(fmt.Sprintf("netsync: ghost %d baseline %d outside 1..%d ticks before snapshot %d", g.ID, g.Base, MaxBaseDistance, s.tick))
+		}
+		def := s.hasBase && g.Base == s.base
+		s.ghosts.WriteBool(def)
+		if !def {
+			s.ghosts.WriteUvarint(uint64(d))
+		}
+	}
+	for i := range gt.Components {
+		if g.HasBase {
+			changed := g.Changed&(1<<i) != 0
+			s.ghosts.WriteBool(changed)
+			if !changed {
+				continue
+			}
+		}
+		s.ghosts.CopyBits(g.Src, int(g.Bits[2*i]), int(g.Bits[2*i+1]))
+	}
+	return s.fit(g.Ghost)
 }
 
 // head writes a ghost record's ID delta, type and identity.
@@ -210,7 +266,11 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 	w.WriteVarint(int64(max(-1<<20, min(1<<20, lead))))
 	w.WriteBits(uint64(h.EchoTime), 32)
 	w.WriteBits(uint64(h.Hold), 16)
-	w.WriteUvarint(0) // baseline tick distance: 0 = none (delta compression not yet used)
+	if s.hasBase { // the default baseline's distance; 0 = none
+		w.WriteUvarint(uint64(h.Tick.Sub(s.base)))
+	} else {
+		w.WriteUvarint(0)
+	}
 	slices.Sort(s.despawns)
 	w.WriteUvarint(uint64(len(s.despawns)))
 	for _, id := range s.despawns {
@@ -240,6 +300,10 @@ type Snapshot struct {
 	// Despawned lists the ghosts the server despawned, in ascending order:
 	// they will not appear again.
 	Despawned []components.GhostID
+	// DefaultBase is the baseline the snapshot's delta records name with
+	// one bit, when HasDefaultBase.
+	DefaultBase    ecs.Tick
+	HasDefaultBase bool
 	Ghosts    []GhostState
 	data      []byte
 	schema    *codec.Schema
@@ -253,7 +317,15 @@ type Snapshot struct {
 type GhostState struct {
 	components.Ghost
 	Identity bool
-	off      int // offset of the first component value in data
+	// HasBase marks a record delta-encoded against the receiver's state
+	// of the ghost at Base: only the components set in Present came; the
+	// others are zero until the receiver fills them from that state (see
+	// ghostreg.ClientRegister.Complete). Without a baseline every bit of
+	// Present is set.
+	HasBase bool
+	Base    ecs.Tick
+	Present uint32
+	off     int // offset of the first component value in data
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
@@ -312,9 +384,10 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 		return err
 	}
 	h.EchoTime, h.Hold = uint32(echo), uint16(hold)
-	if baseline != 0 {
-		return fmt.Errorf("netsync: snapshot delta-encoded against tick %d: %w", uint64(tick)-baseline, ErrUnsupported)
+	if baseline > MaxBaseDistance {
+		return fmt.Errorf("netsync: snapshot default baseline %d ticks back, outside 0..%d: %w", baseline, MaxBaseDistance, bitstream.ErrOutOfRange)
 	}
+	defBase := h.Tick.Add(-int(baseline))
 	if despawns > MaxDespawnsPerSnapshot || int(despawns)*32 > r.Remaining() {
 		return fmt.Errorf("netsync: snapshot announces %d despawns; at most %d fit in %d bits and %d are allowed: %w",
 			despawns, r.Remaining()/32, r.Remaining(), MaxDespawnsPerSnapshot, bitstream.ErrOutOfRange)
@@ -337,6 +410,7 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 			count, r.Remaining()/17, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
 	}
 	s.SnapshotHeader = h
+	s.DefaultBase, s.HasDefaultBase = defBase, baseline != 0
 	s.Ghosts = s.Ghosts[:0]
 	s.data = s.data[:0]
 	var id int64
@@ -368,6 +442,30 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 		}
 		g := GhostState{Ghost: components.Ghost{ID: components.GhostID(id), Type: uint16(typ), Owner: components.ConnID(owner), Spawned: ecs.Tick(spawned)},
 			Identity: identity, off: len(s.data)}
+		if g.HasBase, err = r.ReadBool(); err != nil {
+			return err
+		}
+		if g.HasBase {
+			def, err := r.ReadBool()
+			if err != nil {
+				return err
+			}
+			switch {
+			case def && baseline == 0:
+				return fmt.Errorf("netsync: ghost %d names the default baseline of a snapshot without one: %w", id, bitstream.ErrMalformed)
+			case def:
+				g.Base = defBase
+			default:
+				d, err := r.ReadUvarint()
+				if err != nil {
+					return err
+				}
+				if d < 1 || d > MaxBaseDistance {
+					return fmt.Errorf("netsync: ghost %d baseline %d ticks back, outside 1..%d: %w", id, d, MaxBaseDistance, bitstream.ErrOutOfRange)
+				}
+				g.Base = h.Tick.Add(-int(d))
+			}
+		}
 		gt, _ := schema.GhostType(codec.GhostTypeID(typ))
 		size := 0
 		for _, c := range gt.Components {
@@ -375,14 +473,18 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 		}
 		s.data = grow(s.data, size)
 		off := g.off
-		for _, c := range gt.Components {
-			changed, err := r.ReadBool()
-			if err != nil {
-				return err
+		for ci, c := range gt.Components {
+			if g.HasBase {
+				changed, err := r.ReadBool()
+				if err != nil {
+					return err
+				}
+				if !changed {
+					off += align8(schema.ComponentSize(c))
+					continue
+				}
 			}
-			if !changed {
-				return fmt.Errorf("netsync: ghost %d component %v unchanged without a baseline: %w", id, schema.ComponentName(c), bitstream.ErrMalformed)
-			}
+			g.Present |= 1 << ci
 			if err := schema.Decode(&s.st, c, r, at(s.data, off)); err != nil {
 				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.ComponentName(c), err)
 			}

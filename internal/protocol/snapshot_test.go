@@ -340,15 +340,20 @@ func newRawSnapshot(h rawHeader) *rawSnapshot {
 	return r
 }
 
-// ghost writes a ghost's ID and type, its identity then, for each value,
-// the "changed" bit and the value with the type's codec.
+// ghost writes a ghost's ID and type, its identity, the "no baseline" bit
+// and, unless g is nil, each value with the type's codec.
 func (r *rawSnapshot) ghost(ts *wiretest.Schema, idDelta int64, typ uint64, owner, spawned uint32, g *wiretest.Ghost) *rawSnapshot {
+	return r.head(idDelta, typ, owner, spawned).values(ts, g)
+}
+
+// head writes a ghost's ID, type and identity, and nothing after them.
+func (r *rawSnapshot) head(idDelta int64, typ uint64, owner, spawned uint32) *rawSnapshot {
 	r.w.WriteVarint(idDelta)
 	r.w.WriteUvarint(typ)
 	r.w.WriteBool(true)
 	r.w.WriteBits(uint64(owner), 32)
 	r.w.WriteBits(uint64(spawned), 32)
-	return r.values(ts, g)
+	return r
 }
 
 // anon writes a ghost without its identity, as sent once the client
@@ -360,12 +365,13 @@ func (r *rawSnapshot) anon(ts *wiretest.Schema, idDelta int64, typ uint64, g *wi
 	return r.values(ts, g)
 }
 
-// values writes, for each value of g, the "changed" bit and the value.
+// values writes the "no baseline" bit and each value of g (none when g is
+// nil).
 func (r *rawSnapshot) values(ts *wiretest.Schema, g *wiretest.Ghost) *rawSnapshot {
+	r.w.WriteBool(false)
 	if g != nil {
 		gt, _ := ts.GhostType(codec.GhostTypeID(g.Type))
 		for _, c := range gt.Components {
-			r.w.WriteBool(true)
 			writeValue(ts, &r.w, c, g)
 		}
 	}
@@ -430,27 +436,41 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 
 	badHealth := &wiretest.Ghost{Ghost: components.Ghost{Type: uint16(ts.Player)}, Health: wiretest.Health{Armor: 1000}}
 	badHealthPkt := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, badHealth).bytes()
-	// Patch the armor code from 1000 to 1023: it sits after the player's
-	// position (3×17 bits), velocity (2×14 bits), HP (8 bits) and two
-	// "changed" bits.
-	armorBit := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, nil).w.BitLen() + 3 + 51 + 28 + 8
+	// Patch the armor code from 1000 to 1023: it sits after the "no
+	// baseline" bit, the player's position (3×17 bits), velocity (2×14
+	// bits) and HP (8 bits).
+	armorBit := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, nil).w.BitLen() + 51 + 28 + 8
 	for b := range 10 {
 		badHealthPkt[(armorBit+b)/8] |= 1 << ((armorBit + b) % 8)
 	}
 
-	short := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, nil)
-	short.w.WriteBool(true) // a position follows, but the packet ends
+	short := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, nil) // a position follows, but the packet ends
 
-	unchanged := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Rocket), 0, 0, nil)
-	unchanged.w.WriteBool(false)
-	unchanged.w.WriteBool(false)
+	noDefault := newRawSnapshot(rawHeader{tick: 100, count: 1}).head(1, uint64(ts.Rocket), 0, 0)
+	noDefault.w.WriteBool(true) // delta-encoded
+	noDefault.w.WriteBool(true) // against the snapshot's default baseline, which it lacks
+	noDefault.w.WriteBool(false)
+	noDefault.w.WriteBool(false)
+
+	farBase := newRawSnapshot(rawHeader{tick: 100, count: 1}).head(1, uint64(ts.Rocket), 0, 0)
+	farBase.w.WriteBool(true)
+	farBase.w.WriteBool(false)
+	farBase.w.WriteUvarint(protocol.MaxBaseDistance + 1)
+
+	zeroBase := newRawSnapshot(rawHeader{tick: 100, count: 1}).head(1, uint64(ts.Rocket), 0, 0)
+	zeroBase.w.WriteBool(true)
+	zeroBase.w.WriteBool(false)
+	zeroBase.w.WriteUvarint(0)
 
 	tests := map[string]struct {
 		p    []byte
 		want error
 		text string
 	}{
-		"nonzero baseline":       {newRawSnapshot(rawHeader{tick: 100, baseline: 4}).bytes(), protocol.ErrUnsupported, "tick 96"},
+		"default baseline far":   {newRawSnapshot(rawHeader{tick: 100, baseline: protocol.MaxBaseDistance + 1}).bytes(), bitstream.ErrOutOfRange, "default baseline 65536"},
+		"no default baseline":    {noDefault.bytes(), bitstream.ErrMalformed, "default baseline of a snapshot without one"},
+		"ghost baseline far":     {farBase.bytes(), bitstream.ErrOutOfRange, "baseline 65536 ticks back"},
+		"ghost baseline zero":    {zeroBase.bytes(), bitstream.ErrOutOfRange, "baseline 0 ticks back"},
 		"ghost type beyond":      {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, 4, 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "type 4"},
 		"huge ghost type":        {newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, math.MaxUint64, 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "type"},
 		"more ghosts than fit":   {newRawSnapshot(rawHeader{tick: 100, count: 20}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrOutOfRange, "20 ghosts"},
@@ -473,7 +493,6 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 		"confirmed far ahead":    {newRawSnapshot(rawHeader{tick: 100, confirmed: i64(-(1 << 20) - 1)}).bytes(), bitstream.ErrOutOfRange, "confirmed"},
 		"lead too large":         {newRawSnapshot(rawHeader{tick: 100, lead: 1<<20 + 1}).bytes(), bitstream.ErrOutOfRange, "lead"},
 		"lead too small":         {newRawSnapshot(rawHeader{tick: 100, lead: -1<<20 - 1}).bytes(), bitstream.ErrOutOfRange, "lead"},
-		"component unchanged":    {unchanged.bytes(), bitstream.ErrMalformed, "unchanged without a baseline"},
 		"codec refuses value":    {badHealthPkt, bitstream.ErrOutOfRange, "field Armor: netsync: integer 1023 outside 0..1000"},
 		"short in a component":   {short.bytes(), bitstream.ErrShortBuffer, "ghost 1 component"},
 		"trailing garbage":       {append(append([]byte(nil), valid...), 0), bitstream.ErrMalformed, "bits after"},

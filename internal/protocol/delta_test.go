@@ -1,0 +1,136 @@
+package protocol_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/internal/wiretest"
+)
+
+// encodeGhost encodes g's components byte-aligned, as a server does once
+// per tick, into an EncodedGhost.
+func encodeGhost(ts *wiretest.Schema, g *wiretest.Ghost) *protocol.EncodedGhost {
+	gt, _ := ts.GhostType(codec.GhostTypeID(g.Type))
+	var w bitstream.Writer
+	var st codec.Stream
+	eg := &protocol.EncodedGhost{Ghost: g.Ghost}
+	for i, c := range gt.Components {
+		start := w.BitLen()
+		protocol.EncodeComponent(ts.Schema, &st, &w, c, g.Values(ts)[i])
+		eg.Bits = append(eg.Bits, int32(start), int32(w.BitLen()-start))
+		if pad := -w.BitLen() & 7; pad > 0 {
+			w.WriteBits(0, pad)
+		}
+	}
+	eg.Src = w.Bytes()
+	return eg
+}
+
+// Delta records carry only their changed components and name their
+// baseline: the snapshot's default in one bit, any other by its distance;
+// full records carry every component. Each decodes to what was written.
+func TestSnapshotDeltaRoundTrip(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	rng := rand.New(rand.NewPCG(9, 9))
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	for _, tick := range []gw.Tick{100, 0, 1<<32 - 1} { // the default baseline across the wrap, too
+		ghosts := randomGhosts(t, ts, rng, 40, tick, 1)
+		w.Begin(tick)
+		def := tick.Add(-3)
+		w.DefaultBase(def)
+		type want struct {
+			hasBase bool
+			base    gw.Tick
+			present uint32
+		}
+		var wants []want
+		for i := range ghosts {
+			eg := encodeGhost(ts, &ghosts[i])
+			gt, _ := ts.GhostType(codec.GhostTypeID(eg.Type))
+			all := uint32(1)<<len(gt.Components) - 1
+			switch i % 4 {
+			case 0: // full
+				wants = append(wants, want{present: all})
+			case 1: // against the default baseline
+				eg.HasBase, eg.Base, eg.Changed = true, def, rng.Uint32()&all
+				wants = append(wants, want{true, def, eg.Changed})
+			case 2: // against an older one
+				eg.HasBase, eg.Base, eg.Changed = true, tick.Add(-1-rng.IntN(protocol.MaxBaseDistance)), rng.Uint32()&all
+				wants = append(wants, want{true, eg.Base, eg.Changed})
+			case 3: // nothing changed
+				eg.HasBase, eg.Base = true, tick.Add(-1)
+				wants = append(wants, want{true, eg.Base, 0})
+			}
+			require.True(t, w.AddEncoded(eg), "ghost %d fits", i)
+		}
+		var snap protocol.Snapshot
+		require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: tick}), ts.Schema, &snap))
+		require.Len(t, snap.Ghosts, len(ghosts))
+		for gi, gs := range snap.Ghosts {
+			wt := wants[gi]
+			assert.Equalf(t, wt.hasBase, gs.HasBase, "tick %d ghost %d: baseline", tick, gi)
+			assert.Equalf(t, wt.base, gs.Base, "tick %d ghost %d: baseline tick", tick, gi)
+			assert.Equalf(t, wt.present, gs.Present, "tick %d ghost %d: components present", tick, gi)
+			gt, _ := ts.GhostType(codec.GhostTypeID(gs.Type))
+			for ci, c := range gt.Components {
+				if gs.Present&(1<<ci) == 0 {
+					continue
+				}
+				size := ts.ComponentType(c).Size()
+				assert.Equalf(t, unsafe.Slice((*byte)(ghosts[gi].Values(ts)[ci]), size), unsafe.Slice((*byte)(snap.Value(gi, ci)), size),
+					"tick %d ghost %d component %d", tick, gi, ci)
+			}
+		}
+	}
+}
+
+// A record at rest costs a few bytes; the same ghost in full costs its
+// values.
+func TestSnapshotDeltaAtRestIsSmall(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	g := wiretest.Ghost{}
+	g.ID, g.Type = 5, uint16(ts.Player)
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	size := func(delta bool) int {
+		w.Begin(100)
+		w.DefaultBase(99)
+		eg := encodeGhost(ts, &g)
+		eg.HasBase, eg.Base = delta, 99
+		require.True(t, w.AddEncoded(eg))
+		return len(w.Finish(&protocol.SnapshotHeader{Tick: 100}))
+	}
+	empty := func() int { w.Begin(100); return len(w.Finish(&protocol.SnapshotHeader{Tick: 100})) }()
+	rest, full := size(true)-empty, size(false)-empty
+	assert.LessOrEqual(t, rest, 3, "a player at rest: ID, type, flags and 4 unchanged bits")
+	assert.Greater(t, full, 3*rest, "a player in full")
+}
+
+func TestSnapshotWriterPanicsOnBadBaselines(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	g := wiretest.Ghost{}
+	g.ID, g.Type = 5, uint16(ts.Marker)
+	w.Begin(100)
+	assert.Panics(t, func() { w.DefaultBase(100) }, "the snapshot's own tick")
+	assert.Panics(t, func() { w.DefaultBase(gw.Tick(100).Add(-protocol.MaxBaseDistance - 1)) }, "too old")
+	eg := encodeGhost(ts, &g)
+	eg.HasBase, eg.Base = true, 101
+	assert.Panics(t, func() { w.AddEncoded(eg) }, "a baseline after the snapshot")
+	eg.Bits = []int32{0}
+	assert.Panics(t, func() { w.AddEncoded(eg) }, "bit ranges not matching the type")
+	w.Begin(100)
+	eg = encodeGhost(ts, &g)
+	require.True(t, w.AddEncoded(eg))
+	assert.Panics(t, func() { w.DefaultBase(99) }, "after a ghost")
+}
