@@ -148,9 +148,9 @@ type ServerStats struct {
 	GhostsFull     uint64
 	// ScopeExits counts ghosts despawned at a client because they left
 	// its connection's scope (ServerOptions.Relevant).
-	ScopeExits uint64
-	BytesSent      uint64 // datagram bytes, packet headers included
-	BytesReceived  uint64 // datagram bytes, junk included
+	ScopeExits    uint64
+	BytesSent     uint64 // datagram bytes, packet headers included
+	BytesReceived uint64 // datagram bytes, junk included
 	// Backlogged counts, of Dropped, the connections whose reliable
 	// channel filled its send queue or went unacknowledged for too long:
 	// a client that stops reading is dropped, never buffered without
@@ -214,10 +214,10 @@ type Server struct {
 	closed   control.InputStats // counters of connections already gone
 	// closedViews adds up the replication counters of connections gone.
 	closedViews ghostreg.ViewStats
-	check    syncCheck          // ServerOptions.SyncTest
-	closing  bool               // Close was called
-	stats    ServerStats
-	log      *slog.Logger
+	check       syncCheck // ServerOptions.SyncTest
+	closing     bool      // Close was called
+	stats       ServerStats
+	log         *slog.Logger
 	// maxInterp and viewTolerance are the options of the plausible view
 	// in ticks.
 	maxInterp, viewTolerance float64

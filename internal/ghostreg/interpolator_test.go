@@ -659,7 +659,7 @@ func TestInterpolatorIgnoresOlderStates(t *testing.T) {
 	e, id := r.spawn(t, ipState{})
 	r.set(e, ipStateX(10))
 	r.send(t, 10)
-	r.set(e, ipStateX(777)) // a state the ghost had at 11, arriving late
+	r.set(e, ipStateX(777))       // a state the ghost had at 11, arriving late
 	late11 := r.packet(11, false) // not acknowledged: the client has not got it yet
 	r.set(e, ipStateX(12))
 	r.send(t, 12)

@@ -35,18 +35,18 @@ type ServerRegister struct {
 	views  []*View // by slot; nil for a free one
 	// layout is the world's layout version the ghosts' component pointers
 	// were taken at: while it holds, they point at the live values.
-	layout   uint64
-	hasPtrs  bool
-	encTick  gw.Tick
-	encOK    bool
-	scratch  bitstream.Writer
-	sbuf     []byte
-	st       codec.Stream
-	sizes    [][]int // per ghost type, each component's size in bytes
-	rawOff   [][]int // per ghost type, each component's offset in raw (8-aligned)
-	predAll  []bool  // per ghost type: every client predicts it
-	encoded  uint64  // components whose encoding changed, for tests and benchmarks
-	eg       protocol.EncodedGhost
+	layout  uint64
+	hasPtrs bool
+	encTick gw.Tick
+	encOK   bool
+	scratch bitstream.Writer
+	sbuf    []byte
+	st      codec.Stream
+	sizes   [][]int // per ghost type, each component's size in bytes
+	rawOff  [][]int // per ghost type, each component's offset in raw (8-aligned)
+	predAll []bool  // per ghost type: every client predicts it
+	encoded uint64  // components whose encoding changed, for tests and benchmarks
+	eg      protocol.EncodedGhost
 }
 
 type serverGhost struct {

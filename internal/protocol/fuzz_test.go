@@ -25,7 +25,7 @@ import (
 // problem it met.
 func requireDecodeError(t *testing.T, err error) {
 	t.Helper()
-	for _, kind := range []error{bitstream.ErrShortBuffer, bitstream.ErrMalformed, bitstream.ErrOutOfRange, } {
+	for _, kind := range []error{bitstream.ErrShortBuffer, bitstream.ErrMalformed, bitstream.ErrOutOfRange} {
 		if errors.Is(err, kind) {
 			return
 		}

@@ -304,11 +304,11 @@ type Snapshot struct {
 	// one bit, when HasDefaultBase.
 	DefaultBase    ecs.Tick
 	HasDefaultBase bool
-	Ghosts    []GhostState
-	data      []byte
-	schema    *codec.Schema
-	r         bitstream.Reader
-	st        codec.Stream
+	Ghosts         []GhostState
+	data           []byte
+	schema         *codec.Schema
+	r              bitstream.Reader
+	st             codec.Stream
 }
 
 // GhostState is one ghost of a decoded snapshot. Its Owner and Spawned
