@@ -133,6 +133,10 @@ type ClientStats struct {
 	SnapshotsReceived uint64
 	SnapshotsStale    uint64 // older than one already received
 	SnapshotsTooOld   uint64 // older than the history
+	// BaselineMissing counts ghost records dropped because they were
+	// deltas against a state this client did not hold: only a server that
+	// breaks the protocol causes it.
+	BaselineMissing uint64
 	BadPackets        uint64 // undecodable datagrams or messages
 	ClockJumps        uint64
 	SkippedTicks      uint64 // due after a stall, skipped instead of run late (see Client.Update)
@@ -439,6 +443,7 @@ func (c *Client) Stats() ClientStats {
 		}
 	}
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = c.check.checks(), c.check.desyncs, c.check.first
+	st.BaselineMissing = c.ghosts.Stats().BaselineMissing
 	return st
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
@@ -75,4 +77,130 @@ func TestSnapshotsWithinABudgetReachEveryGhostAndDespawnSurvivesLoss(t *testing.
 	}
 	h.Run(3 * time.Second)
 	check("50 despawned", crates+2-50)
+}
+
+// 150 server crates pushed for 3 s, then at rest, to two clients over
+// links that lose 10 %, duplicate and reorder: snapshots are deltas
+// against what each client acknowledged, and once the scene rests every
+// client shows every crate exactly at the server's quantized state. At
+// rest the snapshots carry next to nothing.
+func TestDeltaSnapshotsUnderLossConvergeOnceAtRest(t *testing.T) {
+	const crates = 150
+	g := newTestGame()
+	lk := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1, Duplicate: 0.05, Reorder: 0.05}
+	opts := g.options(2, transport.Conditions{Up: lk, Down: lk})
+	var es []ecs.Entity
+	setup := opts.SetupServer
+	opts.SetupServer = func(s *systems.Server) error {
+		m := generic.NewMap2[Pos, Speed](s.World().Arche())
+		for i := range crates {
+			e := m.NewWith(&Pos{X: float32(i) - 75}, &Speed{})
+			if _, err := s.Ghosts().Spawn(e, g.player, 0); err != nil {
+				return err
+			}
+			es = append(es, e)
+		}
+		pos := generic.NewMap[Pos](s.World().Arche())
+		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+			if w.Tick() > 180 {
+				return
+			}
+			for i, e := range es {
+				pos.Get(e).X += float32(i%7) * 0.013 // each its own drift
+			}
+		}))
+		return setup(s)
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(3 * time.Second)
+	moving := make([]uint64, len(h.Clients))
+	for c := range h.Clients {
+		moving[c] = h.Clients[c].Stats().BytesReceived
+	}
+	h.Run(3 * time.Second)
+	atRest := make([]uint64, len(h.Clients))
+	for c := range h.Clients {
+		atRest[c] = h.Clients[c].Stats().BytesReceived
+	}
+	h.Run(1 * time.Second)
+	for c := range h.Clients {
+		for _, e := range es {
+			id := getGhostID(h, e)
+			sp, cp, ok := positions(h, c, id)
+			if assert.Truef(t, ok, "client %d lacks crate %d", c, id) {
+				assert.Equalf(t, sp, cp, "client %d crate %d at rest: the server's state", c, id)
+			}
+		}
+		last := h.Clients[c].Stats().BytesReceived - atRest[c]
+		t.Logf("client %d: %d bytes in the 3 s of motion, %d in the last second at rest", c, moving[c], last)
+		// At rest only the client's own player and the headers remain.
+		assert.Lessf(t, last*10, moving[c]/3, "client %d: a second at rest costs less than a tenth of a second of motion", c)
+		assert.Zero(t, h.Clients[c].Stats().BaselineMissing, "client %d: every delta's baseline held", c)
+	}
+	assert.LessOrEqual(t, h.Server.Stats().GhostStaleness, 60, "no crate waited a second for an update")
+}
+
+// getGhostID returns the ghost ID of server entity e.
+func getGhostID(h *harness.Harness, e ecs.Entity) components.GhostID {
+	m := generic.NewMap[components.Ghost](h.Server.World().Arche())
+	return m.Get(e).ID
+}
+
+// ServerOptions.Relevant: a crate far from every player is never on the
+// wire to anyone; crates near a player reach that client.
+func TestRelevantKeepsFarGhostsOffTheWire(t *testing.T) {
+	g := newTestGame()
+	opts := g.options(2, link(60*time.Millisecond, 0, 0))
+	near, far := map[components.GhostID]bool{}, map[components.GhostID]bool{}
+	var srv *systems.Server
+	setup := opts.SetupServer
+	opts.SetupServer = func(s *systems.Server) error {
+		srv = s
+		m := generic.NewMap2[Pos, Speed](s.World().Arche())
+		for i := range 40 {
+			x := float32(i) // near the players, who start at 10 and 20
+			if i >= 20 {
+				x = 500 + float32(i)
+			}
+			id, err := s.Ghosts().Spawn(m.NewWith(&Pos{X: x}, &Speed{}), g.player, 0)
+			if err != nil {
+				return err
+			}
+			if i < 20 {
+				near[id] = true
+			} else {
+				far[id] = true
+			}
+		}
+		return setup(s)
+	}
+	pos := func(w *gw.World, e ecs.Entity) float32 {
+		m := generic.NewMap[Pos](w.Arche())
+		return m.Get(e).X
+	}
+	opts.Server.Relevant = func(w *gw.World, conn components.ConnID, e ecs.Entity) bool {
+		for _, p := range (*ghostreg.ServerRegister)(srv.Ghosts()).Owned(nil, conn) {
+			if d := pos(w, p) - pos(w, e); d > -100 && d < 100 {
+				return true
+			}
+		}
+		return false
+	}
+	spawned := make([]map[components.GhostID]bool, len(opts.Clients))
+	for c := range opts.Clients {
+		spawned[c] = map[components.GhostID]bool{}
+		opts.Clients[c].Options.OnSpawn = func(_ *gw.World, _ ecs.Entity, gh components.Ghost) { spawned[c][gh.ID] = true }
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(4 * time.Second)
+	for c := range h.Clients {
+		for id := range far {
+			assert.Falsef(t, spawned[c][id], "client %d got far crate %d", c, id)
+		}
+		for id := range near {
+			assert.Truef(t, spawned[c][id], "client %d lacks near crate %d", c, id)
+		}
+	}
 }
