@@ -137,11 +137,11 @@ type ClientStats struct {
 	// deltas against a state this client did not hold: only a server that
 	// breaks the protocol causes it.
 	BaselineMissing uint64
-	BadPackets        uint64 // undecodable datagrams or messages
-	ClockJumps        uint64
-	SkippedTicks      uint64 // due after a stall, skipped instead of run late (see Client.Update)
-	BytesSent         uint64 // datagram bytes, packet headers included
-	BytesReceived     uint64
+	BadPackets      uint64 // undecodable datagrams or messages
+	ClockJumps      uint64
+	SkippedTicks    uint64 // due after a stall, skipped instead of run late (see Client.Update)
+	BytesSent       uint64 // datagram bytes, packet headers included
+	BytesReceived   uint64
 	// LinkRTT and LinkLoss are the packet layer's estimates: the round
 	// trip of its packets and acks, and the share of packets lost.
 	LinkRTT  time.Duration
