@@ -132,6 +132,7 @@ type ClientStats struct {
 	HardCorrections   uint64 // snapshot ticks outside the history: state written without replay
 	SnapshotsReceived uint64
 	SnapshotsStale    uint64 // older than one already received
+	SnapshotParts     uint64 // further packets of a tick's snapshot (see ServerOptions.BytesPerSecond)
 	SnapshotsTooOld   uint64 // older than the history
 	// BaselineMissing counts ghost records dropped because they were
 	// deltas against a state this client did not hold: only a server that
@@ -247,16 +248,18 @@ type Client struct {
 	scratch    *protocol.Snapshot
 	hasLatest  bool
 	fresh      bool
-	hello      protocol.Hello // prepared once; the clock is set per send
-	lastHello  time.Duration
-	helloSent  bool
-	heard      time.Duration // when the server's last packet arrived
-	dropped    uint64        // the clock's dropped ticks already skipped
-	end        *ConnError    // why the connection was refused or ended
-	hold       int
-	catchUp    int
-	tx         []byte
-	batch      protocol.InputBatch
+	// latestParts has bit i set when part i of latest's tick arrived.
+	latestParts uint8
+	hello       protocol.Hello // prepared once; the clock is set per send
+	lastHello   time.Duration
+	helloSent   bool
+	heard       time.Duration // when the server's last packet arrived
+	dropped     uint64        // the clock's dropped ticks already skipped
+	end         *ConnError    // why the connection was refused or ended
+	hold        int
+	catchUp     int
+	tx          []byte
+	batch       protocol.InputBatch
 	// confirms is the scratch of a decoded confirmation packet;
 	// nextConfirm the sequence number of the next verdict to deliver.
 	confirms    []protocol.Confirm

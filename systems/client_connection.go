@@ -55,6 +55,11 @@ func (c *Client) poll(now time.Duration) {
 				continue
 			}
 			c.stats.SnapshotsReceived++
+			part := uint8(1) << c.scratch.Part
+			if c.hasLatest && c.scratch.Tick == c.latest.Tick && c.latestParts&part == 0 {
+				c.extraPart(part)
+				continue
+			}
 			if c.hasLatest && !c.scratch.Tick.After(c.latest.Tick) {
 				c.stats.SnapshotsStale++
 				continue
@@ -62,6 +67,7 @@ func (c *Client) poll(now time.Duration) {
 			// Accepted snapshots complete their delta records in tick
 			// order: each is the baseline the next ones build on.
 			c.ghosts.Complete(c.scratch)
+			c.latestParts = part
 			if c.fresh {
 				// Replaced before any tick reconciled it: only its states
 				// of interpolated ghosts still matter, and they must not
@@ -82,6 +88,19 @@ func (c *Client) poll(now time.Duration) {
 			c.stats.BadPackets++
 		}
 	}
+}
+
+// extraPart takes in another part of the newest snapshot's tick (the
+// server sends more than one when the connection's budget allows): its
+// ghosts complete their deltas and feed the interpolation, and its
+// despawns apply; the tick's reconciliation, run on the part that came
+// first, does not see its predicted ghosts (the next snapshot's does).
+func (c *Client) extraPart(part uint8) {
+	c.stats.SnapshotParts++
+	c.latestParts |= part
+	c.ghosts.Complete(c.scratch)
+	c.pushInterpolated(c.scratch)
+	c.ghosts.Despawn(c.scratch)
 }
 
 // start adopts the server's clock: the client's tick is set ahead of the

@@ -98,7 +98,7 @@ func (c *Client) send(w *gw.World) {
 	}
 	c.batch.ClientTime = ms(c.src.Now())
 	if c.hasLatest {
-		c.batch.AckTick = c.latest.Tick
+		c.batch.AckTick, c.batch.AckParts = c.latest.Tick, c.latestParts
 	}
 	c.tx = protocol.AppendInputs(c.tx[:0], c.binding.Schema(), &c.batch)
 	_, _ = c.link.pc.SendUnreliable(c.tx) // the next batch repeats the inputs not yet confirmed

@@ -44,6 +44,16 @@ type ServerOptions struct {
 	// that cross the internet unfragmented. Allowed: 64..1200; a value
 	// above 1188 (packet.MaxUnreliableSize) means 1188.
 	SnapshotBytes int
+	// BytesPerSecond, if set, is each connection's snapshot budget: a
+	// token bucket that fills at this rate (to at most 4 packets' worth)
+	// and that every snapshot packet, its 12 bytes of packet layer
+	// included, draws from. A tick's snapshot then takes as many packets
+	// (at most 4) as the bucket allows while ghosts wait, and its first
+	// packet goes whatever the bucket holds, with at least 128 bytes (it
+	// carries the client's own ghost, despawns and acknowledgements).
+	// Zero means no bucket: one packet of SnapshotBytes per send.
+	// Allowed: 0 or 1,000..100,000,000.
+	BytesPerSecond int
 	// Importance, if set, says how much a ghost (by its entity) matters to
 	// connection conn: its send priority grows by that much each snapshot
 	// it waits for room (by distance, team, what the player looks at).
@@ -136,7 +146,8 @@ type ServerStats struct {
 	Pending        int    // accepted connections waiting for their hello now
 	PendingEvicted uint64 // waiting connections closed to make room (MaxPending)
 	BadPackets     uint64 // undecodable packets or messages, counted, never fatal
-	SnapshotsSent  uint64
+	SnapshotsSent  uint64 // snapshot packets, parts included
+	SnapshotParts  uint64 // packets after the first of a tick's snapshot (BytesPerSecond)
 	GhostsDeferred uint64 // ghosts that waited for a later snapshot for lack of room
 	// GhostStaleness is the longest, in ticks, that a ghost in a
 	// connection's scope waited with a change its client had not been
@@ -245,6 +256,7 @@ type serverConn struct {
 	view      *ghostreg.View
 	viewAge   viewMeter    // what bounds the view of its shots
 	confirms  confirmQueue // verdicts of its shots not yet acknowledged
+	tokens    float64      // the snapshot budget's bucket, in bytes (BytesPerSecond)
 }
 
 // NewServer creates a server world reading time from src and accepting
@@ -305,6 +317,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	}
 	if opts.SnapshotBytes == 0 || opts.SnapshotBytes > packet.MaxUnreliableSize && opts.SnapshotBytes <= protocol.MaxDatagram {
 		opts.SnapshotBytes = packet.MaxUnreliableSize
+	}
+	if b := opts.BytesPerSecond; b != 0 && (b < 1000 || b > 100_000_000) {
+		return nil, fmt.Errorf("systems: snapshot budget %d bytes per second outside 1000..100000000 (or 0: none)", b)
 	}
 	sw, err := protocol.NewSnapshotWriter(cs, opts.SnapshotBytes)
 	if err != nil {

@@ -204,3 +204,57 @@ func TestRelevantKeepsFarGhostsOffTheWire(t *testing.T) {
 		}
 	}
 }
+
+// ServerOptions.BytesPerSecond: 600 moving crates to one client. A tight
+// bucket (24,000 bytes per second) holds the download to its rate, the
+// packet layer included, and every crate still gets through in bounded
+// time; a wide one (400,000) sends several packets a tick, so every crate
+// is updated much more often than one packet a tick allows.
+func TestBytesPerSecondBoundsTheDownloadAndAllowsMorePackets(t *testing.T) {
+	const crates = 600
+	run := func(bps int) (perSecond float64, st systems.ServerStats, cs systems.ClientStats) {
+		g := newTestGame()
+		opts := g.options(1, link(40*time.Millisecond, 0, 0))
+		opts.Server.BytesPerSecond = bps
+		setup := opts.SetupServer
+		opts.SetupServer = func(s *systems.Server) error {
+			m := generic.NewMap2[Pos, Speed](s.World().Arche())
+			var es []ecs.Entity
+			for i := range crates {
+				e := m.NewWith(&Pos{X: float32(i) - 300}, &Speed{})
+				if _, err := s.Ghosts().Spawn(e, g.player, 0); err != nil {
+					return err
+				}
+				es = append(es, e)
+			}
+			pos := generic.NewMap[Pos](s.World().Arche())
+			s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
+				for _, e := range es {
+					pos.Get(e).X += 0.25 // every crate moves every tick
+				}
+			}))
+			return setup(s)
+		}
+		h, err := harness.New(opts)
+		require.NoError(t, err)
+		h.Run(2 * time.Second)
+		before := h.Clients[0].Stats().BytesReceived
+		h.Run(4 * time.Second)
+		return float64(h.Clients[0].Stats().BytesReceived-before) / 4, h.Server.Stats(), h.Clients[0].Stats()
+	}
+	tight, st, _ := run(24_000)
+	t.Logf("24,000 B/s budget: %.0f B/s received, staleness %d ticks", tight, st.GhostStaleness)
+	assert.LessOrEqual(t, tight, 24_000*1.05, "the bucket holds the download to its rate")
+	assert.Greater(t, tight, 24_000*0.8, "and uses it")
+	assert.Zero(t, st.SnapshotParts, "no room for a second packet")
+	assert.Less(t, st.GhostStaleness, 240, "every crate updated within 4 s")
+
+	wide, st, cs := run(400_000)
+	t.Logf("400,000 B/s budget: %.0f B/s received, %d extra packets, staleness %d ticks", wide, st.SnapshotParts, st.GhostStaleness)
+	assert.Positive(t, st.SnapshotParts, "several packets a tick")
+	assert.Positive(t, cs.SnapshotParts, "the client took the further parts in")
+	assert.Greater(t, wide, 2*72_000.0, "more than one 1,200-byte packet a tick's worth")
+	assert.LessOrEqual(t, wide, 400_000*1.05)
+	assert.LessOrEqual(t, st.GhostStaleness, 12, "600 moving crates, about 40 a packet, 4 packets a tick: each updated every few ticks")
+	assert.Zero(t, cs.BaselineMissing)
+}

@@ -84,7 +84,7 @@ func ExampleInputStream() {
 	// Output:
 	// tick 499 predicts thrust 0.75 steer 1 fire false
 	// tick 500 predicts thrust 0.75 steer 1 fire true
-	// 18 bytes
+	// 19 bytes
 	// tick 499 applies thrust 0.75 fire false (own input: true)
 	// tick 500 applies thrust 0.75 fire true (own input: true)
 	// tick 501 applies thrust 0.75 fire false (own input: false)

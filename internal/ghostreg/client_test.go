@@ -463,7 +463,7 @@ func TestEndToEnd(t *testing.T) {
 		require.Zerof(t, p.srv.WriteSnapshot(sw, viewOf(p.srv, me), tick), "tick %d: ghosts left out; the test needs every ghost in each snapshot", tick)
 		h := protocol.SnapshotHeader{Tick: tick}
 		require.NoErrorf(t, protocol.DecodeSnapshot(sw.Finish(&h), p.s.Schema, &snap), "tick %d", tick)
-		viewOf(p.srv, me).Ack(tick)
+		viewOf(p.srv, me).Ack(tick, 1)
 		p.apply(&snap)
 
 		require.Equalf(t, len(live), p.srv.Len(), "tick %d: server ghosts", tick)

@@ -167,7 +167,7 @@ func (r *ipRig) packet(tick gw.Tick, ack bool) []byte {
 	r.srv.WriteSnapshot(r.wr, r.view, tick)
 	p := append([]byte(nil), r.wr.Finish(&protocol.SnapshotHeader{Tick: tick})...)
 	if ack {
-		r.view.Ack(tick)
+		r.view.Ack(tick, 1)
 	}
 	return p
 }

@@ -364,38 +364,58 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 // room. Changed ghosts are encoded once per tick (the first call of a
 // tick) and spliced into each connection's snapshot; per call the cost is
 // an importance call per pending ghost, a sort of them and a copy of the
-// bits sent: a ghost the client holds unchanged costs nothing.
+// bits sent: a ghost the client holds at rest costs nothing.
 func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) (deferred int) {
-	s.encode(tick)
-	v.scope(tick)
+	return s.WritePart(sw, v, tick, 0)
+}
+
+// WritePart writes part part of v's snapshot of tick into sw: part 0 is
+// WriteSnapshot; a later part, written right after the part before it,
+// continues with the ghosts that part had no room for (no despawns, no
+// second growth of priorities). It returns how many ghosts are still
+// deferred. It panics when part does not follow the part last written
+// for v at tick, or is not below protocol.MaxSnapshotParts (bugs).
+func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, part int) (deferred int) {
+	if part < 0 || part >= protocol.MaxSnapshotParts || part > 0 && (v.partTick != tick || part != v.part+1) {
+		panic(fmt.Sprintf("ghosts: snapshot part %d of tick %d after part %d of tick %d", part, tick, v.part, v.partTick))
+	}
 	if d := tick.Sub(v.acked); v.hasAcked && d >= 1 && d <= protocol.MaxBaseDistance {
 		sw.DefaultBase(v.acked)
 	}
 	rec := &v.sent[uint32(tick)%sentRing]
-	rec.tick, rec.valid = tick, true
-	clear(rec.ghosts) // let dead ghosts go
-	rec.despawns, rec.ghosts = rec.despawns[:0], rec.ghosts[:0]
-	for _, id := range v.despawns {
-		if !sw.Despawn(id) {
-			v.stats.DespawnsDeferred += uint64(len(v.despawns) - len(rec.despawns))
-			break
+	if part == 0 {
+		s.encode(tick)
+		v.scope(tick)
+		rec.tick, rec.valid, rec.acked = tick, true, 0
+		clear(rec.ghosts) // let dead ghosts go
+		rec.despawns, rec.ghosts = rec.despawns[:0], rec.ghosts[:0]
+		for _, id := range v.despawns {
+			if !sw.Despawn(id) {
+				v.stats.DespawnsDeferred += uint64(len(v.despawns) - len(rec.despawns))
+				break
+			}
+			rec.despawns = append(rec.despawns, id)
 		}
-		rec.despawns = append(rec.despawns, id)
+		slices.Sort(rec.despawns)
+		v.stats.Despawns += uint64(len(rec.despawns))
+		v.collect(tick)
+		slices.SortFunc(v.cand, func(x, y candidate) int {
+			if c := cmp.Compare(x.class, y.class); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(y.priority, x.priority); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.g.id, y.g.id)
+		})
+		v.next, v.deferred = 0, 0
 	}
-	slices.Sort(rec.despawns)
-	v.stats.Despawns += uint64(len(rec.despawns))
-	v.collect(tick)
-	slices.SortFunc(v.cand, func(x, y candidate) int {
-		if c := cmp.Compare(x.class, y.class); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(y.priority, x.priority); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.g.id, y.g.id)
-	})
+	v.partTick, v.part = tick, part
+	v.stats.Deferred -= uint64(v.deferred) // the previous part's deferred ghosts get their chance here
 	eg := &s.eg
-	for k, c := range v.cand {
+	k := v.next
+	for ; k < len(v.cand); k++ {
+		c := v.cand[k]
 		g := c.g
 		vg := &g.per[v.slot]
 		*eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn},
@@ -411,15 +431,15 @@ func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tic
 			v.stats.FullStates++ // sent before, but no acknowledged baseline (or one too old)
 		}
 		if !sw.AddEncoded(eg) {
-			deferred = len(v.cand) - k // the writer is full: every later ghost waits too
-			break
+			break // the writer is full: every later ghost waits too
 		}
 		vg.priority, vg.sent, vg.waiting = 0, true, false
-		rec.ghosts = append(rec.ghosts, sentGhost{g: g, ident: !vg.known, rest: eg.HasBase && eg.Changed == 0})
+		rec.ghosts = append(rec.ghosts, sentGhost{g: g, part: uint8(part), ident: !vg.known, rest: eg.HasBase && eg.Changed == 0})
 		if !vg.known {
 			v.stats.Identities++
 		}
 	}
-	v.stats.Deferred += uint64(deferred)
-	return deferred
+	v.next, v.deferred = k, len(v.cand)-k
+	v.stats.Deferred += uint64(v.deferred)
+	return v.deferred
 }

@@ -47,7 +47,7 @@ func writeSnapshot(tb testing.TB, s *testSchema, srv *ghostreg.ServerRegister, m
 	p := sw.Finish(&h)
 	snap = new(protocol.Snapshot)
 	require.NoError(tb, protocol.DecodeSnapshot(p, s.Schema, snap), "DecodeSnapshot")
-	v.Ack(tick)
+	v.Ack(tick, 1)
 	return snap, deferred
 }
 
@@ -388,10 +388,10 @@ func TestServerSteadyStateAllocs(t *testing.T) {
 			sw.Begin(t9)
 			srv.WriteSnapshot(sw, v, t9)
 			sw.Finish(&protocol.SnapshotHeader{Tick: t9})
-			v.Ack(t9)
+			v.Ack(t9, 1)
 			t9++
 		}
-		for range 70 { // every slot of the view's ring of sent snapshots used once
+		for range 260 { // every slot of the view's ring of sent snapshots used once
 			tick()
 		}
 		assert.Zerof(t, testing.AllocsPerRun(50, tick), "maxBytes %d: allocs per Quantize+WriteSnapshot+Finish", maxBytes)

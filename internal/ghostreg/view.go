@@ -11,8 +11,9 @@ import (
 
 // sentRing is how many recent snapshots a View remembers for
 // acknowledgements: an ack older than that acknowledges nothing, and the
-// records it would have confirmed are sent again.
-const sentRing = 64
+// records it would have confirmed are sent again. 256 is a second at
+// 240 Hz, past any round trip a game is played over.
+const sentRing = 256
 
 // relevancyPeriod is how many snapshots a View takes to ask its Relevant
 // hook about every ghost once: each snapshot asks about 1/relevancyPeriod
@@ -44,10 +45,15 @@ type View struct {
 	sent     [sentRing]sentSnapshot
 	pending  []*serverGhost
 	cand     []candidate
-	cursor   int // the next ghost the relevancy round asks about
-	acked    gw.Tick
-	hasAcked bool
-	stats    ViewStats
+	// next is the candidate the next part of the snapshot of partTick
+	// starts at, deferred how many were left after the last part.
+	next, deferred int
+	partTick       gw.Tick
+	part           int
+	cursor         int // the next ghost the relevancy round asks about
+	acked          gw.Tick
+	hasAcked       bool
+	stats          ViewStats
 	// Importance, if set, is how much the priority of a ghost (by its
 	// entity) grows each snapshot it is not sent; 1 for every ghost when
 	// nil. Values below MinImportance (and NaN) count as MinImportance, so
@@ -108,12 +114,14 @@ type viewGhost struct {
 type sentSnapshot struct {
 	tick     gw.Tick
 	valid    bool
+	acked    uint8 // the parts acknowledged
 	ghosts   []sentGhost
 	despawns []components.GhostID
 }
 
 type sentGhost struct {
 	g     *serverGhost
+	part  uint8
 	ident bool // sent with its identity
 	rest  bool // sent as unchanged since its baseline: the client knows it rests
 }
@@ -304,24 +312,26 @@ func (v *View) removed(g *serverGhost) {
 	}
 }
 
-// Ack notes that the client received and applied the snapshot of tick
-// (its newest): the identities and despawns that snapshot carried are not
-// sent again, and its ghosts become the baselines of later deltas. An ack
-// of a tick not among the last 64 snapshots sent, or not newer than one
-// acknowledged before, does nothing.
-func (v *View) Ack(tick gw.Tick) {
-	if v.hasAcked && !tick.After(v.acked) {
+// Ack notes that the client received and applied the parts (bit i: part
+// i) of the snapshot of tick, its newest: the identities and despawns
+// they carried are not sent again, and their ghosts become the baselines
+// of later deltas. An ack of a tick not among the last 256 snapshots sent
+// or older than one acknowledged before, or of parts acknowledged
+// already, does nothing.
+func (v *View) Ack(tick gw.Tick, parts uint8) {
+	if v.hasAcked && tick.Before(v.acked) {
 		return
 	}
 	rec := &v.sent[uint32(tick)%sentRing]
-	if !rec.valid || rec.tick != tick {
+	parts &^= rec.acked
+	if !rec.valid || rec.tick != tick || parts == 0 {
 		return
 	}
-	rec.valid = false
+	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
 	for _, sg := range rec.ghosts {
 		vg := &sg.g.per[v.slot]
-		if sg.g.dead || !vg.relevant {
+		if parts&(1<<sg.part) == 0 || sg.g.dead || !vg.relevant {
 			continue
 		}
 		if sg.ident {
@@ -332,7 +342,7 @@ func (v *View) Ack(tick gw.Tick) {
 		}
 		vg.base, vg.hasBase = tick, true
 	}
-	if len(rec.despawns) > 0 {
+	if parts&1 != 0 && len(rec.despawns) > 0 {
 		v.despawns = slices.DeleteFunc(v.despawns, func(id components.GhostID) bool {
 			_, ok := slices.BinarySearch(rec.despawns, id)
 			return ok

@@ -60,7 +60,7 @@ func BenchmarkS2SendTick(b *testing.B) {
 						panic("ghosts deferred")
 					}
 					sw.Finish(&protocol.SnapshotHeader{Tick: tick})
-					v.Ack(tick)
+					v.Ack(tick, 1)
 				}
 			}
 			perConn := func() {

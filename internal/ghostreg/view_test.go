@@ -62,7 +62,7 @@ func sendMany(t *testing.T, n, ticks int, importance func(i int) float32) ([][]c
 		sw.Begin(tick)
 		srv.WriteSnapshot(sw, v, tick)
 		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
-		v.Ack(tick)
+		v.Ack(tick, 1)
 		var ids []components.GhostID
 		for _, g := range snap.Ghosts {
 			ids = append(ids, g.ID)
@@ -202,7 +202,7 @@ func TestViewDespawnsAndAcks(t *testing.T) {
 	tick := gw.Tick(10)
 	for ; v.Stats().Identities < n; tick++ {
 		send(v, tick)
-		v.Ack(tick)
+		v.Ack(tick, 1)
 	}
 	told := len(snapIDs(send(other, tick))) // the first ghosts only, never acknowledged
 	require.Positive(t, told)
@@ -220,11 +220,11 @@ func TestViewDespawnsAndAcks(t *testing.T) {
 	require.Len(t, got, protocol.MaxDespawnsPerSnapshot)
 	assert.Equal(t, uint64(n-protocol.MaxDespawnsPerSnapshot), v.Stats().DespawnsDeferred)
 	send(v, tick+1) // lost: not acknowledged
-	v.Ack(tick)
+	v.Ack(tick, 1)
 	assert.Equal(t, n-protocol.MaxDespawnsPerSnapshot, v.PendingDespawns())
 	got = send(v, tick+2).Despawned
 	assert.Len(t, got, n-protocol.MaxDespawnsPerSnapshot)
-	v.Ack(tick + 2)
+	v.Ack(tick+2, 1)
 	assert.Zero(t, v.PendingDespawns())
 	assert.Empty(t, send(v, tick+3).Despawned)
 
@@ -238,7 +238,7 @@ func TestViewDespawnsAndAcks(t *testing.T) {
 	assert.Equal(t, 0, srv.Len())
 }
 
-// An acknowledgement of a snapshot the view no longer remembers (64
+// An acknowledgement of a snapshot the view no longer remembers (256
 // snapshots later, the same ring slot) or never sent acknowledges nothing.
 func TestViewAckOfForgottenSnapshots(t *testing.T) {
 	s := newTestSchema(t)
@@ -256,14 +256,14 @@ func TestViewAckOfForgottenSnapshots(t *testing.T) {
 		sw.Finish(&protocol.SnapshotHeader{Tick: tick})
 	}
 	send(math.MaxUint32)
-	send(63) // 64 snapshots after 2³²−1, across the wrap: the same slot
-	v.Ack(math.MaxUint32)
-	v.Ack(5) // never sent
-	send(64)
+	send(255) // 256 snapshots after 2³²−1, across the wrap: the same slot
+	v.Ack(math.MaxUint32, 1)
+	v.Ack(5, 1) // never sent
+	send(256)
 	assert.Equal(t, uint64(9), v.Stats().Identities, "nothing acknowledged: identities sent three times")
-	v.Ack(63)
-	v.Ack(63) // twice: no effect
-	send(65)
+	v.Ack(255, 1)
+	v.Ack(255, 1) // twice: no effect
+	send(257)
 	assert.Equal(t, uint64(9), v.Stats().Identities, "acknowledged")
 }
 
@@ -336,7 +336,7 @@ func TestWriteSnapshotEncodesOncePerTick(t *testing.T) {
 			for gi, g := range snap.Ghosts {
 				assert.Equal(t, value(int(g.ID)-1, tick), (*Counted)(snap.Value(gi, 0)).V, "tick %d: ghost %d spliced intact", tick, g.ID)
 			}
-			v.Ack(tick)
+			v.Ack(tick, 1)
 		}
 		switch {
 		case tick <= 4: // every ghost changed: quantized once, and quantized and encoded once more for the wire

@@ -134,3 +134,40 @@ func TestSnapshotWriterPanicsOnBadBaselines(t *testing.T) {
 	require.True(t, w.AddEncoded(eg))
 	assert.Panics(t, func() { w.DefaultBase(99) }, "after a ghost")
 }
+
+// A snapshot's part number and a budget below the writer's maximum: the
+// part comes back, and a budgeted snapshot holds fewer ghosts within its
+// bytes. A part beyond MaxSnapshotParts is a bug.
+func TestSnapshotPartsAndBudget(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	ghosts := randomGhosts(t, ts, rng, 200, 50, 1)
+	fill := func() int {
+		w.Begin(50)
+		n := 0
+		for i := range ghosts {
+			if !w.AddGhost(ghosts[i].Ghost, true, ghosts[i].Values(ts)) {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	full := fill()
+	for part := range uint8(protocol.MaxSnapshotParts) {
+		fill()
+		var snap protocol.Snapshot
+		require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 50, Part: part}), ts.Schema, &snap))
+		assert.Equal(t, part, snap.Part)
+	}
+	require.NoError(t, w.Budget(300))
+	small := fill()
+	p := w.Finish(&protocol.SnapshotHeader{Tick: 50})
+	assert.LessOrEqual(t, len(p), 300)
+	assert.Less(t, small, full/2, "a 300-byte budget holds fewer ghosts than 1,200 bytes")
+	require.ErrorContains(t, w.Budget(63), "snapshot budget 63 outside 64..1200")
+	require.ErrorContains(t, w.Budget(1201), "1201")
+	assert.Panics(t, func() { w.Finish(&protocol.SnapshotHeader{Tick: 50, Part: protocol.MaxSnapshotParts}) })
+}

@@ -365,6 +365,7 @@ func badDetailByte(d []byte) int {
 type InputBatch struct {
 	ClientTime uint32   // client clock in ms
 	AckTick    ecs.Tick // newest snapshot tick received (0: none yet)
+	AckParts   uint8    // bit i: part i of AckTick's snapshot was applied
 	Heads      []components.InputHeader
 	// Data holds the records of the schema's input type, InputSize bytes
 	// each, one per header.
@@ -389,6 +390,12 @@ func AppendInputs(buf []byte, s *codec.Schema, b *InputBatch) []byte {
 	begin(w, buf, MsgInputs)
 	w.WriteBits(uint64(b.ClientTime), 32)
 	w.WriteBits(uint64(b.AckTick), 32)
+	if b.AckParts == 1 { // the common case, a snapshot in one packet, costs one bit
+		w.WriteBool(true)
+	} else {
+		w.WriteBool(false)
+		w.WriteBits(uint64(b.AckParts), MaxSnapshotParts)
+	}
 	newest := b.Heads[n-1].Tick
 	w.WriteBits(uint64(newest), 32)
 	w.WriteBits(uint64(n-1), 5)
@@ -417,6 +424,10 @@ func DecodeInputs(p []byte, s *codec.Schema, b *InputBatch) error {
 	}
 	ct, _ := r.ReadBits(32)
 	ack, _ := r.ReadBits(32)
+	parts := uint64(1)
+	if one, _ := r.ReadBool(); !one {
+		parts, _ = r.ReadBits(MaxSnapshotParts)
+	}
 	newest, _ := r.ReadBits(32)
 	n1, err := r.ReadBits(5)
 	if err != nil {
@@ -424,7 +435,7 @@ func DecodeInputs(p []byte, s *codec.Schema, b *InputBatch) error {
 	}
 	n := int(n1) + 1
 	size := s.InputSize()
-	b.ClientTime, b.AckTick = uint32(ct), ecs.Tick(ack)
+	b.ClientTime, b.AckTick, b.AckParts = uint32(ct), ecs.Tick(ack), uint8(parts)
 	if cap(b.Heads) < codec.MaxInputsPerBatch {
 		b.Heads = make([]components.InputHeader, 0, codec.MaxInputsPerBatch)
 	}

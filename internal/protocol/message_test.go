@@ -391,7 +391,7 @@ func TestDecodersNeverPanicOnRandomBytes(t *testing.T) {
 // are varied and, half the time, carried over from the previous input so
 // the "same as previous" encodings are used too.
 func randomBatch(rng *rand.Rand, s *codec.Schema, n int, newest gw.Tick) protocol.InputBatch {
-	b := protocol.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), Heads: make([]components.InputHeader, n)}
+	b := protocol.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), AckParts: uint8(rng.IntN(16)), Heads: make([]components.InputHeader, n)}
 	var prev components.InputHeader
 	var in wiretest.Input
 	for i := range b.Heads {
@@ -440,6 +440,7 @@ func TestInputBatchRoundTrip(t *testing.T) {
 					require.NoError(t, protocol.DecodeInputs(buf, s, &got), "n=%d newest=%d", n, newest)
 					assert.Equal(t, b.ClientTime, got.ClientTime)
 					assert.Equal(t, b.AckTick, got.AckTick)
+					assert.Equal(t, b.AckParts, got.AckParts)
 					require.Equal(t, b.Heads, got.Heads)
 					wiretest.RequireSameInputs(t, s, b.Data, got.Data)
 				}
@@ -451,16 +452,18 @@ func TestInputBatchRoundTrip(t *testing.T) {
 func TestInputBatchWithoutAnInputTypeCarriesHeadersOnly(t *testing.T) {
 	s := wiretest.NewHeaderOnlySchema(t)
 	heads := []components.InputHeader{{Tick: 9}, {Tick: 10, HasView: true, ViewTick: 7, ViewFraction: 0.5, InterpolationDelay: 1.5}}
-	p := protocol.AppendInputs(nil, s, &protocol.InputBatch{ClientTime: 3, AckTick: 8, Heads: heads})
+	p := protocol.AppendInputs(nil, s, &protocol.InputBatch{ClientTime: 3, AckTick: 8, AckParts: 1, Heads: heads})
 	var got protocol.InputBatch
 	require.NoError(t, protocol.DecodeInputs(p, s, &got))
 	assert.Equal(t, heads, got.Heads)
 	assert.Empty(t, got.Data)
 	assert.Equal(t, uint32(3), got.ClientTime)
 	assert.Equal(t, gw.Tick(8), got.AckTick)
-	// 14 bytes and 5 bits of header, 1 bit for the first input, 1+1+8+8+1+11
-	// for the second: no "same record" bits.
-	assert.Len(t, p, (14*8+5+1+30+7)/8)
+	assert.Equal(t, uint8(1), got.AckParts)
+	// 14 bytes and 6 bits of header (one says only part 0 is
+	// acknowledged), 1 bit for the first input, 1+1+8+8+1+11 for the
+	// second: no "same record" bits.
+	assert.Len(t, p, (14*8+6+1+30+7)/8)
 
 	assert.Panics(t, func() {
 		protocol.AppendInputs(nil, s, &protocol.InputBatch{Heads: heads, Data: make([]byte, 1)})
@@ -559,6 +562,7 @@ func newInputPacket(newest gw.Tick, n int) *inputPacket {
 	p.w.WriteBits(uint64(protocol.MsgInputs), 8)
 	p.w.WriteBits(1, 32) // client time
 	p.w.WriteBits(2, 32) // ack
+	p.w.WriteBool(true)  // part 0 acknowledged
 	p.w.WriteBits(uint64(newest), 32)
 	p.w.WriteBits(uint64(n-1), 5)
 	return p
@@ -708,7 +712,7 @@ func TestDecodeHeaderOnlyInputsRefusesHostilePackets(t *testing.T) {
 
 func TestInputViewRepeatsCostOneBit(t *testing.T) {
 	s := wiretest.NewHeaderOnlySchema(t)
-	batch := protocol.InputBatch{}
+	batch := protocol.InputBatch{AckParts: 1}
 	for tick := gw.Tick(200); tick < 208; tick++ {
 		h := components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 9, ViewFraction: float32(tick%4) / 4, InterpolationDelay: 5.5}
 		if tick == 204 {
@@ -720,10 +724,10 @@ func TestInputViewRepeatsCostOneBit(t *testing.T) {
 	var got protocol.InputBatch
 	require.NoError(t, protocol.DecodeInputs(p, s, &got))
 	assert.Equal(t, batch.Heads, got.Heads)
-	// 8 inputs: three full view encodings (the first, 204 and 205, back
+	// 14 bytes and a bit of header, then 8 inputs: three full view encodings (the first, 204 and 205, back
 	// to the old distance and delay) at 1+1+8+8+1+11 bits, the other five
 	// at 1+1+8+1 bits.
-	assert.Len(t, p, (14*8+5+3*30+5*11+7)/8, "repeated view distances and delays must be cheap")
+	assert.Len(t, p, (14*8+1+5+3*30+5*11+7)/8, "repeated view distances and delays must be cheap")
 	assert.Equal(t, gw.Tick(197), got.Heads[6].ViewTick)
 	assert.Equal(t, float32(5.5), got.Heads[6].InterpolationDelay)
 }

@@ -24,6 +24,10 @@ const MaxGhostsPerSnapshot = 1024
 // refuses a snapshot announcing more.
 const MaxDespawnsPerSnapshot = 256
 
+// MaxSnapshotParts bounds the packets of one tick's snapshot to one
+// connection.
+const MaxSnapshotParts = 4
+
 // headerReserve is room kept for the snapshot header in the byte budget.
 const headerReserve = 40
 
@@ -36,6 +40,11 @@ const MaxBaseDistance = 1<<16 - 1
 type SnapshotHeader struct {
 	// Tick is the server tick whose end state the snapshot holds.
 	Tick ecs.Tick
+	// Part numbers the snapshot's packets within its tick, below
+	// MaxSnapshotParts: part 0 carries the despawns and the client's own
+	// ghosts; further parts carry more ghosts when the connection's
+	// budget allows.
+	Part uint8
 	// Confirmed is the newest input tick of the receiving client the
 	// server has applied, when HasConfirmed, held back before a recent
 	// tick that ran without its input (see InputBuffer.Confirmed): the
@@ -59,6 +68,7 @@ type SnapshotHeader struct {
 // allocating.
 type SnapshotWriter struct {
 	schema   *codec.Schema
+	max      int // bytes
 	budget   int // bits for the despawn and ghost sections
 	ghosts   bitstream.Writer
 	gbuf     []byte
@@ -87,10 +97,23 @@ func NewSnapshotWriter(s *codec.Schema, maxBytes int) (*SnapshotWriter, error) {
 	}
 	return &SnapshotWriter{
 		schema: s,
+		max:    maxBytes,
 		budget: (maxBytes - headerReserve) * 8,
 		gbuf:   make([]byte, 0, maxBytes+64),
 		obuf:   make([]byte, 0, maxBytes+64),
 	}, nil
+}
+
+// Budget sets the size of the snapshots begun from now on, below the
+// writer's own maximum: a connection's byte budget (a token bucket) may
+// allow less than a full packet. It errors when maxBytes is outside
+// 64..the writer's maximum.
+func (s *SnapshotWriter) Budget(maxBytes int) error {
+	if maxBytes < 64 || maxBytes > s.max {
+		return fmt.Errorf("netsync: snapshot budget %d outside 64..%d bytes", maxBytes, s.max)
+	}
+	s.budget = (maxBytes - headerReserve) * 8
+	return nil
 }
 
 // Begin starts a snapshot of the given server tick.
@@ -253,6 +276,10 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 	w := &s.out
 	begin(w, s.obuf, MsgSnapshot)
 	w.WriteBits(uint64(h.Tick), 32)
+	if h.Part >= MaxSnapshotParts {
+		panic(fmt.Sprintf("netsync: snapshot part %d outside 0..%d", h.Part, MaxSnapshotParts-1))
+	}
+	w.WriteBits(uint64(h.Part), 2)
 	if d := h.Tick.Sub(h.Confirmed); !h.HasConfirmed || d < -1<<20 || d > 1<<20 {
 		w.WriteBool(false)
 	} else {
@@ -359,7 +386,8 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	}
 	s.schema = schema
 	tick, _ := r.ReadBits(32)
-	h := SnapshotHeader{Tick: ecs.Tick(tick)}
+	part, _ := r.ReadBits(2)
+	h := SnapshotHeader{Tick: ecs.Tick(tick), Part: uint8(part)}
 	if has, _ := r.ReadBool(); has {
 		d, err := r.ReadVarint()
 		if err != nil {

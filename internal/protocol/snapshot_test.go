@@ -324,6 +324,7 @@ func newRawSnapshot(h rawHeader) *rawSnapshot {
 	w.WriteBits(protocol.ProtocolVersion, 8)
 	w.WriteBits(uint64(protocol.MsgSnapshot), 8)
 	w.WriteBits(uint64(h.tick), 32)
+	w.WriteBits(0, 2) // part
 	w.WriteBool(h.confirmed != nil)
 	if h.confirmed != nil {
 		w.WriteVarint(*h.confirmed)

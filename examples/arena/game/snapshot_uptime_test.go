@@ -68,7 +68,7 @@ func TestSnapshotSizeDoesNotGrowWithUptime(t *testing.T) {
 			sw.Begin(tick)
 			deferred = srv.WriteSnapshot(sw, view, tick)
 			size = len(sw.Finish(&protocol.SnapshotHeader{Tick: tick, Confirmed: tick.Add(-2), HasConfirmed: true, Lead: 1}))
-			view.Ack(tick)
+			view.Ack(tick, 1)
 			return size, deferred
 		}
 		first, deferred := send(sc.start.Add(1))
