@@ -38,16 +38,36 @@ type ServerRegister struct {
 	// were taken at: while it holds, they point at the live values.
 	layout  uint64
 	hasPtrs bool
-	encTick gw.Tick
-	encOK   bool
-	scratch bitstream.Writer
-	sbuf    []byte
-	st      codec.Stream
-	sizes   [][]int // per ghost type, each component's size in bytes
-	rawOff  [][]int // per ghost type, each component's offset in raw (8-aligned)
-	predAll []bool  // per ghost type: every client predicts it
-	encoded uint64  // components whose encoding changed, for tests and benchmarks
-	eg      protocol.EncodedGhost
+	// hot lays every ghost's components out for the per-tick comparison,
+	// one after the other; raw holds their quantized bytes as last
+	// encoded (spare is the other buffer of the two refresh alternates
+	// between). unencoded are the ghosts spawned since the last encode,
+	// dirty the ghosts (indexes) whose bytes changed.
+	hot       []hotComp
+	raw       []byte
+	spare     []byte
+	unencoded []*serverGhost
+	dirty     []int32
+	encTick   gw.Tick
+	encOK     bool
+	scratch   bitstream.Writer
+	sbuf      []byte
+	st        codec.Stream
+	sizes     [][]int // per ghost type, each component's size in bytes
+	rawOff    [][]int // per ghost type, each component's offset in raw (8-aligned)
+	predAll   []bool  // per ghost type: every client predicts it
+	encoded   uint64  // components whose encoding changed, for tests and benchmarks
+	eg        protocol.EncodedGhost
+}
+
+// hotComp is one replicated component of one ghost, as the per-tick
+// comparison reads it: every ghost's in one contiguous slice.
+type hotComp struct {
+	ptr  unsafe.Pointer // the live value, while the register's layout holds
+	raw  int32          // where its quantized bytes are in ServerRegister.raw
+	size int32
+	gi   int32 // its ghost's index in ServerRegister.ghosts
+	cid  codec.ComponentID
 }
 
 type serverGhost struct {
@@ -58,19 +78,19 @@ type serverGhost struct {
 	spawn gw.Tick
 	dead  bool // no longer replicated: views drop it
 	fresh bool // encoded at least once
-	// ptr points at each replicated component while the register's
-	// layout holds; raw holds their quantized bytes as last encoded (the
-	// i-th from rawOff[typ][i]: 8-aligned, so quantized in place), enc their
-	// encodings (each byte-aligned: the i-th is bits[2i+1] bits from bit
-	// bits[2i]), chg the tick each last changed and last the newest of
-	// those.
-	ptr  []unsafe.Pointer
-	raw  []byte
-	enc  []byte
-	bits []int32
-	chg  []gw.Tick
-	last gw.Tick
-	per  []viewGhost // per view slot
+	// hot is the index of its first component in ServerRegister.hot and
+	// rawAt where its quantized bytes start in ServerRegister.raw (the
+	// i-th from rawAt+rawOff[typ][i]: 8-aligned, so quantized in place);
+	// enc holds their encodings (each byte-aligned: the i-th is bits[2i+1]
+	// bits from bit bits[2i]), chg the tick each last changed and last the
+	// newest of those.
+	hot   int
+	rawAt int
+	enc   []byte
+	bits  []int32
+	chg   []gw.Tick
+	last  gw.Tick
+	per   []viewGhost // per view slot
 }
 
 // NewServerRegister returns an empty ghost register for the binding's world.
@@ -125,8 +145,9 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 	a.Assign(e, add...)
 	n := len(s.sizes[t])
 	sg := &serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned,
-		ptr: make([]unsafe.Pointer, n), bits: make([]int32, 2*n), chg: make([]gw.Tick, n), per: make([]viewGhost, len(s.views))}
+		bits: make([]int32, 2*n), chg: make([]gw.Tick, n), per: make([]viewGhost, len(s.views))}
 	s.ghosts = append(s.ghosts, sg)
+	s.unencoded = append(s.unencoded, sg)
 	s.hasPtrs = false // the Assign moved e: take every pointer again
 	for _, v := range s.views {
 		if v != nil {
@@ -205,8 +226,8 @@ func (s *ServerRegister) prune() {
 	s.ghosts = kept
 }
 
-// refresh prunes dead ghosts and takes every component pointer again when
-// the world's layout changed since they were taken: while it holds, every
+// refresh prunes dead ghosts and lays every component out again when the
+// world's layout changed since the last time: while it holds, every
 // ghost's entity is alive and its values stay where they are.
 func (s *ServerRegister) refresh() {
 	layout := ecsx.LayoutVersion(s.b.world)
@@ -215,11 +236,23 @@ func (s *ServerRegister) refresh() {
 	}
 	s.prune()
 	a := s.b.world.Arche()
-	for _, g := range s.ghosts {
+	s.hot = s.hot[:0]
+	raw := s.spare[:0]
+	for gi, g := range s.ghosts {
+		offs := s.rawOff[g.typ]
+		size := offs[len(offs)-1]
+		at := len(raw)
+		raw = append(raw, make([]byte, size)...)
+		if g.fresh {
+			copy(raw[at:], s.raw[g.rawAt:g.rawAt+size])
+		}
+		g.hot, g.rawAt = len(s.hot), at
+		gt, _ := s.b.schema.GhostType(g.typ)
 		for i, id := range s.b.types[g.typ] {
-			g.ptr[i] = a.Get(g.e, id)
+			s.hot = append(s.hot, hotComp{ptr: a.Get(g.e, id), raw: int32(at + offs[i]), size: int32(s.sizes[g.typ][i]), gi: int32(gi), cid: gt.Components[i]})
 		}
 	}
+	s.raw, s.spare = raw, s.raw
 	s.layout, s.hasPtrs = layout, true
 }
 
@@ -246,12 +279,17 @@ func (s *ServerRegister) find(id components.GhostID) (int, bool) {
 // and skipped: per unchanged ghost the cost is a comparison of its bytes.
 func (s *ServerRegister) Quantize() {
 	s.refresh()
-	for _, g := range s.ghosts {
-		gt, _ := s.b.schema.GhostType(g.typ)
-		for i, size := range s.sizes[g.typ] {
-			if !sameBytes(g.ptr[i], g.raw, s.rawOff[g.typ][i], size) {
-				s.b.rt.Quantize(s.b.schema, gt.Components[i], g.ptr[i])
+	for _, g := range s.unencoded { // nothing to compare with yet: quantize, and keep what to compare with
+		if !g.dead {
+			for _, h := range s.hot[g.hot : g.hot+len(g.chg)] {
+				s.b.rt.Quantize(s.b.schema, h.cid, h.ptr)
+				copy(s.raw[h.raw:h.raw+h.size], unsafe.Slice((*byte)(h.ptr), h.size))
 			}
+		}
+	}
+	for i := range s.hot {
+		if h := &s.hot[i]; !sameBytes(h.ptr, s.raw, int(h.raw), int(h.size)) {
+			s.b.rt.Quantize(s.b.schema, h.cid, h.ptr)
 		}
 	}
 }
@@ -270,6 +308,12 @@ func sameBytes(p unsafe.Pointer, raw []byte, off, size int) bool {
 			return false
 		}
 		a, b = a[8:], b[8:]
+	}
+	if len(a) >= 4 {
+		if binary.LittleEndian.Uint32(a) != binary.LittleEndian.Uint32(b) {
+			return false
+		}
+		a, b = a[4:], b[4:]
 	}
 	for i := range a {
 		if a[i] != b[i] {
@@ -290,16 +334,22 @@ func (s *ServerRegister) encode(tick gw.Tick) {
 	if s.encOK && s.encTick == tick {
 		return
 	}
-	for _, g := range s.ghosts {
-		same := true
-		for i, size := range s.sizes[g.typ] {
-			if same = sameBytes(g.ptr[i], g.raw, s.rawOff[g.typ][i], size); !same {
-				break
-			}
-		}
-		if !same {
+	for _, g := range s.unencoded {
+		if !g.dead {
 			s.reencode(g, tick)
 		}
+	}
+	clear(s.unencoded)
+	s.unencoded = s.unencoded[:0]
+	s.dirty = s.dirty[:0]
+	last := int32(-1)
+	for i := range s.hot {
+		if h := &s.hot[i]; h.gi != last && !sameBytes(h.ptr, s.raw, int(h.raw), int(h.size)) {
+			s.dirty, last = append(s.dirty, h.gi), h.gi
+		}
+	}
+	for _, gi := range s.dirty {
+		s.reencode(s.ghosts[gi], tick)
 	}
 	s.encTick, s.encOK = tick, true
 }
@@ -313,17 +363,16 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	w := &s.scratch
 	w.Reset(s.sbuf[:0])
 	offs := s.rawOff[g.typ]
-	if g.raw == nil {
-		g.raw = make([]byte, offs[len(offs)-1])
-	}
 	first := !g.fresh
 	g.fresh = true
 	var changed bool
 	for i, size := range s.sizes[g.typ] {
-		raw := g.ptr[i] // a zero-size value has no bytes in raw
+		ptr := s.hot[g.hot+i].ptr
+		raw := ptr // a zero-size value has no bytes in raw
 		if size > 0 {
-			raw = unsafe.Pointer(&g.raw[offs[i]])
-			copy(g.raw[offs[i]:offs[i]+size], unsafe.Slice((*byte)(g.ptr[i]), size))
+			at := g.rawAt + offs[i]
+			raw = unsafe.Pointer(&s.raw[at])
+			copy(s.raw[at:at+size], unsafe.Slice((*byte)(ptr), size))
 			s.b.rt.Quantize(s.b.schema, gt.Components[i], raw)
 		}
 		start := w.BitLen()
