@@ -166,6 +166,7 @@ func (s *ServerRegister) Despawn(e ecs.Entity) bool {
 		if g.e == e {
 			s.gone(g)
 			s.ghosts = append(s.ghosts[:i], s.ghosts[i+1:]...)
+			s.hasPtrs = false // the ghosts after it moved: lay them out again
 			if a := s.b.world.Arche(); a.Alive(e) && a.Has(e, s.b.Ghost) {
 				a.Remove(e, s.b.Ghost)
 			}
