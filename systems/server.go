@@ -445,6 +445,12 @@ func init() {
 	endpoint.ServerInputStats = func(s any, conn components.ConnID) (control.InputStats, bool) {
 		return s.(*Server).inputStats(conn)
 	}
+	endpoint.ServerViewStats = func(s any, conn components.ConnID) (ghostreg.ViewStats, bool) {
+		if sc := s.(*Server).conn(conn); sc != nil {
+			return sc.view.Stats(), true
+		}
+		return ghostreg.ViewStats{}, false
+	}
 }
 
 // inputStats returns the input counters of one open connection.

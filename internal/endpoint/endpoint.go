@@ -10,6 +10,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/control"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
@@ -17,6 +18,12 @@ import (
 // server, a *systems.Server; ok is false when no such connection is open.
 // It panics if server is not a *systems.Server.
 var ServerInputStats func(server any, conn components.ConnID) (stats control.InputStats, ok bool)
+
+// ServerViewStats returns the replication counters of connection conn of
+// server, a *systems.Server (the staleness of its ghosts, deferrals, full
+// states); ok is false when no such connection is open. It panics if
+// server is not a *systems.Server.
+var ServerViewStats func(server any, conn components.ConnID) (stats ghostreg.ViewStats, ok bool)
 
 // Link is what the packet layer of one connection knows: its RTT and loss
 // estimates, and the newest snapshot tick the peer acknowledged (when
