@@ -14,15 +14,15 @@ func (s Suite) Args() []string {
 }
 
 // Suites are the benchmarks docs/performance-figures.md shows, sized to
-// take about four minutes together on the 2-core development machine:
+// take about three minutes together on the 2-core development machine:
 // the scale scenes of issue 9 (S1, S2, S3; each op is one simulated tick,
 // so an Nx benchtime fixes the simulated span), then the ECS history, the
 // replay policies and the arena's speed and steady-state tick.
 var Suites = []Suite{
-	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes$", Benchtime: "1200x"},
-	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "120x"},
-	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkArenaScale$", Benchtime: "1200x"},
-	{Pkg: "./ecs/", Bench: "^(BenchmarkRecordRestore|BenchmarkReplay)$", Benchtime: "1s"},
-	{Pkg: "./examples/arena/game/", Bench: "^(BenchmarkReplayPolicies|BenchmarkArena8)$", Benchtime: "2x"},
-	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkSteadyStateTick$", Benchtime: "2000x"},
+	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes$", Benchtime: "3600x"},
+	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "600x"},
+	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkArenaScale$", Benchtime: "3600x"},
+	{Pkg: "./ecs/", Bench: "^(BenchmarkRecordRestore|BenchmarkReplay)$", Benchtime: "2s"},
+	{Pkg: "./examples/arena/game/", Bench: "^(BenchmarkReplayPolicies|BenchmarkArena8)$", Benchtime: "3x"},
+	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkSteadyStateTick$", Benchtime: "5000x"},
 }

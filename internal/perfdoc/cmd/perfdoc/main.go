@@ -3,7 +3,7 @@
 //
 //	go run ./internal/perfdoc/cmd/perfdoc [-out FILE] [-raw FILE] [-in FILE]
 //
-// Run it from the module root. It takes about four minutes on two cores
+// Run it from the module root. It takes about three minutes on two cores
 // and echoes the benchmark output to stderr as it comes. -raw also saves
 // that output; -in renders from a saved output instead of running.
 package main
