@@ -117,6 +117,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
 	fs.IntVar(&cfg.Cheaters, "cheaters", cfg.Cheaters, "how many bots (the last ones) cheat (0..clients)")
 	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
+	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, fmt.Sprintf("server-owned crates at rest, shoved by players running into them (0..%d)", game.MaxCrates))
 	report := fs.String("report", "", "write the JSON report to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	webAddr := fs.String("web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
@@ -164,8 +165,8 @@ func printSummary(w io.Writer, r *game.Report) {
 	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms)\n",
 		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS)
 	s := r.Server
-	fmt.Fprintf(w, "server: %d ticks, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received\n",
-		s.Ticks, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived)
+	fmt.Fprintf(w, "server: %d ticks, %d crates, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received, %d ghosts deferred\n",
+		s.Ticks, c.Crates, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived, s.GhostsDeferred)
 	sh := s.Shots
 	fmt.Fprintf(w, "shots: %d fired, %d hits (%.1f%%), %d kills; the other mode would have hit %d; verdicts %v\n",
 		sh.Fired, sh.Hits, pct(sh.Hits, sh.Fired), sh.Kills, sh.OtherModeHits, sh.Verdicts)
@@ -178,7 +179,11 @@ func printSummary(w io.Writer, r *game.Report) {
 		fmt.Fprintf(w, "           cheat %s: %d confirmed hits, %d cheating shots, %d hits gained by cheating\n",
 			cl.Cheat, cl.ConfirmedHits, cl.CheatShots, cl.CheatHits)
 	}
-	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second)\n", r.Converged, r.Wall.SimSecondsPerSecond)
+	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second", r.Converged, r.Wall.SimSecondsPerSecond)
+	if t := r.Wall.ServerTickUS; t != nil {
+		fmt.Fprintf(w, "; server tick %.1f µs mean, %.1f µs p99", t.Mean, t.P99)
+	}
+	fmt.Fprintln(w, ")")
 }
 
 func pct(a, b uint64) float64 {

@@ -29,6 +29,7 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 		{[]string{"-lagcomp", "maybe"}, `invalid value "maybe" for flag -lagcomp: "maybe": allowed values are on|off`},
 		{[]string{"-max-rewind", "5s"}, "-max-rewind 5s: allowed range is one tick..2s"},
 		{[]string{"-interp-delay", "-1ms"}, "-interp-delay -1ms"},
+		{[]string{"-crates", "20000"}, "-crates 20000: allowed range is 0..10000"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errOut bytes.Buffer

@@ -44,3 +44,26 @@ func TestStallPausesOneClientOnly(t *testing.T) {
 	h.Step()
 	assert.Greater(t, stalled.Stats().Ticks, a, "updated again")
 }
+
+// OnServerTick is called once per server tick (not per 1 ms step), with
+// the wall time of the server's Updates since the previous tick.
+func TestOnServerTickTimesEachServerTick(t *testing.T) {
+	var b netsync.SchemaBuilder
+	player := b.GhostType("player", netsync.Component[Pos](&b))
+	schema, err := b.Build()
+	require.NoError(t, err)
+	var calls int
+	var total time.Duration
+	h, err := harness.New(harness.Options{Schema: schema,
+		Server: systems.ServerOptions{OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			m := generic.NewMap1[Pos](w.Arche())
+			return m.New(), player, nil
+		}},
+		Clients:      []harness.ClientSpec{{}},
+		OnServerTick: func(d time.Duration) { calls, total = calls+1, total+d },
+	})
+	require.NoError(t, err)
+	h.Run(time.Second)
+	assert.EqualValues(t, h.Server.Stats().Ticks, calls, "one call per server tick")
+	assert.Positive(t, total)
+}

@@ -71,12 +71,13 @@ func (h *Health) Serialize(s *netsync.Stream) {
 // interpolation to treat it as a teleport (a respawn): 30 ticks of running.
 const TeleportDistance = 3
 
-// Schema is the arena's replication schema: one ghost type, the player,
-// replicating Position, Velocity, Facing and Health. Server and clients build it with
-// this same function, so their wire IDs agree.
+// Schema is the arena's replication schema: the player, replicating
+// Position, Velocity, Facing and Health, and the crate, replicating
+// Position and the Crate tag. Server and clients build it with this same
+// function, so their wire IDs agree.
 type Schema struct {
 	*netsync.Schema
-	Player netsync.GhostTypeID
+	Player, Crate netsync.GhostTypeID
 }
 
 // NewSchema builds the schema. It errors only if a declaration is wrong,
@@ -104,10 +105,11 @@ func NewSchema() (*Schema, error) {
 		}),
 	})
 	player := b.GhostType("player", pos, vel, facing, health)
+	crate := b.GhostType("crate", pos, netsync.Component[Crate](&b))
 	netsync.Input[Command](&b, netsync.InputRules[Command]{Validate: ValidateCommand})
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Schema: s, Player: player}, nil
+	return &Schema{Schema: s, Player: player, Crate: crate}, nil
 }

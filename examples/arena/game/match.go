@@ -68,6 +68,9 @@ type Config struct {
 	// CheatAll to deal those out in turn.
 	Cheaters int
 	Cheat    string
+	// Crates is how many server-owned crates rest in the arena (see
+	// Crate): 0..MaxCrates.
+	Crates int
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
@@ -124,6 +127,8 @@ func (c Config) Validate() error {
 		return bad("cheaters", c.Cheaters, fmt.Sprintf("0..%d (the clients)", c.Clients))
 	case !validCheat(c.Cheat):
 		return bad("cheat", c.Cheat, "backtrack|origin|firerate|deadshot|all")
+	case c.Crates < 0 || c.Crates > MaxCrates:
+		return bad("crates", c.Crates, fmt.Sprintf("0..%d", MaxCrates))
 	}
 	return nil
 }
@@ -149,6 +154,9 @@ type Match struct {
 	delaySum []time.Duration
 	seconds  int
 	quiet    [2][]quietState // the server's players at serverQuiet's last call, and scratch
+	// tickWall holds the server's wall time per tick while Run plays
+	// (Wall.ServerTickUS); nil otherwise, so other drivers record nothing.
+	tickWall []time.Duration
 }
 
 // quietState is what serverQuiet compares from one tick to the next.
@@ -214,6 +222,11 @@ func NewMatch(cfg Config) (*Match, error) {
 		Server:      m.serverOptions(),
 		SetupServer: m.setupServer,
 		SetupClient: m.setupClient,
+		OnServerTick: func(d time.Duration) {
+			if m.tickWall != nil {
+				m.tickWall = append(m.tickWall, d)
+			}
+		},
 	}
 	for i := range specs {
 		m.Players[i] = &PlayerStats{}
@@ -346,8 +359,12 @@ func (m *Match) setupServer(s *systems.Server) error {
 		}
 	}
 	m.Shots = NewShotSystem(s.World(), lc)
+	if err := m.spawnCrates(s); err != nil {
+		return err
+	}
 	s.Schedule().Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
 	s.Schedule().Add(gw.StagePrediction, NewCollideSystem(s.World()))
+	s.Schedule().Add(gw.StagePrediction, NewShoveSystem())
 	s.Schedule().Add(gw.StageSimulation, NewRespawnSystem())
 	s.Schedule().Add(gw.StageHistory, lc)
 	s.Schedule().Add(gw.StageHistory, m.Shots)
@@ -360,6 +377,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
 	c.Schedule().Add(gw.StagePrediction, NewMoveSystem(m.Config.TickRate))
 	c.Schedule().Add(gw.StagePrediction, NewCollideSystem(c.World()))
+	c.Schedule().Add(gw.StagePrediction, NewShoveSystem())
 	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
 	// Input delay: ticks between sampling a key press and the predicted
 	// tick that applies it (ghostwire applies it on the same tick).
@@ -399,7 +417,7 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	}
 	ps.Smoother = sm
 	ps.remote = map[ecs.Entity]Position{}
-	remote := generic.NewFilter2[Position, components.Interpolated]()
+	remote := generic.NewFilter2[Position, components.Interpolated]().Without(generic.T[Crate]())
 	maxStep := float64(MaxStep(m.Config.TickRate))
 	interval := time.Second / time.Duration(m.Config.TickRate)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {

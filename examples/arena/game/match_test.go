@@ -316,6 +316,8 @@ func TestConfigValidationNamesTheFlag(t *testing.T) {
 		{func(c *Config) { c.Dup = math.NaN() }, "-dup NaN"},
 		{func(c *Config) { c.Reorder = -1 }, "-reorder -1"},
 		{func(c *Config) { c.Rollback = RollbackPolicy(9) }, "-rollback"},
+		{func(c *Config) { c.Crates = -1 }, "-crates -1: allowed range is 0..10000"},
+		{func(c *Config) { c.Crates = MaxCrates + 1 }, "-crates 10001"},
 	} {
 		cfg := DefaultConfig()
 		tc.mod(&cfg)

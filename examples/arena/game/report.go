@@ -46,6 +46,7 @@ type ReportConfig struct {
 	LagComp       string  `json:"lagcomp"`
 	MaxRewindMS   float64 `json:"max_rewind_ms"`
 	InterpDelayMS float64 `json:"interp_delay_ms"`
+	Crates        int     `json:"crates"`
 }
 
 // ServerReport holds the server's counters.
@@ -133,6 +134,31 @@ type ClientReport struct {
 type WallReport struct {
 	Seconds             float64 `json:"seconds"`
 	SimSecondsPerSecond float64 `json:"sim_seconds_per_wall_second"`
+	// ServerTickUS is the server's wall time per tick (its Update calls:
+	// receiving, the tick, sending) over the match, in µs; absent when the
+	// server's ticks were not timed (a networked run).
+	ServerTickUS *TickTime `json:"server_tick_us,omitempty"`
+}
+
+// TickTime summarizes wall times per tick, in µs.
+type TickTime struct {
+	Mean float64 `json:"mean"`
+	P99  float64 `json:"p99"`
+}
+
+// tickTime summarizes ts (it sorts them); nil for none.
+func tickTime(ts []time.Duration) *TickTime {
+	if len(ts) == 0 {
+		return nil
+	}
+	var sum time.Duration
+	for _, t := range ts {
+		sum += t
+	}
+	slices.Sort(ts)
+	us := func(d time.Duration) float64 { return round6(float64(d) / float64(time.Microsecond)) }
+	p99 := ts[(len(ts)*99+99)/100-1]
+	return &TickTime{Mean: us(sum / time.Duration(len(ts))), P99: us(p99)}
 }
 
 // Second is the progress of one simulated second.
@@ -172,6 +198,8 @@ func (m *Match) Run(onSecond func(Second)) *Report {
 	end := m.Config.Duration + m.Config.Settle()
 	start := time.Now()
 	m.delaySum = make([]time.Duration, len(h.Clients))
+	// Room for every tick up to the longest settle: no append reallocates.
+	m.tickWall = make([]time.Duration, 0, int((end+MaxExtraSettle+time.Second).Seconds())*m.Config.TickRate)
 	for next := time.Second; h.Time.Now() < end; next += time.Second {
 		h.Run(min(next, end) - h.Time.Now())
 		m.seconds++
@@ -186,7 +214,8 @@ func (m *Match) Run(onSecond func(Second)) *Report {
 	wall := time.Since(start).Seconds()
 	r := m.report()
 	r.SettledS = round6((h.Time.Now() - m.Config.Duration).Seconds())
-	r.Wall = WallReport{Seconds: wall, SimSecondsPerSecond: h.Time.Now().Seconds() / max(wall, 1e-9)}
+	r.Wall = WallReport{Seconds: wall, SimSecondsPerSecond: h.Time.Now().Seconds() / max(wall, 1e-9), ServerTickUS: tickTime(m.tickWall)}
+	m.tickWall = nil
 	return r
 }
 
@@ -294,7 +323,7 @@ func (m *Match) reportConfig() ReportConfig {
 		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
 		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
-		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay),
+		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), Crates: cfg.Crates,
 	}
 }
 

@@ -1,0 +1,134 @@
+package game
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/systems/harness"
+)
+
+// scaleMeter advances a match's harness one server tick at a time the
+// way harness.Step does (1 ms steps, every client updated after the
+// server, client frames at 60 Hz), timing the server's Update apart from
+// the clients'.
+type scaleMeter struct {
+	h         *harness.Harness
+	nextFrame time.Duration
+	server    time.Duration
+	ticks     int
+	sent      uint64 // the server's BytesSent when measuring began
+	deferred  uint64 // and its GhostsDeferred
+	// The naive baseline: every player's full state, encoded with
+	// encoding/binary for every client every tick.
+	players    *generic.Filter4[Position, Velocity, Facing, Health]
+	naive      []byte
+	naiveTime  time.Duration
+	naiveBytes int
+}
+
+func newScaleMeter(h *harness.Harness) *scaleMeter {
+	st := h.Server.Stats()
+	return &scaleMeter{h: h, nextFrame: h.Time.Now(), sent: st.BytesSent, deferred: st.GhostsDeferred,
+		players: generic.NewFilter4[Position, Velocity, Facing, Health](), naive: make([]byte, 0, 64*26)}
+}
+
+// encodeNaive encodes every player's position, velocity, facing (float32)
+// and health (int16 and uint32 tick) with encoding/binary once per
+// client: 26 bytes per player, what a full snapshot without quantization
+// or bit packing sends.
+func (m *scaleMeter) encodeNaive() {
+	start := time.Now()
+	le := binary.LittleEndian
+	for range m.h.Clients {
+		buf := m.naive[:0]
+		q := m.players.Query(m.h.Server.World().Arche())
+		for q.Next() {
+			p, v, f, hp := q.Get()
+			buf = le.AppendUint32(buf, math.Float32bits(p.X))
+			buf = le.AppendUint32(buf, math.Float32bits(p.Y))
+			buf = le.AppendUint32(buf, math.Float32bits(v.X))
+			buf = le.AppendUint32(buf, math.Float32bits(v.Y))
+			buf = le.AppendUint32(buf, math.Float32bits(f.Yaw))
+			buf = le.AppendUint16(buf, uint16(hp.HP))
+			buf = le.AppendUint32(buf, uint32(hp.Respawn))
+		}
+		m.naive = buf
+		m.naiveBytes += len(buf)
+	}
+	m.naiveTime += time.Since(start)
+}
+
+// tick steps until the server has run one more tick.
+func (m *scaleMeter) tick() {
+	t := m.h.Server.World().Tick()
+	for m.h.Server.World().Tick() == t {
+		m.h.Time.Advance(time.Millisecond)
+		start := time.Now()
+		m.h.Server.Update()
+		m.server += time.Since(start)
+		for _, c := range m.h.Clients {
+			c.Update()
+		}
+		if now := m.h.Time.Now(); now >= m.nextFrame {
+			for _, c := range m.h.Clients {
+				c.Frame()
+			}
+			m.nextFrame = now + time.Second/60
+		}
+	}
+	m.ticks++
+}
+
+// BenchmarkArenaScale is S2 (docs/performance.md): arena matches of 4, 16
+// and 64 bot players at 60 Hz (the arena's default link: 100 ms RTT,
+// 10 ms jitter, 1 % loss), warmed up for 10 simulated seconds, then
+// advanced one server tick each per op, in turn, so the three share the
+// machine's load. Per player count it reports the server's Update time
+// per tick (server-us/tick-Np), its bytes on the wire per client per tick
+// and per second (packet headers included) and the ghosts it deferred to
+// a later snapshot per tick; x-64p/16p is the 64-player server cost over
+// the 16-player one (linear in players would be 4). The naive baseline,
+// measured in the same loop on the same values: every player's full
+// state encoded with encoding/binary for every client every tick (26
+// bytes per player), its time per tick and its bytes per client and tick.
+func BenchmarkArenaScale(b *testing.B) {
+	players := []int{4, 16, 64}
+	meters := make([]*scaleMeter, len(players))
+	for i, n := range players {
+		cfg := DefaultConfig()
+		cfg.Clients, cfg.Duration = n, time.Hour
+		m, err := NewMatch(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Harness.Run(10 * time.Second)
+		meters[i] = newScaleMeter(m.Harness)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, m := range meters {
+			m.tick()
+			m.encodeNaive()
+		}
+	}
+	us := make([]float64, len(players))
+	for i, n := range players {
+		m := meters[i]
+		ticks, clients := float64(m.ticks), float64(n)
+		st := m.h.Server.Stats()
+		perTick := float64(st.BytesSent-m.sent) / ticks / clients
+		us[i] = float64(m.server.Nanoseconds()) / 1e3 / ticks
+		b.ReportMetric(us[i], fmt.Sprintf("server-us/tick-%dp", n))
+		b.ReportMetric(perTick, fmt.Sprintf("bytes/client-tick-%dp", n))
+		b.ReportMetric(perTick*60, fmt.Sprintf("bytes/client-s-%dp", n))
+		b.ReportMetric(float64(st.GhostsDeferred-m.deferred)/ticks, fmt.Sprintf("deferred/tick-%dp", n))
+		b.ReportMetric(float64(m.naiveTime.Nanoseconds())/1e3/ticks, fmt.Sprintf("naive-us/tick-%dp", n))
+		b.ReportMetric(float64(m.naiveBytes)/ticks/clients, fmt.Sprintf("naive-bytes/client-tick-%dp", n))
+	}
+	b.ReportMetric(us[2]/us[1], "x-64p/16p")
+}
