@@ -74,8 +74,13 @@ type interpGhost struct {
 	head   int   // index of the newest state
 	// tele marks the states that are a teleport away from the one before;
 	// lastRT is the render tick of the last frame, to flag each jump once.
-	tele     [statesPerGhost]bool
-	rest     [statesPerGhost]bool // the server said the ghost rests at this state
+	tele [statesPerGhost]bool
+	rest [statesPerGhost]bool // the server said the ghost rests at this state
+	// still: the entity shows the newest state, a rest, exactly; until
+	// another state arrives, frames and poses have nothing to write.
+	still bool
+	// posed: Pose wrote into the entity, so Restore must write it back.
+	posed    bool
 	lastRT   float64
 	lateTele bool // a teleported state arrived behind the render tick
 	// last holds the values written last frame; after extrapolation the
@@ -138,6 +143,7 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 		return
 	}
 	rest := gs.HasBase && gs.Present == 0
+	ig.still = false
 	if ig.n > 0 && ig.rest[ig.head] && !rest && snap.Tick.Sub(ig.ticks[ig.head]) > 1 {
 		prev := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
 		ip.advance(ig, snap.Tick.Add(-1), true)
@@ -229,6 +235,11 @@ func (ip *Interpolator) Update(rt, frame float64) {
 		kept = append(kept, ig)
 		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
 		if ig.n == 0 || rt < ecsx.Unwrap(ig.ticks[oldest], rt) && !ig.shown {
+			continue
+		}
+		if ig.still { // at rest and shown so: only the render tick moves on
+			ig.lastRT = rt
+			*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt}
 			continue
 		}
 		ip.show(ig, rt, frame)
@@ -338,6 +349,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	}
 	a := ip.b.world.Arche()
 	*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
+	ig.still = ai == ig.head && bi == ai && ig.rest[ai] && t == 0 && ig.fade == 0 && !jump && !ig.lateTele
 }
 
 // Pose writes into every shown ghost, for a prediction of tick, where
@@ -354,6 +366,14 @@ func (ip *Interpolator) Pose(tick gw.Tick, record bool) {
 	slot := int(uint32(tick) % statesPerGhost)
 	for _, ig := range ip.ghosts {
 		if !ig.shown {
+			continue
+		}
+		// A ghost shown at rest is, at any tick from its rest on, where
+		// it is drawn: note what was used, write nothing.
+		if ig.still && !ig.ticks[ig.head].After(tick) && (record || ig.poseFor[slot] != tick || ig.poseUsed[slot] == ig.ticks[ig.head]) {
+			if record {
+				ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[ig.head]
+			}
 			continue
 		}
 		best, used := -1, -1
@@ -377,14 +397,18 @@ func (ip *Interpolator) Pose(tick gw.Tick, record bool) {
 			ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
 		}
 		ip.put(ig, ig.data[i*ig.stride:(i+1)*ig.stride])
+		ig.posed = true
 	}
 }
 
-// Restore writes back what the last Update showed, after a Pose.
+// Restore writes back what the last Update showed, after a Pose. A ghost
+// shown at rest that Pose left alone is not written: the prediction must
+// not write the interpolated ghosts it is shown.
 func (ip *Interpolator) Restore() {
 	for _, ig := range ip.ghosts {
-		if ig.shown {
+		if ig.shown && (ig.posed || !ig.still) {
 			ip.put(ig, ig.last)
+			ig.posed = false
 		}
 	}
 }

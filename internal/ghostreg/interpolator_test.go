@@ -878,3 +878,45 @@ func TestInterpolatorPoseShowsTheServersStateAtATick(t *testing.T) {
 	})
 	assert.Equal(t, 0.0, allocs, "Pose and Restore allocate nothing")
 }
+
+// A ghost the server says rests is held, not extrapolated, and once it is
+// shown at rest frames and poses write nothing into it (only the render
+// tick moves on); when it moves again the rest lasts until the tick
+// before the new state, rather than blending across the quiet ticks.
+func TestInterpolatorHoldsAGhostAtRest(t *testing.T) {
+	r := newIPRig(t, 4)
+	e, id := r.spawn(t, ipStateX(10))
+	for tick := gw.Tick(10); tick <= 14; tick++ { // moves, then stops at 14
+		r.set(e, ipStateX(float32(tick)))
+		r.send(t, tick)
+	}
+	for tick := gw.Tick(15); tick <= 17; tick++ { // records that change nothing: the server says it rests
+		r.send(t, tick)
+	}
+	require.Len(t, r.snap.Ghosts, 0, "acknowledged at rest: no longer sent")
+	r.update(20)
+	requireDrawn(t, r, id, ipStateX(14), 20, "held at rest")
+	_, in := r.drawn(t, id)
+	assert.False(t, in.Extrapolated, "a rest is not extrapolation")
+	assert.Zero(t, r.ip.Stats().ExtrapolatedTicks)
+
+	// Shown at rest: a frame and a pose leave the entity alone.
+	ce, ok := r.cl.Entity(id)
+	require.True(t, ok)
+	(*ipPos)(r.cw.Arche().Get(ce, r.pid)).Y = 99 // a mark no write would keep
+	r.update(21)
+	r.ip.Pose(25, true)
+	r.ip.Restore()
+	assert.Equal(t, float32(99), (*ipPos)(r.cw.Arche().Get(ce, r.pid)).Y, "nothing written while at rest")
+	_, in = r.drawn(t, id)
+	assert.Equal(t, 21.0, in.Tick, "the render tick moves on")
+	(*ipPos)(r.cw.Arche().Get(ce, r.pid)).Y = 0
+
+	// It moves again at 40: the rest is drawn until 39.
+	r.set(e, ipStateX(20))
+	r.send(t, 40)
+	r.update(39)
+	requireDrawn(t, r, id, ipStateX(14), 39, "still at rest the tick before it moved")
+	r.update(39.5)
+	requireDrawn(t, r, id, ipBlend(ipStateX(14), ipStateX(20), 0.5), 39.5, "moving from 39 to 40")
+}

@@ -48,16 +48,18 @@ type ServerRegister struct {
 	spare     []byte
 	unencoded []*serverGhost
 	dirty     []int32
-	encTick   gw.Tick
-	encOK     bool
-	scratch   bitstream.Writer
-	sbuf      []byte
-	st        codec.Stream
-	sizes     [][]int // per ghost type, each component's size in bytes
-	rawOff    [][]int // per ghost type, each component's offset in raw (8-aligned)
-	predAll   []bool  // per ghost type: every client predicts it
-	encoded   uint64  // components whose encoding changed, for tests and benchmarks
-	eg        protocol.EncodedGhost
+	// owned lists each connection's ghosts in ID order.
+	owned   map[components.ConnID][]*serverGhost
+	encTick gw.Tick
+	encOK   bool
+	scratch bitstream.Writer
+	sbuf    []byte
+	st      codec.Stream
+	sizes   [][]int // per ghost type, each component's size in bytes
+	rawOff  [][]int // per ghost type, each component's offset in raw (8-aligned)
+	predAll []bool  // per ghost type: every client predicts it
+	encoded uint64  // components whose encoding changed, for tests and benchmarks
+	eg      protocol.EncodedGhost
 }
 
 // hotComp is one replicated component of one ghost, as the per-tick
@@ -95,7 +97,7 @@ type serverGhost struct {
 
 // NewServerRegister returns an empty ghost register for the binding's world.
 func NewServerRegister(b *Binding) *ServerRegister {
-	s := &ServerRegister{b: b}
+	s := &ServerRegister{b: b, owned: map[components.ConnID][]*serverGhost{}}
 	for t := range b.types {
 		gt, _ := b.schema.GhostType(codec.GhostTypeID(t))
 		sz, off := make([]int, len(gt.Components)), make([]int, len(gt.Components)+1)
@@ -148,6 +150,7 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 		bits: make([]int32, 2*n), chg: make([]gw.Tick, n), per: make([]viewGhost, len(s.views))}
 	s.ghosts = append(s.ghosts, sg)
 	s.unencoded = append(s.unencoded, sg)
+	s.owned[owner] = append(s.owned[owner], sg)
 	s.hasPtrs = false // the Assign moved e: take every pointer again
 	for _, v := range s.views {
 		if v != nil {
@@ -196,9 +199,12 @@ func (s *ServerRegister) Entity(id components.GhostID) (ecs.Entity, bool) {
 // Owned appends the live entities owned by conn to dst, in ID order: a
 // ghost destroyed without Despawn is left out even before it is dropped,
 // so callers can use every entity returned.
+//
+// Its cost is that of the ghosts conn owns, not of every ghost: the
+// server writes each connection's inputs every tick.
 func (s *ServerRegister) Owned(dst []ecs.Entity, conn components.ConnID) []ecs.Entity {
-	for _, g := range s.ghosts {
-		if g.owner == conn && s.live(g) {
+	for _, g := range s.owned[conn] {
+		if s.live(g) {
 			dst = append(dst, g.e)
 		}
 	}
@@ -260,6 +266,11 @@ func (s *ServerRegister) refresh() {
 // gone tells every view that ghost g stopped replicating.
 func (s *ServerRegister) gone(g *serverGhost) {
 	g.dead = true
+	if own := slices.DeleteFunc(s.owned[g.owner], func(o *serverGhost) bool { return o == g }); len(own) > 0 {
+		s.owned[g.owner] = own
+	} else {
+		delete(s.owned, g.owner) // connection IDs are not reused: do not keep one entry per connection ever made
+	}
 	for _, v := range s.views {
 		if v != nil {
 			v.removed(g)
