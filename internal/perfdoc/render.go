@@ -25,7 +25,7 @@ const (
 	scaleTarget  = 4.5   // S2: 64-player server cost over 16-player
 	packetTarget = 1200  // S2: bytes per client per tick at 64 players
 	idleTarget   = 50    // S3: server µs per tick
-	idleBytes    = 32    // S3: bytes per client per tick counted as near zero
+	idleBytes    = 40    // S3: bytes per client per tick counted as near zero: the headers and the own player
 	naiaIdle     = 47.6  // naia's idle tick, µs, 16 users × 10,000 entities
 	fiedlerNaive = 17.37 // Mbps
 )
