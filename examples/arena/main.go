@@ -95,6 +95,26 @@ func (f percentFlag) Set(s string) error {
 	return nil
 }
 
+// radiusFlag reads a distance into a float32; Config.Validate checks its
+// range.
+type radiusFlag struct{ r *float32 }
+
+func (f radiusFlag) String() string {
+	if f.r == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(float64(*f.r), 'g', -1, 32)
+}
+
+func (f radiusFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 32)
+	if err != nil {
+		return fmt.Errorf("%q is not a distance (0..%v)", s, game.MaxViewRadius)
+	}
+	*f.r = float32(v)
+	return nil
+}
+
 func run(args []string, stdout, stderr io.Writer) error {
 	if isNetworkRun(args) {
 		return runNetwork(args, stdout, stderr)
@@ -118,6 +138,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Cheaters, "cheaters", cfg.Cheaters, "how many bots (the last ones) cheat (0..clients)")
 	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
 	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, fmt.Sprintf("server-owned crates at rest, shoved by players running into them (0..%d)", game.MaxCrates))
+	fs.Var(radiusFlag{&cfg.ViewRadius}, "view-radius", fmt.Sprintf("send each client only the ghosts within this distance of its player (0..%v; 0 = everything)", game.MaxViewRadius))
 	report := fs.String("report", "", "write the JSON report to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	webAddr := fs.String("web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
@@ -174,8 +195,12 @@ func printSummary(w io.Writer, r *game.Report) {
 		fmt.Fprintf(w, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d replayed %6d  max correction %.3f  final error %.4f  footsteps %d/%d moving inputs  down %.0f B/s up %.0f B/s\n",
 			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.ReplayedTicks, cl.MaxCorrection, cl.FinalError,
 			cl.Footsteps, cl.MovingInputs, cl.BytesDownPerS, cl.BytesUpPerS)
-		fmt.Fprintf(w, "           interpolation delay %.0fms, extrapolated %.1f ticks (max %.2f), max remote step %.2f, %d shots fired\n",
-			cl.InterpDelayMS, cl.ExtrapolatedTicks, cl.MaxExtrapolation, cl.MaxRemoteStep, cl.ShotsFired)
+		stale := ""
+		if cl.MaxGhostStaleness != nil {
+			stale = fmt.Sprintf(", ghosts at most %d ticks stale", *cl.MaxGhostStaleness)
+		}
+		fmt.Fprintf(w, "           interpolation delay %.0fms, extrapolated %.1f ticks (max %.2f), max remote step %.2f, %d shots fired%s\n",
+			cl.InterpDelayMS, cl.ExtrapolatedTicks, cl.MaxExtrapolation, cl.MaxRemoteStep, cl.ShotsFired, stale)
 		fmt.Fprintf(w, "           cheat %s: %d confirmed hits, %d cheating shots, %d hits gained by cheating\n",
 			cl.Cheat, cl.ConfirmedHits, cl.CheatShots, cl.CheatHits)
 	}

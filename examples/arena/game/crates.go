@@ -24,6 +24,9 @@ func (*Crate) Serialize(*netsync.Stream) {}
 // MaxCrates bounds Config.Crates.
 const MaxCrates = 10000
 
+// MaxViewRadius bounds Config.ViewRadius: the arena's diagonal, and more.
+const MaxViewRadius = 4 * HalfSize
+
 // CratePoints returns where n crates start: a sunflower spiral over the
 // arena (even cover, no two alike, the same for every n's prefix order),
 // on the wire's grid and out of the pillars.

@@ -1,6 +1,7 @@
 package game
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 )
 
 func TestCratePointsCoverTheArenaOnTheGrid(t *testing.T) {
@@ -93,4 +95,51 @@ func TestCratesAreShovedAndReachEveryClient(t *testing.T) {
 	}
 	assert.Equal(t, cfg.Crates, crates)
 	assert.Positive(t, moved, "bots shoved crates")
+}
+
+// -view-radius: each client holds exactly the crates within the radius of
+// its player on the server (once the match has settled: the scope is
+// asked about every ghost once per 8 snapshots), each at the server's
+// state; the report gives every client's staleness, and the relevant set
+// is smaller than the arena's.
+func TestViewRadiusSendsOnlyTheCratesNearby(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Duration, cfg.Crates, cfg.ViewRadius = 3, 10*time.Second, 200, 6
+	m, err := NewMatch(cfg)
+	require.NoError(t, err)
+	r := m.Run(nil)
+	require.True(t, r.Converged, "predictions converge")
+	assert.Equal(t, 6.0, r.Config.ViewRadius)
+	h := m.Harness
+	sa := h.Server.World().Arche()
+	posOf := generic.NewMap[Position](sa)
+	crates := generic.NewFilter2[components.Ghost, Position]().With(generic.T[Crate]())
+	for i, c := range h.Clients {
+		require.NotNil(t, r.Clients[i].MaxGhostStaleness, "client %d: staleness reported", i)
+		assert.LessOrEqual(t, *r.Clients[i].MaxGhostStaleness, 8, "client %d", i)
+		me := m.viewers[(*ghostreg.ClientRegister)(c.Ghosts()).Conn()]
+		p := *posOf.Get(me)
+		near, held := 0, 0
+		q := crates.Query(sa)
+		for q.Next() {
+			g, cp := q.Get()
+			dx, dy := cp.X-p.X, cp.Y-p.Y
+			in := dx*dx+dy*dy <= cfg.ViewRadius*cfg.ViewRadius
+			e, ok := c.Ghosts().Entity(g.ID)
+			if ok {
+				held++
+				shown := generic.NewMap[Position](c.World().Arche())
+				assert.Equalf(t, *cp, *shown.Get(e), "client %d crate %d", i, g.ID)
+			}
+			if in {
+				near++
+				assert.Truef(t, ok, "client %d lacks crate %d, %.1f from its player", i, g.ID, math.Sqrt(float64(dx*dx+dy*dy)))
+			} else {
+				assert.Falsef(t, ok, "client %d holds crate %d, %.1f from its player", i, g.ID, math.Sqrt(float64(dx*dx+dy*dy)))
+			}
+		}
+		t.Logf("client %d: %d crates in its radius, %d held, of %d", i, near, held, cfg.Crates)
+		assert.Less(t, held, cfg.Crates/2, "client %d: the radius keeps most crates away", i)
+	}
+	assert.Positive(t, h.Server.Stats().ScopeExits, "crates left scopes as players ran")
 }

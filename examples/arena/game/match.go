@@ -71,6 +71,11 @@ type Config struct {
 	// Crates is how many server-owned crates rest in the arena (see
 	// Crate): 0..MaxCrates.
 	Crates int
+	// ViewRadius is how far from its player a client is sent ghosts
+	// (systems.ServerOptions.Relevant): players and crates further away
+	// are despawned there until they come close. 0 sends everything;
+	// allowed 0..MaxViewRadius.
+	ViewRadius float32
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
@@ -129,6 +134,8 @@ func (c Config) Validate() error {
 		return bad("cheat", c.Cheat, "backtrack|origin|firerate|deadshot|all")
 	case c.Crates < 0 || c.Crates > MaxCrates:
 		return bad("crates", c.Crates, fmt.Sprintf("0..%d", MaxCrates))
+	case !(c.ViewRadius >= 0 && c.ViewRadius <= MaxViewRadius): // NaN too
+		return bad("view-radius", c.ViewRadius, fmt.Sprintf("0..%v (0 = everything)", MaxViewRadius))
 	}
 	return nil
 }
@@ -154,6 +161,10 @@ type Match struct {
 	delaySum []time.Duration
 	seconds  int
 	quiet    [2][]quietState // the server's players at serverQuiet's last call, and scratch
+	// viewers maps each connection to its player on the server, for
+	// Config.ViewRadius; posID is Position's ID in the server's world.
+	viewers map[components.ConnID]ecs.Entity
+	posID   ecs.ID
 	// tickWall holds the server's wall time per tick while Run plays
 	// (Wall.ServerTickUS); nil otherwise, so other drivers record nothing.
 	tickWall []time.Duration
@@ -265,11 +276,33 @@ func (m *Match) serverOptions() systems.ServerOptions {
 		MaxInterpolationDelay: m.Config.InterpDelay,
 		SyncTest:              m.Config.SyncTest,
 		OnConnect:             m.spawnPlayer,
-		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+		OnDisconnect: func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
+			delete(m.viewers, conn)
 			for _, e := range owned {
 				w.Arche().RemoveEntity(e)
 			}
 		},
+		Relevant: m.relevant(),
+	}
+}
+
+// relevant returns the server's relevancy hook for Config.ViewRadius: a
+// ghost is in a connection's scope while within the radius of its
+// player; nil (everything) when the radius is 0.
+func (m *Match) relevant() func(w *gw.World, conn components.ConnID, e ecs.Entity) bool {
+	r := m.Config.ViewRadius
+	if r == 0 {
+		return nil
+	}
+	return func(w *gw.World, conn components.ConnID, e ecs.Entity) bool {
+		me, ok := m.viewers[conn]
+		a := w.Arche()
+		if !ok || !a.Alive(me) || !a.Has(e, m.posID) {
+			return true
+		}
+		p, q := (*Position)(a.Get(me, m.posID)), (*Position)(a.Get(e, m.posID))
+		dx, dy := p.X-q.X, p.Y-q.Y
+		return dx*dx+dy*dy <= r*r
 	}
 }
 
@@ -323,6 +356,10 @@ func (m *Match) spawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, ne
 	spawn := generic.NewMap5[Position, Velocity, Facing, Health, components.Hitboxes](w.Arche())
 	p, hb := SpawnPoint(conn), PlayerHitboxes()
 	e := spawn.NewWith(&p, &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &hb)
+	if m.viewers == nil {
+		m.viewers, m.posID = map[components.ConnID]ecs.Entity{}, ecs.ComponentID[Position](w.Arche())
+	}
+	m.viewers[conn] = e
 	return e, m.Schema.Player, nil
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/endpoint"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -47,6 +49,7 @@ type ReportConfig struct {
 	MaxRewindMS   float64 `json:"max_rewind_ms"`
 	InterpDelayMS float64 `json:"interp_delay_ms"`
 	Crates        int     `json:"crates"`
+	ViewRadius    float64 `json:"view_radius"`
 }
 
 // ServerReport holds the server's counters.
@@ -118,11 +121,16 @@ type ClientReport struct {
 	// Cheat is the cheat the client's bot plays ("none": honest);
 	// CheatShots its shots that cheated and CheatHits the confirmed hits
 	// among them: what cheating gained.
-	Cheat          string `json:"cheat"`
-	CheatShots     uint64 `json:"cheat_shots"`
-	CheatHits      uint64 `json:"cheat_hits"`
-	Teleports      uint64 `json:"remote_teleports"`
-	SmoothingSnaps uint64 `json:"smoothing_snaps"`
+	Cheat      string `json:"cheat"`
+	CheatShots uint64 `json:"cheat_shots"`
+	CheatHits  uint64 `json:"cheat_hits"`
+	// MaxGhostStaleness is the longest, in ticks, that a ghost in this
+	// client's scope waited on the server with a change not yet sent to
+	// it (room, priority); known only where the report sees the server
+	// (not in a -connect process).
+	MaxGhostStaleness *int   `json:"max_ghost_staleness_ticks,omitempty"`
+	Teleports         uint64 `json:"remote_teleports"`
+	SmoothingSnaps    uint64 `json:"smoothing_snaps"`
 
 	// MispredictionsBy counts mispredicted ghosts by the first component
 	// that differed (systems.ClientStats.MispredictionsBy); absent when
@@ -303,6 +311,9 @@ func (m *Match) report() *Report {
 		cr := m.clientReport(i, c, h.Time.Now())
 		cr.FinalError, _ = FinalError(c, h.Server)
 		cr.FinalError = round6(cr.FinalError)
+		if vs, ok := endpoint.ServerViewStats(h.Server, (*ghostreg.ClientRegister)(c.Ghosts()).Conn()); ok {
+			cr.MaxGhostStaleness = &vs.MaxStaleness
+		}
 		if m.seconds > 0 {
 			cr.InterpDelayMeanMS = round6(ms(m.delaySum[i]) / float64(m.seconds))
 		}
@@ -323,7 +334,7 @@ func (m *Match) reportConfig() ReportConfig {
 		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
 		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
-		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), Crates: cfg.Crates,
+		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
 	}
 }
 
