@@ -159,6 +159,20 @@ func (w *Writer) Bytes() []byte {
 	return out
 }
 
+// Truncate drops every bit written after the first n, as if they had
+// never been written. It panics when n is negative or beyond BitLen.
+func (w *Writer) Truncate(n int) {
+	if n < 0 || n > w.BitLen() {
+		panic(fmt.Sprintf("bitstream: truncate to %d bits of %d", n, w.BitLen()))
+	}
+	if words := n / 64; words < len(w.buf)/8 {
+		w.acc = binary.LittleEndian.Uint64(w.buf[words*8:])
+		w.buf = w.buf[:words*8]
+	}
+	w.nacc = n - len(w.buf)*8
+	w.acc &= uint64(1)<<uint(w.nacc) - 1
+}
+
 // BitLen returns the number of bits written since the last Reset.
 func (w *Writer) BitLen() int {
 	return len(w.buf)*8 + w.nacc

@@ -580,3 +580,34 @@ func TestCopyBits(t *testing.T) {
 	w.CopyBits(nil, 0, 0)
 	assert.Zero(t, w.BitLen())
 }
+
+// Truncate drops the bits after n: what follows reads as if they had
+// never been written, across word boundaries too.
+func TestWriterTruncate(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 63, 64, 65, 127, 128, 150} {
+		var w bitstream.Writer
+		for i := range 200 {
+			w.WriteBits(uint64(i*7+3), 11)
+		}
+		orig := append([]byte(nil), w.Bytes()...)
+		w.Truncate(n)
+		require.Equal(t, n, w.BitLen())
+		w.WriteBits(0x5a5, 13)
+		var ref bitstream.Writer
+		var r bitstream.Reader
+		r.Reset(orig) // the first n bits, read from what was written before
+		for left := n; left > 0; {
+			k := min(left, 64)
+			v, err := r.ReadBits(k)
+			require.NoError(t, err)
+			ref.WriteBits(v, k)
+			left -= k
+		}
+		ref.WriteBits(0x5a5, 13)
+		require.Equal(t, ref.Bytes(), w.Bytes(), "truncated to %d bits", n)
+	}
+	var w bitstream.Writer
+	w.WriteBits(1, 5)
+	require.Panics(t, func() { w.Truncate(6) })
+	require.Panics(t, func() { w.Truncate(-1) })
+}

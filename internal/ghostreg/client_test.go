@@ -307,8 +307,14 @@ func TestClientEachInIDOrder(t *testing.T) {
 		p.srv.Despawn(e)
 		delete(owned, id)
 	}
-	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
+	// A snapshot too small for all: priority order, the owned ghosts first,
+	// then one with the rest.
+	snap, left := writeSnapshot(t, p.s, p.srv, 300, 1, me)
+	require.Positive(t, left, "test setup: not every ghost fits")
 	require.Equal(t, components.ConnID(me), snap.Ghosts[0].Owner, "test setup: the snapshot must start with an owned ghost")
+	p.apply(snap)
+	snap, left = writeSnapshot(t, p.s, p.srv, 0, 2, me)
+	require.Zero(t, left)
 	p.apply(snap)
 	var ids []components.GhostID
 	p.cl.Each(func(id components.GhostID, e ecs.Entity, predicted bool) {

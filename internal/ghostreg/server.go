@@ -460,6 +460,17 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		slices.Sort(rec.despawns)
 		v.stats.Despawns += uint64(len(rec.despawns))
 		v.collect(tick)
+		v.next, v.deferred = 0, 0
+	}
+	v.partTick, v.part = tick, part
+	v.stats.Deferred -= uint64(v.deferred) // the previous part's deferred ghosts get their chance here
+	// The first part tries the pending order (mostly by ID, short ID
+	// deltas); only when not every candidate fits does the order decide
+	// who waits: then the records are written again by priority.
+	mark := sw.Mark()
+	k := s.writeCandidates(sw, v, tick, v.next)
+	if part == 0 && k < len(v.cand) {
+		sw.Rewind(mark)
 		slices.SortFunc(v.cand, func(x, y candidate) int {
 			if c := cmp.Compare(x.class, y.class); c != 0 {
 				return c
@@ -469,14 +480,32 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 			}
 			return cmp.Compare(x.g.id, y.g.id)
 		})
-		v.next, v.deferred = 0, 0
+		k = s.writeCandidates(sw, v, tick, 0)
 	}
-	v.partTick, v.part = tick, part
-	v.stats.Deferred -= uint64(v.deferred) // the previous part's deferred ghosts get their chance here
+	for _, c := range v.cand[v.next:k] {
+		vg := &c.g.per[v.slot]
+		rec.ghosts = append(rec.ghosts, sentGhost{g: c.g, part: uint8(part), ident: !vg.known, rest: c.rest})
+		if !vg.known {
+			v.stats.Identities++
+		}
+		if c.full {
+			v.stats.FullStates++
+		}
+		vg.priority, vg.sent, vg.waiting = 0, true, false
+	}
+	v.next, v.deferred = k, len(v.cand)-k
+	v.stats.Deferred += uint64(v.deferred)
+	return v.deferred
+}
+
+// writeCandidates adds v's candidates from index from on until one does
+// not fit, and returns that one's index (len(v.cand) when all fit). It
+// changes nothing but the writer and the candidates' notes of what their
+// record was.
+func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from int) int {
 	eg := &s.eg
-	k := v.next
-	for ; k < len(v.cand); k++ {
-		c := v.cand[k]
+	for k := from; k < len(v.cand); k++ {
+		c := &v.cand[k]
 		g := c.g
 		vg := &g.per[v.slot]
 		*eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn},
@@ -488,19 +517,11 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 					eg.Changed |= 1 << i
 				}
 			}
-		} else if vg.sent {
-			v.stats.FullStates++ // sent before, but no acknowledged baseline (or one too old)
 		}
+		c.rest, c.full = eg.HasBase && eg.Changed == 0, !eg.HasBase && vg.sent
 		if !sw.AddEncoded(eg) {
-			break // the writer is full: every later ghost waits too
-		}
-		vg.priority, vg.sent, vg.waiting = 0, true, false
-		rec.ghosts = append(rec.ghosts, sentGhost{g: g, part: uint8(part), ident: !vg.known, rest: eg.HasBase && eg.Changed == 0})
-		if !vg.known {
-			v.stats.Identities++
+			return k // the writer is full: every later ghost waits too
 		}
 	}
-	v.next, v.deferred = k, len(v.cand)-k
-	v.stats.Deferred += uint64(v.deferred)
-	return v.deferred
+	return len(v.cand)
 }

@@ -130,6 +130,9 @@ type candidate struct {
 	g        *serverGhost
 	class    uint8
 	priority float32
+	// rest and full note what the candidate's record said: nothing
+	// changed since its baseline; a full state though sent before.
+	rest, full bool
 }
 
 // MinImportance is the least a ghost's priority grows per snapshot.

@@ -171,3 +171,39 @@ func TestSnapshotPartsAndBudget(t *testing.T) {
 	require.ErrorContains(t, w.Budget(1201), "1201")
 	assert.Panics(t, func() { w.Finish(&protocol.SnapshotHeader{Tick: 50, Part: protocol.MaxSnapshotParts}) })
 }
+
+// Rewind drops the records added after a Mark: the snapshot reads as if
+// they had never been added, and writing goes on from there.
+func TestSnapshotWriterRewind(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	ghosts := randomGhosts(t, ts, rng, 30, 70, 1)
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 300)
+	require.NoError(t, err)
+	var want, got protocol.Snapshot
+	w.Begin(70)
+	require.True(t, w.Despawn(9))
+	for i := range 3 {
+		require.True(t, w.AddGhost(ghosts[i].Ghost, true, ghosts[i].Values(ts)))
+	}
+	require.True(t, w.AddGhost(ghosts[5].Ghost, true, ghosts[5].Values(ts)))
+	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 70}), ts.Schema, &want))
+
+	w.Begin(70)
+	require.True(t, w.Despawn(9))
+	for i := range 3 {
+		require.True(t, w.AddGhost(ghosts[i].Ghost, true, ghosts[i].Values(ts)))
+	}
+	m := w.Mark()
+	n := 3
+	for ; n < len(ghosts) && w.AddGhost(ghosts[n].Ghost, true, ghosts[n].Values(ts)); n++ {
+	}
+	require.True(t, w.Full(), "test setup: the writer filled up")
+	w.Rewind(m)
+	assert.False(t, w.Full())
+	assert.Equal(t, 3, w.Count())
+	require.True(t, w.AddGhost(ghosts[5].Ghost, true, ghosts[5].Values(ts)))
+	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 70}), ts.Schema, &got))
+	assert.Equal(t, want.Ghosts, got.Ghosts)
+	assert.Equal(t, want.Despawned, got.Despawned)
+}

@@ -264,6 +264,27 @@ func (s *SnapshotWriter) fit(g components.Ghost) bool {
 	return true
 }
 
+// SnapshotMark is a point in a snapshot being written (see
+// SnapshotWriter.Mark).
+type SnapshotMark struct {
+	bits, count, kept int
+	lastID            int64
+	full              bool
+}
+
+// Mark returns the point the snapshot has reached, for Rewind.
+func (s *SnapshotWriter) Mark() SnapshotMark {
+	return SnapshotMark{bits: s.ghosts.BitLen(), count: s.count, kept: s.kept, lastID: s.lastID, full: s.full}
+}
+
+// Rewind drops every ghost record added after m was taken, in the same
+// snapshot: a server that tried an order and found not everything fits
+// writes them again in priority order.
+func (s *SnapshotWriter) Rewind(m SnapshotMark) {
+	s.ghosts.Truncate(m.bits)
+	s.count, s.kept, s.lastID, s.full = m.count, m.kept, m.lastID, m.full
+}
+
 // Count returns the ghosts that fit so far.
 func (s *SnapshotWriter) Count() int { return s.count }
 
