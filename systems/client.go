@@ -123,6 +123,10 @@ const (
 	stateDisconnected
 )
 
+// resyncAsks is how many input batches in a row ask the server for full
+// states after a delta record could not be completed.
+const resyncAsks = 8
+
 // ClientStats counts what the client did since it started.
 type ClientStats struct {
 	Ticks             uint64
@@ -250,6 +254,10 @@ type Client struct {
 	fresh      bool
 	// latestParts has bit i set when part i of latest's tick arrived.
 	latestParts uint8
+	// missingSeen is the register's BaselineMissing when last looked at;
+	// resyncAsks how many more input batches ask for full states.
+	missingSeen uint64
+	resyncAsks  int
 	hello       protocol.Hello // prepared once; the clock is set per send
 	lastHello   time.Duration
 	helloSent   bool

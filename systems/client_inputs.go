@@ -100,6 +100,16 @@ func (c *Client) send(w *gw.World) {
 	if c.hasLatest {
 		c.batch.AckTick, c.batch.AckParts = c.latest.Tick, c.latestParts
 	}
+	// A delta record dropped for a baseline this client lacks: ask for
+	// full states in the next few batches, so one lost packet does not
+	// lose the request (the server honours one a second).
+	if missing := c.ghosts.Stats().BaselineMissing; missing != c.missingSeen {
+		c.missingSeen, c.resyncAsks = missing, resyncAsks
+	}
+	c.batch.Resync = c.resyncAsks > 0
+	if c.resyncAsks > 0 {
+		c.resyncAsks--
+	}
 	c.tx = protocol.AppendInputs(c.tx[:0], c.binding.Schema(), &c.batch)
 	_, _ = c.link.pc.SendUnreliable(c.tx) // the next batch repeats the inputs not yet confirmed
 }

@@ -159,9 +159,13 @@ type ServerStats struct {
 	GhostsFull     uint64
 	// ScopeExits counts ghosts despawned at a client because they left
 	// its connection's scope (ServerOptions.Relevant).
-	ScopeExits    uint64
-	BytesSent     uint64 // datagram bytes, packet headers included
-	BytesReceived uint64 // datagram bytes, junk included
+	ScopeExits uint64
+	// Resyncs counts clients' requests for full states honoured (a client
+	// asks when it dropped a delta record whose baseline it lacked),
+	// ResyncsRefused those refused for coming within a second of the last.
+	Resyncs, ResyncsRefused uint64
+	BytesSent               uint64 // datagram bytes, packet headers included
+	BytesReceived           uint64 // datagram bytes, junk included
 	// Backlogged counts, of Dropped, the connections whose reliable
 	// channel filled its send queue or went unacknowledged for too long:
 	// a client that stops reading is dropped, never buffered without
@@ -395,6 +399,7 @@ func (s *Server) Stats() ServerStats {
 	}
 	st.GhostStaleness, st.GhostsFull = vs.MaxStaleness, vs.FullStates
 	st.ScopeExits = vs.ScopeExits
+	st.Resyncs, st.ResyncsRefused = vs.Resyncs, vs.ResyncsRefused
 	w := s.wire
 	for _, pc := range s.pending {
 		if pc.link != nil {
@@ -424,6 +429,8 @@ func addView(dst *ghostreg.ViewStats, s ghostreg.ViewStats) {
 	dst.DespawnsDeferred += s.DespawnsDeferred
 	dst.FullStates += s.FullStates
 	dst.ScopeExits += s.ScopeExits
+	dst.Resyncs += s.Resyncs
+	dst.ResyncsRefused += s.ResyncsRefused
 	dst.MaxStaleness = max(dst.MaxStaleness, s.MaxStaleness)
 }
 

@@ -35,6 +35,9 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 		}
 		sc.heard = now // only a packet that decodes keeps the connection alive
 		sc.view.Ack(s.batch.AckTick, s.batch.AckParts)
+		if s.batch.Resync {
+			sc.view.Resync(s.world.Tick())
+		}
 		// Echo the newest client time, held since its first arrival: an
 		// older batch overtaken on the way, or a late duplicate, would
 		// add its delay to the client's RTT sample.

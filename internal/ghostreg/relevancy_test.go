@@ -153,3 +153,52 @@ func TestClientCompleteRefusesAMissingBaseline(t *testing.T) {
 	assert.Equal(t, Pos{1, 2}, *getPos(p.cw, ce), "the state of the last record applied, not a guess")
 	assert.Equal(t, HP{3}, *getHP(p.cw, ce))
 }
+
+// A client that could not complete a delta asks for full states: Resync
+// sends every ghost in scope again with its identity and every
+// component, and the client's state is the server's again. A second
+// request within a second is refused and counted.
+func TestViewResyncRecoversAMissingBaseline(t *testing.T) {
+	const me = 1
+	p := newPair(t, me)
+	var es []ecs.Entity
+	for i := range 4 {
+		es = append(es, p.spawn(t, p.s.crate, 0, Pos{float32(i), 0}, HP{int32(i)}))
+	}
+	p.srv.Quantize()
+	first, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me)
+	p.apply(first)
+	for _, e := range es {
+		getHP(p.sw, e).V += 10
+	}
+	p.srv.Quantize()
+	writeSnapshot(t, p.s, p.srv, 0, 2, me) // lost, yet acknowledged: the protocol broken
+	for _, e := range es {
+		getPos(p.sw, e).Y = 3
+	}
+	p.srv.Quantize()
+	third, _ := writeSnapshot(t, p.s, p.srv, 0, 3, me)
+	p.apply(third)
+	require.Equal(t, uint64(len(es)), p.cl.Stats().BaselineMissing, "every record's baseline missing")
+
+	v := viewOf(p.srv, me)
+	require.True(t, v.Resync(4))
+	p.srv.Quantize()
+	fourth, _ := writeSnapshot(t, p.s, p.srv, 0, 4, me)
+	require.Len(t, fourth.Ghosts, len(es), "every ghost in scope again")
+	for _, g := range fourth.Ghosts {
+		assert.True(t, g.Identity, "ghost %d with its identity", g.ID)
+		assert.False(t, g.HasBase, "ghost %d in full", g.ID)
+	}
+	p.apply(fourth)
+	for _, e := range es {
+		gid := getGhost(p.sw, e).ID
+		ce, ok := p.cl.Entity(gid)
+		require.True(t, ok)
+		p.checkValues(t, gid, e, ce)
+	}
+	assert.False(t, v.Resync(30), "within a second of the last")
+	assert.True(t, v.Resync(64))
+	assert.Equal(t, uint64(2), v.Stats().Resyncs)
+	assert.Equal(t, uint64(1), v.Stats().ResyncsRefused)
+}

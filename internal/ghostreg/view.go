@@ -51,6 +51,8 @@ type View struct {
 	partTick       gw.Tick
 	part           int
 	cursor         int // the next ghost the relevancy round asks about
+	resyncAt       gw.Tick
+	resynced       bool
 	acked          gw.Tick
 	hasAcked       bool
 	stats          ViewStats
@@ -89,6 +91,10 @@ type ViewStats struct {
 	// ScopeExits counts ghosts despawned at the client because they left
 	// the connection's scope.
 	ScopeExits uint64
+	// Resyncs counts the client's requests for full states (see
+	// View.Resync) honoured; ResyncsRefused those that came sooner than
+	// resyncInterval ticks after the last one.
+	Resyncs, ResyncsRefused uint64
 	// MaxStaleness is the longest, in ticks, that a ghost in scope waited
 	// with a change the client had not been sent.
 	MaxStaleness int
@@ -313,6 +319,35 @@ func (v *View) removed(g *serverGhost) {
 	if v.slot < len(g.per) && g.per[v.slot].sent {
 		v.despawns = append(v.despawns, g.id)
 	}
+}
+
+// resyncInterval is the least number of ticks between two resyncs of a
+// view: each costs a walk of every ghost and a full state of every one in
+// scope, so a client asking every packet gets one a second at 60 Hz.
+const resyncInterval = 60
+
+// Resync honours a client's request for full states, made when it dropped
+// a delta record whose baseline it did not hold (which only a server
+// breaking the protocol causes): every ghost in scope is sent again with
+// its identity and every component, as to a new connection. It reports
+// whether it did; a request within resyncInterval ticks of the last one
+// is refused and counted. It costs a walk of every ghost.
+func (v *View) Resync(tick gw.Tick) bool {
+	if v.resynced && tick.Sub(v.resyncAt) < resyncInterval {
+		v.stats.ResyncsRefused++
+		return false
+	}
+	v.resynced, v.resyncAt = true, tick
+	v.stats.Resyncs++
+	for _, g := range v.r.ghosts {
+		vg := &g.per[v.slot]
+		if !vg.relevant {
+			continue
+		}
+		vg.known, vg.hasBase, vg.rested = false, false, false
+		v.changed(g, tick)
+	}
+	return true
 }
 
 // Ack notes that the client received and applied the parts (bit i: part

@@ -366,6 +366,9 @@ type InputBatch struct {
 	ClientTime uint32   // client clock in ms
 	AckTick    ecs.Tick // newest snapshot tick received (0: none yet)
 	AckParts   uint8    // bit i: part i of AckTick's snapshot was applied
+	// Resync asks the server to send every ghost in full again: the
+	// client dropped a delta record whose baseline it did not hold.
+	Resync bool
 	Heads      []components.InputHeader
 	// Data holds the records of the schema's input type, InputSize bytes
 	// each, one per header.
@@ -390,11 +393,12 @@ func AppendInputs(buf []byte, s *codec.Schema, b *InputBatch) []byte {
 	begin(w, buf, MsgInputs)
 	w.WriteBits(uint64(b.ClientTime), 32)
 	w.WriteBits(uint64(b.AckTick), 32)
-	if b.AckParts == 1 { // the common case, a snapshot in one packet, costs one bit
+	if b.AckParts == 1 && !b.Resync { // the common case, a snapshot in one packet, costs one bit
 		w.WriteBool(true)
 	} else {
 		w.WriteBool(false)
 		w.WriteBits(uint64(b.AckParts), MaxSnapshotParts)
+		w.WriteBool(b.Resync)
 	}
 	newest := b.Heads[n-1].Tick
 	w.WriteBits(uint64(newest), 32)
@@ -424,9 +428,10 @@ func DecodeInputs(p []byte, s *codec.Schema, b *InputBatch) error {
 	}
 	ct, _ := r.ReadBits(32)
 	ack, _ := r.ReadBits(32)
-	parts := uint64(1)
+	parts, resync := uint64(1), false
 	if one, _ := r.ReadBool(); !one {
 		parts, _ = r.ReadBits(MaxSnapshotParts)
+		resync, _ = r.ReadBool()
 	}
 	newest, _ := r.ReadBits(32)
 	n1, err := r.ReadBits(5)
@@ -435,7 +440,7 @@ func DecodeInputs(p []byte, s *codec.Schema, b *InputBatch) error {
 	}
 	n := int(n1) + 1
 	size := s.InputSize()
-	b.ClientTime, b.AckTick, b.AckParts = uint32(ct), ecs.Tick(ack), uint8(parts)
+	b.ClientTime, b.AckTick, b.AckParts, b.Resync = uint32(ct), ecs.Tick(ack), uint8(parts), resync
 	if cap(b.Heads) < codec.MaxInputsPerBatch {
 		b.Heads = make([]components.InputHeader, 0, codec.MaxInputsPerBatch)
 	}

@@ -391,7 +391,7 @@ func TestDecodersNeverPanicOnRandomBytes(t *testing.T) {
 // are varied and, half the time, carried over from the previous input so
 // the "same as previous" encodings are used too.
 func randomBatch(rng *rand.Rand, s *codec.Schema, n int, newest gw.Tick) protocol.InputBatch {
-	b := protocol.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), AckParts: uint8(rng.IntN(16)), Heads: make([]components.InputHeader, n)}
+	b := protocol.InputBatch{ClientTime: rng.Uint32(), AckTick: gw.Tick(rng.Uint32()), AckParts: uint8(rng.IntN(16)), Resync: rng.IntN(4) == 0, Heads: make([]components.InputHeader, n)}
 	var prev components.InputHeader
 	var in wiretest.Input
 	for i := range b.Heads {
@@ -441,6 +441,7 @@ func TestInputBatchRoundTrip(t *testing.T) {
 					assert.Equal(t, b.ClientTime, got.ClientTime)
 					assert.Equal(t, b.AckTick, got.AckTick)
 					assert.Equal(t, b.AckParts, got.AckParts)
+					assert.Equal(t, b.Resync, got.Resync)
 					require.Equal(t, b.Heads, got.Heads)
 					wiretest.RequireSameInputs(t, s, b.Data, got.Data)
 				}
