@@ -369,7 +369,7 @@ type InputBatch struct {
 	// Resync asks the server to send every ghost in full again: the
 	// client dropped a delta record whose baseline it did not hold.
 	Resync bool
-	Heads      []components.InputHeader
+	Heads  []components.InputHeader
 	// Data holds the records of the schema's input type, InputSize bytes
 	// each, one per header.
 	Data []byte
