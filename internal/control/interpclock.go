@@ -37,7 +37,9 @@ type InterpolationOptions struct {
 // arrival spread, the 100th percentile of a window of about one second at
 // 60 Hz). Two losses in a row, or an arrival later than any of the last
 // 64 and by more than the spare interval, are left to extrapolation,
-// capped by MaxExtrapolation. docs/tuning-figures.md has the figures.
+// capped by MaxExtrapolation. The delay rises toward a larger target
+// faster than it falls toward a smaller one (see Advance).
+// docs/tuning.md has the figures.
 type InterpolationClock struct {
 	interval time.Duration
 	opts     InterpolationOptions
@@ -128,18 +130,28 @@ func (c *InterpolationClock) target() float64 {
 	return 2*c.gapMin + max(0, c.lateP)
 }
 
+// How fast the delay follows its target, as a share of the elapsed time:
+// remote ghosts are shown at 90 % speed at most while it grows (a wider
+// arrival spread was just measured, or the first ones at the start, when
+// nothing was measured yet: growing at 2 % took 1.7 s at 60 Hz to cover
+// it, extrapolating meanwhile) and at 102 % while it shrinks.
+const (
+	delayRise = 0.1
+	delayFall = 0.02
+)
+
 // Advance returns the render tick at client time now, a continuous tick
-// (0 before the first snapshot). The delay follows
-// its target by at most 2 % of the elapsed time, and the render tick never
-// decreases, so remote ghosts never jump back.
+// (0 before the first snapshot). The delay follows its target by at most
+// 10 % of the elapsed time upward and 2 % downward, and the render tick
+// never decreases, so remote ghosts never jump back.
 func (c *InterpolationClock) Advance(now time.Duration) float64 {
 	if !c.started {
 		return 0
 	}
 	t := c.ticks(now)
 	if d := c.target() - c.delay; d != 0 {
-		step := 0.02 * max(0, t-c.last)
-		c.delay += max(-step, min(step, d))
+		el := max(0, t-c.last)
+		c.delay += max(-delayFall*el, min(delayRise*el, d))
 	}
 	c.render = max(c.render, t+c.offset-c.delay)
 	c.last = t

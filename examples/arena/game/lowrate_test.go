@@ -101,3 +101,39 @@ func TestInterpolationDelayAt60HzOnADecentLink(t *testing.T) {
 	assert.LessOrEqual(t, meanDelay(r), 3.0)
 	assert.Greater(t, meanDelay(r), 2.0, "two intervals plus the arrival spread")
 }
+
+// heldAndExtrapolated sums the ticks the clients showed remote players
+// past their newest state, and held at the cap.
+func heldAndExtrapolated(r *Report) (extrapolated, held float64) {
+	for _, c := range r.Clients {
+		extrapolated += c.ExtrapolatedTicks
+		held += c.HeldTicks
+	}
+	return extrapolated, held
+}
+
+// At 60 Hz extrapolation stays as rare as with the old delay (7.5 send
+// intervals on the poor link; docs/tuning.md): the lean delay leaves no
+// margin for a snapshot received but not yet buffered, so the client
+// buffers a snapshot's remote states on arrival, and the delay rises
+// faster than it falls, to cover the spread measured at the start.
+func TestExtrapolationAt60HzAsRareAsBeforeTheLeanDelay(t *testing.T) {
+	decent := DefaultConfig()
+	decent.Clients, decent.Duration = 3, 20*time.Second
+	// Before (main at 0ceff7f): extrapolated ticks summed over 3 clients.
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		before float64
+	}{
+		{"200 ms / ±40 ms / 8 %", poorLink(60, 3), 3.1},
+		{"100 ms / ±10 ms / 1 %", decent, 2.6},
+	} {
+		_, r := run(t, c.cfg)
+		honest(t, r, c.name)
+		ext, held := heldAndExtrapolated(r)
+		t.Logf("%s: %.2f extrapolated ticks, %.2f held, delay %.2f intervals", c.name, ext, held, meanDelay(r))
+		assert.LessOrEqualf(t, ext, c.before, "%s: extrapolated ticks, 3 clients, 20 s", c.name)
+		assert.Zerof(t, held, "%s: held at the cap", c.name)
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,8 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "| tick rate | link | clients | interpolation delay (mean) | hits / shots | hit rate | mispredictions per client per s | extrapolated ticks per client per s | max extrapolation | converged at tick |")
-	fmt.Fprintln(stdout, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(stdout, "| tick rate | link | clients | interpolation delay (mean) | hits / shots | hit rate | mispredictions per client per s | extrapolated ticks per client per s | held ticks per client per s | max extrapolation | refused | converged at tick |")
+	fmt.Fprintln(stdout, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, rate := range hz {
 		for _, li := range ls {
 			for _, n := range ns {
@@ -93,11 +95,12 @@ func play(rate int, l link, clients int, d time.Duration, seed uint64) (string, 
 		return "", fmt.Errorf("%d Hz, %s, %d clients: %w", rate, l.Name, clients, err)
 	}
 	r := m.Run(nil)
-	var delay, extrap, maxExt float64
+	var delay, extrap, held, maxExt float64
 	var mispredicted uint64
 	for _, c := range r.Clients {
 		delay += c.InterpDelayMeanMS
 		extrap += c.ExtrapolatedTicks
+		held += c.HeldTicks
 		maxExt = max(maxExt, c.MaxExtrapolation)
 		mispredicted += c.Mispredictions
 	}
@@ -113,9 +116,24 @@ func play(rate int, l link, clients int, d time.Duration, seed uint64) (string, 
 	if r.Converged {
 		conv = "yes"
 	}
-	return fmt.Sprintf("| %d Hz | %s | %d | %.0f ms (%.1f intervals) | %d / %d | %s | %.2f | %.3f | %.2f | %s, %d |",
+	return fmt.Sprintf("| %d Hz | %s | %d | %.0f ms (%.1f intervals) | %d / %d | %s | %.2f | %.3f | %.3f | %.2f | %s | %s, %d |",
 		rate, l.Name, clients, delay, delay/interval, s.Hits, s.Fired, hitRate,
-		float64(mispredicted)/k/secs, extrap/k/secs, maxExt, conv, r.ComparedTick), nil
+		float64(mispredicted)/k/secs, extrap/k/secs, held/k/secs, maxExt, refusals(s.Verdicts), conv, r.ComparedTick), nil
+}
+
+// refusals lists the verdicts other than hits and misses, by reason in
+// alphabetical order ("–" when none).
+func refusals(v map[string]uint64) string {
+	var out []string
+	for _, reason := range slices.Sorted(maps.Keys(v)) {
+		if reason != "hit" && reason != "miss" && v[reason] > 0 {
+			out = append(out, fmt.Sprintf("%d %s", v[reason], reason))
+		}
+	}
+	if len(out) == 0 {
+		return "–"
+	}
+	return strings.Join(out, ", ")
 }
 
 // ints parses a comma-separated list of integers in lo..hi, naming the
