@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -18,8 +19,14 @@ type Command struct {
 	Aim float32
 	// Fire is the trigger: pressed on the tick of the shot.
 	Fire components.Press
-	// OriginX and OriginY are where the player claims the shot started;
-	// the server checks the claim.
+	// Shot, OriginX and OriginY describe the player's latest shot: the
+	// tick it was fired on and where the player claims it started (the
+	// server checks the claim; Aim is its direction). Every command
+	// carries them until the next shot, so a shot whose input arrived
+	// after its tick ran, whose press the server applies on a later tick
+	// (components.Press), is still judged as fired: on its tick, from its
+	// origin (ShotSystem).
+	Shot             gw.Tick
 	OriginX, OriginY float32
 }
 
@@ -41,6 +48,7 @@ func (c *Command) Serialize(s *netsync.Stream) {
 	s.Press(&c.Fire)
 	s.Float(&c.OriginX, coord)
 	s.Float(&c.OriginY, coord)
+	s.Tick(&c.Shot)
 }
 
 // moveSteps is the move axes' grid: 1/127 per step.
