@@ -7,6 +7,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/lagcompx"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
 // poorLink is the bad link: 200 ms RTT, ±40 ms jitter, 8 % loss,
@@ -137,5 +141,40 @@ func TestExtrapolationAt60HzAsRareAsBeforeTheLeanDelay(t *testing.T) {
 		t.Logf("%s: %.2f extrapolated ticks, %.2f held, delay %.2f intervals", c.name, ext, held, meanDelay(r))
 		assert.LessOrEqualf(t, ext, c.before, "%s: extrapolated ticks, 3 clients, 20 s", c.name)
 		assert.Zerof(t, held, "%s: held at the cap", c.name)
+	}
+}
+
+// viewAges is a judge that notes how old each shot's view is against the
+// newest recorded tick (what lagcomp's window bounds), then asks lc.
+type viewAges struct {
+	lc     *lagcomp.Compensator
+	oldest float64 // ticks
+}
+
+func (v *viewAges) Rules() []lagcomp.Reason { return v.lc.Rules() }
+
+func (v *viewAges) Judge(s lagcomp.Shot) lagcomp.Verdict {
+	newest, _ := ecsx.Newest(lagcompx.History(v.lc))
+	v.oldest = max(v.oldest, float64(newest.Sub(s.ViewTick))-float64(s.ViewFraction))
+	return v.lc.Judge(s)
+}
+
+// lagcomp's default window (750 ms) covers the oldest view an honest
+// client claims at 20 Hz on the poor link, with 12 clients and the widest
+// window the arena allows, over three seeds; the old default, 500 ms, did
+// not.
+func TestTheDefaultWindowCoversHonestViewsAt20Hz(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		cfg := poorLink(20, 12)
+		cfg.Seed, cfg.MaxRewind = seed, 2*time.Second
+		m, err := NewMatch(cfg)
+		require.NoError(t, err)
+		ages := &viewAges{lc: m.Shots.LC}
+		m.Shots.Judge = ages
+		r := m.Run(nil)
+		honest(t, r, fmt.Sprintf("seed %d", seed))
+		oldest := time.Duration(ages.oldest * float64(time.Second) / 20)
+		t.Logf("seed %d: the oldest view is %v old", seed, oldest.Round(time.Millisecond))
+		assert.Less(t, oldest, 750*time.Millisecond, "seed %d", seed)
 	}
 }
