@@ -132,9 +132,10 @@ func (c *InterpolationClock) target() float64 {
 
 // How fast the delay follows its target, as a share of the elapsed time:
 // remote ghosts are shown at 90 % speed at most while it grows (a wider
-// arrival spread was just measured, or the first ones at the start, when
-// nothing was measured yet: growing at 2 % took 1.7 s at 60 Hz to cover
-// it, extrapolating meanwhile) and at 102 % while it shrinks.
+// arrival spread was just measured; growing at 2 % took 1.7 s at 60 Hz to
+// cover 2 ticks, extrapolating meanwhile) and at 102 % while it shrinks.
+// While the first 64 arrivals measure the spread it rises at once: the
+// render tick pauses, which at the start shows nothing wrong.
 const (
 	delayRise = 0.1
 	delayFall = 0.02
@@ -142,8 +143,9 @@ const (
 
 // Advance returns the render tick at client time now, a continuous tick
 // (0 before the first snapshot). The delay follows its target by at most
-// 10 % of the elapsed time upward and 2 % downward, and the render tick
-// never decreases, so remote ghosts never jump back.
+// 10 % of the elapsed time upward (at once during the first 64 arrivals)
+// and 2 % downward, and the render tick never decreases, so remote ghosts
+// never jump back.
 func (c *InterpolationClock) Advance(now time.Duration) float64 {
 	if !c.started {
 		return 0
@@ -151,7 +153,14 @@ func (c *InterpolationClock) Advance(now time.Duration) float64 {
 	t := c.ticks(now)
 	if d := c.target() - c.delay; d != 0 {
 		el := max(0, t-c.last)
-		c.delay += max(-delayFall*el, min(delayRise*el, d))
+		rise := delayRise * el
+		if c.lateN < len(c.late) {
+			// The spread is still being measured: the first arrivals
+			// only learn it, and showing ghosts late at the start costs
+			// nothing, extrapolating them does.
+			rise = d
+		}
+		c.delay += max(-delayFall*el, min(rise, d))
 	}
 	c.render = max(c.render, t+c.offset-c.delay)
 	c.last = t
