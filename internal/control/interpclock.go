@@ -134,8 +134,9 @@ func (c *InterpolationClock) target() float64 {
 // remote ghosts are shown at 90 % speed at most while it grows (a wider
 // arrival spread was just measured; growing at 2 % took 1.7 s at 60 Hz to
 // cover 2 ticks, extrapolating meanwhile) and at 102 % while it shrinks.
-// While the first 64 arrivals measure the spread it rises at once: the
-// render tick pauses, which at the start shows nothing wrong.
+// While the first 64 arrivals measure the spread it rises at once and the
+// render tick never passes the newest snapshot: it pauses instead, which
+// at the start shows nothing wrong.
 const (
 	delayRise = 0.1
 	delayFall = 0.02
@@ -143,8 +144,9 @@ const (
 
 // Advance returns the render tick at client time now, a continuous tick
 // (0 before the first snapshot). The delay follows its target by at most
-// 10 % of the elapsed time upward (at once during the first 64 arrivals)
-// and 2 % downward, and the render tick never decreases, so remote ghosts
+// 10 % of the elapsed time upward (at once during the first 64 arrivals,
+// when the render tick also stays at or behind the newest snapshot) and
+// 2 % downward, and the render tick never decreases, so remote ghosts
 // never jump back.
 func (c *InterpolationClock) Advance(now time.Duration) float64 {
 	if !c.started {
@@ -162,7 +164,14 @@ func (c *InterpolationClock) Advance(now time.Duration) float64 {
 		}
 		c.delay += max(-delayFall*el, min(rise, d))
 	}
-	c.render = max(c.render, t+c.offset-c.delay)
+	r := t + c.offset - c.delay
+	if c.lateN < len(c.late) {
+		// Nor does it run past the newest snapshot then: the offset comes
+		// from the first few arrivals, and an early first one would set
+		// the render tick ahead of everything the next ones bring.
+		r = min(r, c.newestU)
+	}
+	c.render = max(c.render, r)
 	c.last = t
 	return c.render
 }

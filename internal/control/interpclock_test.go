@@ -445,3 +445,23 @@ func TestInterpolationClockRisesFasterThanItFalls(t *testing.T) {
 	assert.True(t, rose, "faster than the 2 % it falls by")
 	assert.Greater(t, c.Delay(), 4.0, "two intervals plus the lateness against the mean arrival, about 2 ticks")
 }
+
+// While the first 64 arrivals measure the spread, the render tick waits
+// at the newest snapshot rather than run past it: an early first arrival
+// sets the offset ahead of the ones after it.
+func TestInterpolationClockStartsBehindTheNewest(t *testing.T) {
+	c := newIC(t, control.InterpolationOptions{})
+	// The first snapshot 0 ms late, the others 60 ms (6 ticks).
+	arr := icStream(100, 400, 1, func(k gw.Tick) time.Duration {
+		if k == 100 {
+			return 0
+		}
+		return 60 * time.Millisecond
+	}, nil)
+	past, last := 0.0, 0.0
+	icDrive(c, arr, arr[0].at, 400*icTick, icTick/4, func(now time.Duration, r float64) {
+		past, last = max(past, r-float64(c.Newest())), r
+	})
+	assert.LessOrEqual(t, past, 0.0, "the render tick ran past the newest snapshot (4.75 ticks before)")
+	assert.Greater(t, last, 390.0, "and it keeps up once the offset has")
+}
