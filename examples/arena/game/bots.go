@@ -38,10 +38,9 @@ type Bot struct {
 	started bool
 	aim     float32
 	ready   gw.Tick // tick the weapon is ready again
-	// shot is the latest shot's tick and origin, repeated in every
-	// command (Command.Shot).
-	shot         gw.Tick
-	shotX, shotY float32
+	// shot is the latest shot's tick (coded) and origin, repeated in
+	// every command (Command.Shot).
+	shot, shotX, shotY float32
 	// Moving counts the sampled inputs whose move vector is not zero on
 	// the wire.
 	Moving uint64
@@ -135,8 +134,8 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)))
 		cmd.Aim = b.aim
 		cmd.Fire = 1
-		b.shot, b.shotX, b.shotY = tick, origin.X, origin.Y
-		cmd.Shot, cmd.OriginX, cmd.OriginY = tick, origin.X, origin.Y
+		b.shot, b.shotX, b.shotY = shotCode(tick), origin.X, origin.Y
+		cmd.Shot, cmd.OriginX, cmd.OriginY = b.shot, origin.X, origin.Y
 		if !cheat || b.Cheat != CheatFireRate {
 			b.ready = tick.Add(FireInterval)
 		}

@@ -170,7 +170,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 		// A dead shooter's shot goes to the judge too: its death rule
 		// (lagcomp.Options.TradeWindow) decides, with a reason.
 		sin, cos := math.Sincos(float64(in.Aim))
-		tick, view, frac := r.fired(head, in.Shot)
+		tick, view, frac := r.fired(head, shotTick(in.Shot, head.Tick))
 		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: tick, ViewTick: view, ViewFraction: frac,
 			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge, InterpolationDelay: head.InterpolationDelay, Acked: head.Acked})
 	}

@@ -384,3 +384,13 @@ func TestLateShotsAreJudgedOnTheirOwnTick(t *testing.T) {
 	tick, _, _ = r.fired(real(300), 299)
 	assert.Equal(t, gw.Tick(300), tick)
 }
+
+// A shot's tick goes on the wire modulo 256 and comes back as the latest
+// tick with that code, across the wrap too.
+func TestShotTickRoundTrip(t *testing.T) {
+	for _, fired := range []gw.Tick{0, 255, 256, 1000, ^gw.Tick(0) - 3} {
+		for _, late := range []int{0, 1, 63, 255} {
+			assert.Equal(t, fired, shotTick(shotCode(fired), fired.Add(late)), "fired %d, %d ticks before", fired, late)
+		}
+	}
+}
