@@ -166,9 +166,11 @@ type ClientStats struct {
 	// ExtrapolatedTicks adds up, over remote ghosts and frames, the
 	// ticks shown past the newest received state; MaxExtrapolation is the
 	// furthest any was shown past it, in ticks (never beyond
-	// ExtrapolationCap). Teleports counts blends replaced by a jump.
+	// ExtrapolationCap). HeldTicks is the part of ExtrapolatedTicks
+	// shown held at that cap. Teleports counts blends replaced by a jump.
 	ExtrapolatedTicks float64
 	MaxExtrapolation  float64
+	HeldTicks         float64
 	Teleports         uint64
 	// InterpolatedSpawns and InterpolatedDespawns count remote ghosts
 	// shown once the render tick reached them and removed when it reached
@@ -439,6 +441,7 @@ func (c *Client) Stats() ClientStats {
 	st.RenderTick = c.render
 	is := c.interpolator.Stats()
 	st.ExtrapolatedTicks, st.MaxExtrapolation, st.Teleports = is.ExtrapolatedTicks, is.MaxExtrapolation, is.Teleports
+	st.HeldTicks = is.HeldTicks
 	st.InterpolatedSpawns, st.InterpolatedDespawns, st.InterpolationBuffered = is.Spawned, is.Despawned, is.Buffered
 	st.SnapshotLoss, st.ExtrapolationCap = c.iclock.Loss(), c.iclock.MaxExtrapolation()
 	if c.hasLatest {

@@ -68,15 +68,15 @@ func (c *Client) poll(now time.Duration) {
 			// order: each is the baseline the next ones build on.
 			c.ghosts.Complete(c.scratch)
 			c.latestParts = part
-			if c.fresh {
-				// Replaced before any tick reconciled it: only its states
-				// of interpolated ghosts still matter, and they must not
-				// be lost.
-				c.pushInterpolated(c.latest)
-			}
 			c.latest, c.scratch = c.scratch, c.latest
 			c.hasLatest, c.fresh = true, true
+			// The interpolated ghosts' states are buffered on arrival, when
+			// the clock counts the snapshot in, not at the next tick's
+			// reconcile: the render tick assumes them from now on, and a
+			// frame without a tick between (a held tick, a slow clock)
+			// would otherwise extrapolate past states already received.
 			c.iclock.Observe(c.latest.Tick, now)
+			c.pushInterpolated(c.latest)
 			if rtt := now - time.Duration(c.latest.EchoTime)*time.Millisecond - time.Duration(c.latest.Hold)*time.Millisecond; c.latest.EchoTime != 0 && rtt >= 0 {
 				c.rtt.Sample(rtt)
 			}

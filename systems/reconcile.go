@@ -91,7 +91,6 @@ func (c *Client) reconcile(w *gw.World) {
 	mismatch, spawning := false, false
 	held := ecsx.Has(c.history, tick)
 	layout := ecsx.LayoutVersion(w)
-	c.pushInterpolated(s)
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
 		if !c.ghosts.Predicts(&g.Ghost) {

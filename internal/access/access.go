@@ -40,10 +40,11 @@ var (
 
 // Set by package lagcomp; read by internal/lagcompx.
 var (
-	LagcompProbe   any
-	LagcompPresent any
-	LagcompHistory any
-	LagcompReasons any
+	LagcompProbe    any
+	LagcompPresent  any
+	LagcompHistory  any
+	LagcompReasons  any
+	LagcompTickRate any
 )
 
 // Set by package systems; read by package lagcomp: queue a verdict for

@@ -61,28 +61,30 @@ const (
 // too far ahead and what the game's Validate refuses, and hands out
 // exactly one input per tick (a client that sends faster gains nothing).
 // A press that arrives after its tick was run on a substitute is applied
-// on the next tick, so it counts exactly once. Its memory is fixed at
+// on the next tick, so it counts exactly once; such a late input is also
+// what the next substitute repeats, being the client's newest. Its memory is fixed at
 // construction.
 type InputBuffer struct {
-	opts    InputBufferOptions
-	in      *codec.Input // nil: header-only inputs
-	size    int
-	data    []byte // Capacity records
-	heads   []components.InputHeader
-	ticks   []ecs.Tick
-	has     []bool
-	missing []bool // per slot: tick run without input (to count late arrivals)
-	applied ecs.Tick
-	started bool
-	first   ecs.Tick // the first tick accepted: ticks before it have no input to await
-	firstOK bool
-	last    []byte // the last record applied
-	hasLast bool
-	carry   []byte // presses of late inputs, for the next tick
-	carried bool
-	out     []byte // what Take returns
-	late    []byte // a late input, validated without touching the caller's copy
-	stats   InputStats
+	opts     InputBufferOptions
+	in       *codec.Input // nil: header-only inputs
+	size     int
+	data     []byte // Capacity records
+	heads    []components.InputHeader
+	ticks    []ecs.Tick
+	has      []bool
+	missing  []bool // per slot: tick run without input (to count late arrivals)
+	applied  ecs.Tick
+	started  bool
+	first    ecs.Tick // the first tick accepted: ticks before it have no input to await
+	firstOK  bool
+	last     []byte // the newest record received of a tick already run
+	lastTick ecs.Tick
+	hasLast  bool
+	carry    []byte // presses of late inputs, for the next tick
+	carried  bool
+	out      []byte // what Take returns
+	late     []byte // a late input, validated without touching the caller's copy
+	stats    InputStats
 }
 
 // NewInputBuffer returns a buffer for the schema's input type. It errors
@@ -136,12 +138,22 @@ func (b *InputBuffer) Add(h components.InputHeader, rec []byte, current ecs.Tick
 		if b.missing[i] && b.ticks[i] == h.Tick {
 			b.missing[i] = false
 			b.stats.Late++
+			if b.in == nil || !b.validate(b.copyLate(rec)) {
+				return AddLate
+			}
 			// The tick ran on a substitute without its presses: they
 			// count on the next tick instead of never.
-			if b.in != nil && b.in.HasPress(rec) && b.validate(b.copyLate(rec)) {
+			if b.in.HasPress(b.late) {
 				b.in.OrPresses(b.carry, b.late)
 				b.carried = true
 				b.stats.LatePresses++
+			}
+			// It is the client's newest input of a tick already run: the
+			// one a substitute repeats (with the claims that go with its
+			// presses, such as where a shot started), not an older one.
+			if !b.hasLast || h.Tick.After(b.lastTick) {
+				copy(b.last, b.late)
+				b.lastTick, b.hasLast = h.Tick, true
 			}
 			return AddLate
 		}
@@ -238,7 +250,7 @@ func (b *InputBuffer) Take(tick ecs.Tick) (h components.InputHeader, rec []byte,
 		b.stats.Buffered--
 		b.stats.Applied++
 		copy(b.last, b.out)
-		b.hasLast = true
+		b.lastTick, b.hasLast = tick, true
 		real = true
 	} else {
 		b.stats.Missing++

@@ -135,11 +135,21 @@ func TestInputBufferTicksAlreadyRunAreDuplicateOrLateOnce(t *testing.T) {
 	assert.Zero(t, st.Accepted)
 	assert.Zero(t, st.Buffered)
 
-	// A late arrival is not applied to any later tick.
+	// A late arrival is not taken for a later tick, but it is the client's
+	// newest input: the next substitute repeats it (before, it repeated
+	// the input of a tick before 11, here none).
 	h, got, real := b.Take(12)
 	assert.False(t, real)
 	assert.Equal(t, gw.Tick(12), h.Tick)
-	assert.Equal(t, wiretest.Input{}, wiretest.InputOf(t, got))
+	assert.Equal(t, wiretest.Input{Steer: 1}, wiretest.InputOf(t, got))
+	// An older late arrival does not replace it.
+	_, _, real = b.Take(13)
+	require.False(t, real)
+	b.Take(14)
+	assert.Equal(t, control.AddLate, b.Add(hd(14), rec(2, 0), 14))
+	assert.Equal(t, control.AddLate, b.Add(hd(13), rec(3, 0), 14))
+	_, got, _ = b.Take(15)
+	assert.Equal(t, wiretest.Input{Steer: 2}, wiretest.InputOf(t, got))
 }
 
 func TestInputBufferRefusesTicksTooFarAhead(t *testing.T) {
@@ -381,9 +391,12 @@ func TestInputBufferAppliesALatePressOnce(t *testing.T) {
 
 	_, got, real = b.Take(12)
 	assert.False(t, real)
-	assert.Equal(t, wiretest.Input{X: 0.5, Jump: 1, Steer: 1}, wiretest.InputOf(t, got), "the jump counts on the next tick; only its press is carried")
+	// The substitute repeats the newest input received, tick 11's, though
+	// it came late (and with it the claims that go with its press), not
+	// tick 10's.
+	assert.Equal(t, wiretest.Input{Jump: 1, Steer: 3}, wiretest.InputOf(t, got), "the jump counts on the next tick")
 	_, got, _ = b.Take(13)
-	assert.Equal(t, wiretest.Input{X: 0.5, Steer: 1}, wiretest.InputOf(t, got), "and exactly once")
+	assert.Equal(t, wiretest.Input{Steer: 3}, wiretest.InputOf(t, got), "and exactly once")
 
 	// A late press is added to the next tick's real input too.
 	_, _, real = b.Take(14)

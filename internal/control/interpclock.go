@@ -37,7 +37,9 @@ type InterpolationOptions struct {
 // arrival spread, the 100th percentile of a window of about one second at
 // 60 Hz). Two losses in a row, or an arrival later than any of the last
 // 64 and by more than the spare interval, are left to extrapolation,
-// capped by MaxExtrapolation. docs/tuning-figures.md has the figures.
+// capped by MaxExtrapolation. The delay rises toward a larger target
+// faster than it falls toward a smaller one (see Advance).
+// docs/tuning.md has the figures.
 type InterpolationClock struct {
 	interval time.Duration
 	opts     InterpolationOptions
@@ -128,20 +130,48 @@ func (c *InterpolationClock) target() float64 {
 	return 2*c.gapMin + max(0, c.lateP)
 }
 
+// How fast the delay follows its target, as a share of the elapsed time:
+// remote ghosts are shown at 90 % speed at most while it grows (a wider
+// arrival spread was just measured; growing at 2 % took 1.7 s at 60 Hz to
+// cover 2 ticks, extrapolating meanwhile) and at 102 % while it shrinks.
+// While the first 64 arrivals measure the spread it rises at once and the
+// render tick never passes the newest snapshot: it pauses instead, which
+// at the start shows nothing wrong.
+const (
+	delayRise = 0.1
+	delayFall = 0.02
+)
+
 // Advance returns the render tick at client time now, a continuous tick
-// (0 before the first snapshot). The delay follows
-// its target by at most 2 % of the elapsed time, and the render tick never
-// decreases, so remote ghosts never jump back.
+// (0 before the first snapshot). The delay follows its target by at most
+// 10 % of the elapsed time upward (at once during the first 64 arrivals,
+// when the render tick also stays at or behind the newest snapshot) and
+// 2 % downward, and the render tick never decreases, so remote ghosts
+// never jump back.
 func (c *InterpolationClock) Advance(now time.Duration) float64 {
 	if !c.started {
 		return 0
 	}
 	t := c.ticks(now)
 	if d := c.target() - c.delay; d != 0 {
-		step := 0.02 * max(0, t-c.last)
-		c.delay += max(-step, min(step, d))
+		el := max(0, t-c.last)
+		rise := delayRise * el
+		if c.lateN < len(c.late) {
+			// The spread is still being measured: the first arrivals
+			// only learn it, and showing ghosts late at the start costs
+			// nothing, extrapolating them does.
+			rise = d
+		}
+		c.delay += max(-delayFall*el, min(rise, d))
 	}
-	c.render = max(c.render, t+c.offset-c.delay)
+	r := t + c.offset - c.delay
+	if c.lateN < len(c.late) {
+		// Nor does it run past the newest snapshot then: the offset comes
+		// from the first few arrivals, and an early first one would set
+		// the render tick ahead of everything the next ones bring.
+		r = min(r, c.newestU)
+	}
+	c.render = max(c.render, r)
 	c.last = t
 	return c.render
 }

@@ -25,10 +25,13 @@ type InterpolatorStats struct {
 	// MaxExtrapolation is the furthest any ghost was shown past its newest
 	// state, in ticks; it never exceeds the cap.
 	MaxExtrapolation float64
-	Teleports        uint64 // blends replaced by a jump
-	Spawned          uint64 // ghosts shown once the render tick reached them
-	Despawned        uint64
-	Buffered         int // ghosts with a state buffer now
+	// HeldTicks adds up, over ghosts and frames, the ticks shown held at
+	// the extrapolation cap (part of ExtrapolatedTicks).
+	HeldTicks float64
+	Teleports uint64 // blends replaced by a jump
+	Spawned   uint64 // ghosts shown once the render tick reached them
+	Despawned uint64
+	Buffered  int // ghosts with a state buffer now
 }
 
 // Interpolator shows the ghosts a client does not own: it buffers their
@@ -277,6 +280,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
 		over := rt - ecsx.Unwrap(ig.ticks[bi], rt)
 		ip.stats.ExtrapolatedTicks += math.Min(over, frame)
+		ip.stats.HeldTicks += max(0, math.Min(over-ip.maxExt, frame))
 		capped := math.Min(over, ip.maxExt)
 		ip.stats.MaxExtrapolation = math.Max(ip.stats.MaxExtrapolation, capped)
 		t = float32(1 + capped/float64(ig.ticks[bi].Sub(ig.ticks[ai])))

@@ -15,6 +15,7 @@ var (
 	history = access.LagcompHistory.(func(*lagcomp.Compensator) *gw.History)
 	present = access.LagcompPresent.(func(*lagcomp.Compensator) bool)
 	reasons = access.LagcompReasons.(func() []lagcomp.Reason)
+	rate    = access.LagcompTickRate.(func(*lagcomp.Compensator) int)
 )
 
 // Reasons lists every verdict reason in the order of the rules.
@@ -34,3 +35,7 @@ func Present(c *lagcomp.Compensator) bool { return present(c) }
 // History returns the compensator's history, for reading with
 // internal/ecsx (never to record or restore).
 func History(c *lagcomp.Compensator) *gw.History { return history(c) }
+
+// TickRate returns the server tick rate the compensator runs at
+// (Options.TickRate, 60 when it was zero).
+func TickRate(c *lagcomp.Compensator) int { return rate(c) }

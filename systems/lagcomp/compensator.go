@@ -23,9 +23,14 @@ import (
 type Options struct {
 	// TickRate of the server; 60 when zero.
 	TickRate int
-	// Window is how far back a shot may be judged; 500 ms when zero
-	// (Valve allows up to 1 s, Netcode for Entities keeps 32 ticks).
-	// Allowed: one tick..2 s.
+	// Window is how far back a shot may be judged, before the newest
+	// recorded tick; 750 ms when zero: the oldest view an honest client
+	// claimed at 20 Hz on a 200 ms / ±40 ms / 8 % loss link was 530 ms
+	// (docs/lagcomp.md, "Choosing the window"), and 750 ms stays below
+	// Valve's 1 s (sv_maxunlag). The plausible view (Shot.MaxViewAge)
+	// bounds each connection's claims by its own measured latency, so a
+	// wide window serves slow links without widening what a fast one may
+	// claim. Allowed: one tick..2 s.
 	Window time.Duration
 	// Pose reads where an entity stood at the rewound tick from its
 	// rewound components: its hitboxes are turned by yaw about the Z axis
@@ -229,7 +234,7 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 		opts.TickRate = 60
 	}
 	if opts.Window == 0 {
-		opts.Window = 500 * time.Millisecond
+		opts.Window = 750 * time.Millisecond
 	}
 	if opts.Range == 0 {
 		opts.Range = 1000

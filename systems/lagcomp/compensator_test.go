@@ -119,8 +119,24 @@ func TestRewindIsSubTick(t *testing.T) {
 	assert.False(t, v.Hit)
 }
 
+// The default window, 750 ms, covers the oldest view an honest client
+// claimed at 20 Hz on a 200 ms / ±40 ms / 8 % loss link (530 ms over five
+// seeds of 12 clients: examples/arena/game's
+// TestTheDefaultWindowCoversHonestViewsAt20Hz), which the old 500 ms
+// refused, and stays below Valve's 1 s.
+func TestDefaultWindowCoversTheSlowestHonestView(t *testing.T) {
+	s := newScene(t, lagcomp.Options{TickRate: 20})
+	assert.InDelta(t, 15, s.lc.Window(), 1e-9, "750 ms at 20 Hz")
+	assert.Less(t, s.lc.Window()/20, 1.0, "below Valve's 1 s")
+	assert.NotEqual(t, lagcomp.ReasonOutsideWindow, s.lc.Judge(s.aim(10, 5, 60-10.6)).Reason, "530 ms old")
+	assert.NotEqual(t, lagcomp.ReasonOutsideWindow, s.lc.Judge(s.aim(10, 5, 45)).Reason, "750 ms old")
+	assert.Equal(t, lagcomp.ReasonOutsideWindow, s.lc.Judge(s.aim(10, 5, 44.9)).Reason, "older")
+	s = newScene(t, lagcomp.Options{TickRate: 60})
+	assert.InDelta(t, 45, s.lc.Window(), 1e-9, "750 ms at 60 Hz")
+}
+
 func TestVerdictReasons(t *testing.T) {
-	s := newScene(t, lagcomp.Options{MinShotInterval: 10, Walls: [][2][3]float32{{{5, 2.3, -1}, {6, 2.6, 1}}}})
+	s := newScene(t, lagcomp.Options{Window: 500 * time.Millisecond, MinShotInterval: 10, Walls: [][2][3]float32{{{5, 2.3, -1}, {6, 2.6, 1}}}})
 	assert.InDelta(t, 30, s.lc.Window(), 1e-9, "500 ms at 60 Hz")
 
 	old := s.aim(10, 1, 29) // 31 ticks old: beyond the 30-tick window

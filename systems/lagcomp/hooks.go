@@ -15,6 +15,7 @@ func init() {
 	access.LagcompPresent = func(c *Compensator) bool { return c.opts.Present }
 	access.LagcompHistory = func(c *Compensator) *gw.History { return c.hist }
 	access.LagcompReasons = func() []Reason { return reasons[:] }
+	access.LagcompTickRate = func(c *Compensator) int { return c.opts.TickRate }
 }
 
 // serverConfirm queues a verdict for the shooter's client; package

@@ -113,7 +113,7 @@ func TestDeathRules(t *testing.T) {
 
 	_, err := lagcomp.New(gw.NewWorld(gw.WorldOptions{}), lagcomp.Options{TradeWindow: time.Second,
 		Pose: func(*lagcomp.Rewound) ([3]float32, float32) { return [3]float32{}, 0 }})
-	assert.ErrorContains(t, err, "trade window 1s outside ..500ms")
+	assert.ErrorContains(t, err, "trade window 1s outside ..750ms")
 }
 
 // A shooter dead for longer than the history reaches is refused, not

@@ -38,6 +38,9 @@ type Bot struct {
 	started bool
 	aim     float32
 	ready   gw.Tick // tick the weapon is ready again
+	// shot is the latest shot's tick (coded) and origin, repeated in
+	// every command (Command.Shot).
+	shot, shotX, shotY float32
 	// Moving counts the sampled inputs whose move vector is not zero on
 	// the wire.
 	Moving uint64
@@ -69,7 +72,7 @@ func NewBot(seed uint64, clock gw.TimeSource, stopAt time.Duration) *Bot {
 // and, when its weapon is ready and a living player is in view, a shot
 // aimed exactly at where its client draws that player.
 func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
-	cmd := Command{Aim: b.aim}
+	cmd := Command{Aim: b.aim, Shot: b.shot, OriginX: b.shotX, OriginY: b.shotY}
 	if b.clock.Now() >= b.stopAt {
 		return cmd
 	}
@@ -131,7 +134,8 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)))
 		cmd.Aim = b.aim
 		cmd.Fire = 1
-		cmd.OriginX, cmd.OriginY = origin.X, origin.Y
+		b.shot, b.shotX, b.shotY = shotCode(tick), origin.X, origin.Y
+		cmd.Shot, cmd.OriginX, cmd.OriginY = b.shot, origin.X, origin.Y
 		if !cheat || b.Cheat != CheatFireRate {
 			b.ready = tick.Add(FireInterval)
 		}

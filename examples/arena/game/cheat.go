@@ -24,7 +24,7 @@ const (
 var cheats = [...]string{CheatBacktrack, CheatOrigin, CheatFireRate, CheatDeadshot}
 
 // BacktrackTicks is how much older a view than the one it showed the
-// backtracking cheat claims: 200 ms, inside the 500 ms window at the
+// backtracking cheat claims: 200 ms, inside the 750 ms window at the
 // round trips the arena plays.
 const BacktrackTicks = 12
 

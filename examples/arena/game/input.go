@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
@@ -18,8 +19,15 @@ type Command struct {
 	Aim float32
 	// Fire is the trigger: pressed on the tick of the shot.
 	Fire components.Press
-	// OriginX and OriginY are where the player claims the shot started;
-	// the server checks the claim.
+	// Shot, OriginX and OriginY describe the player's latest shot: the
+	// tick it was fired on, modulo 256 (shotCode; 8 bits on the wire, and
+	// the server looks 64 ticks back at most), and where the player claims
+	// it started (the server checks the claim; Aim is its direction).
+	// Every command carries them until the next shot, so a shot whose
+	// input arrived after its tick ran, whose press the server applies on
+	// a later tick (components.Press), is still judged as fired: on its
+	// tick, from its origin (ShotSystem).
+	Shot             float32
 	OriginX, OriginY float32
 }
 
@@ -41,6 +49,18 @@ func (c *Command) Serialize(s *netsync.Stream) {
 	s.Press(&c.Fire)
 	s.Float(&c.OriginX, coord)
 	s.Float(&c.OriginY, coord)
+	s.Float(&c.Shot, shotMod)
+}
+
+// shotMod codes a shot's tick modulo 256 in 8 bits.
+var shotMod = netsync.Range(0, 255, 1)
+
+// shotCode is Command.Shot for a shot fired on tick.
+func shotCode(tick gw.Tick) float32 { return float32(uint32(tick) % 256) }
+
+// shotTick is the latest tick at or before at whose shotCode is code.
+func shotTick(code float32, at gw.Tick) gw.Tick {
+	return at.Add(-int((uint32(at) - uint32(code)) % 256))
 }
 
 // moveSteps is the move axes' grid: 1/127 per step.

@@ -7,6 +7,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/lagcompx"
+	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
 // poorLink is the issue's bad link: 200 ms RTT, ±40 ms jitter, 8 % loss,
@@ -19,9 +23,11 @@ func poorLink(hz, clients int) Config {
 }
 
 // honest checks what an honest match must show: converged at the compared
-// tick, a footstep per moving input, and at least 95 % of the shots that
-// passed the shooter's own checks (fire rate and claimed origin, issue 10's
-// rules) judged hits.
+// tick, a footstep per moving input, at least 95 % of the shots (every
+// bot's shot is aimed at a player it draws) judged hits, and none refused
+// by the window, the fire rate or the claimed origin, which only a cheater
+// breaks; the plausible view may refuse 0.5 % (its tolerance is a margin
+// on measurements, docs/lagcomp.md).
 func honest(t *testing.T, r *Report, name string) {
 	t.Helper()
 	assert.Truef(t, r.Converged, "%s: converged at tick %d", name, r.ComparedTick)
@@ -30,10 +36,12 @@ func honest(t *testing.T, r *Report, name string) {
 		assert.Emptyf(t, c.Divergence, "%s client %d", name, c.ID)
 	}
 	s := r.Server.Shots
-	aimed := s.Fired - s.Verdicts["fire_rate"] - s.Verdicts["origin_mismatch"]
-	require.Positivef(t, aimed, "%s: the bots must shoot", name)
-	assert.GreaterOrEqualf(t, float64(s.Hits)/float64(aimed), 0.95, "%s: %d of %d aimed shots hit (%v)", name, s.Hits, aimed, s.Verdicts)
-	assert.Zerof(t, s.Verdicts["outside_window"], "%s: honest views fit the window", name)
+	require.Positivef(t, s.Fired, "%s: the bots must shoot", name)
+	assert.GreaterOrEqualf(t, float64(s.Hits)/float64(s.Fired), 0.95, "%s: %d of %d aimed shots hit (%v)", name, s.Hits, s.Fired, s.Verdicts)
+	for _, rule := range []string{"outside_window", "fire_rate", "origin_mismatch"} {
+		assert.Zerof(t, s.Verdicts[rule], "%s: honest shots refused as %s", name, rule)
+	}
+	assert.LessOrEqualf(t, float64(s.Verdicts["view_implausible"]), 0.005*float64(s.Fired), "%s: honest shots refused as view_implausible", name)
 }
 
 // meanDelay is the interpolation delay over the match and the clients, in
@@ -71,22 +79,30 @@ func TestHonestPlayAtLowTickRatesOnAPoorLink(t *testing.T) {
 	}
 }
 
-// At 60, 128 and 240 Hz on the poor link: the same, and no regression
-// against the figures before the lean delay (docs/tuning-figures.md):
-// mispredictions per client per second and extrapolation stay within 10 %
-// of them and of their cap.
+// At 60, 128 and 240 Hz on the poor link, with 3 and 12 clients: the same,
+// and with 3 clients no regression against the figures of main before the
+// issue (0ceff7f, where the hit rates were 93 %, 91 % and 91 %):
+// mispredictions per client per second and the furthest extrapolation
+// stay within 10 % of them; no client ever holds at the cap.
 func TestHonestPlayAtHighTickRatesOnAPoorLink(t *testing.T) {
 	// Before: mispredictions per client per second; max extrapolation, ticks.
 	before := map[int][2]float64{60: {3.17, 0.99}, 128: {6.15, 1.42}, 240: {8.43, 3.38}}
 	for _, hz := range []int{60, 128, 240} {
-		name := fmt.Sprintf("%d Hz, 3 clients", hz)
-		m, r := run(t, poorLink(hz, 3))
-		honest(t, r, name)
-		t.Logf("%s: delay %.2f intervals, %.2f mispredictions per client per second", name, meanDelay(r), mispredictionsPerSecond(r))
-		assert.LessOrEqualf(t, mispredictionsPerSecond(r), before[hz][0]*1.1, "%s: mispredictions per client per second", name)
-		for _, c := range r.Clients {
-			assert.LessOrEqualf(t, c.MaxExtrapolation, before[hz][1]*1.1, "%s client %d", name, c.ID)
-			assert.Less(t, c.MaxExtrapolation, m.Harness.Clients[0].Stats().ExtrapolationCap, "never held at the cap")
+		for _, n := range []int{3, 12} {
+			name := fmt.Sprintf("%d Hz, %d clients", hz, n)
+			_, r := run(t, poorLink(hz, n))
+			honest(t, r, name)
+			ext, held := heldAndExtrapolated(r)
+			t.Logf("%s: delay %.2f intervals, %d/%d hits, %.2f mispredictions per client per second, %.1f extrapolated ticks",
+				name, meanDelay(r), r.Server.Shots.Hits, r.Server.Shots.Fired, mispredictionsPerSecond(r), ext)
+			assert.Zerof(t, held, "%s: held at the cap", name)
+			if n != 3 {
+				continue
+			}
+			assert.LessOrEqualf(t, mispredictionsPerSecond(r), before[hz][0]*1.1, "%s: mispredictions per client per second", name)
+			for _, c := range r.Clients {
+				assert.LessOrEqualf(t, c.MaxExtrapolation, before[hz][1]*1.1, "%s client %d", name, c.ID)
+			}
 		}
 	}
 }
@@ -100,4 +116,75 @@ func TestInterpolationDelayAt60HzOnADecentLink(t *testing.T) {
 	honest(t, r, "60 Hz")
 	assert.LessOrEqual(t, meanDelay(r), 3.0)
 	assert.Greater(t, meanDelay(r), 2.0, "two intervals plus the arrival spread")
+}
+
+// heldAndExtrapolated sums the ticks the clients showed remote players
+// past their newest state, and held at the cap.
+func heldAndExtrapolated(r *Report) (extrapolated, held float64) {
+	for _, c := range r.Clients {
+		extrapolated += c.ExtrapolatedTicks
+		held += c.HeldTicks
+	}
+	return extrapolated, held
+}
+
+// At 60 Hz extrapolation stays as rare as with the old delay (7.5 send
+// intervals on the poor link; docs/tuning.md): the lean delay leaves no
+// margin for a snapshot received but not yet buffered, so the client
+// buffers a snapshot's remote states on arrival, and the delay rises
+// faster than it falls, to cover the spread measured at the start.
+func TestExtrapolationAt60HzAsRareAsBeforeTheLeanDelay(t *testing.T) {
+	decent := DefaultConfig()
+	decent.Clients, decent.Duration = 3, 20*time.Second
+	// Before (main at 0ceff7f): extrapolated ticks summed over 3 clients.
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		before float64
+	}{
+		{"200 ms / ±40 ms / 8 %", poorLink(60, 3), 3.1},
+		{"100 ms / ±10 ms / 1 %", decent, 2.6},
+	} {
+		_, r := run(t, c.cfg)
+		honest(t, r, c.name)
+		ext, held := heldAndExtrapolated(r)
+		t.Logf("%s: %.2f extrapolated ticks, %.2f held, delay %.2f intervals", c.name, ext, held, meanDelay(r))
+		assert.LessOrEqualf(t, ext, c.before, "%s: extrapolated ticks, 3 clients, 20 s", c.name)
+		assert.Zerof(t, held, "%s: held at the cap", c.name)
+	}
+}
+
+// viewAges is a judge that notes how old each shot's view is against the
+// newest recorded tick (what lagcomp's window bounds), then asks lc.
+type viewAges struct {
+	lc     *lagcomp.Compensator
+	oldest float64 // ticks
+}
+
+func (v *viewAges) Rules() []lagcomp.Reason { return v.lc.Rules() }
+
+func (v *viewAges) Judge(s lagcomp.Shot) lagcomp.Verdict {
+	newest, _ := ecsx.Newest(lagcompx.History(v.lc))
+	v.oldest = max(v.oldest, float64(newest.Sub(s.ViewTick))-float64(s.ViewFraction))
+	return v.lc.Judge(s)
+}
+
+// lagcomp's default window (750 ms) covers the oldest view an honest
+// client claims at 20 Hz on the poor link, with 12 clients and the widest
+// window the arena allows, over three seeds; the old default, 500 ms, did
+// not.
+func TestTheDefaultWindowCoversHonestViewsAt20Hz(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		cfg := poorLink(20, 12)
+		cfg.Seed, cfg.MaxRewind = seed, 2*time.Second
+		m, err := NewMatch(cfg)
+		require.NoError(t, err)
+		ages := &viewAges{lc: m.Shots.LC}
+		m.Shots.Judge = ages
+		r := m.Run(nil)
+		honest(t, r, fmt.Sprintf("seed %d", seed))
+		oldest := time.Duration(ages.oldest * float64(time.Second) / 20)
+		t.Logf("seed %d: the oldest view is %v old", seed, oldest.Round(time.Millisecond))
+		assert.Less(t, oldest, 750*time.Millisecond, "seed %d", seed)
+	}
 }

@@ -112,8 +112,10 @@ type ClientReport struct {
 	InterpDelayMeanMS float64 `json:"interp_delay_mean_ms"`
 	ExtrapolatedTicks float64 `json:"extrapolated_ticks"`
 	MaxExtrapolation  float64 `json:"max_extrapolation_ticks"`
-	MaxRemoteStep     float64 `json:"max_remote_step"`
-	ShotsFired        uint64  `json:"shots_fired"`
+	// HeldTicks is the part of ExtrapolatedTicks held at the cap.
+	HeldTicks     float64 `json:"held_ticks"`
+	MaxRemoteStep float64 `json:"max_remote_step"`
+	ShotsFired    uint64  `json:"shots_fired"`
 	// ConfirmedHits counts the hits the server confirmed to this client
 	// (its hit markers), Confirmations every verdict it confirmed.
 	ConfirmedHits uint64 `json:"confirmed_hits"`
@@ -369,7 +371,7 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 		InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
 		BytesUpPerS:   round6(float64(st.BytesSent) / sim),
 		InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
-		MaxExtrapolation: round6(st.MaxExtrapolation), MaxRemoteStep: round6(ps.MaxRemoteStep),
+		MaxExtrapolation: round6(st.MaxExtrapolation), HeldTicks: round6(st.HeldTicks), MaxRemoteStep: round6(ps.MaxRemoteStep),
 		ShotsFired: ps.ShotsFired, Teleports: st.Teleports, ConfirmedHits: ps.ConfirmedHits, Confirmations: ps.Confirmations,
 		MispredictionsBy: st.MispredictionsBy,
 	}

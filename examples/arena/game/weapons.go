@@ -2,6 +2,7 @@ package game
 
 import (
 	"math"
+	"time"
 
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
@@ -17,8 +18,13 @@ const (
 	MaxHP        = 100 // hit points of a fresh player
 	Damage       = 25  // per hit
 	FireInterval = 15  // ticks between shots (4 per second at 60 Hz)
-	RespawnTicks = 60  // ticks a dead player waits
-	ShotRange    = 40  // arena units
+	// RespawnDelay is how long a dead player waits: a time, not ticks, so
+	// that at every tick rate a client sees its death (about a round trip
+	// after it) before it is alive elsewhere. In 60 ticks at 240 Hz it
+	// could not on a 200 ms link: it went on predicting itself where it
+	// died, and its shots from there were refused as origin_mismatch.
+	RespawnDelay = time.Second
+	ShotRange    = 40 // arena units
 	// MaxOriginError is how far a shot's claimed origin may be from the
 	// server's shooter: a client's own position can be mispredicted by a
 	// shove it could not foresee, about a unit at 250 ms.
@@ -75,13 +81,68 @@ type ShotSystem struct {
 	health  generic.Map[Health]
 	ghost   generic.Map[components.Ghost]
 	shots   []lagcomp.Shot
+	inputs  map[ecs.Entity]*recentInputs
+	respawn int // RespawnDelay in ticks
+}
+
+// recentInputs is what the server saw of one player's recent inputs: which
+// ticks ran on a substitute (their input missing when they ran), and how
+// far behind its tick the last view it claimed was.
+type recentInputs struct {
+	tick    gw.Tick // the newest tick seen
+	missing uint64  // bit d: tick − d ran on a substitute
+	viewAge float64 // ticks, of the newest input with a view
+	hasView bool
+}
+
+// observe notes the header of the input a player's tick ran on. A
+// substitute has no view (components.InputHeader); so has a real input
+// before its client showed anything, which may then pass for a missing
+// one: that only lets a shot claim such a tick (see fired).
+func (r *recentInputs) observe(h *components.InputHeader) {
+	if d := h.Tick.Sub(r.tick); d >= 64 || d < 0 {
+		r.missing = 0
+	} else {
+		r.missing <<= uint(d)
+	}
+	r.tick = h.Tick
+	if !h.HasView {
+		r.missing |= 1
+		return
+	}
+	r.viewAge, r.hasView = float64(h.Tick.Sub(h.ViewTick))-float64(h.ViewFraction), true
+}
+
+// fired returns the tick a pressed shot was fired on and the view its
+// shooter showed then. A shot is fired on the tick of its input, unless
+// its command claims an earlier tick that ran on a substitute: then its
+// input arrived late and the server applies its press now
+// (components.Press), and the shot is judged as fired then, with the view
+// as far behind that tick as this input's (or, on a substitute, the last
+// claimed view) is behind its own. A shooter that showed nothing yet is
+// judged against the present.
+func (r *recentInputs) fired(h *components.InputHeader, claimed gw.Tick) (tick, view gw.Tick, frac float32) {
+	tick = h.Tick
+	if d := h.Tick.Sub(claimed); d > 0 && d < 64 && r.missing>>uint(d)&1 == 1 {
+		tick = claimed
+	}
+	switch {
+	case h.HasView:
+		return tick, h.ViewTick.Add(-int(h.Tick.Sub(tick))), h.ViewFraction
+	case r.hasView:
+		whole := math.Ceil(r.viewAge)
+		return tick, tick.Add(-int(whole)), float32(whole - r.viewAge)
+	}
+	return tick, tick, 0
 }
 
 // NewShotSystem returns the trigger system of a server world.
 func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 	s := &ShotSystem{LC: lc, shooter: generic.NewFilter3[Health, Command, components.InputHeader](),
 		health: generic.NewMap[Health](w.Arche()), ghost: generic.NewMap[components.Ghost](w.Arche()),
-		Stats: ShotStats{Verdicts: map[string]uint64{}, ByConn: map[components.ConnID]*ConnShots{}}}
+		Stats:  ShotStats{Verdicts: map[string]uint64{}, ByConn: map[components.ConnID]*ConnShots{}},
+		inputs: map[ecs.Entity]*recentInputs{}}
+	s.respawn = int((RespawnDelay*time.Duration(lagcompx.TickRate(lc)) + time.Second - 1) / time.Second)
 	for _, r := range lagcompx.Reasons() {
 		s.Stats.Verdicts[string(r)] = 0
 	}
@@ -94,18 +155,23 @@ func (s *ShotSystem) Update(w *gw.World) {
 	q := s.shooter.Query(w.Arche())
 	for q.Next() {
 		_, in, head := q.Get()
-		if !in.Fire.Pressed() || head.Tick != w.Tick() {
+		if head.Tick != w.Tick() {
+			continue
+		}
+		r := s.inputs[q.Entity()]
+		if r == nil {
+			r = &recentInputs{tick: head.Tick}
+			s.inputs[q.Entity()] = r
+		}
+		r.observe(head)
+		if !in.Fire.Pressed() {
 			continue
 		}
 		// A dead shooter's shot goes to the judge too: its death rule
 		// (lagcomp.Options.TradeWindow) decides, with a reason.
 		sin, cos := math.Sincos(float64(in.Aim))
-		// A shooter that showed nothing yet is judged against the present.
-		view, frac := head.Tick, float32(0)
-		if head.HasView {
-			view, frac = head.ViewTick, head.ViewFraction
-		}
-		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: head.Tick, ViewTick: view, ViewFraction: frac,
+		tick, view, frac := r.fired(head, shotTick(in.Shot, head.Tick))
+		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: tick, ViewTick: view, ViewFraction: frac,
 			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge, InterpolationDelay: head.InterpolationDelay, Acked: head.Acked})
 	}
 	damaged := false
@@ -139,6 +205,13 @@ func (s *ShotSystem) Update(w *gw.World) {
 	if damaged {
 		s.LC.Update(w)
 	}
+	if w.Tick()%64 == 0 {
+		for e := range s.inputs {
+			if !w.Arche().Alive(e) {
+				delete(s.inputs, e)
+			}
+		}
+	}
 }
 
 // damage applies a hit to the target's present state: decided in the past,
@@ -154,7 +227,7 @@ func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
 	h.HP -= Damage
 	if !h.Alive() {
 		s.Stats.Kills++
-		h.Respawn = w.Tick() + RespawnTicks
+		h.Respawn = w.Tick().Add(s.respawn)
 	}
 	return true
 }

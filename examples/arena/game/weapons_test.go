@@ -344,3 +344,53 @@ func sumVerdicts(v map[string]uint64) uint64 {
 	}
 	return n
 }
+
+// A shot whose input came after its tick ran is applied on a later tick
+// (components.Press) with its command's claims; the server judges it on the
+// tick it claims only when that tick ran on a substitute, so no claim moves
+// an on-time shot earlier (to beat the fire rate, or to see an older view).
+func TestLateShotsAreJudgedOnTheirOwnTick(t *testing.T) {
+	var r recentInputs
+	real := func(tick gw.Tick) *components.InputHeader {
+		return &components.InputHeader{Tick: tick, HasView: true, ViewTick: tick - 6, ViewFraction: 0.25}
+	}
+	for tick := gw.Tick(100); tick < 110; tick++ {
+		r.observe(real(tick))
+	}
+	r.observe(&components.InputHeader{Tick: 110}) // its input is late
+	h := real(111)
+	r.observe(h)
+	tick, view, frac := r.fired(h, 110)
+	assert.Equal(t, gw.Tick(110), tick, "the late shot is judged on its tick")
+	assert.Equal(t, gw.Tick(104), view, "with the view as far behind it")
+	assert.Equal(t, float32(0.25), frac)
+
+	tick, view, _ = r.fired(h, 109)
+	assert.Equal(t, gw.Tick(111), tick, "109 ran on its own input: the claim is ignored")
+	assert.Equal(t, gw.Tick(105), view)
+	tick, _, _ = r.fired(h, 111-64)
+	assert.Equal(t, gw.Tick(111), tick, "older than what the server remembers")
+
+	// Pressed on a substitute too (the next input is late as well): the
+	// view is the last one claimed, as far behind the shot's tick.
+	sub := &components.InputHeader{Tick: 112}
+	r.observe(sub)
+	tick, view, frac = r.fired(sub, 110)
+	assert.Equal(t, gw.Tick(110), tick)
+	assert.InDelta(t, 110-5.75, float64(view)+float64(frac), 1e-6)
+
+	// A gap of more than 64 ticks forgets what ran on substitutes.
+	r.observe(real(300))
+	tick, _, _ = r.fired(real(300), 299)
+	assert.Equal(t, gw.Tick(300), tick)
+}
+
+// A shot's tick goes on the wire modulo 256 and comes back as the latest
+// tick with that code, across the wrap too.
+func TestShotTickRoundTrip(t *testing.T) {
+	for _, fired := range []gw.Tick{0, 255, 256, 1000, ^gw.Tick(0) - 3} {
+		for _, late := range []int{0, 1, 63, 255} {
+			assert.Equal(t, fired, shotTick(shotCode(fired), fired.Add(late)), "fired %d, %d ticks before", fired, late)
+		}
+	}
+}

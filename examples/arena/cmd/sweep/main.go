@@ -1,9 +1,11 @@
 // Command sweep plays the arena over tick rates, links and client counts
-// on virtual time and prints a Markdown table of what each match measured:
-// interpolation delay, hit rate, mispredictions per client per second,
-// extrapolation and convergence. docs/tuning-figures.md is its output.
+// on virtual time and prints a Markdown page of what each match measured:
+// interpolation delay, hit rate and refusals, mispredictions per client
+// per second, extrapolation and holds, and the tick at which convergence
+// was compared. docs/tuning-figures.md is its output with the defaults,
+// the issue's grid:
 //
-//	go run ./examples/arena/cmd/sweep -clients 3,12
+//	go run ./examples/arena/cmd/sweep > docs/tuning-figures.md
 package main
 
 import (
@@ -11,7 +13,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,11 +45,26 @@ func main() {
 	}
 }
 
+// match is what one match measured, per client and second where it says.
+type match struct {
+	rate, clients int
+	link          link
+	delayMS       float64 // mean over the match and the clients
+	hits, shots   uint64
+	refused       string
+	mispredicted  float64 // per client per second
+	extrapolated  float64 // ticks per client per second
+	held          float64 // ticks per client per second
+	maxExt        float64 // ticks
+	converged     bool
+	compared      uint32
+}
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rates := fs.String("tick-rates", "20,30,60,128,240", "tick rates, comma-separated (10..240 each)")
-	clients := fs.String("clients", "3", "client counts, comma-separated (1..64 each)")
+	clients := fs.String("clients", "1,3,12", "client counts, comma-separated (1..64 each)")
 	linkList := fs.String("links", "0,1,2,3", "links by index, comma-separated (0 clean, 1 50 ms/1 %, 2 200 ms/40 ms/8 %, 3 400 ms/80 ms/20 %)")
 	duration := fs.Duration("duration", 20*time.Second, "simulated play per match (1s..2h)")
 	seed := fs.Uint64("seed", 1, "seed of the links and the bots")
@@ -67,55 +86,119 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "| tick rate | link | clients | interpolation delay (mean) | hits / shots | hit rate | mispredictions per client per s | extrapolated ticks per client per s | max extrapolation | converged at tick |")
-	fmt.Fprintln(stdout, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	var ms []match
 	for _, rate := range hz {
 		for _, li := range ls {
 			for _, n := range ns {
-				row, err := play(rate, links[li], n, *duration, *seed)
+				m, err := play(rate, links[li], n, *duration, *seed)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(stdout, row)
+				ms = append(ms, m)
 			}
 		}
 	}
+	page(stdout, args, ms, *duration, *seed)
 	return nil
 }
 
-// play runs one match and formats its row.
-func play(rate int, l link, clients int, d time.Duration, seed uint64) (string, error) {
+// page prints the Markdown page: what it is, the delay rule's figures at
+// 20, 30 and 60 Hz (each match's largest client count), and every match.
+func page(w io.Writer, args []string, ms []match, d time.Duration, seed uint64) {
+	cmd := strings.TrimSpace("go run ./examples/arena/cmd/sweep " + strings.Join(args, " "))
+	fmt.Fprintf(w, `# Tuning figures: tick rate × link
+
+Produced by `+"`%s`"+`: every match is %v of
+simulated play on virtual time (then the bots stand still until nothing in
+flight would change the result), seed %d, the arena's defaults otherwise
+(lag compensation on, window 750 ms, 1 s respawn, a shot every 15 ticks).
+The same command prints the same page on any machine. docs/tuning.md
+explains the interpolation delay rule behind the figures.
+
+`, cmd, d, seed)
+	fmt.Fprintln(w, "## The interpolation delay at 20, 30 and 60 Hz")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The delay the clients adapted to (mean over the match and the clients), the part of it above the floor of two send intervals (the measured arrival spread), and how often remote players were shown past their newest state (extrapolated) or held at the 4-tick cap, per client per second.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| tick rate | link | clients | delay | intervals | above two intervals | extrapolated ticks per client per s | held ticks per client per s |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|")
+	for _, m := range ms {
+		if m.rate != 20 && m.rate != 30 && m.rate != 60 {
+			continue
+		}
+		interval := 1000 / float64(m.rate)
+		fmt.Fprintf(w, "| %d Hz | %s | %d | %.0f ms | %.2f | %.0f ms | %.3f | %.3f |\n", m.rate, m.link.Name, m.clients,
+			m.delayMS, m.delayMS/interval, m.delayMS-2*interval, m.extrapolated, m.held)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## Every match")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Hits are the shots the server judged hits among all the bots fired (every one aimed at a player its client drew); refused lists the verdicts other than hit by reason.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| tick rate | link | clients | interpolation delay (mean) | hits / shots | hit rate | refused | mispredictions per client per s | extrapolated ticks per client per s | held ticks per client per s | max extrapolation | converged at tick |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
+	for _, m := range ms {
+		fmt.Fprintln(w, m.row())
+	}
+}
+
+// row formats the match as a row of the full table.
+func (m match) row() string {
+	interval := 1000 / float64(m.rate)
+	hitRate := "–"
+	if m.shots > 0 {
+		hitRate = fmt.Sprintf("%.0f %%", 100*float64(m.hits)/float64(m.shots))
+	}
+	conv := "no"
+	if m.converged {
+		conv = "yes"
+	}
+	return fmt.Sprintf("| %d Hz | %s | %d | %.0f ms (%.1f intervals) | %d / %d | %s | %s | %.2f | %.3f | %.3f | %.2f | %s, %d |",
+		m.rate, m.link.Name, m.clients, m.delayMS, m.delayMS/interval, m.hits, m.shots, hitRate, m.refused,
+		m.mispredicted, m.extrapolated, m.held, m.maxExt, conv, m.compared)
+}
+
+// play runs one match.
+func play(rate int, l link, clients int, d time.Duration, seed uint64) (match, error) {
 	cfg := game.DefaultConfig()
 	cfg.TickRate, cfg.Clients, cfg.Duration, cfg.Seed = rate, clients, d, seed
 	cfg.RTT, cfg.Jitter, cfg.Loss, cfg.Dup, cfg.Reorder = l.RTT, l.Jitter, l.Loss, l.Dup, l.Reorder
-	m, err := game.NewMatch(cfg)
+	gm, err := game.NewMatch(cfg)
 	if err != nil {
-		return "", fmt.Errorf("%d Hz, %s, %d clients: %w", rate, l.Name, clients, err)
+		return match{}, fmt.Errorf("%d Hz, %s, %d clients: %w", rate, l.Name, clients, err)
 	}
-	r := m.Run(nil)
-	var delay, extrap, maxExt float64
+	r := gm.Run(nil)
+	m := match{rate: rate, clients: clients, link: l, converged: r.Converged, compared: r.ComparedTick,
+		hits: r.Server.Shots.Hits, shots: r.Server.Shots.Fired, refused: refusals(r.Server.Shots.Verdicts)}
 	var mispredicted uint64
 	for _, c := range r.Clients {
-		delay += c.InterpDelayMeanMS
-		extrap += c.ExtrapolatedTicks
-		maxExt = max(maxExt, c.MaxExtrapolation)
+		m.delayMS += c.InterpDelayMeanMS
+		m.extrapolated += c.ExtrapolatedTicks
+		m.held += c.HeldTicks
+		m.maxExt = max(m.maxExt, c.MaxExtrapolation)
 		mispredicted += c.Mispredictions
 	}
 	k, secs := float64(len(r.Clients)), d.Seconds()
-	delay /= k
-	interval := 1000 / float64(rate)
-	s := r.Server.Shots
-	hitRate := "–"
-	if s.Fired > 0 {
-		hitRate = fmt.Sprintf("%.0f %%", 100*float64(s.Hits)/float64(s.Fired))
+	m.delayMS /= k
+	m.extrapolated /= k * secs
+	m.held /= k * secs
+	m.mispredicted = float64(mispredicted) / k / secs
+	return m, nil
+}
+
+// refusals lists the verdicts other than hits, by reason in alphabetical
+// order ("–" when none).
+func refusals(v map[string]uint64) string {
+	var out []string
+	for _, reason := range slices.Sorted(maps.Keys(v)) {
+		if reason != "hit" && v[reason] > 0 {
+			out = append(out, fmt.Sprintf("%d %s", v[reason], reason))
+		}
 	}
-	conv := "no"
-	if r.Converged {
-		conv = "yes"
+	if len(out) == 0 {
+		return "–"
 	}
-	return fmt.Sprintf("| %d Hz | %s | %d | %.0f ms (%.1f intervals) | %d / %d | %s | %.2f | %.3f | %.2f | %s, %d |",
-		rate, l.Name, clients, delay, delay/interval, s.Hits, s.Fired, hitRate,
-		float64(mispredicted)/k/secs, extrap/k/secs, maxExt, conv, r.ComparedTick), nil
+	return strings.Join(out, ", ")
 }
 
 // ints parses a comma-separated list of integers in lo..hi, naming the

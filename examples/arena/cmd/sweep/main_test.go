@@ -11,15 +11,20 @@ import (
 
 func TestSweepPrintsOneRowPerMatch(t *testing.T) {
 	var out, errs bytes.Buffer
-	require.NoError(t, run([]string{"-tick-rates", "20,60", "-links", "0,2", "-clients", "2", "-duration", "2s"}, &out, &errs))
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2+4, "header, rule and 2 rates × 2 links")
-	assert.Contains(t, lines[0], "interpolation delay")
-	assert.Contains(t, lines[2], "| 20 Hz | clean | 2 |")
-	assert.Contains(t, lines[5], "| 60 Hz | 200 ms")
-	for _, l := range lines[2:] {
+	require.NoError(t, run([]string{"-tick-rates", "20,128", "-links", "0,2", "-clients", "2", "-duration", "2s"}, &out, &errs))
+	page := out.String()
+	assert.Contains(t, page, "`go run ./examples/arena/cmd/sweep -tick-rates 20,128 -links 0,2 -clients 2 -duration 2s`", "names the command")
+	full := strings.Split(strings.TrimSpace(page[strings.Index(page, "## Every match"):]), "\n")
+	rows := full[len(full)-4:]
+	assert.Contains(t, full[len(full)-6], "interpolation delay")
+	assert.Contains(t, rows[0], "| 20 Hz | clean | 2 |")
+	assert.Contains(t, rows[3], "| 128 Hz | 200 ms")
+	for _, l := range rows {
 		assert.Contains(t, l, "yes, ", "every match converged")
 	}
+	delay := page[strings.Index(page, "## The interpolation delay"):strings.Index(page, "## Every match")]
+	assert.Contains(t, delay, "| 20 Hz | clean | 2 | 100 ms | 2.00 |", "the floor of two send intervals")
+	assert.NotContains(t, delay, "128 Hz", "the rule's table is at 20, 30 and 60 Hz")
 }
 
 func TestSweepRejectsBadLists(t *testing.T) {
