@@ -2,7 +2,6 @@ package ghostreg
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"slices"
@@ -39,11 +38,21 @@ type ServerRegister struct {
 	layout  uint64
 	hasPtrs bool
 	// hot lays every ghost's components out for the per-tick comparison,
-	// one after the other; raw holds their quantized bytes as last
-	// encoded (spare is the other buffer of the two refresh alternates
-	// between). unencoded are the ghosts spawned since the last encode,
-	// dirty the ghosts (indexes) whose bytes changed.
+	// one after the other (spareHot is the other buffer refresh
+	// alternates with, oldRaw its scratch); raw holds their quantized
+	// bytes as last encoded, laid out in runs (see refresh; spare is the
+	// other buffer). runHot lists the hot entries of each run, open the
+	// run each component continues while refresh builds them, and diff
+	// the entries the last scan found changed. unencoded are the ghosts
+	// spawned since the last encode, dirty the ghosts (indexes) whose
+	// bytes changed.
 	hot       []hotComp
+	spareHot  []hotComp
+	oldRaw    []int32
+	runs      []hotRun
+	runHot    []int32
+	open      []int32
+	diff      []int32
 	raw       []byte
 	spare     []byte
 	unencoded []*serverGhost
@@ -56,7 +65,6 @@ type ServerRegister struct {
 	sbuf    []byte
 	st      codec.Stream
 	sizes   [][]int // per ghost type, each component's size in bytes
-	rawOff  [][]int // per ghost type, each component's offset in raw (8-aligned)
 	predAll []bool  // per ghost type: every client predicts it
 	encoded uint64  // components whose encoding changed, for tests and benchmarks
 	eg      protocol.EncodedGhost
@@ -69,7 +77,18 @@ type hotComp struct {
 	raw  int32          // where its quantized bytes are in ServerRegister.raw
 	size int32
 	gi   int32 // its ghost's index in ServerRegister.ghosts
+	run  int32 // its run in ServerRegister.runs; -1 for a zero-size value
 	cid  codec.ComponentID
+}
+
+// hotRun is a stretch of values of one component that follow one another
+// both in the world's storage and in ServerRegister.raw.
+type hotRun struct {
+	ptr  unsafe.Pointer // the first value
+	raw  int32          // the first value's bytes in ServerRegister.raw
+	size int32          // bytes per value
+	n    int32          // values
+	at   int32          // the first value's entry in ServerRegister.runHot
 }
 
 type serverGhost struct {
@@ -80,19 +99,17 @@ type serverGhost struct {
 	spawn gw.Tick
 	dead  bool // no longer replicated: views drop it
 	fresh bool // encoded at least once
-	// hot is the index of its first component in ServerRegister.hot and
-	// rawAt where its quantized bytes start in ServerRegister.raw (the
-	// i-th from rawAt+rawOff[typ][i]: 8-aligned, so quantized in place);
-	// enc holds their encodings (each byte-aligned: the i-th is bits[2i+1]
-	// bits from bit bits[2i]), chg the tick each last changed and last the
-	// newest of those.
-	hot   int
-	rawAt int
-	enc   []byte
-	bits  []int32
-	chg   []gw.Tick
-	last  gw.Tick
-	per   []viewGhost // per view slot
+	// hot is the index of its first component in ServerRegister.hot
+	// (each says where its quantized bytes are in ServerRegister.raw:
+	// aligned, so quantized in place); enc holds their encodings (each
+	// byte-aligned: the i-th is bits[2i+1] bits from bit bits[2i]), chg
+	// the tick each last changed and last the newest of those.
+	hot  int
+	enc  []byte
+	bits []int32
+	chg  []gw.Tick
+	last gw.Tick
+	per  []viewGhost // per view slot
 }
 
 // NewServerRegister returns an empty ghost register for the binding's world.
@@ -100,12 +117,11 @@ func NewServerRegister(b *Binding) *ServerRegister {
 	s := &ServerRegister{b: b, owned: map[components.ConnID][]*serverGhost{}}
 	for t := range b.types {
 		gt, _ := b.schema.GhostType(codec.GhostTypeID(t))
-		sz, off := make([]int, len(gt.Components)), make([]int, len(gt.Components)+1)
+		sz := make([]int, len(gt.Components))
 		for i, c := range gt.Components {
 			sz[i] = int(b.sizes[c])
-			off[i+1] = off[i] + (sz[i]+7)&^7
 		}
-		s.sizes, s.rawOff = append(s.sizes, sz), append(s.rawOff, off)
+		s.sizes = append(s.sizes, sz)
 		s.predAll = append(s.predAll, gt.Mode == codec.PredictAll)
 	}
 	return s
@@ -236,6 +252,12 @@ func (s *ServerRegister) prune() {
 // refresh prunes dead ghosts and lays every component out again when the
 // world's layout changed since the last time: while it holds, every
 // ghost's entity is alive and its values stay where they are.
+//
+// raw is laid out in runs, one per stretch of ghosts whose component
+// values follow one another in the world's storage (an archetype's
+// column, entities in ghost order): a run's quantized bytes follow one
+// another in raw the same way, so the per-tick comparison of a run is one
+// block comparison, not one per ghost.
 func (s *ServerRegister) refresh() {
 	layout := ecsx.LayoutVersion(s.b.world)
 	if s.hasPtrs && layout == s.layout {
@@ -243,25 +265,110 @@ func (s *ServerRegister) refresh() {
 	}
 	s.prune()
 	a := s.b.world.Arche()
-	s.hot = s.hot[:0]
-	raw := s.spare[:0]
+	old := s.hot
+	s.hot, s.oldRaw = s.spareHot[:0], s.oldRaw[:0]
+	s.runs = s.runs[:0]
+	s.open = s.open[:0]
 	for gi, g := range s.ghosts {
-		offs := s.rawOff[g.typ]
-		size := offs[len(offs)-1]
-		at := len(raw)
-		raw = append(raw, make([]byte, size)...)
-		if g.fresh {
-			copy(raw[at:], s.raw[g.rawAt:g.rawAt+size])
-		}
-		g.hot, g.rawAt = len(s.hot), at
+		prev := g.hot
+		g.hot = len(s.hot)
 		gt, _ := s.b.schema.GhostType(g.typ)
 		for i, id := range s.b.types[g.typ] {
-			s.hot = append(s.hot, hotComp{ptr: a.Get(g.e, id), raw: int32(at + offs[i]), size: int32(s.sizes[g.typ][i]), gi: int32(gi), cid: gt.Components[i]})
+			h := hotComp{ptr: a.Get(g.e, id), size: int32(s.sizes[g.typ][i]), gi: int32(gi), cid: gt.Components[i], run: -1}
+			from := int32(-1)
+			if g.fresh {
+				from = old[prev+i].raw
+			}
+			if h.size > 0 {
+				h.run, h.raw = s.extend(h.cid, h.ptr, h.size)
+			}
+			s.hot = append(s.hot, h)
+			s.oldRaw = append(s.oldRaw, from)
+		}
+	}
+	// Each run's values get consecutive bytes in raw, from an 8-aligned
+	// start (values are quantized in place there); runHot lists the hot
+	// entries of each run in order.
+	size := 0
+	n := 0
+	for r := range s.runs {
+		run := &s.runs[r]
+		size = (size + 7) &^ 7
+		run.raw, run.at = int32(size), int32(n)
+		size += int(run.n * run.size)
+		n += int(run.n)
+	}
+	raw := append(s.spare[:0], make([]byte, size)...)
+	s.runHot = slices.Grow(s.runHot[:0], n)[:n]
+	for i := range s.hot {
+		h := &s.hot[i]
+		if h.run < 0 {
+			continue
+		}
+		run := &s.runs[h.run]
+		k := h.raw // its index in the run, for now
+		s.runHot[run.at+k] = int32(i)
+		h.raw = run.raw + k*h.size
+		if from := s.oldRaw[i]; from >= 0 {
+			copy(raw[h.raw:h.raw+h.size], s.raw[from:from+h.size])
 		}
 	}
 	s.raw, s.spare = raw, s.raw
+	s.spareHot = old
 	s.layout, s.hasPtrs = layout, true
 }
+
+// extend adds a value of component cid at ptr to the run it continues
+// (the run of cid whose next value would be at ptr), or to a new run,
+// and returns the run and the value's index in it.
+func (s *ServerRegister) extend(cid codec.ComponentID, ptr unsafe.Pointer, size int32) (run, k int32) {
+	for len(s.open) <= int(cid) {
+		s.open = append(s.open, -1)
+	}
+	if r := s.open[cid]; r >= 0 {
+		if run := &s.runs[r]; unsafe.Add(run.ptr, int(run.n*size)) == ptr {
+			run.n++
+			return r, run.n - 1
+		}
+	}
+	s.runs = append(s.runs, hotRun{ptr: ptr, size: size, n: 1})
+	s.open[cid] = int32(len(s.runs) - 1)
+	return s.open[cid], 0
+}
+
+// scan appends to s.diff the hot entries whose live bytes differ from
+// their bytes in raw, in run order. An unchanged run costs one block
+// comparison; a changed one is narrowed down by blocks of scanBlock
+// values, then value by value.
+func (s *ServerRegister) scan() {
+	s.diff = s.diff[:0]
+	for r := range s.runs {
+		run := &s.runs[r]
+		n := int(run.n * run.size)
+		live := unsafe.Slice((*byte)(run.ptr), n)
+		if string(live) == string(s.raw[run.raw:int(run.raw)+n]) {
+			continue
+		}
+		size := int(run.size)
+		for k := 0; k < int(run.n); k += scanBlock {
+			m := min(scanBlock, int(run.n)-k) * size
+			at := k * size
+			if string(live[at:at+m]) == string(s.raw[int(run.raw)+at:int(run.raw)+at+m]) {
+				continue
+			}
+			for j := k; j < k+m/size; j++ {
+				off := j * size
+				if string(live[off:off+size]) != string(s.raw[int(run.raw)+off:int(run.raw)+off+size]) {
+					s.diff = append(s.diff, s.runHot[int(run.at)+j])
+				}
+			}
+		}
+	}
+}
+
+// scanBlock is how many values of a changed run are compared as one
+// block before comparing them one by one.
+const scanBlock = 32
 
 // gone tells every view that ghost g stopped replicating.
 func (s *ServerRegister) gone(g *serverGhost) {
@@ -299,40 +406,11 @@ func (s *ServerRegister) Quantize() {
 			}
 		}
 	}
-	for i := range s.hot {
-		if h := &s.hot[i]; !sameBytes(h.ptr, s.raw, int(h.raw), int(h.size)) {
-			s.b.rt.Quantize(s.b.schema, h.cid, h.ptr)
-		}
+	s.scan()
+	for _, i := range s.diff {
+		h := &s.hot[i]
+		s.b.rt.Quantize(s.b.schema, h.cid, h.ptr)
 	}
-}
-
-// sameBytes reports whether the size bytes at p equal raw[off:off+size];
-// false when raw is shorter (a ghost not encoded yet).
-// Components are small: 8 bytes at a time, inline, beats a call to the
-// runtime's memequal, and this runs for every ghost twice a tick.
-func sameBytes(p unsafe.Pointer, raw []byte, off, size int) bool {
-	if off+size > len(raw) {
-		return false
-	}
-	a, b := unsafe.Slice((*byte)(p), size), raw[off:off+size]
-	for len(a) >= 8 {
-		if binary.LittleEndian.Uint64(a) != binary.LittleEndian.Uint64(b) {
-			return false
-		}
-		a, b = a[8:], b[8:]
-	}
-	if len(a) >= 4 {
-		if binary.LittleEndian.Uint32(a) != binary.LittleEndian.Uint32(b) {
-			return false
-		}
-		a, b = a[4:], b[4:]
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // encode brings every ghost's encoding up to date for tick, once per tick
@@ -354,12 +432,12 @@ func (s *ServerRegister) encode(tick gw.Tick) {
 	clear(s.unencoded)
 	s.unencoded = s.unencoded[:0]
 	s.dirty = s.dirty[:0]
-	last := int32(-1)
-	for i := range s.hot {
-		if h := &s.hot[i]; h.gi != last && !sameBytes(h.ptr, s.raw, int(h.raw), int(h.size)) {
-			s.dirty, last = append(s.dirty, h.gi), h.gi
-		}
+	s.scan()
+	for _, i := range s.diff {
+		s.dirty = append(s.dirty, s.hot[i].gi)
 	}
+	slices.Sort(s.dirty)
+	s.dirty = slices.Compact(s.dirty)
 	for _, gi := range s.dirty {
 		s.reencode(s.ghosts[gi], tick)
 	}
@@ -374,15 +452,15 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	gt, _ := s.b.schema.GhostType(g.typ)
 	w := &s.scratch
 	w.Reset(s.sbuf[:0])
-	offs := s.rawOff[g.typ]
 	first := !g.fresh
 	g.fresh = true
 	var changed bool
 	for i, size := range s.sizes[g.typ] {
-		ptr := s.hot[g.hot+i].ptr
+		h := &s.hot[g.hot+i]
+		ptr := h.ptr
 		raw := ptr // a zero-size value has no bytes in raw
 		if size > 0 {
-			at := g.rawAt + offs[i]
+			at := int(h.raw)
 			raw = unsafe.Pointer(&s.raw[at])
 			copy(s.raw[at:at+size], unsafe.Slice((*byte)(ptr), size))
 			s.b.rt.Quantize(s.b.schema, gt.Components[i], raw)

@@ -2,6 +2,7 @@ package ghostreg_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mlange-42/arche/ecs"
@@ -350,5 +351,92 @@ func TestWriteSnapshotEncodesOncePerTick(t *testing.T) {
 			assert.Zerof(t, quantized+encodes, "tick %d: nothing changed, nothing coded", tick)
 			assert.Zerof(t, held, "tick %d: every client holds every ghost at rest", tick)
 		}
+	}
+}
+
+// Mark is a component the game adds to some ghosts, not replicated: it
+// puts them in another archetype.
+type Mark struct{ Team uint8 }
+
+// Change detection compares whole stretches of values at once (runs of
+// ghosts whose values follow one another in the world's storage). With
+// ghosts spread over two archetypes and holes from destroyed entities
+// (arche moves the last entity of an archetype into the hole, out of
+// ghost order), exactly the ghosts changed in a tick are quantized and
+// encoded, and the client gets their values.
+func TestChangeDetectionFindsEveryChangedGhost(t *testing.T) {
+	var b codec.SchemaBuilder
+	counted := wiretest.Component[Counted](&b)
+	typ := b.GhostType("counted", counted)
+	schema, err := b.Build()
+	require.NoError(t, err)
+	w := gw.NewWorld(gw.WorldOptions{})
+	srv := ghostreg.NewServerRegister(ghostreg.Bind(w, schema))
+	a := w.Arche()
+	cid, mid := ecs.ComponentID[Counted](a), ecs.ComponentID[Mark](a)
+	const n = 300
+	var es []ecs.Entity
+	for i := range n {
+		comps := []ecs.Component{{ID: cid, Comp: &Counted{V: int32(i % 90)}}}
+		if i%3 == 0 {
+			comps = append(comps, ecs.Component{ID: mid, Comp: &Mark{Team: 1}})
+		}
+		e := a.NewEntityWith(comps...)
+		_, err := srv.Spawn(e, typ, 0)
+		require.NoError(t, err)
+		es = append(es, e)
+	}
+	v := srv.NewView(1)
+	client := ghostreg.NewClientRegister(ghostreg.Bind(gw.NewWorld(gw.WorldOptions{}), schema))
+	sw, err := protocol.NewSnapshotWriter(schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	got := map[components.GhostID]int32{} // the values each snapshot carried
+	send := func(tick gw.Tick) (coded int) {
+		sw.Begin(tick)
+		before := serializeCalls
+		srv.WriteSnapshot(sw, v, tick)
+		coded = serializeCalls - before
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), schema, &snap))
+		clear(got)
+		for gi, g := range snap.Ghosts {
+			if g.Present != 0 {
+				got[g.ID] = (*Counted)(snap.Value(gi, 0)).V
+			}
+		}
+		client.Complete(&snap)
+		v.Ack(tick, 1)
+		return coded
+	}
+	srv.Quantize()
+	send(1)
+	for _, i := range []int{50, 51, 200, 3} { // holes, both archetypes
+		a.RemoveEntity(es[i])
+		es[i] = ecs.Entity{}
+	}
+	tick := gw.Tick(2)
+	for ; len(snap.Ghosts) > 0 || len(snap.Despawned) > 0; tick++ { // until the client holds every ghost at rest
+		require.Less(t, tick, gw.Tick(20), "the spawns take a few snapshots of 1,200 bytes")
+		srv.Quantize()
+		send(tick)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	want := map[components.GhostID]int32{}
+	for end := tick + 40; tick < end; tick++ {
+		clear(want)
+		for range rng.IntN(12) {
+			i := rng.IntN(n)
+			if es[i].IsZero() {
+				continue
+			}
+			c := (*Counted)(a.Get(es[i], cid))
+			c.V = (c.V + int32(1+rng.IntN(5))) % 90 // within Counted's range
+			want[components.GhostID(i+1)] = c.V
+		}
+		before := serializeCalls
+		srv.Quantize()
+		assert.Equalf(t, len(want), serializeCalls-before, "tick %d: quantized exactly the changed ghosts", tick)
+		assert.Equalf(t, 2*len(want), send(tick), "tick %d: quantized for the wire and encoded exactly the changed ghosts", tick)
+		assert.Equalf(t, want, got, "tick %d: the changed ghosts and their values", tick)
 	}
 }
