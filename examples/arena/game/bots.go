@@ -134,8 +134,8 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)))
 		cmd.Aim = b.aim
 		cmd.Fire = 1
-		b.shot, b.shotX, b.shotY = shotCode(tick), origin.X, origin.Y
-		cmd.Shot, cmd.OriginX, cmd.OriginY = b.shot, origin.X, origin.Y
+		cmd.ShotFrom(tick, origin.X, origin.Y)
+		b.shot, b.shotX, b.shotY = cmd.Shot, cmd.OriginX, cmd.OriginY
 		if !cheat || b.Cheat != CheatFireRate {
 			b.ready = tick.Add(FireInterval)
 		}

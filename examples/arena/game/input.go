@@ -52,6 +52,12 @@ func (c *Command) Serialize(s *netsync.Stream) {
 	s.Float(&c.Shot, shotMod)
 }
 
+// ShotFrom notes in c a shot fired on tick from (x, y): what every later
+// command repeats (copy Shot, OriginX and OriginY) until the next shot.
+func (c *Command) ShotFrom(tick gw.Tick, x, y float32) {
+	c.Shot, c.OriginX, c.OriginY = shotCode(tick), x, y
+}
+
 // shotMod codes a shot's tick modulo 256 in 8 bits.
 var shotMod = netsync.Range(0, 255, 1)
 

@@ -57,6 +57,7 @@ type Player struct {
 	controls Controls
 	fire     systems.Latch
 	aim      float32
+	shot     game.Command // the latest shot's tick and origin, repeated by every command (game.Command.ShotFrom)
 	own      *generic.Filter2[game.Position, game.Health]
 	remote   *generic.Filter4[game.Position, game.Facing, game.Health, components.Ghost]
 	ghostOf  *generic.Filter1[components.Ghost]
@@ -150,9 +151,9 @@ func (p *Player) Step() {
 // sample is the person's input of a tick: the held move axes, the aim at
 // the pointed spot from where the player stands, and the trigger. Step
 // holds the lock while the client samples.
-func (p *Player) sample(w *gw.World, _ gw.Tick) game.Command {
+func (p *Player) sample(w *gw.World, tick gw.Tick) game.Command {
 	c := p.controls
-	cmd := game.Command{MoveX: c.MoveX, MoveY: c.MoveY, Aim: p.aim}
+	cmd := game.Command{MoveX: c.MoveX, MoveY: c.MoveY, Aim: p.aim, Shot: p.shot.Shot, OriginX: p.shot.OriginX, OriginY: p.shot.OriginY}
 	if c.MoveX != 0 && c.MoveY != 0 {
 		cmd.MoveX, cmd.MoveY = c.MoveX*math.Sqrt2/2, c.MoveY*math.Sqrt2/2
 	}
@@ -162,7 +163,8 @@ func (p *Player) sample(w *gw.World, _ gw.Tick) game.Command {
 		cmd.Aim = p.aim
 	}
 	if cmd.Fire = p.fire.Take(); cmd.Fire.Pressed() && ok {
-		cmd.OriginX, cmd.OriginY = me.X, me.Y
+		cmd.ShotFrom(tick, me.X, me.Y)
+		p.shot = cmd
 		p.timeline.shots++
 	}
 	return cmd

@@ -171,6 +171,45 @@ func TestPlayerFires(t *testing.T) {
 	assert.Equal(t, uint64(1), p.View().Timeline.ShotsFired)
 }
 
+// A shot carries its tick (modulo 256) and origin, and every later
+// command repeats them: the server judges a shot whose press it applies
+// late on the tick it was fired, from where it was fired.
+func TestPlayerCommandsCarryTheLatestShot(t *testing.T) {
+	a := newArena(t)
+	p := a.join(t, 80*time.Millisecond, play.Options{})
+	type applied struct {
+		tick gw.Tick
+		cmd  game.Command
+	}
+	var seen []applied
+	cmds := generic.NewFilter1[game.Command]()
+	a.server.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := cmds.Query(w.Arche())
+		for q.Next() {
+			seen = append(seen, applied{w.Tick(), *q.Get()})
+		}
+	}))
+	a.run(500 * time.Millisecond)
+	p.Fire()
+	a.run(500 * time.Millisecond)
+	fired := -1
+	for i, s := range seen {
+		if s.cmd.Fire.Pressed() {
+			require.Equal(t, -1, fired, "one shot")
+			fired = i
+		}
+	}
+	require.GreaterOrEqual(t, fired, 0, "the server applied the shot")
+	shot := seen[fired].cmd
+	spawn := game.SpawnPoint(1)
+	assert.Equal(t, float32(uint32(seen[fired].tick)%256), shot.Shot, "the shot's tick, applied on time")
+	assert.InDelta(t, spawn.X, shot.OriginX, 0.01, "fired from where the player stands")
+	assert.InDelta(t, spawn.Y, shot.OriginY, 0.01)
+	for _, s := range seen[fired+1:] {
+		assert.Equalf(t, [3]float32{shot.Shot, shot.OriginX, shot.OriginY}, [3]float32{s.cmd.Shot, s.cmd.OriginX, s.cmd.OriginY}, "tick %d repeats the latest shot", s.tick)
+	}
+}
+
 func TestPlayerBotInput(t *testing.T) {
 	a := newArena(t)
 	moves := 0
