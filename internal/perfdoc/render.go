@@ -145,6 +145,11 @@ func (p *page) idle() {
 	p.printf("| bytes per client per tick | **%s** | %s | %s | near zero (≤ %s): %s | — |\n",
 		num(bytes), num(naiveBytes), percent(100*bytes/naiveBytes), num(idleBytes), met(bytes <= idleBytes))
 	p.printf("| allocations per tick (server, 16 clients, links) | %s | — | — | 0: %s | — |\n\n", num(allocs), met(allocs == 0))
+	const c = "BenchmarkChangeDetectionAtRest"
+	runs, perGhost := p.get(c, "ns/op"), p.get(c, "per-ghost-ns/ghost")
+	p.printf("Its change detection alone, `%s` (internal/ghostreg): `ServerRegister.Quantize` over 10,000 crates at rest (a position and HP each), comparing runs of values as blocks, against the same comparison ghost by ghost and component by component in the same run.\n\n", c)
+	p.printf("| measure | by runs | ghost by ghost, same run | ratio | allocs/op |\n| --- | ---: | ---: | ---: | ---: |\n")
+	p.printf("| µs per tick | **%s** | %s | %s | %s |\n\n", num(runs/1e3), num(perGhost*1e4/1e3), ratio(runs, perGhost*1e4), num(p.get(c, "allocs/op")))
 }
 
 func (p *page) history() {

@@ -21,6 +21,7 @@ func (s Suite) Args() []string {
 var Suites = []Suite{
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes$", Benchtime: "3600x"},
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "600x"},
+	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkChangeDetectionAtRest$", Benchtime: "20000x"},
 	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkArenaScale$", Benchtime: "3600x"},
 	{Pkg: "./ecs/", Bench: "^(BenchmarkRecordRestore|BenchmarkReplay)$", Benchtime: "2s"},
 	{Pkg: "./examples/arena/game/", Bench: "^(BenchmarkReplayPolicies|BenchmarkArena8)$", Benchtime: "3x"},
