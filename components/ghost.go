@@ -30,11 +30,15 @@ type Ghost struct {
 
 // Interpolated marks a ghost a client shows from received states without
 // simulating it (the ghosts it does not predict). It never carries
-// [Predicted]. The interpolation system rewrites it every frame.
+// [Predicted]. The interpolation system rewrites it every frame the ghost
+// moves; a ghost the server said rests, once shown at rest, is not written
+// at all until it moves again (a frame costs the moving ghosts, not all).
 type Interpolated struct {
 	// Tick is the render tick the ghost's components were blended for, a
 	// continuous tick: it counts on past 2³² instead of wrapping
-	// (ecs.TickAt splits it into a tick and a fraction).
+	// (ecs.TickAt splits it into a tick and a fraction). For a ghost at
+	// rest it is the frame it came to rest on; the client's render tick
+	// is systems.ClientStats.RenderTick.
 	Tick float64
 	// Extrapolated is true when the ghost is shown past its newest
 	// received state (extrapolated, or held at the cap).

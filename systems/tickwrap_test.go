@@ -91,15 +91,18 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 			if !ok || !w.Arche().Has(e, iid) {
 				return
 			}
+			// A ghost shown at rest is not written (its Interpolated.Tick
+			// stays): the render tick is the client's.
 			p, in := ipos.Get(e)
-			if in.Tick <= lastRT {
+			rt := c.Stats().RenderTick
+			if rt <= lastRT {
 				r.stalls++
 			}
-			lastRT = in.Tick
+			lastRT = rt
 			if in.Extrapolated || in.Teleported {
 				return
 			}
-			tk, frac := gw.TickAt(in.Tick)
+			tk, frac := gw.TickAt(rt)
 			a, okA := serverPos[tk]
 			b, okB := serverPos[tk.Add(1)]
 			if !okA || !okB {

@@ -1,6 +1,7 @@
 package ghostreg
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -43,16 +44,37 @@ type InterpolatorStats struct {
 // when the render tick reaches its first state and disappears when it
 // reaches the tick the ghost was first missing from a complete snapshot.
 type Interpolator struct {
-	c       *ClientRegister
-	b       *Binding
-	maxExt  float64
-	ghosts  []*interpGhost // sorted by ID
-	free    []*interpGhost
-	interp  []codec.Interpolation // by component ID
-	scratch []byte
-	target  []byte
-	vals    []unsafe.Pointer
-	stats   InterpolatorStats
+	c      *ClientRegister
+	b      *Binding
+	maxExt float64
+	ghosts []*interpGhost // sorted by ID
+	// active are the ghosts a frame must visit, sorted by ID: every ghost
+	// but those shown at rest (still), which cost a frame nothing.
+	// activate are the ghosts that became active since the last frame,
+	// merged in by the next; sweep is where the next frame's check for
+	// still ghosts whose entity the game destroyed goes on.
+	active   []*interpGhost
+	activate []*interpGhost
+	sweep    int
+	lastRT   float64 // the render tick of the last frame
+	// The record Poses, for the still ghosts they do not visit: recTick
+	// and recSeq are the tick and sequence number of the latest record
+	// Pose of each tick slot (seq counts them). A still ghost was posed
+	// at its newest state by every record Pose since it went still (its
+	// stillSeq) whose tick is not before stillHead, the newest state of
+	// any ghost when it went still (hasStill: some did).
+	seq      uint64
+	recTick  [statesPerGhost]gw.Tick
+	recSeq   [statesPerGhost]uint64
+	stillMax gw.Tick
+	hasStill bool
+	posed    []*interpGhost // still ghosts Pose wrote into, for Restore
+	free     []*interpGhost
+	interp   []codec.Interpolation // by component ID
+	scratch  []byte
+	target   []byte
+	vals     []unsafe.Pointer
+	stats    InterpolatorStats
 }
 
 // recoveryTicks is the time constant of the fade back from a wrong
@@ -81,7 +103,13 @@ type interpGhost struct {
 	rest [statesPerGhost]bool // the server said the ghost rests at this state
 	// still: the entity shows the newest state, a rest, exactly; until
 	// another state arrives, frames and poses have nothing to write.
-	still bool
+	// active: in Interpolator.active or activate; stillSeq: the record
+	// Poses numbered above it ran while it was still; freed: returned to
+	// the free list by this frame.
+	still    bool
+	active   bool
+	freed    bool
+	stillSeq uint64
 	// posed: Pose wrote into the entity, so Restore must write it back.
 	posed    bool
 	lastRT   float64
@@ -137,6 +165,7 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	if !ok {
 		ig := ip.alloc(gs.Ghost)
 		ip.ghosts = slices.Insert(ip.ghosts, i, ig)
+		ip.wake(ig)
 	}
 	ig := ip.ghosts[i]
 	if ig.isGone && snap.Tick.After(ig.gone) {
@@ -146,7 +175,9 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 		return
 	}
 	rest := gs.HasBase && gs.Present == 0
-	ig.still = false
+	if ig.still {
+		ip.unstill(ig)
+	}
 	if ig.n > 0 && ig.rest[ig.head] && !rest && snap.Tick.Sub(ig.ticks[ig.head]) > 1 {
 		prev := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
 		ip.advance(ig, snap.Tick.Add(-1), true)
@@ -210,7 +241,47 @@ func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
 func (ip *Interpolator) Gone(id components.GhostID, tick gw.Tick) {
 	if i, ok := ip.find(id); ok && !ip.ghosts[i].isGone {
 		ip.ghosts[i].gone, ip.ghosts[i].isGone = tick, true
+		ip.wake(ip.ghosts[i])
 	}
+}
+
+// wake makes ig active from the next frame on.
+func (ip *Interpolator) wake(ig *interpGhost) {
+	if !ig.active {
+		ig.active = true
+		ip.activate = append(ip.activate, ig)
+	}
+}
+
+// unstill takes a still ghost out of rest, before a new state changes
+// its buffer: the record Poses that skipped it while it was still get
+// their notes (the state each would have used: its newest at or before
+// their tick, from a buffer that did not change meanwhile), and it
+// catches up with the frames it skipped.
+func (ip *Interpolator) unstill(ig *interpGhost) {
+	ig.still = false
+	ig.lastRT = ip.lastRT
+	for slot := range statesPerGhost {
+		if ip.recSeq[slot] <= ig.stillSeq {
+			continue
+		}
+		tick := ip.recTick[slot]
+		if i := ig.newestAt(tick); i >= 0 {
+			ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
+		}
+	}
+	ip.wake(ig)
+}
+
+// newestAt returns the index of ig's newest state at or before tick, or
+// -1.
+func (ig *interpGhost) newestAt(tick gw.Tick) int {
+	for k, i := 0, ig.head; k < ig.n; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
+		if !ig.ticks[i].After(tick) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Known reports whether ghost id has a state buffer (shown or not yet).
@@ -223,33 +294,70 @@ func (ip *Interpolator) Known(id components.GhostID) bool {
 // rt, a continuous tick (ecsx.Unwrap: it keeps counting past 2³²,
 // and the states' ticks are compared with it unwrapped), spawning and despawning as the render tick passes their first and
 // missing ticks. frame is the frame's length in ticks, for the statistics.
+// A ghost shown at rest is not visited until a state arrives for it (its
+// Interpolated.Tick stays the frame it came to rest on), so a frame costs
+// the moving ghosts, not all of them; sweepPerFrame still ghosts a frame
+// are checked for an entity the game destroyed.
 func (ip *Interpolator) Update(rt, frame float64) {
 	a := ip.b.world.Arche()
-	kept := ip.ghosts[:0]
-	for _, ig := range ip.ghosts {
+	ip.lastRT = rt
+	for range min(sweepPerFrame, len(ip.ghosts)) {
+		ip.sweep = (ip.sweep + 1) % len(ip.ghosts)
+		if ig := ip.ghosts[ip.sweep]; ig.still && !a.Alive(ig.e) {
+			ip.wake(ig)
+		}
+	}
+	if len(ip.activate) > 0 {
+		ip.active = append(ip.active, ip.activate...)
+		clear(ip.activate)
+		ip.activate = ip.activate[:0]
+		slices.SortFunc(ip.active, func(x, y *interpGhost) int { return cmp.Compare(x.g.ID, y.g.ID) })
+	}
+	kept, freed := ip.active[:0], false
+	for _, ig := range ip.active {
 		if ig.isGone && rt >= ecsx.Unwrap(ig.gone, rt) || ig.shown && !a.Alive(ig.e) {
 			if ig.shown {
 				ip.c.despawn(ig.g.ID)
 				ip.stats.Despawned++
 			}
+			ig.freed, ig.active, freed = true, false, true
 			ip.free = append(ip.free, ig)
 			continue
 		}
-		kept = append(kept, ig)
 		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
 		if ig.n == 0 || rt < ecsx.Unwrap(ig.ticks[oldest], rt) && !ig.shown {
+			kept = append(kept, ig)
 			continue
 		}
-		if ig.still { // at rest and shown so: only the render tick moves on
+		if ig.still { // at rest and shown so, waiting for its despawn: only the render tick moves on
 			ig.lastRT = rt
 			*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt}
+			kept = append(kept, ig)
 			continue
 		}
 		ip.show(ig, rt, frame)
+		if ig.still {
+			ig.stillSeq = ip.seq
+			if h := ig.ticks[ig.head]; !ip.hasStill || h.After(ip.stillMax) {
+				ip.stillMax, ip.hasStill = h, true
+			}
+			if !ig.isGone {
+				ig.active = false
+				continue
+			}
+		}
+		kept = append(kept, ig)
 	}
-	clear(ip.ghosts[len(kept):])
-	ip.ghosts = kept
+	clear(ip.active[len(kept):])
+	ip.active = kept
+	if freed { // alloc clears freed when it reuses one
+		ip.ghosts = slices.DeleteFunc(ip.ghosts, func(ig *interpGhost) bool { return ig.freed })
+	}
 }
+
+// sweepPerFrame is how many still ghosts a frame checks for an entity the
+// game destroyed: 10,000 in under a second at 60 frames per second.
+const sweepPerFrame = 256
 
 // show blends and writes one ghost, creating its entity if needed.
 func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
@@ -365,43 +473,68 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 // other run (the determinism check's replays) uses the same state again,
 // so it reproduces the run it checks. Ghosts without a state that old keep
 // what they show. Restore puts back what the last Update showed. It
-// allocates nothing.
+// allocates nothing. A record run visits only the moving ghosts when
+// every ghost shown at rest rests since tick or before (the common case:
+// a prediction runs ahead of every state received); the others visit
+// every ghost.
 func (ip *Interpolator) Pose(tick gw.Tick, record bool) {
 	slot := int(uint32(tick) % statesPerGhost)
+	if record {
+		ip.seq++
+		ip.recTick[slot], ip.recSeq[slot] = tick, ip.seq
+	}
+	if record && (!ip.hasStill || !ip.stillMax.After(tick)) {
+		for _, list := range [2][]*interpGhost{ip.active, ip.activate} {
+			for _, ig := range list {
+				ip.pose(ig, tick, slot, record)
+			}
+		}
+		return
+	}
 	for _, ig := range ip.ghosts {
-		if !ig.shown {
-			continue
-		}
-		// A ghost shown at rest is, at any tick from its rest on, where
-		// it is drawn: note what was used, write nothing.
-		if ig.still && !ig.ticks[ig.head].After(tick) && (record || ig.poseFor[slot] != tick || ig.poseUsed[slot] == ig.ticks[ig.head]) {
-			if record {
-				ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[ig.head]
-			}
-			continue
-		}
-		best, used := -1, -1
-		for k, i := 0, ig.head; k < ig.n; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
-			t := ig.ticks[i]
-			if best < 0 && !t.After(tick) {
-				best = i
-			}
-			if !record && ig.poseFor[slot] == tick && t == ig.poseUsed[slot] {
-				used = i
-			}
-		}
-		i := best
-		if used >= 0 {
-			i = used
-		}
-		if i < 0 {
-			continue
-		}
+		ip.pose(ig, tick, slot, record)
+	}
+}
+
+// pose is Pose for one ghost.
+func (ip *Interpolator) pose(ig *interpGhost, tick gw.Tick, slot int, record bool) {
+	if !ig.shown {
+		return
+	}
+	// The latest record run of tick skipped this ghost at rest: it used
+	// the newest state at or before tick of a buffer unchanged since.
+	skipped := ig.still && ip.recTick[slot] == tick && ip.recSeq[slot] > ig.stillSeq
+	noted := ig.poseFor[slot] == tick && !skipped
+	// A ghost shown at rest is, at any tick from its rest on, where it is
+	// drawn: note what was used, write nothing.
+	if head := ig.ticks[ig.head]; ig.still && !head.After(tick) && (record || !noted || ig.poseUsed[slot] == head) {
 		if record {
-			ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
+			ig.poseFor[slot], ig.poseUsed[slot] = tick, head
 		}
-		ip.put(ig, ig.data[i*ig.stride:(i+1)*ig.stride])
-		ig.posed = true
+		return
+	}
+	i := -1
+	if !record && noted {
+		for k, j := 0, ig.head; k < ig.n; k, j = k+1, (j-1+statesPerGhost)%statesPerGhost {
+			if ig.ticks[j] == ig.poseUsed[slot] {
+				i = j
+				break
+			}
+		}
+	}
+	if i < 0 {
+		i = ig.newestAt(tick)
+	}
+	if i < 0 {
+		return
+	}
+	if record {
+		ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
+	}
+	ip.put(ig, ig.data[i*ig.stride:(i+1)*ig.stride])
+	ig.posed = true
+	if !ig.active {
+		ip.posed = append(ip.posed, ig)
 	}
 }
 
@@ -409,12 +542,16 @@ func (ip *Interpolator) Pose(tick gw.Tick, record bool) {
 // shown at rest that Pose left alone is not written: the prediction must
 // not write the interpolated ghosts it is shown.
 func (ip *Interpolator) Restore() {
-	for _, ig := range ip.ghosts {
-		if ig.shown && (ig.posed || !ig.still) {
-			ip.put(ig, ig.last)
-			ig.posed = false
+	for _, list := range [3][]*interpGhost{ip.active, ip.activate, ip.posed} {
+		for _, ig := range list {
+			if ig.shown && (ig.posed || !ig.still) {
+				ip.put(ig, ig.last)
+				ig.posed = false
+			}
 		}
 	}
+	clear(ip.posed)
+	ip.posed = ip.posed[:0]
 }
 
 // put writes the state st into a shown ghost's entity, if it still lives.

@@ -249,6 +249,16 @@ func requireDrawn(tb testing.TB, r *ipRig, id components.GhostID, want ipState, 
 	return in
 }
 
+// requireAtRest is requireDrawn for a ghost shown at rest, which frames
+// do not write: its Interpolated.Tick is the frame it came to rest on.
+func requireAtRest(tb testing.TB, r *ipRig, id components.GhostID, want ipState, rt float64, format string, args ...any) {
+	tb.Helper()
+	got, in := r.drawn(tb, id)
+	require.Truef(tb, ipSame(got, want), "render tick %v: "+format+":\n got %+v\nwant %+v", append(append([]any{rt}, args...), got, want)...)
+	require.LessOrEqual(tb, in.Tick, rt, "Interpolated.Tick")
+	require.False(tb, in.Extrapolated)
+}
+
 func TestInterpolatorBlendsBetweenStates(t *testing.T) {
 	r := newIPRig(t, 4)
 	states := map[gw.Tick]ipState{
@@ -484,7 +494,7 @@ func TestInterpolatorRecoversAfterExtrapolation(t *testing.T) {
 	assert.GreaterOrEqual(t, frames, 4, "converged within %d frames: a jump, not a fade", frames)
 	// And it stays exact.
 	r.update(rt + 1)
-	requireDrawn(t, r, id, ipState{Pos: ipPos{40, 0}}, rt+1, "after recovery")
+	requireAtRest(t, r, id, ipState{Pos: ipPos{40, 0}}, rt+1, "after recovery")
 }
 
 // ipStateX is a state derived from x alone, so a jump in x of more than
@@ -909,7 +919,7 @@ func TestInterpolatorHoldsAGhostAtRest(t *testing.T) {
 	r.ip.Restore()
 	assert.Equal(t, float32(99), (*ipPos)(r.cw.Arche().Get(ce, r.pid)).Y, "nothing written while at rest")
 	_, in = r.drawn(t, id)
-	assert.Equal(t, 21.0, in.Tick, "the render tick moves on")
+	assert.Equal(t, 20.0, in.Tick, "not even Interpolated is written while at rest")
 	(*ipPos)(r.cw.Arche().Get(ce, r.pid)).Y = 0
 
 	// It moves again at 40: the rest is drawn until 39.
@@ -919,4 +929,92 @@ func TestInterpolatorHoldsAGhostAtRest(t *testing.T) {
 	requireDrawn(t, r, id, ipStateX(14), 39, "still at rest the tick before it moved")
 	r.update(39.5)
 	requireDrawn(t, r, id, ipBlend(ipStateX(14), ipStateX(20), 0.5), 39.5, "moving from 39 to 40")
+}
+
+// A record Pose whose tick is at or after every rest does not visit the
+// ghosts shown at rest (each one's newest state is what it uses); the
+// determinism check's replay of such a tick, after the ghost moved again,
+// poses the state that run used all the same. A Pose of a tick before a
+// rest visits every ghost.
+func TestInterpolatorPosesGhostsAtRestWithoutVisitingThem(t *testing.T) {
+	r := newIPRig(t, 4)
+	e, id := r.spawn(t, ipStateX(10))
+	for tick := gw.Tick(10); tick <= 14; tick++ {
+		r.set(e, ipStateX(float32(tick)))
+		r.send(t, tick)
+	}
+	for tick := gw.Tick(15); tick <= 17; tick++ { // rests from 14 on
+		r.send(t, tick)
+	}
+	r.update(20)
+	requireAtRest(t, r, id, ipStateX(14), 20, "at rest")
+	pose := func(tick gw.Tick, record bool) ipState {
+		r.ip.Pose(tick, record)
+		got, _ := r.drawn(t, id)
+		r.ip.Restore()
+		return got
+	}
+	for tick := gw.Tick(21); tick <= 24; tick++ {
+		assert.Equalf(t, ipStateX(14), pose(tick, true), "prediction of %d: the rest", tick)
+	}
+	assert.Equal(t, ipStateX(12), pose(12, true), "a tick before the rest: the state at 12")
+	requireAtRest(t, r, id, ipStateX(14), 20, "Restore puts the rest back")
+
+	r.set(e, ipStateX(30))
+	r.send(t, 22) // it moves again (the rest lasts until 21)
+	for tick := gw.Tick(21); tick <= 24; tick++ {
+		assert.Equalf(t, ipStateX(14), pose(tick, false), "the check's replay of %d sees what its first run saw", tick)
+	}
+	assert.Equal(t, ipStateX(12), pose(12, false), "and of 12")
+	assert.Equal(t, ipStateX(30), pose(22, true), "a correction's replay sees the newest")
+	assert.Equal(t, ipStateX(30), pose(22, false), "and is what later checks reuse")
+	requireDrawn(t, r, id, ipStateX(14), 20, "what the last frame drew")
+	r.update(21)
+	requireDrawn(t, r, id, ipStateX(14), 21, "the rest lasts until the tick before the new state")
+	r.update(21.5)
+	requireDrawn(t, r, id, ipBlend(ipStateX(14), ipStateX(30), 0.5), 21.5, "then it moves")
+}
+
+// Frames visit only the ghosts that move, yet a ghost at rest whose
+// entity the game destroyed is dropped within ⌈n/256⌉ frames, and one the
+// server despawns disappears at its tick.
+func TestInterpolatorForgetsGhostsAtRest(t *testing.T) {
+	r := newIPRig(t, 4)
+	const n = 600
+	var es []ecs.Entity
+	var ids []components.GhostID
+	for i := range n {
+		e, id := r.spawn(t, ipStateX(float32(i)))
+		es, ids = append(es, e), append(ids, id)
+	}
+	tick := gw.Tick(10)
+	for r.send(t, tick); len(r.snap.Ghosts) > 0; r.send(t, tick) { // until every ghost arrived and rests
+		require.Less(t, tick, gw.Tick(40))
+		tick++
+	}
+	r.update(float64(tick))
+	require.Equal(t, n, r.ip.Stats().Buffered)
+	for _, id := range ids[:3] {
+		requireAtRest(t, r, id, ipStateX(float32(id-ids[0])), float64(tick), "at rest")
+	}
+	ce, ok := r.cl.Entity(ids[7])
+	require.True(t, ok)
+	r.cw.Arche().RemoveEntity(ce)
+	frames := 0
+	for rt := float64(tick + 1); r.ip.Stats().Buffered == n && frames < 10; rt++ {
+		r.update(rt)
+		frames++
+	}
+	assert.Equal(t, n-1, r.ip.Stats().Buffered, "the destroyed one dropped")
+	assert.LessOrEqual(t, frames, (n+255)/256, "within a sweep of every ghost")
+
+	r.sw.Arche().RemoveEntity(es[9]) // the server destroys one: despawned at 60
+	r.send(t, 60)
+	r.update(59)
+	_, ok = r.cl.Entity(ids[9])
+	assert.True(t, ok, "shown until its despawn tick")
+	r.update(60)
+	_, ok = r.cl.Entity(ids[9])
+	assert.False(t, ok, "gone at its despawn tick")
+	assert.Equal(t, n-2, r.ip.Stats().Buffered)
 }
