@@ -1,0 +1,55 @@
+package ghostreg
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+)
+
+// randomCandidates returns n candidates with few distinct classes and
+// priorities, so ties that only the ID breaks are common.
+func randomCandidates(rng *rand.Rand, n int) []candidate {
+	c := make([]candidate, n)
+	for i, id := range rng.Perm(n) {
+		c[i] = candidate{
+			g:        &serverGhost{id: components.GhostID(id + 1)},
+			class:    uint8(rng.IntN(3)),
+			priority: float32(rng.IntN(8)) / 4,
+		}
+	}
+	return c
+}
+
+func TestSelectFirstFindsTheCandidatesASortPutsFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, n := range []int{0, 1, 2, 5, 127, 128, 129, 1000} {
+		for _, m := range []int{0, 1, 3, 64, 128, 2000} {
+			c := randomCandidates(rng, n)
+			want := slices.Clone(c)
+			slices.SortFunc(want, func(x, y candidate) int { return order(&x, &y) })
+			selectFirst(c, m)
+			k := min(m, n)
+			got := slices.Clone(c[:k])
+			slices.SortFunc(got, func(x, y candidate) int { return order(&x, &y) })
+			require.Equal(t, want[:k], got, "n=%d m=%d", n, m)
+			require.ElementsMatch(t, want, c, "n=%d m=%d: selection lost or duplicated a candidate", n, m)
+		}
+	}
+}
+
+func TestOrderIsStrictAndTotal(t *testing.T) {
+	g1, g2 := &serverGhost{id: 1}, &serverGhost{id: 2}
+	a := candidate{g: g1, class: classOther, priority: 2}
+	b := candidate{g: g2, class: classOther, priority: 2}
+	require.Negative(t, order(&a, &b), "equal class and priority: lower ID first")
+	require.Positive(t, order(&b, &a))
+	require.Zero(t, order(&a, &a))
+	b.priority = 3
+	require.True(t, before(&b, &a), "higher priority first")
+	a.class = classSpawn
+	require.True(t, before(&a, &b), "spawns before others whatever the priority")
+}
