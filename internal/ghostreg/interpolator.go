@@ -61,7 +61,7 @@ type Interpolator struct {
 	// and recSeq are the tick and sequence number of the latest record
 	// Pose of each tick slot (seq counts them). A still ghost was posed
 	// at its newest state by every record Pose since it went still (its
-	// stillSeq) whose tick is not before stillHead, the newest state of
+	// stillSeq) whose tick is not before stillMax, the newest state of
 	// any ghost when it went still (hasStill: some did).
 	seq      uint64
 	recTick  [statesPerGhost]gw.Tick
@@ -532,10 +532,10 @@ func (ip *Interpolator) pose(ig *interpGhost, tick gw.Tick, slot int, record boo
 		ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
 	}
 	ip.put(ig, ig.data[i*ig.stride:(i+1)*ig.stride])
-	ig.posed = true
-	if !ig.active {
+	if !ig.active && !ig.posed { // once per Restore however many ticks a replay poses
 		ip.posed = append(ip.posed, ig)
 	}
+	ig.posed = true
 }
 
 // Restore writes back what the last Update showed, after a Pose. A ghost
