@@ -11,34 +11,51 @@ import (
 
 // LeadTracker is the server's view of how early one client's inputs
 // arrive: for each newly arrived tick, lead = tick − server time (in ticks,
-// fractional), and the tracker keeps the minimum over a window of recent
-// arrivals. Late or lost first copies lower the minimum, so the client
-// aims its margin at the worst case it actually sees.
+// fractional), and the tracker keeps the minimum over a window of the
+// last leadWindow arrivals. Late or lost first copies lower the minimum,
+// so the client aims its margin at the worst case it actually sees.
+// Observe and Lead cost O(1) (amortized): the server asks every
+// connection's lead every tick.
 type LeadTracker struct {
-	window [60]float64
-	n, i   int
+	// A monotonic queue of the arrivals that can still be the window's
+	// minimum: arrival numbers and leads, the leads increasing from the
+	// front at head; an arrival with a later one at or below it never
+	// is, and leaves.
+	seq      [leadWindow]uint64
+	lead     [leadWindow]float64
+	head, n  int
+	arrivals uint64
 }
+
+// leadWindow is how many recent arrivals the lead is the minimum of: a
+// second at 60 Hz.
+const leadWindow = 60
 
 // Observe records the lead of one input tick arriving at serverTime (the
 // newest simulated tick plus the fraction of the next tick elapsed, as a
 // continuous tick: float64(tick) + fraction will do, the lead is right
 // across the wrap).
 func (l *LeadTracker) Observe(tick ecs.Tick, serverTime float64) {
-	l.window[l.i] = ecsx.Unwrap(tick, serverTime) - serverTime
-	l.i = (l.i + 1) % len(l.window)
-	l.n = min(l.n+1, len(l.window))
+	v := ecsx.Unwrap(tick, serverTime) - serverTime
+	l.arrivals++
+	for l.n > 0 && l.seq[l.head]+leadWindow <= l.arrivals { // out of the window
+		l.head, l.n = (l.head+1)%leadWindow, l.n-1
+	}
+	for l.n > 0 && l.lead[(l.head+l.n-1)%leadWindow] >= v {
+		l.n--
+	}
+	i := (l.head + l.n) % leadWindow
+	l.seq[i], l.lead[i] = l.arrivals, v
+	l.n++
 }
 
-// Lead returns the window minimum, and false before the first arrival.
+// Lead returns the minimum lead of the last leadWindow arrivals, and
+// false before the first arrival.
 func (l *LeadTracker) Lead() (float64, bool) {
 	if l.n == 0 {
 		return 0, false
 	}
-	m := math.Inf(1)
-	for _, v := range l.window[:l.n] {
-		m = min(m, v)
-	}
-	return m, true
+	return l.lead[l.head], true
 }
 
 // ClockSyncOptions configures a [ClockSync]. The zero value is usable.
@@ -127,7 +144,7 @@ func (c *ClockSync) Feedback(lead float64, confirmed, now ecs.Tick) (scale float
 		// Leads of inputs sent before the jump stay in the server's window
 		// until a window's worth of later inputs has arrived; skipped ticks
 		// send none, so a skip ahead delays that by the ticks skipped.
-		c.settle, c.jumped = now.Add(1+len(LeadTracker{}.window)+max(jump, 0)), true
+		c.settle, c.jumped = now.Add(1+leadWindow+max(jump, 0)), true
 		return 1, jump
 	}
 	if math.Abs(err) < 0.25 {

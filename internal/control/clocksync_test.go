@@ -2,6 +2,8 @@ package control_test
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,6 +48,34 @@ func TestLeadTrackerWindowMinimum(t *testing.T) {
 	}
 	lead, _ = l.Lead()
 	assert.Equal(t, 2.0, lead)
+}
+
+// The minimum is of exactly the last 60 arrivals, whatever their order:
+// rising, falling, equal and random runs against a scan of the window.
+func TestLeadTrackerMatchesAScanOfTheWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var l control.LeadTracker
+	var leads []float64
+	for i := range 5000 {
+		var v float64
+		switch (i / 200) % 4 {
+		case 0:
+			v = float64(i % 97) // rising, with drops
+		case 1:
+			v = -float64(i % 89) // falling
+		case 2:
+			v = 1.5 // equal
+		default:
+			v = float64(rng.IntN(40)) - 20 + rng.Float64()
+		}
+		tick := gw.Tick(uint32(i) * 7)
+		l.Observe(tick, float64(tick)-v)
+		leads = append(leads, v)
+		want := slices.Min(leads[max(0, len(leads)-60):])
+		got, ok := l.Lead()
+		require.True(t, ok)
+		require.InDelta(t, want, got, 1e-9, "arrival %d", i)
+	}
 }
 
 // An input's lead is right across the wrap: the server's time is a
