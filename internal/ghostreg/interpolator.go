@@ -69,6 +69,7 @@ type Interpolator struct {
 	stillMax gw.Tick
 	hasStill bool
 	posed    []*interpGhost // still ghosts Pose wrote into, for Restore
+	posing   bool           // a Pose ran since the last Restore
 	free     []*interpGhost
 	interp   []codec.Interpolation // by component ID
 	scratch  []byte
@@ -299,6 +300,9 @@ func (ip *Interpolator) Known(id components.GhostID) bool {
 // the moving ghosts, not all of them; sweepPerFrame still ghosts a frame
 // are checked for an entity the game destroyed.
 func (ip *Interpolator) Update(rt, frame float64) {
+	if ip.posing { // what a Pose wrote goes before the frame: a ghost coming to rest leaves the lists Restore walks
+		ip.Restore()
+	}
 	a := ip.b.world.Arche()
 	ip.lastRT = rt
 	for range min(sweepPerFrame, len(ip.ghosts)) {
@@ -327,6 +331,10 @@ func (ip *Interpolator) Update(rt, frame float64) {
 		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
 		if ig.n == 0 || rt < ecsx.Unwrap(ig.ticks[oldest], rt) && !ig.shown {
 			kept = append(kept, ig)
+			continue
+		}
+		if ig.still && !ig.isGone { // back at rest: a despawn it waited for was taken back
+			ig.active = false
 			continue
 		}
 		if ig.still { // at rest and shown so, waiting for its despawn: only the render tick moves on
@@ -472,12 +480,17 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 // correction) passes record, and Pose remembers which state it used; any
 // other run (the determinism check's replays) uses the same state again,
 // so it reproduces the run it checks. Ghosts without a state that old keep
-// what they show. Restore puts back what the last Update showed. It
-// allocates nothing. A record run visits only the moving ghosts when
+// what they show. Restore puts back what the last Update showed; a Pose
+// or an Update after a Pose without one restores first, so each Pose
+// starts from what is drawn. It allocates nothing. A record run visits only the moving ghosts when
 // every ghost shown at rest rests since tick or before (the common case:
 // a prediction runs ahead of every state received); the others visit
 // every ghost.
 func (ip *Interpolator) Pose(tick gw.Tick, record bool) {
+	if ip.posing {
+		ip.Restore()
+	}
+	ip.posing = true
 	slot := int(uint32(tick) % statesPerGhost)
 	if record {
 		ip.seq++
@@ -542,6 +555,7 @@ func (ip *Interpolator) pose(ig *interpGhost, tick gw.Tick, slot int, record boo
 // shown at rest that Pose left alone is not written: the prediction must
 // not write the interpolated ghosts it is shown.
 func (ip *Interpolator) Restore() {
+	ip.posing = false
 	for _, list := range [3][]*interpGhost{ip.active, ip.activate, ip.posed} {
 		for _, ig := range list {
 			if ig.shown && (ig.posed || !ig.still) {

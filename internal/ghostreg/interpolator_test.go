@@ -1018,3 +1018,64 @@ func TestInterpolatorForgetsGhostsAtRest(t *testing.T) {
 	assert.False(t, ok, "gone at its despawn tick")
 	assert.Equal(t, n-2, r.ip.Stats().Buffered)
 }
+
+// restingRig is a ghost that moves from 10 to 14 and rests from 14 on,
+// shown at rest at render tick 20.
+func restingRig(t *testing.T) (*ipRig, components.GhostID) {
+	r := newIPRig(t, 4)
+	e, id := r.spawn(t, ipStateX(10))
+	for tick := gw.Tick(10); tick <= 14; tick++ {
+		r.set(e, ipStateX(float32(tick)))
+		r.send(t, tick)
+	}
+	for tick := gw.Tick(15); tick <= 17; tick++ {
+		r.send(t, tick)
+	}
+	return r, id
+}
+
+// What a Pose wrote never outlives it: a frame between a Pose and its
+// Restore, or a second Pose without one, starts from what is drawn.
+func TestInterpolatorPosesDoNotLeakIntoTheDrawing(t *testing.T) {
+	r, id := restingRig(t)
+	r.update(13.5)
+	r.ip.Pose(12, true)
+	r.update(20) // comes to rest while posed
+	r.ip.Restore()
+	requireAtRest(t, r, id, ipStateX(14), 20, "the frame drew the rest")
+	r.ip.Pose(12, true)
+	r.ip.Restore()
+	requireAtRest(t, r, id, ipStateX(14), 20, "Restore puts the rest back")
+
+	r.ip.Pose(12, true)
+	r.ip.Pose(22, true)
+	got, _ := r.drawn(t, id)
+	assert.Equal(t, ipStateX(14), got, "the prediction of 22 sees the rest, not what the Pose of 12 wrote")
+	r.ip.Restore()
+	requireAtRest(t, r, id, ipStateX(14), 20, "and Restore puts it back")
+}
+
+// A despawn taken back by a later snapshot leaves a ghost at rest as it
+// was: not written by the frames that follow.
+func TestInterpolatorGhostAtRestWhoseDespawnIsTakenBack(t *testing.T) {
+	r := newIPRig(t, 4)
+	e, id := r.spawn(t, ipStateX(10))
+	for tick := gw.Tick(10); tick <= 14; tick++ {
+		r.set(e, ipStateX(float32(tick)))
+		r.send(t, tick)
+	}
+	r.receive(t, r.packet(15, false))
+	late := r.packet(16, false) // unacknowledged rests: 16 still holds the ghost
+	r.send(t, 17)
+	r.update(20)
+	requireAtRest(t, r, id, ipStateX(14), 20, "at rest")
+	require.NoError(t, protocol.DecodeSnapshot(late, r.s, &r.snap))
+	require.Len(t, r.snap.Ghosts, 1, "the late snapshot holds the ghost")
+	r.ip.Gone(id, 15) // missing from a complete snapshot of 15...
+	r.receive(t, late) // ...present in one of 16
+	for _, rt := range []float64{21, 22, 23} {
+		r.update(rt)
+		_, in := r.drawn(t, id)
+		require.Equal(t, 20.0, in.Tick, "render tick %v: frames leave a ghost at rest alone", rt)
+	}
+}
