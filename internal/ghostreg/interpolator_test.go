@@ -1071,7 +1071,7 @@ func TestInterpolatorGhostAtRestWhoseDespawnIsTakenBack(t *testing.T) {
 	requireAtRest(t, r, id, ipStateX(14), 20, "at rest")
 	require.NoError(t, protocol.DecodeSnapshot(late, r.s, &r.snap))
 	require.Len(t, r.snap.Ghosts, 1, "the late snapshot holds the ghost")
-	r.ip.Gone(id, 15) // missing from a complete snapshot of 15...
+	r.ip.Gone(id, 15)  // missing from a complete snapshot of 15...
 	r.receive(t, late) // ...present in one of 16
 	for _, rt := range []float64{21, 22, 23} {
 		r.update(rt)
