@@ -571,6 +571,15 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	return v.deferred
 }
 
+// age is how many ticks before now tick t is, t being at or before now:
+// 0..2³²−1 rather than Sub's ±2³¹, so a change further back than 2³¹
+// ticks (a ghost at rest for 6 months at 128 Hz) still reads as long
+// ago, not as a future one. Change ticks are only compared with ticks
+// within protocol.MaxBaseDistance of now, so a change 2³² ticks back
+// and more can only read as recent for that many ticks, sending a few
+// components or a rest record again.
+func age(t, now gw.Tick) uint32 { return uint32(now) - uint32(t) }
+
 // writeByPriority adds v's candidates from index from on in snapshot
 // order (see order) until one does not fit, and returns that one's index
 // (len(v.cand) when all fit). It puts the candidates in order a chunk at
@@ -605,7 +614,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
 			eg.HasBase, eg.Base = true, vg.base
 			for i, t := range g.chg {
-				if t.After(vg.base) {
+				if age(t, tick) < uint32(d) {
 					eg.Changed |= 1 << i
 				}
 			}

@@ -375,7 +375,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 		if sg.ident {
 			vg.known = true
 		}
-		if sg.rest && !sg.g.last.After(tick) {
+		if now := v.r.encTick; sg.rest && age(sg.g.last, now) >= age(tick, now) { // not changed since tick
 			vg.rested = true
 		}
 		vg.base, vg.hasBase = tick, true

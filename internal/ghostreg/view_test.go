@@ -12,6 +12,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/internal/wiretest"
@@ -438,5 +439,51 @@ func TestChangeDetectionFindsEveryChangedGhost(t *testing.T) {
 		assert.Equalf(t, len(want), serializeCalls-before, "tick %d: quantized exactly the changed ghosts", tick)
 		assert.Equalf(t, 2*len(want), send(tick), "tick %d: quantized for the wire and encoded exactly the changed ghosts", tick)
 		assert.Equalf(t, want, got, "tick %d: the changed ghosts and their values", tick)
+	}
+}
+
+// A ghost at rest for more than 2³¹ ticks (6 months at 128 Hz) is long at
+// rest for a client that joins then: it leaves the client's snapshots
+// once acknowledged at rest, and when one of its components changes, that
+// one alone is sent.
+func TestGhostAtRestForMonths(t *testing.T) {
+	for _, later := range []gw.Tick{100 + 1<<31 + 5, 100 + 3<<30, gw.Tick(100).Add(-300)} { // the last: 2³² − 300 ticks on
+		s := newTestSchema(t)
+		w, b := newServerWorld(t, s)
+		srv := ghostreg.NewServerRegister(b)
+		e := newEntity(w, Pos{1, 2}, HP{V: 3})
+		spawn(t, srv, e, s.crate, 0)
+		sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+		require.NoError(t, err)
+		var snap protocol.Snapshot
+		send := func(v *ghostreg.View, tick gw.Tick) []protocol.GhostState {
+			ecsx.SetTick(w, tick)
+			srv.Quantize()
+			sw.Begin(tick)
+			srv.WriteSnapshot(sw, v, tick)
+			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+			v.Ack(tick, 1)
+			return snap.Ghosts
+		}
+		early := srv.NewView(1)
+		send(early, 100) // the crate's components change (are first encoded) at 100
+		early.Close()
+
+		v := srv.NewView(2)
+		tick := later
+		require.Len(t, send(v, tick), 1, "%d: the spawn", later)
+		tick++
+		g := send(v, tick)
+		require.Len(t, g, 1, "%d: the rest record", later)
+		assert.True(t, g[0].HasBase)
+		assert.Zero(t, g[0].Present, "%d: nothing changed since the baseline", later)
+		tick++
+		assert.Empty(t, send(v, tick), "%d: at rest, acknowledged: nothing more", later)
+		tick++
+		getHP(w, e).V++
+		g = send(v, tick)
+		require.Len(t, g, 1, "%d: the change", later)
+		assert.True(t, g[0].HasBase)
+		assert.Equal(t, uint32(1), g[0].Present, "%d: HP (the crate's first component) alone", later)
 	}
 }
