@@ -298,17 +298,28 @@ func (ip *Interpolator) Known(id components.GhostID) bool {
 // A ghost shown at rest is not visited until a state arrives for it (its
 // Interpolated.Tick stays the frame it came to rest on), so a frame costs
 // the moving ghosts, not all of them; sweepPerFrame still ghosts a frame
-// are checked for an entity the game destroyed.
+// are checked for an entity the game destroyed and for a rest since long
+// ago (longAgo).
 func (ip *Interpolator) Update(rt, frame float64) {
 	if ip.posing { // what a Pose wrote goes before the frame: a ghost coming to rest leaves the lists Restore walks
 		ip.Restore()
 	}
 	a := ip.b.world.Arche()
 	ip.lastRT = rt
+	now, _ := gw.TickAt(rt)
+	if ip.hasStill && age(ip.stillMax, now) > longAgo {
+		ip.stillMax = now.Add(-longAgo) // no still ghost's newest state is later
+	}
 	for range min(sweepPerFrame, len(ip.ghosts)) {
 		ip.sweep = (ip.sweep + 1) % len(ip.ghosts)
-		if ig := ip.ghosts[ip.sweep]; ig.still && !a.Alive(ig.e) {
+		ig := ip.ghosts[ip.sweep]
+		if !ig.still {
+			continue
+		}
+		if !a.Alive(ig.e) {
 			ip.wake(ig)
+		} else if age(ig.ticks[ig.head], now) > longAgo {
+			ig.ticks[ig.head], ig.n = now.Add(-longAgo), 1
 		}
 	}
 	if len(ip.activate) > 0 {
@@ -362,6 +373,14 @@ func (ip *Interpolator) Update(rt, frame float64) {
 		ip.ghosts = slices.DeleteFunc(ip.ghosts, func(ig *interpGhost) bool { return ig.freed })
 	}
 }
+
+// longAgo is the age, in ticks, past which a ghost at rest has rested
+// since "long ago": a frame's sweep moves its newest state's tick up to
+// that age and forgets the older states, which nothing reads any more, so
+// that every tick the interpolator compares stays within 2³¹ of the
+// present (past that, wrapping ticks would read a state from months ago
+// as one from the future).
+const longAgo = 1 << 30
 
 // sweepPerFrame is how many still ghosts a frame checks for an entity the
 // game destroyed: 10,000 in under a second at 60 frames per second.

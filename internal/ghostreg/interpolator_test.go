@@ -1020,8 +1020,8 @@ func TestInterpolatorForgetsGhostsAtRest(t *testing.T) {
 }
 
 // restingRig is a ghost that moves from 10 to 14 and rests from 14 on,
-// shown at rest at render tick 20.
-func restingRig(t *testing.T) (*ipRig, components.GhostID) {
+// shown at rest at render tick 20; it returns the server's entity too.
+func restingRig(t *testing.T) (*ipRig, ecs.Entity, components.GhostID) {
 	r := newIPRig(t, 4)
 	e, id := r.spawn(t, ipStateX(10))
 	for tick := gw.Tick(10); tick <= 14; tick++ {
@@ -1031,13 +1031,13 @@ func restingRig(t *testing.T) (*ipRig, components.GhostID) {
 	for tick := gw.Tick(15); tick <= 17; tick++ {
 		r.send(t, tick)
 	}
-	return r, id
+	return r, e, id
 }
 
 // What a Pose wrote never outlives it: a frame between a Pose and its
 // Restore, or a second Pose without one, starts from what is drawn.
 func TestInterpolatorPosesDoNotLeakIntoTheDrawing(t *testing.T) {
-	r, id := restingRig(t)
+	r, _, id := restingRig(t)
 	r.update(13.5)
 	r.ip.Pose(12, true)
 	r.update(20) // comes to rest while posed
@@ -1078,4 +1078,29 @@ func TestInterpolatorGhostAtRestWhoseDespawnIsTakenBack(t *testing.T) {
 		_, in := r.drawn(t, id)
 		require.Equal(t, 20.0, in.Tick, "render tick %v: frames leave a ghost at rest alone", rt)
 	}
+}
+
+// A ghost shown at rest for more than 2³¹ ticks (a client connected for
+// months) moves again when the server says it does.
+func TestInterpolatorGhostAtRestForMonthsMovesAgain(t *testing.T) {
+	r, e, id := restingRig(t)
+	r.update(20)
+	requireAtRest(t, r, id, ipStateX(14), 20, "at rest")
+	later := gw.Tick(20 + 1<<31 + 1000)
+	for rt := 20.0; rt < float64(later); rt += 1 << 26 { // months of frames
+		r.update(rt)
+	}
+	r.update(float64(later))
+	requireAtRest(t, r, id, ipStateX(14), float64(later), "still at rest")
+	r.ip.Pose(later, true)
+	got, _ := r.drawn(t, id)
+	assert.Equal(t, ipStateX(14), got, "predictions of months later see the rest")
+	r.ip.Restore()
+	for k := range 4 {
+		r.set(e, ipStateX(float32(100+k)))
+		r.send(t, later.Add(k))
+	}
+	rt := float64(later) + 2
+	r.update(rt)
+	requireDrawn(t, r, id, ipStateX(102), rt, "moving again")
 }
