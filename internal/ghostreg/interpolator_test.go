@@ -937,15 +937,7 @@ func TestInterpolatorHoldsAGhostAtRest(t *testing.T) {
 // poses the state that run used all the same. A Pose of a tick before a
 // rest visits every ghost.
 func TestInterpolatorPosesGhostsAtRestWithoutVisitingThem(t *testing.T) {
-	r := newIPRig(t, 4)
-	e, id := r.spawn(t, ipStateX(10))
-	for tick := gw.Tick(10); tick <= 14; tick++ {
-		r.set(e, ipStateX(float32(tick)))
-		r.send(t, tick)
-	}
-	for tick := gw.Tick(15); tick <= 17; tick++ { // rests from 14 on
-		r.send(t, tick)
-	}
+	r, e, id := restingRig(t)
 	r.update(20)
 	requireAtRest(t, r, id, ipStateX(14), 20, "at rest")
 	pose := func(tick gw.Tick, record bool) ipState {
