@@ -116,35 +116,45 @@ func (p *page) cubes() {
 func (p *page) scale() {
 	const n = "BenchmarkArenaScale"
 	p.printf("## S2 arena: 4, 16 and 64 players at 60 Hz\n\n")
-	p.printf("`%s` (examples/arena/game), %s server ticks of each match, interleaved.\n\n", n, p.ops(n))
-	p.printf("| players | server µs per tick | bytes per client per tick | bytes per client per second | ghosts deferred per tick | naive bytes per client per tick, same run | naive encoding µs per tick |\n")
-	p.printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	p.printf("`%s` (examples/arena/game), %s server ticks of each match, interleaved. ", n, p.ops(n))
+	p.printf("The server alone is a twin of each match's server run again on its clients' recorded traffic (internal/serverbench), as a deployed server runs; in the harness, the client worlds run in the server's process between its ticks.\n\n")
+	p.printf("| players | server µs per tick, alone | in the harness | bytes per client per tick | bytes per client per second | ghosts deferred per tick | naive bytes per client per tick, same run | naive encoding µs per tick |\n")
+	p.printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	var serverAllocs float64
 	for _, pl := range []string{"4p", "16p", "64p"} {
-		p.printf("| %s | %s | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(pl, "p"),
-			num(p.get(n, "server-us/tick-"+pl)), num(p.get(n, "bytes/client-tick-"+pl)), num(p.get(n, "bytes/client-s-"+pl)),
+		p.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(pl, "p"),
+			num(p.get(n, "server-us/tick-"+pl)), num(p.get(n, "shared-us/tick-"+pl)),
+			num(p.get(n, "bytes/client-tick-"+pl)), num(p.get(n, "bytes/client-s-"+pl)),
 			num(p.get(n, "deferred/tick-"+pl)), num(p.get(n, "naive-bytes/client-tick-"+pl)), num(p.get(n, "naive-us/tick-"+pl)))
+		serverAllocs += p.get(n, "server-allocs/tick-"+pl)
 	}
-	x, bytes64, allocs := p.get(n, "x-64p/16p"), p.get(n, "bytes/client-tick-64p"), p.get(n, "allocs/op")
+	x, shared := p.get(n, "x-64p/16p"), p.get(n, "x-shared-64p/16p")
+	bytes64, allocs := p.get(n, "bytes/client-tick-64p"), p.get(n, "allocs/op")
 	p.printf("\n| measure | figure | target |\n| --- | ---: | --- |\n")
-	p.printf("| server cost, 64 players / 16 players | **%s** | ≤ %s (linear in players: 4x): %s |\n", ratio(x, 1), exact(scaleTarget)+"x", met(x <= scaleTarget))
+	p.printf("| server cost, 64 players / 16 players, alone | **%s** | ≤ %s (linear in players: 4x): %s |\n", ratio(x, 1), exact(scaleTarget)+"x", met(x <= scaleTarget))
+	p.printf("| the same in the harness | %s | — |\n", ratio(shared, 1))
 	p.printf("| bytes per client per tick, 64 players | %s | ≤ %s: %s |\n", num(bytes64), num(packetTarget), met(bytes64 <= packetTarget))
-	p.printf("| allocations per tick (three matches) | %s | 0: %s |\n\n", num(allocs), met(allocs == 0))
+	p.printf("| server allocations per tick, alone (three matches) | %s | 0: %s |\n", num(serverAllocs), met(serverAllocs == 0))
+	p.printf("| allocations per op in the harness (three matches, their clients and links, the traffic recorder) | %s | — |\n\n", num(allocs))
 }
 
 func (p *page) idle() {
 	const n = "BenchmarkIdle"
-	us, naiveUs := p.get(n, "server-us/tick"), p.get(n, "naive-us/tick")
+	us, shared, naiveUs := p.get(n, "server-us/tick"), p.get(n, "shared-us/tick"), p.get(n, "naive-us/tick")
 	bytes, naiveBytes := p.get(n, "bytes/client-tick"), p.get(n, "naive-bytes/client-tick")
-	allocs := p.get(n, "allocs/op")
+	serverAllocs, allocs := p.get(n, "server-allocs/tick"), p.get(n, "allocs/op")
 	p.printf("## S3 idle: 10,000 static ghosts, 16 connections\n\n")
-	p.printf("`%s` (systems/harness), %s server ticks once every client holds every ghost.\n\n", n, p.ops(n))
+	p.printf("`%s` (systems/harness), %s server ticks once every client holds every ghost. ", n, p.ops(n))
+	p.printf("Alone: a twin of the server run again on the clients' recorded traffic (internal/serverbench); in the harness, the 16 client worlds run in the server's process between its ticks.\n\n")
 	p.printf("| measure | ghostwire | naive, same run | ghostwire / naive | target | anchor |\n")
 	p.printf("| --- | ---: | ---: | ---: | --- | --- |\n")
-	p.printf("| server time per tick | **%s µs** | %s µs (encoding only) | %s | ≤ %s µs: %s | naia: %s µs at 16 users × 10,000 entities |\n",
+	p.printf("| server time per tick, alone | **%s µs** | %s µs (encoding only) | %s | ≤ %s µs: %s | naia: %s µs at 16 users × 10,000 entities |\n",
 		num(us), num(naiveUs), ratio(us, naiveUs), exact(idleTarget), met(us <= idleTarget), exact(naiaIdle))
+	p.printf("| server time per tick, in the harness | %s µs | %s µs | %s | — | — |\n", num(shared), num(naiveUs), ratio(shared, naiveUs))
 	p.printf("| bytes per client per tick | **%s** | %s | %s | near zero (≤ %s): %s | — |\n",
 		num(bytes), num(naiveBytes), percent(100*bytes/naiveBytes), num(idleBytes), met(bytes <= idleBytes))
-	p.printf("| allocations per tick (server, 16 clients, links) | %s | — | — | 0: %s | — |\n\n", num(allocs), met(allocs == 0))
+	p.printf("| server allocations per tick, alone | %s | — | — | 0: %s | — |\n", num(serverAllocs), met(serverAllocs == 0))
+	p.printf("| allocations per op in the harness (server, 16 clients, links, the traffic recorder) | %s | — | — | — | — |\n\n", num(allocs))
 	const c = "BenchmarkChangeDetectionAtRest"
 	runs, perGhost := p.get(c, "ns/op"), p.get(c, "per-ghost-ns/ghost")
 	p.printf("Its change detection alone, `%s` (internal/ghostreg): `ServerRegister.Quantize` over 10,000 crates at rest (a position and HP each), comparing runs of values as blocks, against the same comparison ghost by ghost and component by component in the same run.\n\n", c)

@@ -292,17 +292,22 @@ func sceneLink() transport.Conditions {
 	return transport.Conditions{Up: l, Down: l}
 }
 
-// newSceneHarness builds a harness of clients connections whose server
-// runs setup and gives each connection a viewer.
-func newSceneHarness(schema *sceneSchema, clients int, setup func(*systems.Server) error) (*harness.Harness, error) {
+// sceneOptions are the options of a harness of clients connections
+// whose server runs setup and gives each connection a viewer.
+func sceneOptions(schema *sceneSchema, clients int, setup func(*systems.Server) error) harness.Options {
 	specs := make([]harness.ClientSpec, clients)
 	for i := range specs {
 		specs[i].Link = sceneLink()
 	}
-	return harness.New(harness.Options{Seed: 1, Schema: schema.Schema,
+	return harness.Options{Seed: 1, Schema: schema.Schema,
 		Server: systems.ServerOptions{OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
 			m := generic.NewMap1[viewer](w.Arche())
 			return m.New(), schema.viewer, nil
 		}},
-		SetupServer: setup, Clients: specs})
+		SetupServer: setup, Clients: specs}
+}
+
+// newSceneHarness builds the harness of sceneOptions.
+func newSceneHarness(schema *sceneSchema, clients int, setup func(*systems.Server) error) (*harness.Harness, error) {
+	return harness.New(sceneOptions(schema, clients, setup))
 }

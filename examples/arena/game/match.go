@@ -217,16 +217,11 @@ type PlayerStats struct {
 // NewMatch builds a match: the server, one bot client per Config.Clients,
 // and the game's systems on every endpoint.
 func NewMatch(cfg Config) (*Match, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	schema, err := NewSchema()
+	m, err := newMatch(cfg)
 	if err != nil {
 		return nil, err
 	}
-	m := &Match{Config: cfg, Schema: schema, stopAt: cfg.Duration}
 	specs := make([]harness.ClientSpec, cfg.Clients)
-	m.Players = make([]*PlayerStats, cfg.Clients)
 	opts := harness.Options{
 		Seed:        cfg.Seed,
 		Schema:      m.Schema.Schema,
@@ -240,11 +235,10 @@ func NewMatch(cfg Config) (*Match, error) {
 		},
 	}
 	for i := range specs {
-		m.Players[i] = &PlayerStats{}
 		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, RollbackAlways: cfg.Rollback == RollbackAlways,
 			InterpolationDelay: cfg.InterpDelay}}
 		if cfg.cheatOf(i) == CheatBacktrack {
-			cs := (*codec.Schema)(schema.Schema)
+			cs := (*codec.Schema)(m.Schema.Schema)
 			specs[i].Wrap = func(c transport.Conn) transport.Conn { return &backtrackConn{Conn: c, schema: cs} }
 		}
 		if cfg.Client != nil {
@@ -262,6 +256,23 @@ func NewMatch(cfg Config) (*Match, error) {
 		if err := h.AddClient(spec); err != nil {
 			return nil, fmt.Errorf("client %d: %w", i, err)
 		}
+	}
+	return m, nil
+}
+
+// newMatch is a match before its harness: the configuration checked,
+// the schema, a PlayerStats per client.
+func newMatch(cfg Config) (*Match, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	schema, err := NewSchema()
+	if err != nil {
+		return nil, err
+	}
+	m := &Match{Config: cfg, Schema: schema, stopAt: cfg.Duration, Players: make([]*PlayerStats, cfg.Clients)}
+	for i := range m.Players {
+		m.Players[i] = &PlayerStats{}
 	}
 	return m, nil
 }

@@ -3,13 +3,18 @@ package game
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/mlange-42/arche/generic"
 
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/serverbench"
+	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
 )
 
 // scaleMeter advances a match's harness one server tick at a time the
@@ -23,6 +28,12 @@ type scaleMeter struct {
 	ticks     int
 	sent      uint64 // the server's BytesSent when measuring began
 	deferred  uint64 // and its GhostsDeferred
+	// The server alone: the clients' traffic, recorded from the start,
+	// for a twin of the server (see alone); start is when measuring
+	// began.
+	cfg   Config
+	rec   *serverbench.Recorder
+	start time.Duration
 	// The naive baseline: every player's full state, encoded with
 	// encoding/binary for every client every tick.
 	players    *generic.Filter4[Position, Velocity, Facing, Health]
@@ -31,10 +42,53 @@ type scaleMeter struct {
 	naiveBytes int
 }
 
-func newScaleMeter(h *harness.Harness) *scaleMeter {
+// newScaleMeter starts a match of n players on cfg, its clients' traffic
+// recorded, and warms it up for 10 simulated seconds.
+func newScaleMeter(cfg Config, n int) (*scaleMeter, error) {
+	rec := &serverbench.Recorder{}
+	cfg.Clients, cfg.Duration = n, time.Hour
+	cfg.Client = func(_ int, spec *harness.ClientSpec) { spec.Wrap = rec.Wrap(spec.Link) }
+	m, err := NewMatch(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := m.Harness
+	rec.Now = h.Time.Now
+	h.Run(10 * time.Second)
 	st := h.Server.Stats()
 	return &scaleMeter{h: h, nextFrame: h.Time.Now(), sent: st.BytesSent, deferred: st.GhostsDeferred,
-		players: generic.NewFilter4[Position, Velocity, Facing, Health](), naive: make([]byte, 0, 64*26)}
+		cfg: cfg, rec: rec, start: h.Time.Now(),
+		players: generic.NewFilter4[Position, Velocity, Facing, Health](), naive: make([]byte, 0, 64*26)}, nil
+}
+
+// alone runs a twin of the match's server, built as NewMatch builds it,
+// on the recorded traffic from the start, stepped as the harness stepped
+// (serverbench), and returns what it measured over the measured ticks:
+// the server's cost without the client worlds in its process. It
+// fails when the twin's counters differ from the server's (not the same
+// match).
+func (m *scaleMeter) alone(b *testing.B) serverbench.Measure {
+	tw, err := serverbench.NewTwin(m.cfg.Seed, m.rec, func(clock *gw.VirtualTime, l transport.Listener) (*systems.Server, error) {
+		twin, err := newMatch(m.cfg)
+		if err != nil {
+			return nil, err
+		}
+		so := twin.serverOptions()
+		so.Logger = slog.New(slog.DiscardHandler)
+		s, err := systems.NewServer(clock, l, twin.Schema.Schema, so)
+		if err != nil {
+			return nil, err
+		}
+		return s, twin.setupServer(s)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms := tw.Run(time.Millisecond, m.start, m.h.Time.Now())
+	if want, got := m.h.Server.Stats(), tw.Server.Stats(); want != got || ms.Ticks != m.ticks {
+		b.Fatalf("%d players: the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", m.cfg.Clients, ms.Ticks, m.ticks, got, want)
+	}
+	return ms
 }
 
 // encodeNaive encodes every player's position, velocity, facing (float32)
@@ -89,25 +143,26 @@ func (m *scaleMeter) tick() {
 // 10 ms jitter, 1 % loss), warmed up for 10 simulated seconds, then
 // advanced one server tick each per op, in turn, so the three share the
 // machine's load. Per player count it reports the server's Update time
-// per tick (server-us/tick-Np), its bytes on the wire per client per tick
-// and per second (packet headers included) and the ghosts it deferred to
-// a later snapshot per tick; x-64p/16p is the 64-player server cost over
-// the 16-player one (linear in players would be 4). The naive baseline,
-// measured in the same loop on the same values: every player's full
-// state encoded with encoding/binary for every client every tick (26
+// per tick alone (server-us/tick-Np: a twin of the server run again on
+// the clients' recorded traffic, as a deployed server runs, its clients
+// elsewhere) and in the harness (shared-us/tick-Np: between two of its
+// ticks the client worlds pass through the same caches), its bytes on
+// the wire per client per tick and per second (packet headers included)
+// and the ghosts it deferred to a later snapshot per tick; x-64p/16p is
+// the 64-player server cost over the 16-player one (linear in players
+// would be 4), x-shared-64p/16p the same in the harness. The naive
+// baseline, measured in the same loop on the same values: every player's
+// full state encoded with encoding/binary for every client every tick (26
 // bytes per player), its time per tick and its bytes per client and tick.
 func BenchmarkArenaScale(b *testing.B) {
 	players := []int{4, 16, 64}
 	meters := make([]*scaleMeter, len(players))
 	for i, n := range players {
-		cfg := DefaultConfig()
-		cfg.Clients, cfg.Duration = n, time.Hour
-		m, err := NewMatch(cfg)
+		m, err := newScaleMeter(DefaultConfig(), n)
 		if err != nil {
 			b.Fatal(err)
 		}
-		m.Harness.Run(10 * time.Second)
-		meters[i] = newScaleMeter(m.Harness)
+		meters[i] = m
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -116,19 +171,24 @@ func BenchmarkArenaScale(b *testing.B) {
 			m.encodeNaive()
 		}
 	}
-	us := make([]float64, len(players))
+	alone, shared := make([]float64, len(players)), make([]float64, len(players))
 	for i, n := range players {
 		m := meters[i]
 		ticks, clients := float64(m.ticks), float64(n)
 		st := m.h.Server.Stats()
 		perTick := float64(st.BytesSent-m.sent) / ticks / clients
-		us[i] = float64(m.server.Nanoseconds()) / 1e3 / ticks
-		b.ReportMetric(us[i], fmt.Sprintf("server-us/tick-%dp", n))
+		shared[i] = float64(m.server.Nanoseconds()) / 1e3 / ticks
+		ms := m.alone(b)
+		alone[i] = float64(ms.Wall.Nanoseconds()) / 1e3 / ticks
+		b.ReportMetric(alone[i], fmt.Sprintf("server-us/tick-%dp", n))
+		b.ReportMetric(float64(ms.Allocs)/ticks, fmt.Sprintf("server-allocs/tick-%dp", n))
+		b.ReportMetric(shared[i], fmt.Sprintf("shared-us/tick-%dp", n))
 		b.ReportMetric(perTick, fmt.Sprintf("bytes/client-tick-%dp", n))
 		b.ReportMetric(perTick*60, fmt.Sprintf("bytes/client-s-%dp", n))
 		b.ReportMetric(float64(st.GhostsDeferred-m.deferred)/ticks, fmt.Sprintf("deferred/tick-%dp", n))
 		b.ReportMetric(float64(m.naiveTime.Nanoseconds())/1e3/ticks, fmt.Sprintf("naive-us/tick-%dp", n))
 		b.ReportMetric(float64(m.naiveBytes)/ticks/clients, fmt.Sprintf("naive-bytes/client-tick-%dp", n))
 	}
-	b.ReportMetric(us[2]/us[1], "x-64p/16p")
+	b.ReportMetric(alone[2]/alone[1], "x-64p/16p")
+	b.ReportMetric(shared[2]/shared[1], "x-shared-64p/16p")
 }

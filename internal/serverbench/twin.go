@@ -1,0 +1,133 @@
+package serverbench
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
+)
+
+// Twin is a server run again on a Recorder's traffic, alone.
+type Twin struct {
+	Time   *gw.VirtualTime
+	Server *systems.Server
+	r      *Recorder
+	conns  []transport.Conn // the clients' ends of the links
+	next   int              // the next recorded datagram to send
+	buf    []byte
+}
+
+// NewTwin builds the twin: a memory network with seed (the harness's
+// Options.Seed), a listener, the server that build makes on them (as the
+// harness made the first: same schema, options and game systems), and
+// one link per recorded client, dialled in the recorded order with the
+// recorded conditions. It returns build's error, or one naming the link
+// that cannot be dialled.
+func NewTwin(seed uint64, r *Recorder, build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)) (*Twin, error) {
+	t := &Twin{Time: &gw.VirtualTime{}, r: r, buf: make([]byte, transport.MaxDatagramSize)}
+	net := transport.NewMemoryNetwork(t.Time, seed)
+	l, err := net.Listen("server")
+	if err != nil {
+		return nil, err
+	}
+	if t.Server, err = build(t.Time, l); err != nil {
+		return nil, err
+	}
+	for i, c := range r.links {
+		conn, err := net.Dial("server", c)
+		if err != nil {
+			return nil, fmt.Errorf("serverbench: link %d: %w", i, err)
+		}
+		t.conns = append(t.conns, conn)
+	}
+	return t, nil
+}
+
+// Step does what a harness step did for the server: it advances the
+// virtual time by d and updates the server, timing that alone, then
+// sends the datagrams the clients sent by the new time, in their order,
+// and drains what the server sent them. It returns the Update's wall
+// time and whether it ran a tick.
+func (t *Twin) Step(d time.Duration) (wall time.Duration, ticked bool) {
+	t.Time.Advance(d)
+	now, tick := t.Time.Now(), t.Server.World().Tick()
+	start := time.Now()
+	t.Server.Update()
+	wall = time.Since(start)
+	for ; t.next < len(t.r.sends) && t.r.sends[t.next].at <= now; t.next++ {
+		s := t.r.sends[t.next]
+		_ = t.conns[s.link].Send(t.r.data[s.off : s.off+s.size]) // as the client's own Send, whose error it saw
+	}
+	for _, c := range t.conns {
+		for {
+			if _, ok := c.Receive(t.buf); !ok {
+				break
+			}
+		}
+	}
+	return wall, t.Server.World().Tick() != tick
+}
+
+// Measure is what Run measured of the twin's server.
+type Measure struct {
+	Wall   time.Duration // its Update calls' wall time
+	Ticks  int           // the ticks they ran
+	Allocs uint64        // the heap allocations of the stretch (the twin's stepping allocates nothing once its links' buffers have grown)
+}
+
+// Run steps the twin by step until its time reaches end, and measures its
+// server over the steps that end after from: a measured stretch of the
+// recorded run, timed alone.
+func (t *Twin) Run(step, from, end time.Duration) Measure {
+	var m Measure
+	var ms runtime.MemStats
+	started := false
+	for t.Time.Now() < end {
+		if !started && t.Time.Now()+step > from {
+			runtime.ReadMemStats(&ms)
+			m.Allocs, started = ms.Mallocs, true
+		}
+		d, ticked := t.Step(step)
+		if t.Time.Now() > from {
+			m.Wall += d
+			if ticked {
+				m.Ticks++
+			}
+		}
+	}
+	if started {
+		runtime.ReadMemStats(&ms)
+		m.Allocs = ms.Mallocs - m.Allocs
+	}
+	return m
+}
+
+// Build returns NewTwin's build for a server made the way harness.New
+// makes the one of opts (its Server options, the harness's defaults for
+// the logger and the determinism check), with setup in place of
+// opts.SetupServer: a setup that keeps what it spawns needs a fresh game
+// state for the twin.
+func Build(opts harness.Options, setup func(*systems.Server) error) func(*gw.VirtualTime, transport.Listener) (*systems.Server, error) {
+	return func(clock *gw.VirtualTime, l transport.Listener) (*systems.Server, error) {
+		so := opts.Server
+		if so.Logger == nil {
+			so.Logger = slog.New(slog.DiscardHandler)
+		}
+		if so.SyncTest == 0 {
+			so.SyncTest = opts.SyncTest
+		}
+		s, err := systems.NewServer(clock, l, opts.Schema, so)
+		if err != nil {
+			return nil, err
+		}
+		if setup != nil {
+			err = setup(s)
+		}
+		return s, err
+	}
+}
