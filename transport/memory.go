@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -192,6 +193,9 @@ type link struct {
 	stats  [2]Stats     // indexed by side
 	closed [2]bool      // indexed by side
 	free   [][]byte     // spare MaxDatagramSize buffers, so steady-state traffic does not allocate
+	// buffers counts the buffers the link took: free has room for all of
+	// them, so a burst coming back grows nothing.
+	buffers int
 }
 
 func (l *link) buffer() []byte {
@@ -200,6 +204,8 @@ func (l *link) buffer() []byte {
 		l.free = l.free[:k-1]
 		return b
 	}
+	l.buffers++
+	l.free = slices.Grow(l.free, l.buffers-len(l.free))
 	return make([]byte, MaxDatagramSize)
 }
 

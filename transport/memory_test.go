@@ -247,6 +247,31 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// Datagrams that were in flight together come back to the free list
+// together, later, without growing it: it has room for every buffer the
+// link ever took.
+func TestReturningABurstDoesNotAllocate(t *testing.T) {
+	clock := &testClock{}
+	client, server, err := transport.NewMemoryNetwork(clock, 1).Pair(transport.Conditions{})
+	require.NoError(t, err)
+	msg, buf := make([]byte, 100), make([]byte, transport.MaxDatagramSize)
+	for range 64 { // a burst: 64 buffers in flight at once
+		require.NoError(t, client.Send(msg))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	for {
+		if _, ok := server.Receive(buf); !ok {
+			break
+		}
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, 64, n)
+	assert.Zero(t, after.Mallocs-before.Mallocs)
+}
+
 func TestConcurrentUseDoesNotRace(t *testing.T) {
 	// The clock never moves, and a perfect link delivers at once, so the
 	// goroutines need no shared virtual time; go test -race checks the locking.

@@ -555,6 +555,10 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	} else {
 		k = s.writeByPriority(sw, v, tick, v.next)
 	}
+	if need := len(rec.ghosts) + k - v.next; need > cap(rec.ghosts) {
+		rec.ghosts = append(make([]sentGhost, 0, max(need, 2*cap(rec.ghosts), v.recCap)), rec.ghosts...)
+		v.recCap = max(v.recCap, cap(rec.ghosts))
+	}
 	for _, c := range v.cand[v.next:k] {
 		vg := &c.g.per[v.slot]
 		rec.ghosts = append(rec.ghosts, sentGhost{g: c.g, part: uint8(part), ident: !vg.known, rest: c.rest})

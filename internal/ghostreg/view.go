@@ -43,8 +43,13 @@ type View struct {
 	// every snapshot until then.
 	despawns []components.GhostID
 	sent     [sentRing]sentSnapshot
-	pending  []*serverGhost
-	cand     []candidate
+	// recCap is the most records any of sent has room for: a record list
+	// that must grow grows to at least that, so each grows about once,
+	// not by doubling in every one of the 256 (a view's records take at
+	// most 256 times its largest snapshot's).
+	recCap  int
+	pending []*serverGhost
+	cand    []candidate
 	// next is the candidate the next part of the snapshot of partTick
 	// starts at, deferred how many were left after the last part.
 	next, deferred int
