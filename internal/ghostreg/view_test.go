@@ -3,6 +3,7 @@ package ghostreg_test
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/mlange-42/arche/ecs"
@@ -486,4 +487,47 @@ func TestGhostAtRestForMonths(t *testing.T) {
 		assert.True(t, g[0].HasBase)
 		assert.Equal(t, uint32(1), g[0].Present, "%d: HP (the crate's first component) alone", later)
 	}
+}
+
+// Snapshots of changing sizes (1 to 40 records, the sizes landing on each
+// of the 256 remembered snapshots in turn) stop allocating once every one
+// has been used twice: a record list that grows grows to the most any of
+// the view's holds.
+func TestSnapshotsOfChangingSizesStopAllocating(t *testing.T) {
+	const n = 40
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	var es []ecs.Entity
+	for i := range n {
+		e := newEntity(w, Pos{float32(i), 0}, HP{V: 1})
+		spawn(t, srv, e, s.crate, 0)
+		es = append(es, e)
+	}
+	v := srv.NewView(1)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	tick := gw.Tick(100)
+	step := func() {
+		tick++
+		ecsx.SetTick(w, tick)
+		for i := range int(uint32(tick)*7%n) + 1 { // a varying number of ghosts change
+			getHP(w, es[i]).V++
+		}
+		srv.Quantize()
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		sw.Finish(&protocol.SnapshotHeader{Tick: tick})
+		v.Ack(tick, 1)
+	}
+	for range 512 {
+		step()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 256 {
+		step()
+	}
+	runtime.ReadMemStats(&after)
+	assert.Zero(t, after.Mallocs-before.Mallocs)
 }
