@@ -73,38 +73,52 @@ func (t *Twin) Step(d time.Duration) (wall time.Duration, ticked bool) {
 	return wall, t.Server.World().Tick() != tick
 }
 
-// Measure is what Run measured of the twin's server.
+// Measure is what Run measured of one twin's server.
 type Measure struct {
-	Wall   time.Duration // its Update calls' wall time
-	Ticks  int           // the ticks they ran
-	Allocs uint64        // the heap allocations of the stretch (the twin's stepping allocates nothing once its links' buffers have grown)
+	Wall  time.Duration // its Update calls' wall time
+	Ticks int           // the ticks they ran
 }
 
-// Run steps the twin by step until its time reaches end, and measures its
-// server over the steps that end after from: a measured stretch of the
-// recorded run, timed alone.
-func (t *Twin) Run(step, from, end time.Duration) Measure {
-	var m Measure
-	var ms runtime.MemStats
+// Run steps the twins in turn, one step each, until their time reaches
+// end (as a benchmark's loop advances its matches in turn, so they share
+// the machine's load alike), and measures each one's server over the
+// steps that end after from. allocs counts the heap allocations of all
+// of them over those steps (the twins' stepping allocates nothing once
+// their links' buffers have grown).
+func Run(step, from, end time.Duration, twins ...*Twin) (ms []Measure, allocs uint64) {
+	ms = make([]Measure, len(twins))
+	var mem runtime.MemStats
 	started := false
-	for t.Time.Now() < end {
-		if !started && t.Time.Now()+step > from {
-			runtime.ReadMemStats(&ms)
-			m.Allocs, started = ms.Mallocs, true
+	for {
+		now := end
+		for _, t := range twins {
+			now = min(now, t.Time.Now())
 		}
-		d, ticked := t.Step(step)
-		if t.Time.Now() > from {
-			m.Wall += d
-			if ticked {
-				m.Ticks++
+		if now >= end {
+			break
+		}
+		if !started && now+step > from {
+			runtime.ReadMemStats(&mem)
+			allocs, started = mem.Mallocs, true
+		}
+		for i, t := range twins {
+			if t.Time.Now() >= end {
+				continue
+			}
+			d, ticked := t.Step(step)
+			if t.Time.Now() > from {
+				ms[i].Wall += d
+				if ticked {
+					ms[i].Ticks++
+				}
 			}
 		}
 	}
 	if started {
-		runtime.ReadMemStats(&ms)
-		m.Allocs = ms.Mallocs - m.Allocs
+		runtime.ReadMemStats(&mem)
+		allocs = mem.Mallocs - allocs
 	}
-	return m
+	return ms, allocs
 }
 
 // Build returns NewTwin's build for a server made the way harness.New

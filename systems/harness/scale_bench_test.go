@@ -47,20 +47,21 @@ func recordedScene(schema *sceneSchema, clients int, setup, twinSetup func(*syst
 }
 
 // alone runs a twin of the server on the recorded traffic from the start,
-// stepped as the harness stepped, and returns what it measured over the
-// measured ticks: the server's cost without the clients' worlds in its
-// process. It fails when the twin's counters differ from the
-// server's (not the same run).
-func (m *tickMeter) alone(b *testing.B, rec *serverbench.Recorder, build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)) serverbench.Measure {
+// stepped as the harness stepped, and returns its Update time and its
+// heap allocations per tick over the measured ticks: the server's cost
+// without the clients' worlds in its process. It fails when the twin's
+// counters differ from the server's (not the same run).
+func (m *tickMeter) alone(b *testing.B, rec *serverbench.Recorder, build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)) (us, allocs float64) {
 	tw, err := serverbench.NewTwin(1, rec, build) // sceneOptions' seed
 	if err != nil {
 		b.Fatal(err)
 	}
-	ms := tw.Run(time.Millisecond, m.start, m.h.Time.Now())
-	if want, got := m.h.Server.Stats(), tw.Server.Stats(); want != got || ms.Ticks != m.ticks {
-		b.Fatalf("the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", ms.Ticks, m.ticks, got, want)
+	ms, n := serverbench.Run(time.Millisecond, m.start, m.h.Time.Now(), tw)
+	if want, got := m.h.Server.Stats(), tw.Server.Stats(); want != got || ms[0].Ticks != m.ticks {
+		b.Fatalf("the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", ms[0].Ticks, m.ticks, got, want)
 	}
-	return ms
+	ticks := float64(m.ticks)
+	return float64(ms[0].Wall.Nanoseconds()) / 1e3 / ticks, float64(n) / ticks
 }
 
 // tick steps until the server has run one more tick.
@@ -209,9 +210,9 @@ func BenchmarkIdle(b *testing.B) {
 		naiveTime += time.Since(start)
 	}
 	ticks, clients := float64(m.ticks), float64(len(h.Clients))
-	alone := m.alone(b, rec, build)
-	b.ReportMetric(float64(alone.Wall.Nanoseconds())/1e3/ticks, "server-us/tick")
-	b.ReportMetric(float64(alone.Allocs)/ticks, "server-allocs/tick")
+	us, allocs := m.alone(b, rec, build)
+	b.ReportMetric(us, "server-us/tick")
+	b.ReportMetric(allocs, "server-allocs/tick")
 	b.ReportMetric(m.serverMicros(), "shared-us/tick")
 	b.ReportMetric(float64(h.Server.Stats().BytesSent-sent)/ticks/clients, "bytes/client-tick")
 	b.ReportMetric(float64(naiveTime.Nanoseconds())/1e3/ticks, "naive-us/tick")

@@ -61,13 +61,9 @@ func newScaleMeter(cfg Config, n int) (*scaleMeter, error) {
 		players: generic.NewFilter4[Position, Velocity, Facing, Health](), naive: make([]byte, 0, 64*26)}, nil
 }
 
-// alone runs a twin of the match's server, built as NewMatch builds it,
-// on the recorded traffic from the start, stepped as the harness stepped
-// (serverbench), and returns what it measured over the measured ticks:
-// the server's cost without the client worlds in its process. It
-// fails when the twin's counters differ from the server's (not the same
-// match).
-func (m *scaleMeter) alone(b *testing.B) serverbench.Measure {
+// twin builds a twin of the match's server, built as NewMatch builds it,
+// for its recorded traffic (serverbench).
+func (m *scaleMeter) twin(b *testing.B) *serverbench.Twin {
 	tw, err := serverbench.NewTwin(m.cfg.Seed, m.rec, func(clock *gw.VirtualTime, l transport.Listener) (*systems.Server, error) {
 		twin, err := newMatch(m.cfg)
 		if err != nil {
@@ -84,11 +80,28 @@ func (m *scaleMeter) alone(b *testing.B) serverbench.Measure {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ms := tw.Run(time.Millisecond, m.start, m.h.Time.Now())
-	if want, got := m.h.Server.Stats(), tw.Server.Stats(); want != got || ms.Ticks != m.ticks {
-		b.Fatalf("%d players: the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", m.cfg.Clients, ms.Ticks, m.ticks, got, want)
+	return tw
+}
+
+// alone runs twins of the meters' servers on their recorded traffic from
+// the start, together, a step each in turn as the loop advanced them,
+// and returns each one's Update time per tick over the measured ticks
+// (the server's cost without the client worlds in its process) and their
+// heap allocations per tick, summed. It fails when a twin's counters
+// differ from its server's (not the same match).
+func alone(b *testing.B, meters []*scaleMeter) (us []float64, allocs float64) {
+	twins := make([]*serverbench.Twin, len(meters))
+	for i, m := range meters {
+		twins[i] = m.twin(b)
 	}
-	return ms
+	ms, n := serverbench.Run(time.Millisecond, meters[0].start, meters[0].h.Time.Now(), twins...)
+	for i, m := range meters {
+		if want, got := m.h.Server.Stats(), twins[i].Server.Stats(); want != got || ms[i].Ticks != m.ticks {
+			b.Fatalf("%d players: the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", m.cfg.Clients, ms[i].Ticks, m.ticks, got, want)
+		}
+		us = append(us, float64(ms[i].Wall.Nanoseconds())/1e3/float64(m.ticks))
+	}
+	return us, float64(n) / float64(meters[0].ticks)
 }
 
 // encodeNaive encodes every player's position, velocity, facing (float32)
@@ -171,17 +184,15 @@ func BenchmarkArenaScale(b *testing.B) {
 			m.encodeNaive()
 		}
 	}
-	alone, shared := make([]float64, len(players)), make([]float64, len(players))
+	alone, allocs := alone(b, meters)
+	shared := make([]float64, len(players))
 	for i, n := range players {
 		m := meters[i]
 		ticks, clients := float64(m.ticks), float64(n)
 		st := m.h.Server.Stats()
 		perTick := float64(st.BytesSent-m.sent) / ticks / clients
 		shared[i] = float64(m.server.Nanoseconds()) / 1e3 / ticks
-		ms := m.alone(b)
-		alone[i] = float64(ms.Wall.Nanoseconds()) / 1e3 / ticks
 		b.ReportMetric(alone[i], fmt.Sprintf("server-us/tick-%dp", n))
-		b.ReportMetric(float64(ms.Allocs)/ticks, fmt.Sprintf("server-allocs/tick-%dp", n))
 		b.ReportMetric(shared[i], fmt.Sprintf("shared-us/tick-%dp", n))
 		b.ReportMetric(perTick, fmt.Sprintf("bytes/client-tick-%dp", n))
 		b.ReportMetric(perTick*60, fmt.Sprintf("bytes/client-s-%dp", n))
@@ -189,6 +200,7 @@ func BenchmarkArenaScale(b *testing.B) {
 		b.ReportMetric(float64(m.naiveTime.Nanoseconds())/1e3/ticks, fmt.Sprintf("naive-us/tick-%dp", n))
 		b.ReportMetric(float64(m.naiveBytes)/ticks/clients, fmt.Sprintf("naive-bytes/client-tick-%dp", n))
 	}
+	b.ReportMetric(allocs, "server-allocs/tick")
 	b.ReportMetric(alone[2]/alone[1], "x-64p/16p")
 	b.ReportMetric(shared[2]/shared[1], "x-shared-64p/16p")
 }
