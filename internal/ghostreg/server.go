@@ -524,6 +524,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	if part == 0 {
 		s.encode(tick)
 		v.scope(tick)
+		v.expire(tick)
 		rec.tick, rec.valid, rec.acked = tick, true, 0
 		clear(rec.ghosts) // let dead ghosts go
 		rec.despawns, rec.ghosts = rec.despawns[:0], rec.ghosts[:0]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
 // sentRing is how many recent snapshots a View remembers for
@@ -56,6 +57,7 @@ type View struct {
 	partTick       gw.Tick
 	part           int
 	cursor         int // the next ghost the relevancy round asks about
+	expireAt       int // the ghost expire checked last
 	resyncAt       gw.Tick
 	resynced       bool
 	acked          gw.Tick
@@ -258,6 +260,25 @@ func (v *View) scope(tick gw.Tick) {
 		v.rescope(v.r.ghosts[(v.cursor+j)%n], tick)
 	}
 	v.cursor = (v.cursor + k) % n
+}
+
+// expire checks one ghost a tick, in turn, for a baseline further back
+// than protocol.MaxBaseDistance and forgets it: the ghost's next record
+// goes in full, as it would anyway, and no baseline lives the 2³² ticks
+// after which its wrapping tick would read as a recent one (a delta
+// against a state from 2.3 years ago at 60 Hz, with the changes since
+// then unmarked). Each ghost is checked every len(ghosts) ticks.
+func (v *View) expire(tick gw.Tick) {
+	n := len(v.r.ghosts)
+	if n == 0 {
+		return
+	}
+	v.expireAt = (v.expireAt + 1) % n
+	if g := v.r.ghosts[v.expireAt]; v.slot < len(g.per) {
+		if vg := &g.per[v.slot]; vg.hasBase && age(vg.base, tick) > protocol.MaxBaseDistance {
+			vg.hasBase = false
+		}
+	}
 }
 
 // changed is called when g changed at tick (or entered scope): it becomes

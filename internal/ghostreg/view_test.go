@@ -531,3 +531,36 @@ func TestSnapshotsOfChangingSizesStopAllocating(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Zero(t, after.Mallocs-before.Mallocs)
 }
+
+// A baseline further back than protocol.MaxBaseDistance is forgotten
+// when its ghost's turn comes, so 2³² ticks later, when its wrapping tick
+// reads as a recent one again, the ghost's next record goes in full, not
+// as a delta against a state of 2³² ticks before.
+func TestOldBaselinesAreForgottenBeforeTheyWrap(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	e := newEntity(w, Pos{1, 2}, HP{V: 3})
+	spawn(t, srv, e, s.crate, 0)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	v := srv.NewView(1)
+	send := func(tick gw.Tick) []protocol.GhostState {
+		ecsx.SetTick(w, tick)
+		srv.Quantize()
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		v.Ack(tick, 1)
+		return snap.Ghosts
+	}
+	require.Len(t, send(100), 1, "the spawn, acknowledged: the baseline is 100")
+	require.Len(t, send(101), 1, "the rest record")
+	require.Empty(t, send(102), "at rest")
+	send(102 + protocol.MaxBaseDistance) // the baseline is too old now, and the one ghost's turn comes every tick
+	getHP(w, e).V++
+	g := send(111) // 2³² + 10 ticks after 101 too: the baseline's tick would read as 10 ticks back
+	require.Len(t, g, 1)
+	assert.False(t, g[0].HasBase, "a full record, not a delta against the state of 2³² ticks before")
+}
