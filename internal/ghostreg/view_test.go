@@ -443,29 +443,37 @@ func TestChangeDetectionFindsEveryChangedGhost(t *testing.T) {
 	}
 }
 
+// oneCrate is a server register holding one crate, and send, which
+// writes a view's snapshot of a tick (the world at that tick, quantized),
+// decodes it, has the client acknowledge it and returns its records.
+func oneCrate(t *testing.T) (*gw.World, ecs.Entity, *ghostreg.ServerRegister, func(*ghostreg.View, gw.Tick) []protocol.GhostState) {
+	t.Helper()
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	e := newEntity(w, Pos{1, 2}, HP{V: 3})
+	spawn(t, srv, e, s.crate, 0)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	return w, e, srv, func(v *ghostreg.View, tick gw.Tick) []protocol.GhostState {
+		ecsx.SetTick(w, tick)
+		srv.Quantize()
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		v.Ack(tick, 1)
+		return snap.Ghosts
+	}
+}
+
 // A ghost at rest for more than 2³¹ ticks (6 months at 128 Hz) is long at
 // rest for a client that joins then: it leaves the client's snapshots
 // once acknowledged at rest, and when one of its components changes, that
 // one alone is sent.
 func TestGhostAtRestForMonths(t *testing.T) {
 	for _, later := range []gw.Tick{100 + 1<<31 + 5, 100 + 3<<30, gw.Tick(100).Add(-300)} { // the last: 2³² − 300 ticks on
-		s := newTestSchema(t)
-		w, b := newServerWorld(t, s)
-		srv := ghostreg.NewServerRegister(b)
-		e := newEntity(w, Pos{1, 2}, HP{V: 3})
-		spawn(t, srv, e, s.crate, 0)
-		sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
-		require.NoError(t, err)
-		var snap protocol.Snapshot
-		send := func(v *ghostreg.View, tick gw.Tick) []protocol.GhostState {
-			ecsx.SetTick(w, tick)
-			srv.Quantize()
-			sw.Begin(tick)
-			srv.WriteSnapshot(sw, v, tick)
-			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
-			v.Ack(tick, 1)
-			return snap.Ghosts
-		}
+		w, e, srv, send := oneCrate(t)
 		early := srv.NewView(1)
 		send(early, 100) // the crate's components change (are first encoded) at 100
 		early.Close()
@@ -537,24 +545,9 @@ func TestSnapshotsOfChangingSizesStopAllocating(t *testing.T) {
 // reads as a recent one again, the ghost's next record goes in full, not
 // as a delta against a state of 2³² ticks before.
 func TestOldBaselinesAreForgottenBeforeTheyWrap(t *testing.T) {
-	s := newTestSchema(t)
-	w, b := newServerWorld(t, s)
-	srv := ghostreg.NewServerRegister(b)
-	e := newEntity(w, Pos{1, 2}, HP{V: 3})
-	spawn(t, srv, e, s.crate, 0)
-	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
-	require.NoError(t, err)
-	var snap protocol.Snapshot
+	w, e, srv, sendTo := oneCrate(t)
 	v := srv.NewView(1)
-	send := func(tick gw.Tick) []protocol.GhostState {
-		ecsx.SetTick(w, tick)
-		srv.Quantize()
-		sw.Begin(tick)
-		srv.WriteSnapshot(sw, v, tick)
-		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
-		v.Ack(tick, 1)
-		return snap.Ghosts
-	}
+	send := func(tick gw.Tick) []protocol.GhostState { return sendTo(v, tick) }
 	require.Len(t, send(100), 1, "the spawn, acknowledged: the baseline is 100")
 	require.Len(t, send(101), 1, "the rest record")
 	require.Empty(t, send(102), "at rest")
