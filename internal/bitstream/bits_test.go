@@ -534,7 +534,9 @@ func FuzzBitReader(f *testing.F) {
 }
 
 // CopyBits splices any bit range of one stream into another at any bit
-// position: what it writes reads back as the fields the source held.
+// position (a word boundary and a byte-aligned source too, which it
+// copies a word at a time): what it writes reads back as the fields the
+// source held.
 func TestCopyBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	for range 500 {
@@ -550,6 +552,9 @@ func TestCopyBits(t *testing.T) {
 		b := src.Bytes()
 		// Copy fields [from, to) after a prefix of 0..7 bits.
 		from := rng.IntN(len(widths))
+		if rng.IntN(4) == 0 {
+			from = 0 // from a byte boundary
+		}
 		to := from + 1 + rng.IntN(len(widths)-from)
 		off, n := 0, 0
 		for i := range to {
@@ -560,8 +565,11 @@ func TestCopyBits(t *testing.T) {
 			}
 		}
 		var dst bitstream.Writer
-		lead := rng.IntN(8)
-		dst.WriteBits(0x55, lead)
+		lead := rng.IntN(9)
+		if lead == 8 {
+			lead = 64 // at a word boundary: whole words copied as bytes
+		}
+		dst.WriteBits(0x5555555555555555, lead)
 		dst.CopyBits(b, off, n)
 		require.Equal(t, lead+n, dst.BitLen())
 		var r bitstream.Reader

@@ -82,7 +82,6 @@ type SnapshotWriter struct {
 	tick     ecs.Tick
 	base     ecs.Tick // the default baseline, when hasBase
 	hasBase  bool
-	copyBuf  bitstream.Reader
 	st       codec.Stream
 }
 
@@ -325,16 +324,17 @@ func (s *SnapshotWriter) Finish(h *SnapshotHeader) []byte {
 		w.WriteBits(uint64(id), 32)
 	}
 	w.WriteUvarint(uint64(s.count))
+	// The records start at a byte boundary, so they are copied as bytes:
+	// this copy is the per-connection cost of the bits a server encoded
+	// once per tick.
+	w.WriteBits(0, -w.BitLen()&7)
 	ghosts := s.ghosts.Bytes()
 	s.gbuf = ghosts[:0] // keep capacity an oversized ghost made it grow to
-	s.copyBuf.Reset(ghosts)
-	for left := s.kept; left > 0; {
-		n := min(left, 64)
-		v, _ := s.copyBuf.ReadBits(n)
-		w.WriteBits(v, n)
-		left -= n
-	}
 	out := w.Bytes()
+	out = append(out, ghosts[:(s.kept+7)/8]...)
+	if k := s.kept & 7; k != 0 { // clear what a record that did not fit left in the last byte
+		out[len(out)-1] &= 1<<k - 1
+	}
 	s.obuf = out[:0]
 	return out
 }
@@ -457,6 +457,13 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	if count > MaxGhostsPerSnapshot || int(count)*17 > r.Remaining() {
 		return fmt.Errorf("netsync: snapshot announces %d ghosts; at most %d fit in %d bits and %d are allowed: %w",
 			count, r.Remaining()/17, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
+	}
+	pad, err := r.ReadBits(-r.Pos() & 7)
+	if err != nil {
+		return err
+	}
+	if pad != 0 {
+		return fmt.Errorf("netsync: snapshot padding before the ghosts is %#x, not 0: %w", pad, bitstream.ErrMalformed)
 	}
 	s.SnapshotHeader = h
 	s.DefaultBase, s.HasDefaultBase = defBase, baseline != 0

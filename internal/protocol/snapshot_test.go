@@ -316,6 +316,7 @@ type rawHeader struct {
 	baseline  uint64
 	despawns  []uint64
 	count     uint64
+	pad       uint64 // the bits up to the byte boundary before the ghosts, 0 from a writer
 }
 
 func newRawSnapshot(h rawHeader) *rawSnapshot {
@@ -338,6 +339,7 @@ func newRawSnapshot(h rawHeader) *rawSnapshot {
 		w.WriteBits(id, 32)
 	}
 	w.WriteUvarint(h.count)
+	w.WriteBits(h.pad, -w.BitLen()&7)
 	return r
 }
 
@@ -496,6 +498,7 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 		"lead too small":         {newRawSnapshot(rawHeader{tick: 100, lead: -1<<20 - 1}).bytes(), bitstream.ErrOutOfRange, "lead"},
 		"codec refuses value":    {badHealthPkt, bitstream.ErrOutOfRange, "field Armor: netsync: integer 1023 outside 0..1000"},
 		"short in a component":   {short.bytes(), bitstream.ErrShortBuffer, "ghost 1 component"},
+		"padding not zero":       {newRawSnapshot(rawHeader{tick: 100, count: 1, pad: 1}).ghost(ts, 1, uint64(ts.Marker), 0, 0, nil).bytes(), bitstream.ErrMalformed, "padding before the ghosts is 0x1"},
 		"trailing garbage":       {append(append([]byte(nil), valid...), 0), bitstream.ErrMalformed, "bits after"},
 		"wrong message type":     {protocol.AppendHello(nil, &protocol.Hello{}), bitstream.ErrMalformed, "hello"},
 		"wrong version":          {append([]byte{protocol.ProtocolVersion + 1}, valid[1:]...), bitstream.ErrOutOfRange, "version"},
