@@ -124,16 +124,10 @@ func (w *Writer) WriteBytes(p []byte) {
 // lowest bit of src[0], as Writer packs them), so encoded fields can be
 // spliced from one stream into another without decoding them. It costs
 // about one WriteBits per 56 bits. It panics when off or n is negative or
-// off+n exceeds len(src)·8. Into a writer at a 64-bit boundary, from a
-// byte boundary, its whole words are one copy.
+// off+n exceeds len(src)·8.
 func (w *Writer) CopyBits(src []byte, off, n int) {
 	if off < 0 || n < 0 || off+n > len(src)*8 {
 		panic(fmt.Sprintf("bitstream: copy of bits %d..%d from %d bytes", off, off+n, len(src)))
-	}
-	if w.nacc == 0 && off&7 == 0 && n >= 64 { // word-aligned on both sides: whole words are a plain copy
-		k := n &^ 63
-		w.buf = append(w.buf, src[off>>3:(off+k)>>3]...)
-		off, n = off+k, n-k
 	}
 	for n > 0 {
 		k := min(n, 56)

@@ -534,9 +534,8 @@ func FuzzBitReader(f *testing.F) {
 }
 
 // CopyBits splices any bit range of one stream into another at any bit
-// position (a word boundary and a byte-aligned source too, which it
-// copies a word at a time): what it writes reads back as the fields the
-// source held.
+// position, a word boundary and a byte-aligned source included: what it
+// writes reads back as the fields the source held.
 func TestCopyBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	for range 500 {
@@ -567,7 +566,7 @@ func TestCopyBits(t *testing.T) {
 		var dst bitstream.Writer
 		lead := rng.IntN(9)
 		if lead == 8 {
-			lead = 64 // at a word boundary: whole words copied as bytes
+			lead = 64 // at a word boundary
 		}
 		dst.WriteBits(0x5555555555555555, lead)
 		dst.CopyBits(b, off, n)

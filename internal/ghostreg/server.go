@@ -109,6 +109,18 @@ type serverGhost struct {
 	chg  []gw.Tick
 	last gw.Tick
 	per  []viewGhost // per view slot
+	// body holds its record's body with no baseline (0) and against a
+	// snapshot's default baseline (1) while its encoding holds, for every
+	// connection whose record carries the same components.
+	body [2]protocol.RecordBody
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // NewServerRegister returns an empty ghost register for the binding's world.
@@ -481,6 +493,8 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	g.enc = append(g.enc[:0], s.sbuf...)
 	s.sbuf = s.sbuf[:0]
 	if changed {
+		g.body[0].Reset()
+		g.body[1].Reset()
 		g.last = tick
 		for _, v := range s.views {
 			if v != nil {
@@ -625,7 +639,17 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 			}
 		}
 		c.rest, c.full = eg.HasBase && eg.Changed == 0, !eg.HasBase && vg.sent
-		if !sw.AddEncoded(eg) {
+		var ok bool
+		if !eg.HasBase || vg.base == v.acked { // the body every such record of the tick has: written once, copied
+			body := &g.body[b2i(eg.HasBase)]
+			if !body.For(eg) {
+				body.Encode(eg)
+			}
+			ok = sw.AddBody(eg, body)
+		} else {
+			ok = sw.AddEncoded(eg)
+		}
+		if !ok {
 			return k // the writer is full: every later ghost waits too
 		}
 	}

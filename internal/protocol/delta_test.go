@@ -115,6 +115,74 @@ func TestSnapshotDeltaAtRestIsSmall(t *testing.T) {
 	assert.Greater(t, full, 3*rest, "a player in full")
 }
 
+// A record body encoded once and added to several snapshots of the tick
+// (after other records, so with other ID deltas) gives the bytes
+// AddEncoded writes for the same records: full ones, deltas against the
+// default baseline with any changed components, with and without
+// identity.
+func TestRecordBodyWritesWhatAddEncodedWrites(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	rng := rand.New(rand.NewPCG(31, 32))
+	direct, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	spliced, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	const tick = gw.Tick(1<<32 - 2)
+	def := tick.Add(-2)
+	ghosts := randomGhosts(t, ts, rng, 30, tick, 1)
+	egs := make([]*protocol.EncodedGhost, len(ghosts))
+	bodies := make([]protocol.RecordBody, len(ghosts))
+	for i := range ghosts {
+		eg := encodeGhost(ts, &ghosts[i])
+		gt, _ := ts.GhostType(codec.GhostTypeID(eg.Type))
+		if i%3 != 0 {
+			eg.HasBase, eg.Base, eg.Changed = true, def, rng.Uint32()&(1<<len(gt.Components)-1)
+		}
+		eg.Identity = i%5 == 0
+		egs[i] = eg
+	}
+	for round := range 3 { // later ticks, a different subset each time: other ID deltas before each record
+		tick, def := tick+gw.Tick(round), def+gw.Tick(round)
+		for _, eg := range egs {
+			if eg.HasBase {
+				eg.Base = def
+			}
+		}
+		direct.Begin(tick)
+		direct.DefaultBase(def)
+		spliced.Begin(tick)
+		spliced.DefaultBase(def)
+		n := 0
+		for i, eg := range egs {
+			if round > 0 && rng.IntN(2) == 0 {
+				continue
+			}
+			if !bodies[i].For(eg) {
+				require.Zero(t, round, "ghost %d: a body is encoded once", i)
+				bodies[i].Encode(eg)
+			}
+			require.True(t, direct.AddEncoded(eg))
+			require.True(t, spliced.AddBody(eg, &bodies[i]))
+			n++
+		}
+		h := protocol.SnapshotHeader{Tick: tick}
+		want := append([]byte(nil), direct.Finish(&h)...)
+		require.Equal(t, want, spliced.Finish(&h), "round %d, %d records", round, n)
+	}
+
+	other := *egs[1]
+	other.Changed ^= 1
+	def = egs[1].Base
+	at := def + 2
+	assert.False(t, bodies[1].For(&other), "other changed components")
+	assert.Panics(t, func() { spliced.Begin(at); spliced.DefaultBase(def); spliced.AddBody(&other, &bodies[1]) }, "a body with other components")
+	assert.Panics(t, func() { spliced.Begin(at); spliced.DefaultBase(def); spliced.AddBody(egs[2], &bodies[1]) }, "another ghost's body")
+	assert.Panics(t, func() { spliced.Begin(at); spliced.DefaultBase(def - 1); spliced.AddBody(egs[1], &bodies[1]) }, "not the default baseline")
+	bodies[1].Reset()
+	assert.False(t, bodies[1].For(egs[1]), "after Reset")
+	assert.Panics(t, func() { spliced.Begin(at); spliced.DefaultBase(def); spliced.AddBody(egs[1], &bodies[1]) }, "a body forgotten")
+}
+
 func TestSnapshotWriterPanicsOnBadBaselines(t *testing.T) {
 	ts := wiretest.NewSchema(t)
 	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)

@@ -207,41 +207,110 @@ func EncodeComponent(schema *codec.Schema, st *codec.Stream, w *bitstream.Writer
 // describe its components, or the baseline is not 1..MaxBaseDistance
 // ticks before the snapshot (bugs, not bad input).
 func (s *SnapshotWriter) AddEncoded(g *EncodedGhost) bool {
+	s.check(g)
+	if s.full {
+		return false
+	}
+	s.head(g.Ghost, g.Identity)
+	writeBody(&s.ghosts, g, s.tick, s.hasBase && g.Base == s.base)
+	return s.fit(g.Ghost)
+}
+
+// check panics unless g's type is known, its Bits describe its
+// components and its baseline lies 1..MaxBaseDistance ticks before the
+// snapshot.
+func (s *SnapshotWriter) check(g *EncodedGhost) {
 	gt, ok := s.schema.GhostType(codec.GhostTypeID(g.Type))
 	if !ok || len(g.Bits) != 2*len(gt.Components) {
 		panic(fmt.Sprintf("netsync: ghost %d of type %d given %d bit ranges", g.ID, g.Type, len(g.Bits)))
+	}
+	if d := s.tick.Sub(g.Base); g.HasBase && (d < 1 || d > MaxBaseDistance) {
+		panic(fmt.Sprintf("netsync: ghost %d baseline %d outside 1..%d ticks before snapshot %d", g.ID, g.Base, MaxBaseDistance, s.tick))
+	}
+}
+
+// writeBody writes what follows g's record head in a snapshot of tick:
+// its baseline (def: the snapshot's default one) and its values.
+func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
+	n := len(g.Bits) / 2 // at most 32 (a schema's limit)
+	switch {
+	case !g.HasBase:
+		w.WriteBool(false)
+	case def: // the delta and default bits, then a changed bit per component
+		w.WriteBits(0b11|uint64(g.Changed)<<2, 2+n)
+	default:
+		w.WriteBits(0b01, 2)
+		w.WriteUvarint(uint64(tick.Sub(g.Base)))
+		w.WriteBits(uint64(g.Changed), n)
+	}
+	for i := range n {
+		if !g.HasBase || g.Changed&(1<<i) != 0 {
+			w.CopyBits(g.Src, int(g.Bits[2*i]), int(g.Bits[2*i+1]))
+		}
+	}
+}
+
+// RecordBody is what follows a ghost record's head (ID, type, identity)
+// in a snapshot: its baseline and values. A record with no baseline, or
+// delta-encoded against the snapshot's default baseline, has the same
+// body in every snapshot that carries the same components while the
+// ghost's encoding does not change, so a server encodes it once with
+// Encode and adds it to each such snapshot with AddBody, and calls Reset
+// when the ghost's encoding changes. The zero RecordBody holds none; one
+// is reused without allocating once its buffer has grown.
+type RecordBody struct {
+	id      components.GhostID
+	valid   bool
+	hasBase bool
+	changed uint32
+	w       bitstream.Writer
+	buf     []byte
+}
+
+// For reports whether b holds the body of g's record: the same ghost,
+// the same baseline use and, with a baseline, the same changed
+// components, encoded since the last Reset.
+func (b *RecordBody) For(g *EncodedGhost) bool {
+	return b.valid && b.id == g.ID && b.hasBase == g.HasBase && (!g.HasBase || b.changed == g.Changed)
+}
+
+// Encode makes b the body of g's record in the snapshots that hold it
+// with no baseline or against their default baseline.
+func (b *RecordBody) Encode(g *EncodedGhost) {
+	b.w.Reset(b.buf)
+	writeBody(&b.w, g, 0, true)
+	b.buf = b.w.Bytes()
+	b.id, b.valid, b.hasBase, b.changed = g.ID, true, g.HasBase, g.Changed
+}
+
+// Reset forgets b's body: For reports false until the next Encode.
+func (b *RecordBody) Reset() { b.valid = false }
+
+// AddBody is AddEncoded with the record's body taken from b, which holds
+// g's (see RecordBody.For): the per-connection work is the head and one
+// copy. With a baseline it must be the snapshot's default one. It panics
+// when it is not, when b does not hold g's body, or as AddEncoded does
+// (bugs, not bad input).
+func (s *SnapshotWriter) AddBody(g *EncodedGhost, b *RecordBody) bool {
+	s.check(g)
+	if !b.For(g) || g.HasBase && !(s.hasBase && g.Base == s.base) {
+		panic(fmt.Sprintf("netsync: record body of ghost %d (valid %v, baseline %v, changed %#x) for ghost %d in snapshot %d (baseline %v at %d, default %v at %d, changed %#x)",
+			b.id, b.valid, b.hasBase, b.changed, g.ID, s.tick, g.HasBase, g.Base, s.hasBase, s.base, g.Changed))
 	}
 	if s.full {
 		return false
 	}
 	s.head(g.Ghost, g.Identity)
-	s.ghosts.WriteBool(g.HasBase)
-	if g.HasBase {
-		d := s.tick.Sub(g.Base)
-		if d < 1 || d > MaxBaseDistance {
-			panic(fmt.Sprintf("netsync: ghost %d baseline %d outside 1..%d ticks before snapshot %d", g.ID, g.Base, MaxBaseDistance, s.tick))
-		}
-		def := s.hasBase && g.Base == s.base
-		s.ghosts.WriteBool(def)
-		if !def {
-			s.ghosts.WriteUvarint(uint64(d))
-		}
-	}
-	for i := range gt.Components {
-		if g.HasBase {
-			changed := g.Changed&(1<<i) != 0
-			s.ghosts.WriteBool(changed)
-			if !changed {
-				continue
-			}
-		}
-		s.ghosts.CopyBits(g.Src, int(g.Bits[2*i]), int(g.Bits[2*i+1]))
-	}
+	s.ghosts.CopyBits(b.buf, 0, b.w.BitLen())
 	return s.fit(g.Ghost)
 }
 
 // head writes a ghost record's ID delta, type and identity.
 func (s *SnapshotWriter) head(g components.Ghost, identity bool) {
+	if zz := uint64(int64(g.ID)-s.lastID)<<1 ^ uint64((int64(g.ID)-s.lastID)>>63); zz < 0x80 && g.Type < 0x80 && !identity {
+		s.ghosts.WriteBits(zz|uint64(g.Type)<<8, 17) // the common case in one write: one-group varints, no identity
+		return
+	}
 	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
 	s.ghosts.WriteUvarint(uint64(g.Type))
 	s.ghosts.WriteBool(identity)
@@ -529,16 +598,16 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 		}
 		s.data = grow(s.data, size)
 		off := g.off
+		present := uint64(1)<<len(gt.Components) - 1
+		if g.HasBase {
+			if present, err = r.ReadBits(len(gt.Components)); err != nil {
+				return err
+			}
+		}
 		for ci, c := range gt.Components {
-			if g.HasBase {
-				changed, err := r.ReadBool()
-				if err != nil {
-					return err
-				}
-				if !changed {
-					off += align8(schema.ComponentSize(c))
-					continue
-				}
+			if present&(1<<ci) == 0 {
+				off += align8(schema.ComponentSize(c))
+				continue
 			}
 			g.Present |= 1 << ci
 			if err := schema.Decode(&s.st, c, r, at(s.data, off)); err != nil {

@@ -171,9 +171,9 @@ type Rewound struct {
 }
 
 // value returns the rewound value of declared component id, or nil.
-func (r *Rewound) value(id ecs.ID) unsafe.Pointer {
+func (r *Rewound) value(t reflect.Type) unsafe.Pointer {
 	for k, d := range r.c.declared {
-		if d.id == id {
+		if d.typ == t {
 			return r.vals[k]
 		}
 	}
@@ -181,9 +181,11 @@ func (r *Rewound) value(id ecs.ID) unsafe.Pointer {
 }
 
 // Get returns the rewound value of declared component T (see [Register]),
-// or nil when T is not declared or the entity had no T then.
+// or nil when T is not declared or the entity had no T then. It compares
+// T with the few declared types, not a map lookup: hooks call it per
+// target and shot.
 func Get[T any](r *Rewound) *T {
-	return (*T)(r.value(ecs.ComponentID[T](r.c.world.Arche())))
+	return (*T)(r.value(reflect.TypeFor[T]()))
 }
 
 // stats counts what the compensator did.
@@ -215,6 +217,7 @@ type Compensator struct {
 
 type declared struct {
 	id     ecs.ID
+	typ    reflect.Type
 	size   uintptr
 	interp codec.Interpolation
 }
@@ -287,7 +290,7 @@ func Register[T any](c *Compensator) error {
 			}
 		}
 	}
-	c.declared = append(c.declared, declared{id: ecs.ComponentID[T](c.world.Arche()), size: t.Size(), interp: in})
+	c.declared = append(c.declared, declared{id: ecs.ComponentID[T](c.world.Arche()), typ: t, size: t.Size(), interp: in})
 	return nil
 }
 
