@@ -66,7 +66,6 @@ type ServerRegister struct {
 	sizes   [][]int // per ghost type, each component's size in bytes
 	predAll []bool  // per ghost type: every client predicts it
 	encoded uint64  // components whose encoding changed, for tests and benchmarks
-	eg      protocol.EncodedGhost
 }
 
 // hotComp is one replicated component of one ghost, as the per-tick
@@ -98,6 +97,9 @@ type serverGhost struct {
 	spawn gw.Tick
 	dead  bool // no longer replicated: views drop it
 	fresh bool // encoded at least once
+	// per is its state per view slot, in the first cache line with the
+	// fields above: a view's walk of its pending set reads only those.
+	per []viewGhost
 	// hot is the index of its first component in ServerRegister.hot
 	// (each says where its quantized bytes are in ServerRegister.raw:
 	// aligned, so quantized in place); enc holds their encodings (each
@@ -108,11 +110,12 @@ type serverGhost struct {
 	bits []int32
 	chg  []gw.Tick
 	last gw.Tick
-	per  []viewGhost // per view slot
 	// body holds its record's body with no baseline (0) and against a
 	// snapshot's default baseline (1) while its encoding holds, for every
 	// connection whose record carries the same components.
 	body [2]protocol.RecordBody
+	// eg is its record as writeCandidates passes it to the writer.
+	eg protocol.EncodedGhost
 }
 
 // b2i is 1 for true, 0 for false.
@@ -491,6 +494,7 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	}
 	s.sbuf = w.Bytes()
 	g.enc = append(g.enc[:0], s.sbuf...)
+	g.eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}, Src: g.enc, Bits: g.bits}
 	s.sbuf = s.sbuf[:0]
 	if changed {
 		g.body[0].Reset()
@@ -623,13 +627,12 @@ func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, t
 // changes nothing but the writer and the candidates' notes of what their
 // record was.
 func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from, to int) int {
-	eg := &s.eg
 	for k := from; k < to; k++ {
 		c := &v.cand[k]
 		g := c.g
 		vg := &g.per[v.slot]
-		*eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn},
-			Identity: !vg.known, Src: g.enc, Bits: g.bits}
+		eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
+		eg.Identity, eg.HasBase, eg.Changed = !vg.known, false, 0
 		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
 			eg.HasBase, eg.Base = true, vg.base
 			for i, t := range g.chg {

@@ -5,11 +5,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
+	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -125,4 +126,81 @@ func BenchmarkChangeDetectionAtRest(b *testing.B) {
 	b.ReportMetric(ns/n, "ns/ghost")
 	b.ReportMetric(naive/n, "per-ghost-ns/ghost")
 	b.ReportMetric(naive/ns, "x-faster")
+}
+
+// BenchmarkMassJoin measures 16 clients joining a scene of 10,000
+// crates at rest at once: one op is the whole catch-up, every connection
+// sent a snapshot (one packet) a tick and acknowledging each 6 ticks
+// later, until none has a pending ghost. It reports the server's mean
+// send time per tick during the catch-up and the ticks it took. The
+// baseline, measured in the same op on the same ghosts for as many
+// ticks: per connection a cursor that writes the next full states
+// (AddGhost) until the packet is full, the least a sender can do per
+// tick (no priority, no delta, no acknowledgement).
+func BenchmarkMassJoin(b *testing.B) {
+	const n, conns, rtt = 10000, 16, 6
+	s := newTestSchema(b)
+	w, bind := newServerWorld(b, s)
+	srv := ghostreg.NewServerRegister(bind)
+	a := w.Arche()
+	var ghosts []components.Ghost
+	var vals [][]unsafe.Pointer
+	for i := range n {
+		e := newEntity(w, Pos{float32(i%200) - 99, float32(i / 200)}, HP{V: int32(i % 1000)})
+		spawn(b, srv, e, s.crate, 0)
+		ghosts = append(ghosts, getGhost(w, e))
+		vals = append(vals, []unsafe.Pointer{a.Get(e, ecs.ComponentID[HP](a)), a.Get(e, ecs.ComponentID[Pos](a))})
+	}
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(b, err)
+	tick := gw.Tick(1)
+	views := make([]*ghostreg.View, conns)
+	var join, naive time.Duration
+	ticks := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range views {
+			if views[i] != nil {
+				views[i].Close()
+			}
+			views[i] = srv.NewView(components.ConnID(i + 1))
+		}
+		start := time.Now()
+		t := 0
+		for pending := true; pending; t++ {
+			require.Less(b, t, 10*n, "the catch-up never ends")
+			tick++
+			ecsx.SetTick(w, tick)
+			srv.Quantize()
+			pending = false
+			for _, v := range views {
+				sw.Begin(tick)
+				srv.WritePart(sw, v, tick, 0)
+				sw.Finish(&protocol.SnapshotHeader{Tick: tick})
+				if t >= rtt {
+					v.Ack(tick-rtt, 1)
+				}
+				pending = pending || v.Pending() > 0
+			}
+		}
+		join += time.Since(start)
+		ticks += t
+
+		start = time.Now()
+		cursor := make([]int, conns)
+		for range t {
+			for c := range conns {
+				sw.Begin(tick)
+				for cursor[c] < n && sw.AddGhost(ghosts[cursor[c]], true, vals[cursor[c]]) {
+					cursor[c]++
+				}
+				sw.Finish(&protocol.SnapshotHeader{Tick: tick})
+			}
+		}
+		naive += time.Since(start)
+	}
+	b.ReportMetric(float64(join.Nanoseconds())/1e3/float64(ticks), "us/tick")
+	b.ReportMetric(float64(naive.Nanoseconds())/1e3/float64(ticks), "cursor-us/tick")
+	b.ReportMetric(float64(ticks)/float64(b.N), "ticks")
+	b.ReportMetric(float64(join)/float64(naive), "x-cursor")
 }
