@@ -6,6 +6,17 @@ import "cmp"
 // what one packet holds, so a snapshot part mostly needs one or two.
 const orderChunk = 128
 
+// A view with more than rankMin candidates is catching up (a join, a
+// resync, a crowded scope): it ranks them rankChunk at a time and goes on
+// down that ranking for up to rankReuse more snapshots before it walks
+// its pending set again (see View.resume), so a join's per-tick cost is
+// a walk every few snapshots, not every one.
+const (
+	rankMin   = 4 * orderChunk
+	rankChunk = 4 * orderChunk
+	rankReuse = 4
+)
+
 // order compares candidates x and y for their place in a snapshot: by
 // class, then by priority, highest first, then by ID. It is a strict
 // total order over distinct ghosts (IDs are unique), so any way of

@@ -555,7 +555,10 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		}
 		slices.Sort(rec.despawns)
 		v.stats.Despawns += uint64(len(rec.despawns))
-		v.collect(tick)
+		if v.resumed = v.resume(); !v.resumed {
+			v.collect(tick)
+			v.reused, v.ranked = 0, 0
+		}
 		v.next, v.deferred = 0, 0
 	}
 	v.partTick, v.part = tick, part
@@ -564,14 +567,21 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	// deltas); only when not every candidate fits does the order decide
 	// who waits: then the records are written again by priority. A later
 	// part continues in priority order.
+	// A resumed snapshot's candidates are in order already; more than a
+	// packet can hold go by priority at once.
 	var k int
-	if part == 0 {
+	switch {
+	case part == 0 && v.resumed:
+		k = s.writeCandidates(sw, v, tick, 0, len(v.cand))
+	case part == 0 && len(v.cand) <= protocol.MaxGhostsPerSnapshot:
 		mark := sw.Mark()
 		if k = s.writeCandidates(sw, v, tick, 0, len(v.cand)); k < len(v.cand) {
 			sw.Rewind(mark)
 			k = s.writeByPriority(sw, v, tick, 0)
 		}
-	} else {
+	case part == 0:
+		k = s.writeByPriority(sw, v, tick, 0)
+	default:
 		k = s.writeByPriority(sw, v, tick, v.next)
 	}
 	if need := len(rec.ghosts) + k - v.next; need > cap(rec.ghosts) {
@@ -587,9 +597,17 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		if c.full {
 			v.stats.FullStates++
 		}
+		if vg.waiting { // its wait ends here, whether or not a walk saw it last
+			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
+		}
 		vg.priority, vg.sent, vg.waiting = 0, true, false
 	}
 	v.next, v.deferred = k, len(v.cand)-k
+	if v.resumed { // the candidates are the ranking's: count the pending set, which a walk would have (a few of them up to date by now)
+		v.deferred = len(v.pending) - k
+	} else {
+		v.canResume = len(v.cand) > rankMin && v.ranked > 0 && v.cand[v.ranked-1].class == classSpawn
+	}
 	v.stats.Deferred += uint64(v.deferred)
 	return v.deferred
 }
@@ -611,13 +629,20 @@ func age(t, now gw.Tick) uint32 { return uint32(now) - uint32(t) }
 // up on 10,000 ghosts gets a packet's worth each tick.
 func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from int) int {
 	for from < len(v.cand) {
-		end := min(from+orderChunk, len(v.cand))
-		selectFirst(v.cand[from:], end-from)
-		slices.SortFunc(v.cand[from:end], func(x, y candidate) int { return order(&x, &y) })
-		if k := s.writeCandidates(sw, v, tick, from, end); k < end {
+		chunk := orderChunk
+		if len(v.cand)-from > rankMin {
+			chunk = rankChunk
+		}
+		end := min(from+chunk, len(v.cand))
+		if from >= v.ranked {
+			selectFirst(v.cand[from:], end-from)
+			slices.SortFunc(v.cand[from:end], func(x, y candidate) int { return order(&x, &y) })
+			v.ranked = end
+		}
+		if k := s.writeCandidates(sw, v, tick, from, min(end, v.ranked)); k < min(end, v.ranked) {
 			return k
 		}
-		from = end
+		from = min(end, v.ranked)
 	}
 	return len(v.cand)
 }

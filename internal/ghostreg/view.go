@@ -54,6 +54,12 @@ type View struct {
 	// next is the candidate the next part of the snapshot of partTick
 	// starts at, deferred how many were left after the last part.
 	next, deferred int
+	// ranked is where the candidates put in snapshot order end, reused
+	// how many snapshots since the last walk of the pending set went on
+	// down its ranking (resumed: this one did), and canResume whether the
+	// next may.
+	ranked, reused     int
+	resumed, canResume bool
 	partTick       gw.Tick
 	part           int
 	cursor         int // the next ghost the relevancy round asks about
@@ -315,13 +321,7 @@ func (v *View) collect(tick gw.Tick) {
 			continue
 		}
 		kept = append(kept, g)
-		imp := float32(1)
-		if v.Importance != nil {
-			if imp = v.Importance(g.e); !(imp >= MinImportance) { // NaN too
-				imp = MinImportance
-			}
-		}
-		vg.priority += imp
+		vg.priority += v.importance(g)
 		if vg.waiting {
 			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
 		}
@@ -336,6 +336,58 @@ func (v *View) collect(tick gw.Tick) {
 	}
 	clear(v.pending[len(kept):])
 	v.pending = kept
+}
+
+// resume builds this snapshot's candidates from the ranking the last
+// snapshot left, without walking the pending set, and reports whether it
+// did: the view's own ghosts first, then the ranked candidates not sent
+// yet that are still pending, in their order. It does so only while the
+// view is catching up on spawns (more than rankMin candidates at the last
+// walk, every ranked one a spawn: a join or a resync), for rankReuse
+// snapshots after a walk, while rankChunk/4 ranked candidates remain and
+// every own ghost was sent. Changed ghosts the client knows wait behind
+// spawns anyway; a spawn since the walk waits for the next one, at most
+// rankReuse snapshots; priorities grow only at walks (every ghost alike,
+// so their order holds). A crowded scope of known ghosts walks every
+// snapshot, so a ghost's importance sets how often it is sent.
+func (v *View) resume() bool {
+	own := v.r.owned[v.conn]
+	if !v.canResume || v.reused >= rankReuse || v.ranked-v.next < rankChunk/4 || v.next < len(own) || v.cand[v.next].class == classOwned {
+		return false
+	}
+	n := 0
+	for _, g := range own {
+		if g.dead {
+			continue
+		}
+		vg := &g.per[v.slot]
+		vg.priority += v.importance(g)
+		v.cand[n] = candidate{g: g, class: classOwned, priority: vg.priority}
+		n++
+	}
+	for _, c := range v.cand[v.next:v.ranked] {
+		g := c.g
+		if vg := &g.per[v.slot]; g.dead || !vg.relevant || !v.r.predAll[g.typ] && vg.known && vg.rested {
+			continue
+		}
+		v.cand[n] = c
+		n++
+	}
+	v.cand = v.cand[:n]
+	v.ranked = n
+	v.reused++
+	return true
+}
+
+// importance is how much g's priority grows per snapshot.
+func (v *View) importance(g *serverGhost) float32 {
+	if v.Importance == nil {
+		return 1
+	}
+	if imp := v.Importance(g.e); imp >= MinImportance { // NaN too
+		return imp
+	}
+	return MinImportance
 }
 
 // removed is called by the register when ghost g stops replicating: a

@@ -140,6 +140,55 @@ func TestViewNoStarvation(t *testing.T) {
 	assert.Equal(t, uint64(ticks*n-total), st.Deferred, "every ghost left out of a snapshot is counted")
 }
 
+// A client joining a large scene catches up on spawns walking its
+// pending set once every few snapshots, not every one: the importance
+// hook, asked about each candidate of a walk, is asked about a fraction
+// of what a walk per snapshot would; the client's own ghost is in every
+// snapshot; every ghost arrives, its identity sent once (the client
+// acknowledges each snapshot at once); and every ghost left out of a
+// snapshot is counted, walk or not.
+func TestViewCatchUpWalksEveryFewSnapshots(t *testing.T) {
+	const n = 3000
+	p := newPair(t, 7)
+	for i := range n {
+		owner := components.ConnID(0)
+		if i == n/2 {
+			owner = 7
+		}
+		p.spawn(t, p.s.crate, owner, Pos{float32(i % 100), float32(i / 100)}, HP{V: int32(i)})
+	}
+	v := p.srv.NewView(7)
+	asked := 0
+	v.Importance = func(ecs.Entity) float32 { asked++; return 1 }
+	sw, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	held := map[components.GhostID]bool{}
+	own := components.GhostID(n/2 + 1)
+	ticks, records := 0, 0
+	for tick := gw.Tick(10); len(held) < n; tick++ {
+		require.Less(t, ticks, n, "the catch-up never ends")
+		ecsx.SetTick(p.sw, tick)
+		p.srv.Quantize()
+		sw.Begin(tick)
+		p.srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), p.s.Schema, &snap))
+		v.Ack(tick, 1)
+		require.Equal(t, own, snap.Ghosts[0].ID, "tick %d: the client's own ghost first", tick)
+		for _, g := range snap.Ghosts {
+			held[g.ID] = true
+		}
+		records += len(snap.Ghosts)
+		ticks++
+	}
+	walks := float64(asked) / n
+	t.Logf("%d ghosts caught up in %d snapshots, %.1f walks", n, ticks, walks)
+	assert.Less(t, walks, float64(ticks)/2, "fewer walks than every other snapshot")
+	st := v.Stats()
+	assert.Equal(t, uint64(n), st.Identities, "each identity sent once")
+	assert.Equal(t, uint64(ticks*n-records), st.Deferred, "every ghost left out of a snapshot is counted")
+}
+
 // Importance: a ghost that matters 4 times more is sent about 4 times as
 // often; one that matters nothing still gets through, within the bound
 // scaled by the importance ratio.
