@@ -164,6 +164,12 @@ func (p *page) idle() {
 	p.printf("A client joining that scene catches up a packet's worth of ghosts a tick, highest priority first. `%s` (internal/ghostreg) puts 10,000 candidates in snapshot order the way `WritePart` does (the first 128 selected, then sorted) against sorting all of them, on the same values in the same run.\n\n", o)
 	p.printf("| measure | select then sort | sort all, same run | ratio | allocs/op |\n| --- | ---: | ---: | ---: | ---: |\n")
 	p.printf("| µs per snapshot of a catching-up client | **%s** | %s | %s | %s |\n\n", num(chunk), num(sorted), ratio(chunk, sorted), num(p.get(o, "allocs/op")))
+	const j = "BenchmarkMassJoin"
+	join, cursor := p.get(j, "us/tick"), p.get(j, "cursor-us/tick")
+	p.printf("A whole join, `%s` (internal/ghostreg): 16 clients join 10,000 crates at rest at once, each sent one packet a tick and acknowledging it 6 ticks later, until none has a pending ghost (their identities, then a rest record each). A connection catching up on spawns ranks 512 of them and reuses the ranking for up to 4 more snapshots. The baseline, on the same ghosts for as many ticks in the same run: per connection a cursor writing the next full states until the packet is full (no priority, no delta, no acknowledgement).\n\n", j)
+	p.printf("| measure | ghostwire | cursor, same run | ratio |\n| --- | ---: | ---: | ---: |\n")
+	p.printf("| server send µs per tick during the catch-up (%s ticks) | **%s** | %s | %s |\n", num(p.get(j, "ticks")), num(join), num(cursor), ratio(join, cursor))
+	p.printf("| allocations per join of 16 clients (their views' state) | %s | — | — |\n\n", num(p.get(j, "allocs/op")))
 }
 
 func (p *page) history() {

@@ -23,6 +23,7 @@ var Suites = []Suite{
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "600x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkChangeDetectionAtRest$", Benchtime: "20000x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkCatchUpOrder$", Benchtime: "200x"},
+	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkMassJoin$", Benchtime: "3x"},
 	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkArenaScale$", Benchtime: "3600x"},
 	{Pkg: "./ecs/", Bench: "^(BenchmarkRecordRestore|BenchmarkReplay)$", Benchtime: "2s"},
 	{Pkg: "./examples/arena/game/", Bench: "^(BenchmarkReplayPolicies|BenchmarkArena8)$", Benchtime: "3x"},
