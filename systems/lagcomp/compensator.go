@@ -34,7 +34,12 @@ type Options struct {
 	Window time.Duration
 	// Pose reads where an entity stood at the rewound tick from its
 	// rewound components: its hitboxes are turned by yaw about the Z axis
-	// and moved to position. Required.
+	// and moved to position. Required. It is also asked once per recorded
+	// tick about every entity, and a shot rewinds only the entities whose
+	// hitboxes it may cross between their recorded poses: the position
+	// Pose gives for a blend must lie within |b−a| of a, where a and b are
+	// its positions at the two recorded ticks, as it does when it reads
+	// positions blended linearly (or along a shortest arc).
 	Pose func(r *Rewound) (position [3]float32, yaw float32)
 	// Visible, if set, says whether the shooter could see the target at the
 	// rewound tick (dead, hidden, not relevant): an invisible target cannot
@@ -195,6 +200,7 @@ type stats struct {
 	// verdicts counts verdicts by reason, at the reason's index.
 	verdicts [len(reasons)]uint64
 	rewinds  uint64
+	rewound  uint64 // entities rewound
 }
 
 // Compensator records the declared components of entities with hitboxes
@@ -209,10 +215,15 @@ type Compensator struct {
 	declared []declared
 	targets  []Rewound
 	pairs    [][2]unsafe.Pointer
+	cols     []int // the declared components' columns in a tick's view
 	self     Rewound
 	data     []byte
 	lastShot []shooterTick
 	stats    stats
+	// reaches are the recorded ticks' poses, by tick modulo the history's
+	// capacity; noBroadphase (tests) rewinds every entity for every shot.
+	reaches      []tickReaches
+	noBroadphase bool
 }
 
 type declared struct {
@@ -306,14 +317,114 @@ func (c *Compensator) Update(w *gw.World) { c.record(w.Tick()) }
 func (c *Compensator) record(tick gw.Tick) {
 	ecsx.Record(c.hist, tick)
 	c.stats.records++
+	c.recordReaches(tick)
+}
+
+// reach is where a recorded entity stood at a tick (its Pose) and how far
+// its hitboxes reach from there, whatever its yaw.
+type reach struct {
+	pos [3]float32
+	r   float32
+}
+
+// tickReaches are the reaches of a recorded tick, by its history row.
+type tickReaches struct {
+	tick  gw.Tick
+	valid bool
+	rows  []reach
+}
+
+// recordReaches poses every entity recorded at tick, once per record
+// rather than once per shot: a shot rewinds and tests only the entities
+// whose reach it passes through (see mayHit).
+func (c *Compensator) recordReaches(tick gw.Tick) {
+	if c.reaches == nil {
+		c.reaches = make([]tickReaches, ecsx.Capacity(c.hist))
+	}
+	slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]
+	slot.valid = false
+	view, err := ecsx.View(c.hist, tick)
+	if err != nil {
+		return
+	}
+	slot.tick, slot.valid, slot.rows = tick, true, slot.rows[:0]
+	hc := view.Component(c.hitboxes)
+	c.cols = c.cols[:0]
+	for _, d := range c.declared {
+		c.cols = append(c.cols, view.Component(d.id))
+	}
+	r := &c.self
+	for i := 0; i < view.Len(); i++ {
+		*r = Rewound{Entity: view.Entity(i), c: c, vals: r.vals[:0], Hitboxes: (*components.Hitboxes)(view.Value(i, hc))}
+		for _, col := range c.cols {
+			r.vals = append(r.vals, view.Value(i, col))
+		}
+		pos, _ := c.opts.Pose(r)
+		slot.rows = append(slot.rows, reach{pos: pos, r: float32(extent(r.Hitboxes))})
+	}
+}
+
+// reachesAt returns the reaches recorded for tick, or nil.
+func (c *Compensator) reachesAt(tick gw.Tick) []reach {
+	if len(c.reaches) == 0 {
+		return nil
+	}
+	if slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]; slot.valid && slot.tick == tick {
+		return slot.rows
+	}
+	return nil
+}
+
+// mayHit reports whether ray can hit an entity that stood at a (row i of
+// the tick before the view) and, when moving, at b (row j of the tick
+// after): the blended pose lies within |b−a| of a, as a linear blend of
+// positions and a shortest-arc blend of angles keep it (see
+// Options.Pose), so a sphere about a of its reach plus that distance holds
+// every hitbox at any fraction between.
+func mayHit(ray *raycast.Ray, a reach, b *reach) bool {
+	r := float64(a.r)
+	if b != nil {
+		d := raycast.Vec{float64(b.pos[0] - a.pos[0]), float64(b.pos[1] - a.pos[1]), float64(b.pos[2] - a.pos[2])}
+		r = max(r, float64(b.r)) + math.Sqrt(raycast.Dot(d, d))
+	}
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return true // nothing to bound it by: test it
+	}
+	_, ok := raycast.Sphere(*ray, raycast.Vec{float64(a.pos[0]), float64(a.pos[1]), float64(a.pos[2])}, r)
+	return ok
+}
+
+// extent bounds how far an entity's hitboxes reach from its position,
+// whatever its yaw: a box reaches |offset| + |half| + radius, at most
+// √(2(|offset|² + |half|²)) + radius, so one square root bounds them all.
+func extent(hb *components.Hitboxes) float64 {
+	if hb == nil {
+		return 0
+	}
+	var sq, rad float32
+	for k := range min(int(hb.N), len(hb.Boxes)) {
+		b := &hb.Boxes[k]
+		o, h := b.Offset, b.Half
+		// Plain comparisons, not max: a NaN box, which no ray hits, is
+		// left out rather than making every bound NaN.
+		if v := o[0]*o[0] + o[1]*o[1] + o[2]*o[2] + h[0]*h[0] + h[1]*h[1] + h[2]*h[2]; v > sq {
+			sq = v
+		}
+		if b.Radius > rad {
+			rad = b.Radius
+		}
+	}
+	return math.Sqrt(2*float64(sq)) + float64(rad)
 }
 
 // rewind returns every recorded entity at tick plus fraction (in
 // [0, 1)), blended between the two neighbouring ticks with each
-// component's interpolation, without touching the live world. It errors
+// component's interpolation, without touching the live world; with a
+// ray, only those the ray may hit (see mayHit), so a shot's cost beyond a
+// bound test per entity is that of the entities near its line. It errors
 // when that moment is outside the window ending at the newest recorded
 // tick. Ticks compare wrap-safely.
-func (c *Compensator) rewind(tick gw.Tick, fraction float32) ([]Rewound, error) {
+func (c *Compensator) rewind(tick gw.Tick, fraction float32, ray *raycast.Ray) ([]Rewound, error) {
 	newest, ok := ecsx.Newest(c.hist)
 	if !ok {
 		return nil, errors.New("lagcomp: nothing recorded yet")
@@ -344,11 +455,29 @@ func (c *Compensator) rewind(tick gw.Tick, fraction float32) ([]Rewound, error) 
 	c.data = c.data[:cap(c.data)]
 	c.targets = c.targets[:0]
 	hc := v0.Component(c.hitboxes)
+	var r0, r1 []reach
+	if ray != nil && !c.noBroadphase {
+		r0 = c.reachesAt(t0)
+		if f > 0 {
+			if r1 = c.reachesAt(t0 + 1); r1 == nil {
+				r0 = nil
+			}
+		}
+	}
 	for i := 0; i < v0.Len(); i++ {
 		e := v0.Entity(i)
 		j, ok := i, true
 		if f > 0 {
 			j, ok = v1.Row(e)
+		}
+		if r0 != nil && i < len(r0) {
+			var b *reach
+			if f > 0 && ok && j < len(r1) {
+				b = &r1[j]
+			}
+			if !mayHit(ray, r0[i], b) {
+				continue
+			}
 		}
 		base := len(c.targets) * stride
 		if len(c.targets) < cap(c.targets) {
@@ -356,6 +485,7 @@ func (c *Compensator) rewind(tick gw.Tick, fraction float32) ([]Rewound, error) 
 		} else {
 			c.targets = append(c.targets, Rewound{})
 		}
+		c.stats.rewound++
 		r := &c.targets[len(c.targets)-1]
 		*r = Rewound{Entity: e, c: c, Hitboxes: (*components.Hitboxes)(v0.Value(i, hc)), vals: r.vals[:0]}
 		// Pair each declared value at t0 with the one at t0+1.
@@ -478,16 +608,16 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		v.Reason = reason
 		return v
 	}
-	targets, err := c.rewind(tick, frac)
-	if err != nil {
-		v.Reason = ReasonOutsideWindow
-		return v
-	}
 	dir := raycast.Vec{float64(s.Dir[0]), float64(s.Dir[1]), float64(s.Dir[2])}
 	if l := math.Sqrt(raycast.Dot(dir, dir)); l > 0 {
 		dir = raycast.Scale(dir, 1/l)
 	}
 	ray := raycast.Ray{Origin: raycast.Vec{float64(s.Origin[0]), float64(s.Origin[1]), float64(s.Origin[2])}, Dir: dir, Max: float64(c.opts.Range)}
+	targets, err := c.rewind(tick, frac, &ray)
+	if err != nil {
+		v.Reason = ReasonOutsideWindow
+		return v
+	}
 	wall := math.Inf(1)
 	for _, w := range c.opts.Walls {
 		lo := raycast.Vec{float64(w[0][0]), float64(w[0][1]), float64(w[0][2])}
@@ -641,14 +771,7 @@ func hitTest(r raycast.Ray, tg *Rewound) (float64, uint8, bool) {
 	pos := raycast.Vec{float64(tg.position[0]), float64(tg.position[1]), float64(tg.position[2])}
 	hb := tg.Hitboxes
 	n := min(int(hb.N), len(hb.Boxes))
-	bound := 0.0
-	for k := 0; k < n; k++ {
-		b := &hb.Boxes[k]
-		o, h := b.Offset, b.Half
-		reach := math.Sqrt(float64(o[0]*o[0]+o[1]*o[1]+o[2]*o[2])) + math.Sqrt(float64(h[0]*h[0]+h[1]*h[1]+h[2]*h[2])) + float64(b.Radius)
-		bound = max(bound, reach)
-	}
-	if _, ok := raycast.Sphere(r, pos, bound); !ok {
+	if _, ok := raycast.Sphere(r, pos, extent(hb)); !ok {
 		return 0, 0, false
 	}
 	sin, cos := math.Sincos(float64(tg.yaw))

@@ -7,7 +7,9 @@ import gw "github.com/ghostwire/ghostwire/ecs"
 // Stats counts what the compensator did; Verdicts by reason.
 type Stats struct {
 	Records, Shots, Rewinds uint64
-	Verdicts                map[Reason]uint64
+	// Rewound counts the entities shots rewound.
+	Rewound  uint64
+	Verdicts map[Reason]uint64
 	// Shooters is how many shooters the fire-rate check tracks now (dead
 	// ones are forgotten).
 	Shooters int
@@ -17,7 +19,7 @@ type Stats struct {
 func Reasons() []Reason { return reasons[:] }
 
 func (c *Compensator) Stats() Stats {
-	st := Stats{Records: c.stats.records, Shots: c.stats.shots, Rewinds: c.stats.rewinds,
+	st := Stats{Records: c.stats.records, Shots: c.stats.shots, Rewinds: c.stats.rewinds, Rewound: c.stats.rewound,
 		Verdicts: map[Reason]uint64{}, Shooters: len(c.lastShot)}
 	for i, r := range reasons {
 		st.Verdicts[r] = c.stats.verdicts[i]
@@ -28,4 +30,8 @@ func (c *Compensator) Stats() Stats {
 func (c *Compensator) Record(tick gw.Tick)                            { c.record(tick) }
 func (c *Compensator) Probe(s Shot, present bool) Verdict             { return c.probe(s, present) }
 func (c *Compensator) Window() float64                                { return c.window }
-func (c *Compensator) Rewind(t gw.Tick, f float32) ([]Rewound, error) { return c.rewind(t, f) }
+func (c *Compensator) Rewind(t gw.Tick, f float32) ([]Rewound, error) { return c.rewind(t, f, nil) }
+
+// SetBroadphase turns the test of a shot against the recorded poses
+// before rewinding on (the default) or off.
+func (c *Compensator) SetBroadphase(on bool) { c.noBroadphase = !on }
