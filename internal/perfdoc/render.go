@@ -32,7 +32,8 @@ const (
 
 // Render writes docs/performance-figures.md from run: the scale scenes
 // S1, S2 and S3 with their naive baselines, targets and anchors, then the
-// ECS history, the replay policies and the arena's speed. The output
+// ECS history, the replay policies and the arena's speed, lag
+// compensation, the wire format and the transports. The output
 // depends only on run and meta. It errors naming the first benchmark or
 // metric the page needs that run lacks.
 func Render(w io.Writer, run *Run, meta Meta) error {
@@ -43,6 +44,9 @@ func Render(w io.Writer, run *Run, meta Meta) error {
 	p.idle()
 	p.history()
 	p.arena()
+	p.lagcomp()
+	p.wire()
+	p.transports()
 	if p.err != nil {
 		return p.err
 	}

@@ -17,7 +17,8 @@ func (s Suite) Args() []string {
 // take about three minutes together on the 2-core development machine:
 // the scale scenes of issue 9 (S1, S2, S3; each op is one simulated tick,
 // so an Nx benchtime fixes the simulated span), then the ECS history, the
-// replay policies and the arena's speed and steady-state tick.
+// replay policies and the arena's speed and steady-state tick, lag
+// compensation, the wire format and the transports.
 var Suites = []Suite{
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes$", Benchtime: "3600x"},
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "600x"},
@@ -28,4 +29,13 @@ var Suites = []Suite{
 	{Pkg: "./ecs/", Bench: "^(BenchmarkRecordRestore|BenchmarkReplay)$", Benchtime: "2s"},
 	{Pkg: "./examples/arena/game/", Bench: "^(BenchmarkReplayPolicies|BenchmarkArena8)$", Benchtime: "3x"},
 	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkSteadyStateTick$", Benchtime: "5000x"},
+	{Pkg: "./systems/lagcomp/", Bench: "^(BenchmarkRecord|BenchmarkRewoundRay)$", Benchtime: "20000x"},
+	{Pkg: "./internal/bitstream/", Bench: "^BenchmarkBitPack13$", Benchtime: "20000x"},
+	{Pkg: "./internal/protocol/", Bench: "^BenchmarkSnapshot$", Benchtime: "20000x"},
+	{Pkg: "./internal/control/", Bench: "^(BenchmarkInputBuffer|BenchmarkLeadTracker)$", Benchtime: "200000x"},
+	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkInterpolatorUpdate$", Benchtime: "20000x"},
+	{Pkg: "./transport/", Bench: "^BenchmarkSendReceive$", Benchtime: "200000x"},
+	{Pkg: "./transport/packet/", Bench: "^(BenchmarkUnreliable|BenchmarkReliable|BenchmarkReliableSmallBatch)$", Benchtime: "50000x"},
+	{Pkg: "./transport/udp/", Bench: ".", Benchtime: "50000x"},
+	{Pkg: "./transport/websocket/", Bench: "^BenchmarkRoundTrip$", Benchtime: "2000x"},
 }
