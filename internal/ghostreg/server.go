@@ -32,6 +32,7 @@ type ServerRegister struct {
 	ghosts []*serverGhost // sorted by ID
 	lost   uint64
 	views  []*View // by slot; nil for a free one
+	nviews int     // the views open: with one, record bodies are not kept (nothing to share them with)
 	// layout is the world's layout version the ghosts' component pointers
 	// were taken at: while it holds, they point at the live values.
 	layout  uint64
@@ -668,7 +669,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		}
 		c.rest, c.full = eg.HasBase && eg.Changed == 0, !eg.HasBase && vg.sent
 		var ok bool
-		if !eg.HasBase || vg.base == v.acked { // the body every such record of the tick has: written once, copied
+		if s.nviews > 1 && (!eg.HasBase || vg.base == v.acked) { // the body every such record has: written once, copied
 			body := &g.body[b2i(eg.HasBase)]
 			if !body.For(eg) {
 				body.Encode(eg)

@@ -60,15 +60,15 @@ type View struct {
 	// next may.
 	ranked, reused     int
 	resumed, canResume bool
-	partTick       gw.Tick
-	part           int
-	cursor         int // the next ghost the relevancy round asks about
-	expireAt       int // the ghost expire checked last
-	resyncAt       gw.Tick
-	resynced       bool
-	acked          gw.Tick
-	hasAcked       bool
-	stats          ViewStats
+	partTick           gw.Tick
+	part               int
+	cursor             int // the next ghost the relevancy round asks about
+	expireAt           int // the ghost expire checked last
+	resyncAt           gw.Tick
+	resynced           bool
+	acked              gw.Tick
+	hasAcked           bool
+	stats              ViewStats
 	// Importance, if set, is how much the priority of a ghost (by its
 	// entity) grows each snapshot it is not sent; 1 for every ghost when
 	// nil. Values below MinImportance (and NaN) count as MinImportance, so
@@ -175,6 +175,7 @@ func (s *ServerRegister) NewView(conn components.ConnID) *View {
 	}
 	v := &View{r: s, conn: conn, slot: slot}
 	s.views[slot] = v
+	s.nviews++
 	for _, g := range s.ghosts {
 		g.reset(slot)
 		v.enter(g, s.b.world.Tick())
@@ -204,6 +205,7 @@ func (g *serverGhost) reset(slot int) {
 func (v *View) Close() {
 	if v.slot < len(v.r.views) && v.r.views[v.slot] == v {
 		v.r.views[v.slot] = nil
+		v.r.nviews--
 	}
 }
 

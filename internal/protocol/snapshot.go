@@ -277,6 +277,9 @@ func (b *RecordBody) For(g *EncodedGhost) bool {
 // Encode makes b the body of g's record in the snapshots that hold it
 // with no baseline or against their default baseline.
 func (b *RecordBody) Encode(g *EncodedGhost) {
+	if need := len(g.Src) + 16; cap(b.buf) < need { // every component and the flags: the buffer grows once, not body by body
+		b.buf = make([]byte, 0, need)
+	}
 	b.w.Reset(b.buf)
 	writeBody(&b.w, g, 0, true)
 	b.buf = b.w.Bytes()
