@@ -453,6 +453,16 @@ func (c *Compensator) rewind(tick gw.Tick, fraction float32, ray *raycast.Ray) (
 		c.data = make([]byte, need)
 	}
 	c.data = c.data[:cap(c.data)]
+	if cap(c.targets) < v0.Len() { // room for every entity, each with its values: a shot that rewinds more than any before allocates nothing
+		grown := make([]Rewound, v0.Len())
+		copy(grown, c.targets[:cap(c.targets)])
+		for i := range grown {
+			if grown[i].vals == nil {
+				grown[i].vals = make([]unsafe.Pointer, 0, nd)
+			}
+		}
+		c.targets = grown
+	}
 	c.targets = c.targets[:0]
 	hc := v0.Component(c.hitboxes)
 	var r0, r1 []reach
@@ -480,11 +490,7 @@ func (c *Compensator) rewind(tick gw.Tick, fraction float32, ray *raycast.Ray) (
 			}
 		}
 		base := len(c.targets) * stride
-		if len(c.targets) < cap(c.targets) {
-			c.targets = c.targets[:len(c.targets)+1]
-		} else {
-			c.targets = append(c.targets, Rewound{})
-		}
+		c.targets = c.targets[:len(c.targets)+1]
 		c.stats.rewound++
 		r := &c.targets[len(c.targets)-1]
 		*r = Rewound{Entity: e, c: c, Hitboxes: (*components.Hitboxes)(v0.Value(i, hc)), vals: r.vals[:0]}

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -335,4 +336,38 @@ func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 	assert.Greater(t, hits, shots/20, "the shots hit now and then")
 	assert.Less(t, hits, shots*19/20, "and miss now and then")
 	assert.Less(t, 4*with, without, "the test rewinds a fraction of the entities")
+}
+
+// Judging allocates nothing, even the shot that rewinds more entities
+// than any before it: the first shot, which passes near none, leaves the
+// compensator room for every entity.
+func TestJudgeAllocatesNothing(t *testing.T) {
+	w := gw.NewWorld(gw.WorldOptions{})
+	lc, err := lagcomp.New(w, lagcomp.Options{Range: 100, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
+		p := lagcomp.Get[Position](r)
+		return [3]float32{p.X, p.Y, 0}, 0
+	}})
+	require.NoError(t, err)
+	require.NoError(t, lagcomp.Register[Position](lc))
+	m := generic.NewMap2[Position, components.Hitboxes](w.Arche())
+	hb := bodyBoxes()
+	shooter := m.NewWith(&Position{}, &hb)
+	for i := range 30 {
+		m.NewWith(&Position{X: 5 + float32(i), Y: 0.1 * float32(i%3)}, &hb) // a row along the x axis
+	}
+	for tick := gw.Tick(1); tick <= 10; tick++ {
+		ecsx.SetTick(w, tick)
+		lc.Record(tick)
+	}
+	shot := func(dirY float32) lagcomp.Shot {
+		return lagcomp.Shot{Shooter: shooter, Tick: 10, ViewTick: 8, ViewFraction: 0.5, MaxViewAge: 100, Dir: [3]float32{1, dirY, 0}}
+	}
+	require.Equal(t, lagcomp.ReasonNoTarget, lc.Probe(shot(-1), false).Reason, "away from the row")
+	before := lc.Stats().Rewound
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	lc.Probe(shot(0), false) // along the row: more entities than any shot before
+	runtime.ReadMemStats(&m1)
+	assert.Zero(t, m1.Mallocs-m0.Mallocs, "allocations")
+	assert.Greater(t, lc.Stats().Rewound-before, uint64(25), "the shot along the row rewound most of it")
 }
