@@ -2,8 +2,10 @@ package transport
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -123,6 +125,8 @@ func (n *MemoryNetwork) newLinkLocked(c Conditions) *link {
 	// Two streams per link, one per direction, so the directions do not share draws either.
 	l.dirs[clientSide].cond = newConditioner(c.Up, n.seed, 2*index)
 	l.dirs[serverSide].cond = newConditioner(c.Down, n.seed, 2*index+1)
+	l.dirs[clientSide].mark()
+	l.dirs[serverSide].mark()
 	return l
 }
 
@@ -180,6 +184,20 @@ const (
 type direction struct {
 	cond  conditioner
 	queue flightQueue
+	// next is when the earliest queued datagram is due (math.MaxInt64
+	// when none is), set under the link's mutex and read without it: a
+	// receiver with nothing due returns without locking, as a game loop
+	// polls every connection every step.
+	next atomic.Int64
+}
+
+// mark sets d.next from its queue; the link's mutex is held.
+func (d *direction) mark() {
+	if d.queue.len() == 0 {
+		d.next.Store(math.MaxInt64)
+		return
+	}
+	d.next.Store(int64(d.queue.items[0].at))
 }
 
 // link is the shared state of both ends. One mutex guards it all, so a Conn
@@ -220,6 +238,7 @@ func (l *link) schedule(d *direction, st *Stats, at time.Duration, p []byte) {
 	}
 	b := l.buffer()
 	d.queue.push(at, b[:copy(b, p)])
+	d.mark()
 }
 
 // discard returns every datagram queued on d to the free list.
@@ -227,6 +246,7 @@ func (l *link) discard(d *direction) {
 	for d.queue.len() > 0 {
 		l.release(d.queue.pop().data)
 	}
+	d.mark()
 }
 
 // memConn is one end of a memory link.
@@ -274,13 +294,17 @@ func (c *memConn) Send(p []byte) error {
 func (c *memConn) Receive(buf []byte) (int, bool) {
 	now := c.link.clock.Now()
 	l := c.link
+	d := &l.dirs[1-c.side]
+	if time.Duration(d.next.Load()) > now { // nothing due (or closed and drained): no lock
+		return 0, false
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed[c.side] {
 		return 0, false
 	}
-	d := &l.dirs[1-c.side]
 	st := &l.stats[c.side]
+	defer d.mark()
 	for d.queue.due(now) {
 		data := d.queue.pop().data
 		if len(data) > len(buf) {

@@ -190,28 +190,49 @@ type Reader struct {
 	buf []byte
 	pos int // bits consumed
 	err error
+	// tail holds the buffer's last 8 bytes (all of a shorter one),
+	// little-endian, the first at byte tailAt: a read among them is a
+	// shift, not a loop over bytes (small packets are mostly tail).
+	tail   uint64
+	tailAt int
 }
 
 // Reset makes r read buf from its first bit and clears any error. r keeps buf
 // and reads it in place, so buf must not change while r reads it.
 func (r *Reader) Reset(buf []byte) {
 	*r = Reader{buf: buf}
+	if len(buf) >= 8 {
+		r.tailAt = len(buf) - 8
+		r.tail = binary.LittleEndian.Uint64(buf[r.tailAt:])
+		return
+	}
+	for j, b := range buf {
+		r.tail |= uint64(b) << (8 * uint(j))
+	}
 }
 
 // ReadBits reads an n-bit value, costing O(1) whatever n is. It returns an
 // error wrapping [ErrOutOfRange] if n is outside 0..64 and one wrapping
 // [ErrShortBuffer] if fewer than n bits remain.
 func (r *Reader) ReadBits(n int) (uint64, error) {
-	// One test sends every failure, the buffer's last bytes and values
-	// spanning nine bytes to the slow path; the rest is one 64-bit load.
+	// One test sends every failure and values spanning nine bytes to the
+	// slow path; the rest is one 64-bit load or the tail shifted.
 	i := r.pos >> 3
 	shift := uint(r.pos & 7)
-	if r.err != nil || uint(n) > 64-uint(shift) || i+8 > len(r.buf) {
+	if r.err != nil || uint(n) > 64-uint(shift) || n > r.Remaining() {
 		return r.readBitsSlow(n)
 	}
-	v := binary.LittleEndian.Uint64(r.buf[i:]) >> shift & (uint64(1)<<uint(n) - 1)
+	v := r.word(i) >> shift & (uint64(1)<<uint(n) - 1)
 	r.pos += n
 	return v, nil
+}
+
+// word returns the 64 bits from byte i on, zero past the buffer's end.
+func (r *Reader) word(i int) uint64 {
+	if i+8 <= len(r.buf) {
+		return binary.LittleEndian.Uint64(r.buf[i:])
+	}
+	return r.tail >> (8 * uint(i-r.tailAt))
 }
 
 // readBitsSlow is ReadBits for errors, the last 8 bytes of the buffer and
@@ -236,15 +257,7 @@ func (r *Reader) readBitsSlow(n int) (uint64, error) {
 func (r *Reader) peek(n int) uint64 {
 	i := r.pos >> 3
 	shift := uint(r.pos & 7)
-	var word uint64
-	if i+8 <= len(r.buf) {
-		word = binary.LittleEndian.Uint64(r.buf[i:])
-	} else {
-		for j, b := range r.buf[i:] {
-			word |= uint64(b) << (8 * uint(j))
-		}
-	}
-	v := word >> shift
+	v := r.word(i) >> shift
 	if n > 64-int(shift) {
 		// The value straddles a ninth byte, which exists because n bits remain.
 		v |= uint64(r.buf[i+8]) << (64 - shift)
