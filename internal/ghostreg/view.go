@@ -310,22 +310,28 @@ func (v *View) changed(g *serverGhost, tick gw.Tick) {
 // dropping the ghosts that left it: dead, out of scope, or held by the
 // client as they are now and not predicted by it.
 func (v *View) collect(tick gw.Tick) {
-	v.cand = v.cand[:0]
-	kept := v.pending[:0]
+	// Locals, not the view's fields, in the loop: it runs per connection
+	// and pending ghost, and the fields would be loaded and stored back
+	// on every append.
+	cand, kept := v.cand[:0], v.pending[:0]
+	if cap(cand) < len(v.pending) {
+		cand = make([]candidate, 0, len(v.pending)+len(v.pending)/4)
+	}
+	slot, conn, predAll, stale := v.slot, v.conn, v.r.predAll, v.stats.MaxStaleness
 	for _, g := range v.pending {
 		if g.dead {
 			continue
 		}
-		vg := &g.per[v.slot]
-		owned := g.owner == v.conn
-		if !vg.relevant || !owned && !v.r.predAll[g.typ] && vg.known && vg.rested {
+		vg := &g.per[slot]
+		owned := g.owner == conn
+		if !vg.relevant || !owned && !predAll[g.typ] && vg.known && vg.rested {
 			vg.pending = false
 			continue
 		}
 		kept = append(kept, g)
 		vg.priority += v.importance(g)
 		if vg.waiting {
-			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
+			stale = max(stale, int(tick.Sub(vg.since)))
 		}
 		class := classOther
 		switch {
@@ -334,10 +340,10 @@ func (v *View) collect(tick gw.Tick) {
 		case !vg.known:
 			class = classSpawn
 		}
-		v.cand = append(v.cand, candidate{g: g, class: class, priority: vg.priority})
+		cand = append(cand, candidate{g: g, class: class, priority: vg.priority})
 	}
 	clear(v.pending[len(kept):])
-	v.pending = kept
+	v.pending, v.cand, v.stats.MaxStaleness = kept, cand, stale
 }
 
 // resume builds this snapshot's candidates from the ranking the last
