@@ -566,10 +566,10 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	v.stats.Deferred -= uint64(v.deferred) // the previous part's deferred ghosts get their chance here
 	// The first part tries the pending order (mostly by ID, short ID
 	// deltas); only when not every candidate fits does the order decide
-	// who waits: then the records are written again by priority. A later
-	// part continues in priority order.
-	// A resumed snapshot's candidates are in order already; more than a
-	// packet can hold go by priority at once.
+	// who waits: then the records are written again by priority (at once
+	// when more than a packet can hold are pending). A resumed snapshot's
+	// candidates are in order already. A later part continues in priority
+	// order.
 	var k int
 	switch {
 	case part == 0 && v.resumed:
@@ -605,7 +605,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	}
 	v.next, v.deferred = k, len(v.cand)-k
 	if v.resumed { // the candidates are the ranking's: count the pending set, which a walk would have (a few of them up to date by now)
-		v.deferred = len(v.pending) - k
+		v.deferred = max(0, len(v.pending)-k)
 	} else {
 		v.canResume = len(v.cand) > rankMin && v.ranked > 0 && v.cand[v.ranked-1].class == classSpawn
 	}

@@ -74,7 +74,10 @@ type View struct {
 	// nil. Values below MinImportance (and NaN) count as MinImportance, so
 	// every ghost is sent eventually: with n pending ghosts of which k fit
 	// a snapshot, none waits more than ⌈n/k⌉·(largest/smallest importance)
-	// snapshots.
+	// snapshots. While the connection catches up on more than 512 spawns
+	// (a join, a resync) it ranks them at most every 5th snapshot and
+	// goes on down that ranking in between, and priorities grow at the
+	// ranking snapshots only.
 	Importance func(e ecs.Entity) float32
 	// Relevant, if set, says whether a ghost (by its entity) is in the
 	// connection's scope; every ghost is when nil. A ghost leaving scope is
