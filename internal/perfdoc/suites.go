@@ -21,7 +21,7 @@ func (s Suite) Args() []string {
 // compensation, the wire format and the transports.
 var Suites = []Suite{
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes$", Benchtime: "3600x"},
-	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "600x"},
+	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "1800x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkChangeDetectionAtRest$", Benchtime: "20000x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkCatchUpOrder$", Benchtime: "200x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkMassJoin$", Benchtime: "3x"},
