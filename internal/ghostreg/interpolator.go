@@ -155,8 +155,9 @@ func (ip *Interpolator) find(id components.GhostID) (int, bool) {
 }
 
 // Push buffers the state of the gi-th ghost of snap at snap.Tick. States
-// older than the newest buffered one are ignored. A delta record that
-// changed nothing (see protocol.GhostState) says the ghost rests: shown
+// older than the newest buffered one are ignored. A record that says
+// the ghost rests (protocol.GhostState.Rest: a delta that changed
+// nothing, or a full state of a ghost that did not change) does: shown
 // past it, it holds without counting as extrapolation, and when it moves
 // again the rest is taken to last until the tick before the new state,
 // rather than blended across the quiet ticks the server did not send.
@@ -175,7 +176,7 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	if ig.n > 0 && !snap.Tick.After(ig.ticks[ig.head]) {
 		return
 	}
-	rest := gs.HasBase && gs.Present == 0
+	rest := gs.Rest
 	if ig.still {
 		ip.unstill(ig)
 	}

@@ -202,3 +202,20 @@ func TestViewResyncRecoversAMissingBaseline(t *testing.T) {
 	assert.Equal(t, uint64(2), v.Stats().Resyncs)
 	assert.Equal(t, uint64(1), v.Stats().ResyncsRefused)
 }
+
+// A ghost that leaves the connection's scope before it was ever sent and
+// enters it again before the next snapshot is in that snapshot once: a
+// snapshot naming a ghost twice would be refused whole by the client.
+func TestViewScopeOutAndBackBetweenSnapshotsListsAGhostOnce(t *testing.T) {
+	const me = 1
+	p := newPair(t, me)
+	crate := p.spawn(t, p.s.crate, 0, Pos{1, 0}, HP{1})
+	v := viewOf(p.srv, me) // the crate is pending, not sent yet
+	v.SetRelevant(func(ecs.Entity) bool { return false })
+	v.SetRelevant(func(ecs.Entity) bool { return true })
+	ecsx.SetTick(p.sw, 1)
+	p.srv.Quantize()
+	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me) // decoding refuses a ghost named twice
+	require.Len(t, snap.Ghosts, 1)
+	assert.Equal(t, getGhost(p.sw, crate).ID, snap.Ghosts[0].ID)
+}

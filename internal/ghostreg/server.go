@@ -604,14 +604,21 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		vg.priority, vg.sent, vg.waiting = 0, true, false
 	}
 	v.next, v.deferred = k, len(v.cand)-k
-	if v.resumed { // the candidates are the ranking's: count the pending set, which a walk would have (a few of them up to date by now)
-		v.deferred = max(0, len(v.pending)-k)
+	if v.resumed { // the candidates a walk would have found: the pending set but the idle ones
+		v.deferred = max(0, len(v.pending)-v.idles-k)
 	} else {
 		v.canResume = len(v.cand) > rankMin && v.ranked > 0 && v.cand[v.ranked-1].class == classSpawn
 	}
 	v.stats.Deferred += uint64(v.deferred)
 	return v.deferred
 }
+
+// spawnRestTicks is how long a ghost must have been unchanged for its
+// spawn record to say it rests (protocol.EncodedGhost.Rest): a scene
+// long at rest is held by a joining client from its first record, with
+// no second record to say so, while a ghost that just stopped (a player
+// at its spawn point) is sent as it would be to a client that knew it.
+const spawnRestTicks = 64
 
 // age is how many ticks before now tick t is, t being at or before now:
 // 0..2³²−1 rather than Sub's ±2³¹, so a change further back than 2³¹
@@ -658,7 +665,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		g := c.g
 		vg := &g.per[v.slot]
 		eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
-		eg.Identity, eg.HasBase, eg.Changed = !vg.known, false, 0
+		eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
 		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
 			eg.HasBase, eg.Base = true, vg.base
 			for i, t := range g.chg {
@@ -667,7 +674,10 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 				}
 			}
 		}
-		c.rest, c.full = eg.HasBase && eg.Changed == 0, !eg.HasBase && vg.sent
+		if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
+			eg.Rest = age(g.last, tick) >= spawnRestTicks
+		}
+		c.rest, c.full = eg.HasBase && eg.Changed == 0 || eg.Rest, !eg.HasBase && vg.sent
 		var ok bool
 		if s.nviews > 1 && (!eg.HasBase || vg.base == v.acked) { // the body every such record has: written once, copied
 			body := &g.body[b2i(eg.HasBase)]

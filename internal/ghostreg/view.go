@@ -56,19 +56,21 @@ type View struct {
 	next, deferred int
 	// ranked is where the candidates put in snapshot order end, reused
 	// how many snapshots since the last walk of the pending set went on
-	// down its ranking (resumed: this one did), and canResume whether the
-	// next may.
-	ranked, reused     int
-	resumed, canResume bool
-	partTick           gw.Tick
-	part               int
-	cursor             int // the next ghost the relevancy round asks about
-	expireAt           int // the ghost expire checked last
-	resyncAt           gw.Tick
-	resynced           bool
-	acked              gw.Tick
-	hasAcked           bool
-	stats              ViewStats
+	// down its ranking (resumed: this one did), canResume whether the next
+	// may, and idles how many ghosts of the pending set the next walk
+	// will drop (see idle), counted while canResume: a resumed snapshot
+	// counts the others as deferred, as a walk would.
+	ranked, reused, idles int
+	resumed, canResume    bool
+	partTick              gw.Tick
+	part                  int
+	cursor                int // the next ghost the relevancy round asks about
+	expireAt              int // the ghost expire checked last
+	resyncAt              gw.Tick
+	resynced              bool
+	acked                 gw.Tick
+	hasAcked              bool
+	stats                 ViewStats
 	// Importance, if set, is how much the priority of a ghost (by its
 	// entity) grows each snapshot it is not sent; 1 for every ghost when
 	// nil. Values below MinImportance (and NaN) count as MinImportance, so
@@ -240,7 +242,10 @@ func (v *View) enter(g *serverGhost, tick gw.Tick) {
 	if vg.relevant || vg.despawning || !v.inScope(g) {
 		return
 	}
-	*vg = viewGhost{relevant: true}
+	if vg.pending && v.canResume { // out of scope a moment ago, still in the pending set: a candidate again
+		v.idles--
+	}
+	*vg = viewGhost{relevant: true, pending: vg.pending} // still in the pending set if it was: not listed twice
 	v.changed(g, tick)
 }
 
@@ -251,8 +256,11 @@ func (v *View) rescope(g *serverGhost, tick gw.Tick) {
 	case in && !vg.relevant:
 		v.enter(g, tick)
 	case !in && vg.relevant:
+		if vg.pending && v.canResume && !v.idle(g, vg) {
+			v.idles++
+		}
 		sent := vg.sent
-		*vg = viewGhost{despawning: sent}
+		*vg = viewGhost{despawning: sent, pending: vg.pending} // dropped from the pending set by the next walk
 		if sent {
 			v.stats.ScopeExits++
 			v.despawns = append(v.despawns, g.id)
@@ -299,6 +307,9 @@ func (v *View) changed(g *serverGhost, tick gw.Tick) {
 	if !vg.relevant {
 		return
 	}
+	if vg.pending && v.canResume && v.idle(g, vg) {
+		v.idles--
+	}
 	vg.rested = false
 	if !vg.waiting {
 		vg.waiting, vg.since = true, tick
@@ -327,7 +338,7 @@ func (v *View) collect(tick gw.Tick) {
 		}
 		vg := &g.per[slot]
 		owned := g.owner == conn
-		if !vg.relevant || !owned && !predAll[g.typ] && vg.known && vg.rested {
+		if !vg.relevant || !owned && !predAll[g.typ] && vg.known && vg.rested { // idle, inline
 			vg.pending = false
 			continue
 		}
@@ -347,6 +358,19 @@ func (v *View) collect(tick gw.Tick) {
 	}
 	clear(v.pending[len(kept):])
 	v.pending, v.cand, v.stats.MaxStaleness = kept, cand, stale
+	v.idles = 0
+}
+
+// idle reports whether collect would drop g, in v's pending set, rather
+// than make it a candidate: dead, out of scope, or held by the client.
+func (v *View) idle(g *serverGhost, vg *viewGhost) bool {
+	return g.dead || !vg.relevant || v.held(g, vg)
+}
+
+// held reports whether the client holds g as it is now and does not
+// predict it, so it need not be sent.
+func (v *View) held(g *serverGhost, vg *viewGhost) bool {
+	return g.owner != v.conn && !v.r.predAll[g.typ] && vg.known && vg.rested
 }
 
 // resume builds this snapshot's candidates from the ranking the last
@@ -377,8 +401,7 @@ func (v *View) resume() bool {
 		n++
 	}
 	for _, c := range v.cand[v.next:v.ranked] {
-		g := c.g
-		if vg := &g.per[v.slot]; g.dead || !vg.relevant || !v.r.predAll[g.typ] && vg.known && vg.rested {
+		if v.idle(c.g, &c.g.per[v.slot]) {
 			continue
 		}
 		v.cand[n] = c
@@ -405,8 +428,15 @@ func (v *View) importance(g *serverGhost) float32 {
 // client that was sent it gets a despawn record until it acknowledges
 // one; one never sent it hears nothing.
 func (v *View) removed(g *serverGhost) {
-	if v.slot < len(g.per) && g.per[v.slot].sent {
+	if v.slot >= len(g.per) {
+		return
+	}
+	vg := &g.per[v.slot]
+	if vg.sent {
 		v.despawns = append(v.despawns, g.id)
+	}
+	if vg.pending && v.canResume && vg.relevant && !v.held(g, vg) { // a candidate until it died
+		v.idles++
 	}
 }
 
@@ -432,6 +462,9 @@ func (v *View) Resync(tick gw.Tick) bool {
 		vg := &g.per[v.slot]
 		if !vg.relevant {
 			continue
+		}
+		if vg.pending && v.canResume && v.idle(g, vg) {
+			v.idles--
 		}
 		vg.known, vg.hasBase, vg.rested = false, false, false
 		v.changed(g, tick)
@@ -461,6 +494,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 		if parts&(1<<sg.part) == 0 || sg.g.dead || !vg.relevant {
 			continue
 		}
+		was := vg.pending && v.canResume && v.idle(sg.g, vg)
 		if sg.ident {
 			vg.known = true
 		}
@@ -468,6 +502,9 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 			vg.rested = true
 		}
 		vg.base, vg.hasBase = tick, true
+		if vg.pending && v.canResume && !was && v.idle(sg.g, vg) {
+			v.idles++
+		}
 	}
 	if parts&1 != 0 && len(rec.despawns) > 0 {
 		v.despawns = slices.DeleteFunc(v.despawns, func(id components.GhostID) bool {

@@ -51,6 +51,7 @@ func TestSnapshotDeltaRoundTrip(t *testing.T) {
 			hasBase bool
 			base    gw.Tick
 			present uint32
+			rest    bool
 		}
 		var wants []want
 		for i := range ghosts {
@@ -58,17 +59,18 @@ func TestSnapshotDeltaRoundTrip(t *testing.T) {
 			gt, _ := ts.GhostType(codec.GhostTypeID(eg.Type))
 			all := uint32(1)<<len(gt.Components) - 1
 			switch i % 4 {
-			case 0: // full
-				wants = append(wants, want{present: all})
+			case 0: // full, said to rest or not
+				eg.Rest = i%8 == 0
+				wants = append(wants, want{present: all, rest: eg.Rest})
 			case 1: // against the default baseline
 				eg.HasBase, eg.Base, eg.Changed = true, def, rng.Uint32()&all
-				wants = append(wants, want{true, def, eg.Changed})
+				wants = append(wants, want{true, def, eg.Changed, eg.Changed == 0})
 			case 2: // against an older one
 				eg.HasBase, eg.Base, eg.Changed = true, tick.Add(-1-rng.IntN(protocol.MaxBaseDistance)), rng.Uint32()&all
-				wants = append(wants, want{true, eg.Base, eg.Changed})
+				wants = append(wants, want{true, eg.Base, eg.Changed, eg.Changed == 0})
 			case 3: // nothing changed
 				eg.HasBase, eg.Base = true, tick.Add(-1)
-				wants = append(wants, want{true, eg.Base, 0})
+				wants = append(wants, want{true, eg.Base, 0, true})
 			}
 			require.True(t, w.AddEncoded(eg), "ghost %d fits", i)
 		}
@@ -80,6 +82,7 @@ func TestSnapshotDeltaRoundTrip(t *testing.T) {
 			assert.Equalf(t, wt.hasBase, gs.HasBase, "tick %d ghost %d: baseline", tick, gi)
 			assert.Equalf(t, wt.base, gs.Base, "tick %d ghost %d: baseline tick", tick, gi)
 			assert.Equalf(t, wt.present, gs.Present, "tick %d ghost %d: components present", tick, gi)
+			assert.Equalf(t, wt.rest, gs.Rest, "tick %d ghost %d: at rest", tick, gi)
 			gt, _ := ts.GhostType(codec.GhostTypeID(gs.Type))
 			for ci, c := range gt.Components {
 				if gs.Present&(1<<ci) == 0 {
@@ -137,6 +140,8 @@ func TestRecordBodyWritesWhatAddEncodedWrites(t *testing.T) {
 		gt, _ := ts.GhostType(codec.GhostTypeID(eg.Type))
 		if i%3 != 0 {
 			eg.HasBase, eg.Base, eg.Changed = true, def, rng.Uint32()&(1<<len(gt.Components)-1)
+		} else {
+			eg.Rest = i%2 == 0
 		}
 		eg.Identity = i%5 == 0
 		egs[i] = eg
@@ -172,6 +177,9 @@ func TestRecordBodyWritesWhatAddEncodedWrites(t *testing.T) {
 
 	other := *egs[1]
 	other.Changed ^= 1
+	moving := *egs[0]
+	moving.Rest = !moving.Rest
+	assert.False(t, bodies[0].For(&moving), "a full record said to rest or not")
 	def = egs[1].Base
 	at := def + 2
 	assert.False(t, bodies[1].For(&other), "other changed components")

@@ -166,7 +166,7 @@ func (s *SnapshotWriter) AddGhost(g components.Ghost, identity bool, values []un
 		return false
 	}
 	s.head(g, identity)
-	s.ghosts.WriteBool(false) // no baseline: every value follows
+	s.ghosts.WriteBits(0, 2) // no baseline: every value follows; not said to rest
 	for i, c := range gt.Components {
 		s.schema.Encode(&s.st, c, &s.ghosts, values[i])
 	}
@@ -187,6 +187,11 @@ type EncodedGhost struct {
 	HasBase bool
 	Base    ecs.Tick
 	Changed uint32 // bit i: the ghost type's i-th component
+	// Rest, for a record without a baseline, says the ghost rests: the
+	// client holds it rather than wait for a record saying so (a server
+	// sets it on the spawn records of ghosts long unchanged). A record
+	// with a baseline rests when Changed is 0.
+	Rest bool
 	// Src holds the encoded components: the i-th is the Bits[2i+1] bits
 	// from bit Bits[2i].
 	Src  []byte
@@ -234,8 +239,12 @@ func (s *SnapshotWriter) check(g *EncodedGhost) {
 func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
 	n := len(g.Bits) / 2 // at most 32 (a schema's limit)
 	switch {
-	case !g.HasBase:
-		w.WriteBool(false)
+	case !g.HasBase: // the delta bit, then the rest bit
+		if g.Rest {
+			w.WriteBits(0b10, 2)
+		} else {
+			w.WriteBits(0, 2)
+		}
 	case def: // the delta and default bits, then a changed bit per component
 		w.WriteBits(0b11|uint64(g.Changed)<<2, 2+n)
 	default:
@@ -262,6 +271,7 @@ type RecordBody struct {
 	id      components.GhostID
 	valid   bool
 	hasBase bool
+	rest    bool
 	changed uint32
 	w       bitstream.Writer
 	buf     []byte
@@ -269,9 +279,10 @@ type RecordBody struct {
 
 // For reports whether b holds the body of g's record: the same ghost,
 // the same baseline use and, with a baseline, the same changed
-// components, encoded since the last Reset.
+// components (without one, the same rest bit), encoded since the last
+// Reset.
 func (b *RecordBody) For(g *EncodedGhost) bool {
-	return b.valid && b.id == g.ID && b.hasBase == g.HasBase && (!g.HasBase || b.changed == g.Changed)
+	return b.valid && b.id == g.ID && b.hasBase == g.HasBase && (g.HasBase && b.changed == g.Changed || !g.HasBase && b.rest == g.Rest)
 }
 
 // Encode makes b the body of g's record in the snapshots that hold it
@@ -283,7 +294,7 @@ func (b *RecordBody) Encode(g *EncodedGhost) {
 	b.w.Reset(b.buf)
 	writeBody(&b.w, g, 0, true)
 	b.buf = b.w.Bytes()
-	b.id, b.valid, b.hasBase, b.changed = g.ID, true, g.HasBase, g.Changed
+	b.id, b.valid, b.hasBase, b.changed, b.rest = g.ID, true, g.HasBase, g.Changed, g.Rest
 }
 
 // Reset forgets b's body: For reports false until the next Encode.
@@ -445,7 +456,11 @@ type GhostState struct {
 	HasBase bool
 	Base    ecs.Tick
 	Present uint32
-	off     int // offset of the first component value in data
+	// Rest says the ghost rests at this state: a record with a baseline
+	// and no changed component, or one without a baseline whose rest bit
+	// is set.
+	Rest bool
+	off  int // offset of the first component value in data
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
@@ -573,7 +588,11 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 		if g.HasBase, err = r.ReadBool(); err != nil {
 			return err
 		}
-		if g.HasBase {
+		if !g.HasBase {
+			if g.Rest, err = r.ReadBool(); err != nil {
+				return err
+			}
+		} else {
 			def, err := r.ReadBool()
 			if err != nil {
 				return err
@@ -606,6 +625,7 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 			if present, err = r.ReadBits(len(gt.Components)); err != nil {
 				return err
 			}
+			g.Rest = present == 0
 		}
 		for ci, c := range gt.Components {
 			if present&(1<<ci) == 0 {

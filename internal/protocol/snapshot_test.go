@@ -368,10 +368,10 @@ func (r *rawSnapshot) anon(ts *wiretest.Schema, idDelta int64, typ uint64, g *wi
 	return r.values(ts, g)
 }
 
-// values writes the "no baseline" bit and each value of g (none when g is
-// nil).
+// values writes the "no baseline" and "not at rest" bits and each value
+// of g (none when g is nil).
 func (r *rawSnapshot) values(ts *wiretest.Schema, g *wiretest.Ghost) *rawSnapshot {
-	r.w.WriteBool(false)
+	r.w.WriteBits(0, 2)
 	if g != nil {
 		gt, _ := ts.GhostType(codec.GhostTypeID(g.Type))
 		for _, c := range gt.Components {
@@ -440,7 +440,7 @@ func TestDecodeSnapshotRefusesHostilePackets(t *testing.T) {
 	badHealth := &wiretest.Ghost{Ghost: components.Ghost{Type: uint16(ts.Player)}, Health: wiretest.Health{Armor: 1000}}
 	badHealthPkt := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, badHealth).bytes()
 	// Patch the armor code from 1000 to 1023: it sits after the "no
-	// baseline" bit, the player's position (3×17 bits), velocity (2×14
+	// baseline" and "not at rest" bits, the player's position (3×17 bits), velocity (2×14
 	// bits) and HP (8 bits).
 	armorBit := newRawSnapshot(rawHeader{tick: 100, count: 1}).ghost(ts, 1, uint64(ts.Player), 0, 0, nil).w.BitLen() + 51 + 28 + 8
 	for b := range 10 {
