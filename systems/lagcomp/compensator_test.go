@@ -340,8 +340,21 @@ func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 
 // Judging allocates nothing, even the shot that rewinds more entities
 // than any before it: the first shot, which passes near none, leaves the
-// compensator room for every entity.
+// compensator room for every entity. (Counted over the whole process, so
+// the fewest of five fresh compensators counts: a stray runtime
+// allocation cannot fail it, a missing room fails every one.)
 func TestJudgeAllocatesNothing(t *testing.T) {
+	fewest := uint64(math.MaxUint64)
+	for range 5 {
+		fewest = min(fewest, firstLongShotAllocs(t))
+	}
+	assert.Zero(t, fewest, "allocations")
+}
+
+// firstLongShotAllocs builds a compensator with a row of 30 entities,
+// judges a shot away from them, then counts the allocations of the first
+// shot along the row.
+func firstLongShotAllocs(t *testing.T) uint64 {
 	w := gw.NewWorld(gw.WorldOptions{})
 	lc, err := lagcomp.New(w, lagcomp.Options{Range: 100, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 		p := lagcomp.Get[Position](r)
@@ -368,6 +381,6 @@ func TestJudgeAllocatesNothing(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	lc.Probe(shot(0), false) // along the row: more entities than any shot before
 	runtime.ReadMemStats(&m1)
-	assert.Zero(t, m1.Mallocs-m0.Mallocs, "allocations")
-	assert.Greater(t, lc.Stats().Rewound-before, uint64(25), "the shot along the row rewound most of it")
+	require.Greater(t, lc.Stats().Rewound-before, uint64(25), "the shot along the row rewound most of it")
+	return m1.Mallocs - m0.Mallocs
 }
