@@ -586,8 +586,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		k = s.writeByPriority(sw, v, tick, v.next)
 	}
 	if need := len(rec.ghosts) + k - v.next; need > cap(rec.ghosts) {
-		rec.ghosts = append(make([]sentGhost, 0, max(need, 2*cap(rec.ghosts), v.recCap)), rec.ghosts...)
-		v.recCap = max(v.recCap, cap(rec.ghosts))
+		v.growRecords(need)
 	}
 	for _, c := range v.cand[v.next:k] {
 		vg := &c.g.per[v.slot]

@@ -44,13 +44,8 @@ type View struct {
 	// every snapshot until then.
 	despawns []components.GhostID
 	sent     [sentRing]sentSnapshot
-	// recCap is the most records any of sent has room for: a record list
-	// that must grow grows to at least that, so each grows about once,
-	// not by doubling in every one of the 256 (a view's records take at
-	// most 256 times its largest snapshot's).
-	recCap  int
-	pending []*serverGhost
-	cand    []candidate
+	pending  []*serverGhost
+	cand     []candidate
 	// next is the candidate the next part of the snapshot of partTick
 	// starts at, deferred how many were left after the last part.
 	next, deferred int
@@ -422,6 +417,21 @@ func (v *View) importance(g *serverGhost) float32 {
 		return imp
 	}
 	return MinImportance
+}
+
+// growRecords makes room for need records in every sent snapshot's list:
+// all of them move to one new backing array with half again that room
+// each (at least 16), so a snapshot larger than any before costs the view
+// one allocation, not one in each of the 256 lists as each meets one.
+// The view's records take 256 times 1.5 times its largest snapshot's.
+func (v *View) growRecords(need int) {
+	c := max(need+need/2, 16)
+	records := make([]sentGhost, sentRing*c)
+	for i := range v.sent {
+		rec := &v.sent[i]
+		n := copy(records[i*c:], rec.ghosts)
+		rec.ghosts = records[i*c : i*c+n : (i+1)*c]
+	}
 }
 
 // removed is called by the register when ghost g stops replicating: a

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/mlange-42/arche/ecs"
@@ -599,6 +600,43 @@ func TestSnapshotsOfChangingSizesStopAllocating(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	assert.Zero(t, after.Mallocs-before.Mallocs)
+}
+
+// A snapshot with more records than any before moves every remembered
+// snapshot's records to a larger shared store: an acknowledgement of an
+// older snapshot, arriving after, still confirms the identities it held.
+func TestAnOlderSnapshotsRecordsSurviveALargerOne(t *testing.T) {
+	const n = 40
+	p := newPair(t, 1)
+	for i := range n {
+		p.spawn(t, p.s.crate, 0, Pos{float32(i), 0}, HP{V: 1})
+	}
+	v := p.srv.NewView(1)
+	small, err := protocol.NewSnapshotWriter(p.s.Schema, 120)
+	require.NoError(t, err)
+	full, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	send := func(sw *protocol.SnapshotWriter, tick gw.Tick) []protocol.GhostState {
+		ecsx.SetTick(p.sw, tick)
+		p.srv.Quantize()
+		sw.Begin(tick)
+		p.srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), p.s.Schema, &snap))
+		return slices.Clone(snap.Ghosts)
+	}
+	first := send(small, 101)
+	require.NotEmpty(t, first)
+	require.Less(t, len(first), 16, "a small first snapshot")
+	require.Len(t, send(full, 102), n, "then every crate: a record list larger than any before")
+	v.Ack(101, 1) // late, after the lists moved
+	known := map[components.GhostID]bool{}
+	for _, g := range first {
+		known[g.ID] = true
+	}
+	for _, g := range send(full, 103) {
+		assert.Equalf(t, !known[g.ID], g.Identity, "ghost %d: identity sent until acknowledged, not after", g.ID)
+	}
 }
 
 // A baseline further back than protocol.MaxBaseDistance is forgotten
