@@ -326,14 +326,14 @@ func (v *View) collect(tick gw.Tick) {
 	if cap(cand) < len(v.pending) {
 		cand = make([]candidate, 0, len(v.pending)+len(v.pending)/4)
 	}
-	slot, conn, predAll, stale := v.slot, v.conn, v.r.predAll, v.stats.MaxStaleness
+	slot, conn, stale := v.slot, v.conn, v.stats.MaxStaleness
 	for _, g := range v.pending {
 		if g.dead {
 			continue
 		}
 		vg := &g.per[slot]
 		owned := g.owner == conn
-		if !vg.relevant || !owned && !predAll[g.typ] && vg.known && vg.rested { // idle, inline
+		if !vg.relevant || v.held(g, vg) { // idle (not dead: checked above)
 			vg.pending = false
 			continue
 		}
