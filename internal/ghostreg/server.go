@@ -33,6 +33,10 @@ type ServerRegister struct {
 	lost   uint64
 	views  []*View // by slot; nil for a free one
 	nviews int     // the views open: with one, record bodies are not kept (nothing to share them with)
+	// slots is the length of every View.state, free the indexes in it no
+	// live ghost has (their ghosts died), reused before it grows.
+	slots int
+	free  []int32
 	// layout is the world's layout version the ghosts' component pointers
 	// were taken at: while it holds, they point at the live values.
 	layout  uint64
@@ -98,9 +102,12 @@ type serverGhost struct {
 	spawn gw.Tick
 	dead  bool // no longer replicated: views drop it
 	fresh bool // encoded at least once
-	// per is its state per view slot, in the first cache line with the
-	// fields above: a view's walk of its pending set reads only those.
-	per []viewGhost
+	// idx is its state's index in every View.state, in the first cache
+	// line with the fields above: a view's walk of its pending set reads
+	// only those and its own state array, in order. A dead ghost's index
+	// is reused by a later spawn, so every read of a ghost's view state
+	// checks dead first.
+	idx int32
 	// hot is the index of its first component in ServerRegister.hot
 	// (each says where its quantized bytes are in ServerRegister.raw:
 	// aligned, so quantized in place); enc holds their encodings (each
@@ -178,7 +185,7 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 	a.Assign(e, add...)
 	n := len(s.sizes[t])
 	sg := &serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned,
-		bits: make([]int32, 2*n), chg: make([]gw.Tick, n), per: make([]viewGhost, len(s.views))}
+		bits: make([]int32, 2*n), chg: make([]gw.Tick, n), idx: s.alloc()}
 	s.ghosts = append(s.ghosts, sg)
 	s.unencoded = append(s.unencoded, sg)
 	s.owned[owner] = append(s.owned[owner], sg)
@@ -385,7 +392,8 @@ func (s *ServerRegister) scan() {
 // block before comparing them one by one.
 const scanBlock = 32
 
-// gone tells every view that ghost g stopped replicating.
+// gone tells every view that ghost g stopped replicating and frees its
+// index in their state arrays.
 func (s *ServerRegister) gone(g *serverGhost) {
 	g.dead = true
 	if own := slices.DeleteFunc(s.owned[g.owner], func(o *serverGhost) bool { return o == g }); len(own) > 0 {
@@ -398,6 +406,29 @@ func (s *ServerRegister) gone(g *serverGhost) {
 			v.removed(g)
 		}
 	}
+	s.free = append(s.free, g.idx) // for a later spawn, once the views are told
+}
+
+// alloc returns a free index in the views' state arrays, cleared in
+// every view: a dead ghost's, or a new one at the end.
+func (s *ServerRegister) alloc() int32 {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		for _, v := range s.views {
+			if v != nil {
+				v.state[i] = viewGhost{}
+			}
+		}
+		return i
+	}
+	s.slots++
+	for _, v := range s.views {
+		if v != nil {
+			v.state = append(v.state, viewGhost{})
+		}
+	}
+	return int32(s.slots - 1)
 }
 
 // find returns the index of ghost id in s.ghosts.
@@ -589,7 +620,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		v.growRecords(need)
 	}
 	for _, c := range v.cand[v.next:k] {
-		vg := &c.g.per[v.slot]
+		vg := &v.state[c.g.idx]
 		rec.ghosts = append(rec.ghosts, sentGhost{g: c.g, part: uint8(part), ident: !vg.known, rest: c.rest})
 		if !vg.known {
 			v.stats.Identities++
@@ -662,7 +693,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 	for k := from; k < to; k++ {
 		c := &v.cand[k]
 		g := c.g
-		vg := &g.per[v.slot]
+		vg := &v.state[g.idx]
 		eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
 		eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
 		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {

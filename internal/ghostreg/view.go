@@ -39,7 +39,10 @@ const relevancyPeriod = 8
 type View struct {
 	r    *ServerRegister
 	conn components.ConnID
-	slot int // index of the view's state in every serverGhost.per
+	slot int // its index in ServerRegister.views
+	// state is its state of every ghost, by serverGhost.idx: its walks
+	// read it in order, not one cache line of every ghost.
+	state []viewGhost
 	// despawns are the despawn records not yet acknowledged, sent in
 	// every snapshot until then.
 	despawns []components.GhostID
@@ -173,11 +176,10 @@ func (s *ServerRegister) NewView(conn components.ConnID) *View {
 		slot = len(s.views)
 		s.views = append(s.views, nil)
 	}
-	v := &View{r: s, conn: conn, slot: slot}
+	v := &View{r: s, conn: conn, slot: slot, state: make([]viewGhost, s.slots)}
 	s.views[slot] = v
 	s.nviews++
 	for _, g := range s.ghosts {
-		g.reset(slot)
 		v.enter(g, s.b.world.Tick())
 	}
 	return v
@@ -191,14 +193,6 @@ func (v *View) SetRelevant(fn func(e ecs.Entity) bool) {
 	for _, g := range v.r.ghosts {
 		v.rescope(g, tick)
 	}
-}
-
-// reset clears g's state for the view in slot, making room for it.
-func (g *serverGhost) reset(slot int) {
-	for len(g.per) <= slot {
-		g.per = append(g.per, viewGhost{})
-	}
-	g.per[slot] = viewGhost{}
 }
 
 // Close detaches v from its register; v must not be used afterwards.
@@ -233,7 +227,7 @@ func (v *View) spawned(g *serverGhost) { v.enter(g, v.r.b.world.Tick()) }
 // enter puts g in scope when it is relevant: the client gets its
 // identity and full state.
 func (v *View) enter(g *serverGhost, tick gw.Tick) {
-	vg := &g.per[v.slot]
+	vg := &v.state[g.idx]
 	if vg.relevant || vg.despawning || !v.inScope(g) {
 		return
 	}
@@ -246,7 +240,7 @@ func (v *View) enter(g *serverGhost, tick gw.Tick) {
 
 // rescope asks again whether g is in scope and moves it in or out.
 func (v *View) rescope(g *serverGhost, tick gw.Tick) {
-	vg := &g.per[v.slot]
+	vg := &v.state[g.idx]
 	switch in := v.inScope(g); {
 	case in && !vg.relevant:
 		v.enter(g, tick)
@@ -288,17 +282,15 @@ func (v *View) expire(tick gw.Tick) {
 		return
 	}
 	v.expireAt = (v.expireAt + 1) % n
-	if g := v.r.ghosts[v.expireAt]; v.slot < len(g.per) {
-		if vg := &g.per[v.slot]; vg.hasBase && age(vg.base, tick) > protocol.MaxBaseDistance {
-			vg.hasBase = false
-		}
+	if vg := &v.state[v.r.ghosts[v.expireAt].idx]; vg.hasBase && age(vg.base, tick) > protocol.MaxBaseDistance {
+		vg.hasBase = false
 	}
 }
 
 // changed is called when g changed at tick (or entered scope): it becomes
 // pending, and its wait for an update starts unless one already did.
 func (v *View) changed(g *serverGhost, tick gw.Tick) {
-	vg := &g.per[v.slot]
+	vg := &v.state[g.idx]
 	if !vg.relevant {
 		return
 	}
@@ -326,12 +318,12 @@ func (v *View) collect(tick gw.Tick) {
 	if cap(cand) < len(v.pending) {
 		cand = make([]candidate, 0, len(v.pending)+len(v.pending)/4)
 	}
-	slot, conn, stale := v.slot, v.conn, v.stats.MaxStaleness
+	state, conn, stale := v.state, v.conn, v.stats.MaxStaleness
 	for _, g := range v.pending {
 		if g.dead {
 			continue
 		}
-		vg := &g.per[slot]
+		vg := &state[g.idx]
 		owned := g.owner == conn
 		if !vg.relevant || v.held(g, vg) { // idle (not dead: checked above)
 			vg.pending = false
@@ -390,13 +382,13 @@ func (v *View) resume() bool {
 		if g.dead {
 			continue
 		}
-		vg := &g.per[v.slot]
+		vg := &v.state[g.idx]
 		vg.priority += v.importance(g)
 		v.cand[n] = candidate{g: g, class: classOwned, priority: vg.priority}
 		n++
 	}
 	for _, c := range v.cand[v.next:v.ranked] {
-		if v.idle(c.g, &c.g.per[v.slot]) {
+		if v.idle(c.g, &v.state[c.g.idx]) {
 			continue
 		}
 		v.cand[n] = c
@@ -438,10 +430,7 @@ func (v *View) growRecords(need int) {
 // client that was sent it gets a despawn record until it acknowledges
 // one; one never sent it hears nothing.
 func (v *View) removed(g *serverGhost) {
-	if v.slot >= len(g.per) {
-		return
-	}
-	vg := &g.per[v.slot]
+	vg := &v.state[g.idx]
 	if vg.sent {
 		v.despawns = append(v.despawns, g.id)
 	}
@@ -469,7 +458,7 @@ func (v *View) Resync(tick gw.Tick) bool {
 	v.resynced, v.resyncAt = true, tick
 	v.stats.Resyncs++
 	for _, g := range v.r.ghosts {
-		vg := &g.per[v.slot]
+		vg := &v.state[g.idx]
 		if !vg.relevant {
 			continue
 		}
@@ -500,7 +489,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
 	for _, sg := range rec.ghosts {
-		vg := &sg.g.per[v.slot]
+		vg := &v.state[sg.g.idx]
 		if parts&(1<<sg.part) == 0 || sg.g.dead || !vg.relevant {
 			continue
 		}
@@ -523,7 +512,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 		})
 		for _, id := range rec.despawns {
 			if i, ok := v.r.find(id); ok {
-				v.r.ghosts[i].per[v.slot].despawning = false
+				v.state[v.r.ghosts[i].idx].despawning = false
 			}
 		}
 	}

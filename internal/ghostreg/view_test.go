@@ -681,3 +681,35 @@ func TestSpawnRecordRestsOnlyAfterAQuietSpell(t *testing.T) {
 	getHP(w, e).V++
 	assert.Len(t, send(late, 302), 1, "until it changes")
 }
+
+// A ghost spawned after another died takes the dead one's place in every
+// view's state: an acknowledgement of a snapshot that held the dead one
+// must not tell the view the new one is known, nor give it a baseline.
+func TestViewStateOfADeadGhostIsNotTheNextOnes(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	old := newEntity(w, Pos{X: 1}, HP{V: 1})
+	spawn(t, srv, old, s.crate, 0)
+	v := srv.NewView(1)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	send := func(tick gw.Tick) *protocol.Snapshot {
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		return &snap
+	}
+	send(10) // the old ghost with its identity, not acknowledged yet
+	require.True(t, srv.Despawn(old))
+	e := newEntity(w, Pos{X: 2}, HP{V: 2})
+	spawn(t, srv, e, s.crate, 0)
+	v.Ack(10, 1)
+	got := send(11)
+	require.Len(t, got.Ghosts, 1)
+	assert.True(t, got.Ghosts[0].Identity, "the new ghost is sent with its identity")
+	assert.False(t, got.Ghosts[0].HasBase, "and in full")
+	assert.Equal(t, uint64(2), v.Stats().Identities)
+	assert.Equal(t, 1, v.PendingDespawns(), "the old one's despawn")
+}
