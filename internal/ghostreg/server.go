@@ -1,6 +1,7 @@
 package ghostreg
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -37,6 +38,13 @@ type ServerRegister struct {
 	// live ghost has (their ghosts died), reused before it grows.
 	slots int
 	free  []int32
+	// recRuns are the record runs of runTick (see runFor), nrecRuns of
+	// them in use.
+	recRuns  []recordRun
+	nrecRuns int
+	runTick  gw.Tick
+	runOK    bool
+	copied   uint64 // records copied from runs
 	// layout is the world's layout version the ghosts' component pointers
 	// were taken at: while it holds, they point at the live values.
 	layout  uint64
@@ -687,22 +695,30 @@ func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, t
 
 // writeCandidates adds v's candidates v.cand[from:to] in that order until
 // one does not fit, and returns that one's index (to when all fit). It
-// changes nothing but the writer and the candidates' notes of what their
-// record was.
+// changes nothing but the writer, the tick's record runs and the
+// candidates' notes of what their record was.
 func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from, to int) int {
+	run, j := s.runFor(v, tick), 0 // j: the run's record expected next
 	for k := from; k < to; k++ {
 		c := &v.cand[k]
 		g := c.g
 		vg := &v.state[g.idx]
+		if run != nil && vg.known && vg.hasBase && vg.base == v.acked { // the record every connection with its baseline distance has
+			if n := s.copyRun(sw, v, run, k, to, &j, tick); n > 0 {
+				k += n - 1
+				continue
+			}
+			if sw.Full() {
+				return k
+			}
+			if j >= 0 { // they did not fit together: one at a time from here
+				run = nil
+			}
+		}
 		eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
 		eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
 		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
-			eg.HasBase, eg.Base = true, vg.base
-			for i, t := range g.chg {
-				if age(t, tick) < uint32(d) {
-					eg.Changed |= 1 << i
-				}
-			}
+			eg.HasBase, eg.Base, eg.Changed = true, vg.base, changedSince(g, tick, d)
 		}
 		if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
 			eg.Rest = age(g.last, tick) >= spawnRestTicks
@@ -723,4 +739,124 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		}
 	}
 	return to
+}
+
+// RunRecords returns how many records snapshots took from record runs
+// (written once for every connection whose baseline is as far back) rather
+// than one at a time.
+func (s *ServerRegister) RunRecords() uint64 { return s.copied }
+
+// changedSince returns the bits of g's components whose encoding changed
+// in the d ticks up to tick.
+func changedSince(g *serverGhost, tick gw.Tick, d int32) uint32 {
+	var changed uint32
+	for i, t := range g.chg {
+		if age(t, tick) < uint32(d) {
+			changed |= 1 << i
+		}
+	}
+	return changed
+}
+
+// recordRun is a tick's run of records for the connections whose default
+// baseline is d ticks back (see protocol.RecordRun): its ghosts in ID
+// order and whether each record said nothing changed.
+type recordRun struct {
+	d      int32
+	ghosts []*serverGhost
+	rest   []bool
+	r      protocol.RecordRun
+}
+
+// maxRuns bounds the record runs of a tick: the connections whose
+// baseline distance has none write their records one at a time. Round
+// trips jitter by a few ticks, so a handful of distances cover them.
+const maxRuns = 8
+
+// runFor returns the record run of v's snapshot of tick, made empty when
+// it is the first of its baseline distance this tick; nil when v's
+// snapshot has no default baseline, no other connection could share it,
+// or maxRuns runs were made this tick.
+func (s *ServerRegister) runFor(v *View, tick gw.Tick) *recordRun {
+	d := tick.Sub(v.acked)
+	if s.nviews < 2 || !v.hasAcked || d < 1 || d > protocol.MaxBaseDistance {
+		return nil
+	}
+	if !s.runOK || s.runTick != tick {
+		s.nrecRuns, s.runTick, s.runOK = 0, tick, true
+	}
+	for i := range s.recRuns[:s.nrecRuns] {
+		if s.recRuns[i].d == d {
+			return &s.recRuns[i]
+		}
+	}
+	if s.nrecRuns == maxRuns {
+		return nil
+	}
+	if s.nrecRuns == len(s.recRuns) {
+		s.recRuns = append(s.recRuns, recordRun{})
+	}
+	r := &s.recRuns[s.nrecRuns]
+	s.nrecRuns++
+	clear(r.ghosts) // let dead ghosts go
+	r.d, r.ghosts, r.rest = d, r.ghosts[:0], r.rest[:0]
+	r.r.Reset()
+	return r
+}
+
+// copyRun adds to sw the longest stretch of v's candidates from k (below
+// to) that are records of run in a row, v's client knowing each and
+// holding it at v's acknowledged snapshot, appending to the run the
+// records it does not have yet past its end, and returns how many it
+// added. *j is the run's record expected at k, set to the one after the
+// stretch; it returns 0 with *j at -1 when the run passed candidate k by
+// (another connection's snapshot did not hold it) and with *j unchanged
+// when the stretch does not fit.
+func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick) int {
+	if g := v.cand[k].g; *j < 0 || *j >= len(run.ghosts) || run.ghosts[*j] != g {
+		i, ok := slices.BinarySearchFunc(run.ghosts, g.id, func(x *serverGhost, id components.GhostID) int { return cmp.Compare(x.id, id) })
+		if !ok && i < len(run.ghosts) {
+			*j = -1
+			return 0
+		}
+		*j = i
+	}
+	n := 0
+	for ; k+n < to; n++ {
+		g := v.cand[k+n].g
+		if vg := &v.state[g.idx]; !vg.known || !vg.hasBase || vg.base != v.acked {
+			break
+		}
+		if at := *j + n; at < len(run.ghosts) {
+			if run.ghosts[at] != g {
+				break
+			}
+		} else if g.id > run.r.Last() {
+			s.appendRun(run, g, v.acked, tick)
+		} else {
+			break
+		}
+	}
+	if !sw.AddRun(&run.r, *j, *j+n) {
+		return 0
+	}
+	for i := range n {
+		c := &v.cand[k+i]
+		c.rest, c.full = run.rest[*j+i], false
+	}
+	*j += n
+	s.copied += uint64(n)
+	return n
+}
+
+// appendRun appends g's record against the snapshot of base to run.
+func (s *ServerRegister) appendRun(run *recordRun, g *serverGhost, base, tick gw.Tick) {
+	eg := &g.eg
+	eg.Identity, eg.HasBase, eg.Base, eg.Rest, eg.Changed = false, true, base, false, changedSince(g, tick, run.d)
+	body := &g.body[1]
+	if !body.For(eg) {
+		body.Encode(eg)
+	}
+	run.r.Append(eg, body)
+	run.ghosts, run.rest = append(run.ghosts, g), append(run.rest, eg.Changed == 0)
 }

@@ -1,6 +1,7 @@
 package ghostreg
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/mlange-42/arche/ecs"
@@ -47,8 +48,12 @@ type View struct {
 	// every snapshot until then.
 	despawns []components.GhostID
 	sent     [sentRing]sentSnapshot
-	pending  []*serverGhost
-	cand     []candidate
+	// pending is the pending set, its first sorted in ID order (see
+	// sortPending; merge is its spare buffer).
+	pending []*serverGhost
+	merge   []*serverGhost
+	sorted  int
+	cand    []candidate
 	// next is the candidate the next part of the snapshot of partTick
 	// starts at, deferred how many were left after the last part.
 	next, deferred int
@@ -303,8 +308,40 @@ func (v *View) changed(g *serverGhost, tick gw.Tick) {
 	}
 	if !vg.pending {
 		vg.pending = true
+		if n := len(v.pending); v.sorted == n && (n == 0 || v.pending[n-1].id < g.id) {
+			v.sorted++
+		}
 		v.pending = append(v.pending, g)
 	}
+}
+
+// sortPending puts the pending set in ID order again: the ghosts that
+// joined it out of order are sorted and merged with the rest, in time
+// linear in the set, not a sort of all of it. Connections whose pending
+// sets hold the same ghosts then write them in the same order, so their
+// records can be copied from one run (see ServerRegister.RunRecords), and
+// each record's ID delta is short.
+func (v *View) sortPending() {
+	n := v.sorted
+	if n == len(v.pending) {
+		return
+	}
+	tail := v.pending[n:]
+	slices.SortFunc(tail, func(a, b *serverGhost) int { return cmp.Compare(a.id, b.id) })
+	if n > 0 && v.pending[n-1].id > tail[0].id {
+		merged, head := v.merge[:0], v.pending[:n]
+		for len(head) > 0 && len(tail) > 0 {
+			if head[0].id < tail[0].id {
+				merged, head = append(merged, head[0]), head[1:]
+			} else {
+				merged, tail = append(merged, tail[0]), tail[1:]
+			}
+		}
+		merged = append(append(merged, head...), tail...)
+		clear(v.pending) // let dead ghosts go
+		v.pending, v.merge = merged, v.pending[:0]
+	}
+	v.sorted = len(v.pending)
 }
 
 // collect builds this snapshot's candidates from the pending set,
@@ -314,6 +351,7 @@ func (v *View) collect(tick gw.Tick) {
 	// Locals, not the view's fields, in the loop: it runs per connection
 	// and pending ghost, and the fields would be loaded and stored back
 	// on every append.
+	v.sortPending()
 	cand, kept := v.cand[:0], v.pending[:0]
 	if cap(cand) < len(v.pending) {
 		cand = make([]candidate, 0, len(v.pending)+len(v.pending)/4)
@@ -345,6 +383,7 @@ func (v *View) collect(tick gw.Tick) {
 	}
 	clear(v.pending[len(kept):])
 	v.pending, v.cand, v.stats.MaxStaleness = kept, cand, stale
+	v.sorted = len(kept)
 	v.idles = 0
 }
 

@@ -273,8 +273,9 @@ type RecordBody struct {
 	hasBase bool
 	rest    bool
 	changed uint32
+	nbits   int
 	w       bitstream.Writer
-	buf     []byte
+	buf     []byte // the body, then 8 zero bytes: AddBody's copy reads whole words
 }
 
 // For reports whether b holds the body of g's record: the same ghost,
@@ -288,12 +289,13 @@ func (b *RecordBody) For(g *EncodedGhost) bool {
 // Encode makes b the body of g's record in the snapshots that hold it
 // with no baseline or against their default baseline.
 func (b *RecordBody) Encode(g *EncodedGhost) {
-	if need := len(g.Src) + 16; cap(b.buf) < need { // every component and the flags: the buffer grows once, not body by body
+	if need := len(g.Src) + 24; cap(b.buf) < need { // every component, the flags and the padding: the buffer grows once, not body by body
 		b.buf = make([]byte, 0, need)
 	}
 	b.w.Reset(b.buf)
 	writeBody(&b.w, g, 0, true)
-	b.buf = b.w.Bytes()
+	b.nbits = b.w.BitLen()
+	b.buf = append(b.w.Bytes(), 0, 0, 0, 0, 0, 0, 0, 0)
 	b.id, b.valid, b.hasBase, b.changed, b.rest = g.ID, true, g.HasBase, g.Changed, g.Rest
 }
 
@@ -315,22 +317,28 @@ func (s *SnapshotWriter) AddBody(g *EncodedGhost, b *RecordBody) bool {
 		return false
 	}
 	s.head(g.Ghost, g.Identity)
-	s.ghosts.CopyBits(b.buf, 0, b.w.BitLen())
+	s.ghosts.CopyBits(b.buf, 0, b.nbits)
 	return s.fit(g.Ghost)
 }
 
 // head writes a ghost record's ID delta, type and identity.
 func (s *SnapshotWriter) head(g components.Ghost, identity bool) {
-	if zz := uint64(int64(g.ID)-s.lastID)<<1 ^ uint64((int64(g.ID)-s.lastID)>>63); zz < 0x80 && g.Type < 0x80 && !identity {
-		s.ghosts.WriteBits(zz|uint64(g.Type)<<8, 17) // the common case in one write: one-group varints, no identity
+	writeHead(&s.ghosts, g, identity, s.lastID)
+}
+
+// writeHead writes to w the head of g's record after the record of ghost
+// last (0: the first record).
+func writeHead(w *bitstream.Writer, g components.Ghost, identity bool, last int64) {
+	if zz := uint64(int64(g.ID)-last)<<1 ^ uint64((int64(g.ID)-last)>>63); zz < 0x80 && g.Type < 0x80 && !identity {
+		w.WriteBits(zz|uint64(g.Type)<<8, 17) // the common case in one write: one-group varints, no identity
 		return
 	}
-	s.ghosts.WriteVarint(int64(g.ID) - s.lastID)
-	s.ghosts.WriteUvarint(uint64(g.Type))
-	s.ghosts.WriteBool(identity)
+	w.WriteVarint(int64(g.ID) - last)
+	w.WriteUvarint(uint64(g.Type))
+	w.WriteBool(identity)
 	if identity { // fixed sizes: nothing here grows with uptime or connection IDs
-		s.ghosts.WriteBits(uint64(g.Owner), 32)
-		s.ghosts.WriteBits(uint64(g.Spawned), 32)
+		w.WriteBits(uint64(g.Owner), 32)
+		w.WriteBits(uint64(g.Spawned), 32)
 	}
 }
 

@@ -1,0 +1,126 @@
+package ghostreg_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mlange-42/arche/ecs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/components"
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/ecsx"
+	"github.com/ghostwire/ghostwire/internal/ghostreg"
+	"github.com/ghostwire/ghostwire/internal/protocol"
+)
+
+// Connections sharing a register (record bodies and runs written once,
+// copied into each) get the bytes each would get alone in a register of
+// its own: same world, same acknowledgements (late, lost, out of order),
+// ghosts moving, stopping, spawning in a dead one's place, and snapshots
+// too small for every ghost.
+func TestSharedRecordsWriteWhatEachConnectionAloneWrites(t *testing.T) {
+	const views, ghosts, ticks = 6, 40, 400
+	s := newTestSchema(t)
+	type world struct {
+		w   *gw.World
+		srv *ghostreg.ServerRegister
+		es  []ecs.Entity
+	}
+	worlds := make([]*world, views+1) // 0: every view; i: view i alone
+	for i := range worlds {
+		w, b := newServerWorld(t, s)
+		worlds[i] = &world{w: w, srv: ghostreg.NewServerRegister(b)}
+	}
+	spawnAll := func(k int) {
+		for _, wd := range worlds {
+			typ, owner := s.crate, components.ConnID(0)
+			if k < views {
+				typ, owner = s.player, components.ConnID(k+1)
+			}
+			e := newEntity(wd.w, Pos{X: float32(k)}, HP{V: int32(k)})
+			spawn(t, wd.srv, e, typ, owner)
+			wd.es = append(wd.es, e)
+		}
+	}
+	for k := range ghosts {
+		spawnAll(k)
+	}
+	shared := make([]*ghostreg.View, views)
+	alone := make([]*ghostreg.View, views)
+	writers := make([]*protocol.SnapshotWriter, views)
+	for i := range views {
+		shared[i] = worlds[0].srv.NewView(components.ConnID(i + 1))
+		alone[i] = worlds[i+1].srv.NewView(components.ConnID(i + 1))
+		size := 0
+		if i == 0 {
+			size = 160 // not every moving ghost fits: priority order, runs that do not fit
+		}
+		var err error
+		writers[i], err = protocol.NewSnapshotWriter(s.Schema, size)
+		require.NoError(t, err)
+	}
+	rng := rand.New(rand.NewPCG(51, 52))
+	type ack struct {
+		at, tick gw.Tick
+		view     int
+	}
+	var acks []ack
+	moving := make([]bool, ghosts)
+	for n := range ticks {
+		tick := gw.Tick(1<<32 - 100).Add(n) // across the wrap
+		for k := range moving {
+			if rng.IntN(20) == 0 {
+				moving[k] = !moving[k]
+			}
+		}
+		dx, respawn := rng.Float32(), rng.IntN(25) == 0
+		victim := views + rng.IntN(ghosts-views)
+		for _, wd := range worlds {
+			ecsx.SetTick(wd.w, tick)
+			for k, e := range wd.es {
+				if moving[k] && wd.w.Arche().Alive(e) {
+					getPos(wd.w, e).X += dx * float32(k%5+1)
+				}
+			}
+			if respawn && wd.w.Arche().Alive(wd.es[victim]) {
+				require.True(t, wd.srv.Despawn(wd.es[victim]))
+				wd.w.Arche().RemoveEntity(wd.es[victim])
+			}
+		}
+		if respawn {
+			spawnAll(len(worlds[0].es))
+			moving = append(moving, true)
+		}
+		for _, wd := range worlds {
+			wd.srv.Quantize()
+		}
+		for i := range views {
+			sw := writers[i]
+			sw.Begin(tick)
+			worlds[0].srv.WriteSnapshot(sw, shared[i], tick)
+			got := append([]byte(nil), sw.Finish(&protocol.SnapshotHeader{Tick: tick})...)
+			sw.Begin(tick)
+			worlds[i+1].srv.WriteSnapshot(sw, alone[i], tick)
+			require.Equal(t, sw.Finish(&protocol.SnapshotHeader{Tick: tick}), got, "view %d, tick %d", i, tick)
+			if rng.IntN(5) > 0 { // lost otherwise
+				acks = append(acks, ack{at: tick + gw.Tick(1+rng.IntN(2+i)), tick: tick, view: i})
+			}
+		}
+		kept := acks[:0]
+		for _, a := range acks {
+			if a.at == tick {
+				shared[a.view].Ack(a.tick, 1)
+				alone[a.view].Ack(a.tick, 1)
+			} else {
+				kept = append(kept, a)
+			}
+		}
+		acks = kept
+	}
+	assert.Greater(t, worlds[0].srv.RunRecords(), uint64(views*ticks), "records copied from runs")
+	for i := range views {
+		assert.Zero(t, worlds[i+1].srv.RunRecords(), "a connection alone writes its records")
+	}
+}
