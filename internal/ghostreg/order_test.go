@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,4 +53,10 @@ func TestOrderIsStrictAndTotal(t *testing.T) {
 	require.True(t, before(&b, &a), "higher priority first")
 	a.class = classSpawn
 	require.True(t, before(&a, &b), "spawns before others whatever the priority")
+}
+
+// collect writes a candidate per pending ghost and connection every tick:
+// it stays 16 bytes, four to a cache line.
+func TestCandidateFitsSixteenBytes(t *testing.T) {
+	require.Equal(t, uintptr(16), unsafe.Sizeof(candidate{}))
 }

@@ -69,6 +69,7 @@ type ServerRegister struct {
 	spare     []byte
 	unencoded []*serverGhost
 	dirty     []int32
+	changed   []*serverGhost // the ghosts encode found changed, for the views
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
 	encTick gw.Tick
@@ -495,6 +496,17 @@ func (s *ServerRegister) encode(tick gw.Tick) {
 	for _, gi := range s.dirty {
 		s.reencode(s.ghosts[gi], tick)
 	}
+	// Each view hears of the changed ghosts in turn, walking its own
+	// state in order, rather than each ghost telling every view.
+	for _, v := range s.views {
+		if v != nil {
+			for _, g := range s.changed {
+				v.changed(g, tick)
+			}
+		}
+	}
+	clear(s.changed)
+	s.changed = s.changed[:0]
 	s.encTick, s.encOK = tick, true
 }
 
@@ -540,11 +552,7 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 		g.body[0].Reset()
 		g.body[1].Reset()
 		g.last = tick
-		for _, v := range s.views {
-			if v != nil {
-				v.changed(g, tick)
-			}
-		}
+		s.changed = append(s.changed, g)
 	}
 }
 

@@ -153,10 +153,10 @@ type sentGhost struct {
 	rest  bool // sent as unchanged since its baseline: the client knows it rests
 }
 
-type candidate struct {
+type candidate struct { // 16 bytes: collect writes one per pending ghost and connection
 	g        *serverGhost
-	class    uint8
 	priority float32
+	class    uint8
 	// rest and full note what the candidate's record said: nothing
 	// changed since its baseline; a full state though sent before.
 	rest, full bool
@@ -352,10 +352,11 @@ func (v *View) collect(tick gw.Tick) {
 	// and pending ghost, and the fields would be loaded and stored back
 	// on every append.
 	v.sortPending()
-	cand, kept := v.cand[:0], v.pending[:0]
-	if cap(cand) < len(v.pending) {
-		cand = make([]candidate, 0, len(v.pending)+len(v.pending)/4)
+	cand := v.cand[:cap(v.cand)]
+	if len(cand) < len(v.pending) {
+		cand = make([]candidate, len(v.pending)+len(v.pending)/4)
 	}
+	kept, n := v.pending[:0], 0
 	state, conn, stale := v.state, v.conn, v.stats.MaxStaleness
 	for _, g := range v.pending {
 		if g.dead {
@@ -368,7 +369,11 @@ func (v *View) collect(tick gw.Tick) {
 			continue
 		}
 		kept = append(kept, g)
-		vg.priority += v.importance(g)
+		if v.Importance == nil {
+			vg.priority++
+		} else {
+			vg.priority += v.importance(g)
+		}
 		if vg.waiting {
 			stale = max(stale, int(tick.Sub(vg.since)))
 		}
@@ -379,8 +384,10 @@ func (v *View) collect(tick gw.Tick) {
 		case !vg.known:
 			class = classSpawn
 		}
-		cand = append(cand, candidate{g: g, class: class, priority: vg.priority})
+		cand[n] = candidate{g: g, class: class, priority: vg.priority}
+		n++
 	}
+	cand = cand[:n]
 	clear(v.pending[len(kept):])
 	v.pending, v.cand, v.stats.MaxStaleness = kept, cand, stale
 	v.sorted = len(kept)
