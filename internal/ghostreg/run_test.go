@@ -119,8 +119,55 @@ func TestSharedRecordsWriteWhatEachConnectionAloneWrites(t *testing.T) {
 		}
 		acks = kept
 	}
-	assert.Greater(t, worlds[0].srv.RunRecords(), uint64(views*ticks), "records copied from runs")
+	copied, _ := worlds[0].srv.RunRecords()
+	assert.Greater(t, copied, uint64(views*ticks), "records copied from runs")
 	for i := range views {
-		assert.Zero(t, worlds[i+1].srv.RunRecords(), "a connection alone writes its records")
+		copied, runless := worlds[i+1].srv.RunRecords()
+		assert.Zero(t, copied+runless, "a connection alone writes its records")
 	}
+}
+
+// A tick keeps at most 8 runs: connections with a ninth and tenth
+// baseline distance write their records one at a time, counted, and get
+// the same bytes.
+func TestRecordRunsAreCapped(t *testing.T) {
+	const views = 10
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	var es []ecs.Entity
+	for k := range 20 {
+		e := newEntity(w, Pos{X: float32(k)}, HP{V: int32(k)})
+		spawn(t, srv, e, s.crate, 0)
+		es = append(es, e)
+	}
+	vs := make([]*ghostreg.View, views)
+	for i := range vs {
+		vs[i] = srv.NewView(components.ConnID(i + 1))
+	}
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	for tick := gw.Tick(1); tick <= 60; tick++ {
+		ecsx.SetTick(w, tick)
+		for _, e := range es {
+			getPos(w, e).X += 0.5
+		}
+		srv.Quantize()
+		_, before := srv.RunRecords()
+		for i, v := range vs {
+			sw.Begin(tick)
+			srv.WriteSnapshot(sw, v, tick)
+			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+			require.Len(t, snap.Ghosts, len(es), "view %d, tick %d", i, tick)
+			if acked := tick - gw.Tick(i); acked >= 1 { // view i acknowledges i ticks late: distance i+1
+				v.Ack(acked, 1)
+			}
+		}
+		if _, after := srv.RunRecords(); tick > views+1 {
+			assert.Equal(t, uint64(views-8), after-before, "tick %d: the ninth and tenth distance have no run", tick)
+		}
+	}
+	copied, _ := srv.RunRecords()
+	assert.Positive(t, copied)
 }

@@ -45,6 +45,7 @@ type ServerRegister struct {
 	runTick  gw.Tick
 	runOK    bool
 	copied   uint64 // records copied from runs
+	runless  uint64 // snapshot parts with no run: maxRuns in use
 	// layout is the world's layout version the ghosts' component pointers
 	// were taken at: while it holds, they point at the live values.
 	layout  uint64
@@ -751,8 +752,10 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 
 // RunRecords returns how many records snapshots took from record runs
 // (written once for every connection whose baseline is as far back) rather
-// than one at a time.
-func (s *ServerRegister) RunRecords() uint64 { return s.copied }
+// than one at a time, and how many snapshot parts found no run for their
+// baseline distance because the tick had its 8 runs already (their
+// records were written one at a time).
+func (s *ServerRegister) RunRecords() (copied, runless uint64) { return s.copied, s.runless }
 
 // changedSince returns the bits of g's components whose encoding changed
 // in the d ticks up to tick.
@@ -799,6 +802,7 @@ func (s *ServerRegister) runFor(v *View, tick gw.Tick) *recordRun {
 		}
 	}
 	if s.nrecRuns == maxRuns {
+		s.runless++
 		return nil
 	}
 	if s.nrecRuns == len(s.recRuns) {
