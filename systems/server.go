@@ -157,6 +157,11 @@ type ServerStats struct {
 	// lately (a client that never acknowledges gets only full states).
 	GhostStaleness int
 	GhostsFull     uint64
+	// GhostRecords counts the ghost records sent, over every connection;
+	// RecordsShared those of them copied from a record written once per
+	// tick for every connection whose acknowledged snapshot is as many
+	// ticks back (the rest are written per connection).
+	GhostRecords, RecordsShared uint64
 	// ScopeExits counts ghosts despawned at a client because they left
 	// its connection's scope (ServerOptions.Relevant).
 	ScopeExits uint64
@@ -398,6 +403,8 @@ func (s *Server) Stats() ServerStats {
 		addView(&vs, c.view.Stats())
 	}
 	st.GhostStaleness, st.GhostsFull = vs.MaxStaleness, vs.FullStates
+	st.GhostRecords = vs.Records
+	st.RecordsShared, _ = s.ghosts.RunRecords()
 	st.ScopeExits = vs.ScopeExits
 	st.Resyncs, st.ResyncsRefused = vs.Resyncs, vs.ResyncsRefused
 	w := s.wire
@@ -424,6 +431,7 @@ func (s *Server) Stats() ServerStats {
 // addView adds a view's counters to dst (the staleness as a maximum).
 func addView(dst *ghostreg.ViewStats, s ghostreg.ViewStats) {
 	dst.Deferred += s.Deferred
+	dst.Records += s.Records
 	dst.Identities += s.Identities
 	dst.Despawns += s.Despawns
 	dst.DespawnsDeferred += s.DespawnsDeferred

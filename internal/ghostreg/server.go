@@ -650,6 +650,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		}
 		vg.priority, vg.sent, vg.waiting = 0, true, false
 	}
+	v.stats.Records += uint64(k - v.next)
 	v.next, v.deferred = k, len(v.cand)-k
 	if v.resumed { // the candidates a walk would have found: the pending set but the idle ones
 		v.deferred = max(0, len(v.pending)-v.idles-k)

@@ -99,9 +99,10 @@ type ViewStats struct {
 	// Deferred counts ghosts that waited for a later snapshot for lack of
 	// room.
 	Deferred uint64
-	// Identities counts ghost records sent with their identity (owner
-	// and spawn tick), Despawns the despawn records sent.
-	Identities, Despawns uint64
+	// Records counts the ghost records sent; Identities those sent with
+	// their identity (owner and spawn tick); Despawns the despawn records
+	// sent.
+	Records, Identities, Despawns uint64
 	// DespawnsDeferred counts despawn records that did not fit a snapshot.
 	DespawnsDeferred uint64
 	// FullStates counts records sent in full although a snapshot had held

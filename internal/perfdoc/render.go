@@ -122,13 +122,14 @@ func (p *page) scale() {
 	p.printf("## S2 arena: 4, 16 and 64 players at 60 Hz\n\n")
 	p.printf("`%s` (examples/arena/game), %s server ticks of each match, interleaved. ", n, p.ops(n))
 	p.printf("The server alone is a twin of each match's server run again on its clients' recorded traffic (internal/serverbench), as a deployed server runs; in the harness, the client worlds run in the server's process between its ticks.\n\n")
-	p.printf("| players | server µs per tick, alone | in the harness | bytes per client per tick | bytes per client per second | ghosts deferred per tick | naive bytes per client per tick, same run | naive encoding µs per tick |\n")
-	p.printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	p.printf("| players | server µs per tick, alone | in the harness | bytes per client per tick | bytes per client per second | ghosts deferred per tick | ghost records per tick | of them copied from a record run | naive bytes per client per tick, same run | naive encoding µs per tick |\n")
+	p.printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, pl := range []string{"4p", "16p", "64p"} {
-		p.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(pl, "p"),
+		p.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(pl, "p"),
 			num(p.get(n, "server-us/tick-"+pl)), num(p.get(n, "shared-us/tick-"+pl)),
 			num(p.get(n, "bytes/client-tick-"+pl)), num(p.get(n, "bytes/client-s-"+pl)),
-			num(p.get(n, "deferred/tick-"+pl)), num(p.get(n, "naive-bytes/client-tick-"+pl)), num(p.get(n, "naive-us/tick-"+pl)))
+			num(p.get(n, "deferred/tick-"+pl)), num(p.get(n, "records/tick-"+pl)), percent(p.get(n, "run-pct-"+pl)),
+			num(p.get(n, "naive-bytes/client-tick-"+pl)), num(p.get(n, "naive-us/tick-"+pl)))
 	}
 	serverAllocs := p.get(n, "server-allocs/tick")
 	x, shared := p.get(n, "x-64p/16p"), p.get(n, "x-shared-64p/16p")

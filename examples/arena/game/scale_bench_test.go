@@ -28,6 +28,8 @@ type scaleMeter struct {
 	ticks     int
 	sent      uint64 // the server's BytesSent when measuring began
 	deferred  uint64 // and its GhostsDeferred
+	records   uint64 // GhostRecords
+	shared    uint64 // RecordsShared
 	// The server alone: the clients' traffic, recorded from the start,
 	// for a twin of the server (see alone); start is when measuring
 	// began.
@@ -57,6 +59,7 @@ func newScaleMeter(cfg Config, n int) (*scaleMeter, error) {
 	h.Run(10 * time.Second)
 	st := h.Server.Stats()
 	return &scaleMeter{h: h, nextFrame: h.Time.Now(), sent: st.BytesSent, deferred: st.GhostsDeferred,
+		records: st.GhostRecords, shared: st.RecordsShared,
 		cfg: cfg, rec: rec, start: h.Time.Now(),
 		players: generic.NewFilter4[Position, Velocity, Facing, Health](), naive: make([]byte, 0, 64*26)}, nil
 }
@@ -160,10 +163,12 @@ func (m *scaleMeter) tick() {
 // the clients' recorded traffic, as a deployed server runs, its clients
 // elsewhere) and in the harness (shared-us/tick-Np: between two of its
 // ticks the client worlds pass through the same caches), its bytes on
-// the wire per client per tick and per second (packet headers included)
-// and the ghosts it deferred to a later snapshot per tick; x-64p/16p is
-// the 64-player server cost over the 16-player one (linear in players
-// would be 4), x-shared-64p/16p the same in the harness. The naive
+// the wire per client per tick and per second (packet headers included),
+// the ghosts it deferred to a later snapshot per tick, its ghost records
+// per tick and the percentage of them copied from record runs (written
+// once per tick for all the connections whose baseline is as far back);
+// x-64p/16p is the 64-player server cost over the 16-player one (linear
+// in players would be 4), x-shared-64p/16p the same in the harness. The naive
 // baseline, measured in the same loop on the same values: every player's
 // full state encoded with encoding/binary for every client every tick (26
 // bytes per player), its time per tick and its bytes per client and tick.
@@ -197,6 +202,8 @@ func BenchmarkArenaScale(b *testing.B) {
 		b.ReportMetric(perTick, fmt.Sprintf("bytes/client-tick-%dp", n))
 		b.ReportMetric(perTick*60, fmt.Sprintf("bytes/client-s-%dp", n))
 		b.ReportMetric(float64(st.GhostsDeferred-m.deferred)/ticks, fmt.Sprintf("deferred/tick-%dp", n))
+		b.ReportMetric(float64(st.GhostRecords-m.records)/ticks, fmt.Sprintf("records/tick-%dp", n))
+		b.ReportMetric(100*float64(st.RecordsShared-m.shared)/float64(max(1, st.GhostRecords-m.records)), fmt.Sprintf("run-pct-%dp", n))
 		b.ReportMetric(float64(m.naiveTime.Nanoseconds())/1e3/ticks, fmt.Sprintf("naive-us/tick-%dp", n))
 		b.ReportMetric(float64(m.naiveBytes)/ticks/clients, fmt.Sprintf("naive-bytes/client-tick-%dp", n))
 	}
