@@ -53,6 +53,17 @@ func (w *Writer) Append(buf []byte) {
 	*w = Writer{buf: buf}
 }
 
+// Grow makes room for n more bytes, so writing them allocates nothing.
+func (w *Writer) Grow(n int) {
+	if n > 0 {
+		w.buf = slices.Grow(w.buf, n+8) // and the word a flush stores whole
+	}
+}
+
+// Room returns how many more bytes can be written before the writer's
+// buffer grows.
+func (w *Writer) Room() int { return max(0, cap(w.buf)-len(w.buf)-w.nacc/8-8) }
+
 // WriteBits writes the low n bits of v; higher bits of v are ignored. It costs
 // O(1) whatever n is. It panics if n is outside 0..64: widths come from the
 // program's codecs, never from network data, so a bad one is a bug.

@@ -618,3 +618,23 @@ func TestWriterTruncate(t *testing.T) {
 	require.Panics(t, func() { w.Truncate(6) })
 	require.Panics(t, func() { w.Truncate(-1) })
 }
+
+// Grow makes room for the bytes asked: writing them allocates nothing,
+// and Room reports no more than that room.
+func TestWriterGrowMakesRoom(t *testing.T) {
+	var w bitstream.Writer
+	w.WriteBits(0b101, 3) // a partial word pending
+	w.Grow(100)
+	require.GreaterOrEqual(t, w.Room(), 100)
+	allocs := testing.AllocsPerRun(1, func() {
+		w.Reset(w.Bytes()[:0])
+		w.WriteBits(0b101, 3)
+		for range w.Room() {
+			w.WriteBits(0xa5, 8)
+		}
+		_ = w.Bytes()
+	})
+	assert.Zero(t, allocs)
+	w.Grow(0)
+	w.Grow(-1) // nothing
+}

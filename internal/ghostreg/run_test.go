@@ -1,7 +1,9 @@
 package ghostreg_test
 
 import (
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/mlange-42/arche/ecs"
@@ -170,4 +172,72 @@ func TestRecordRunsAreCapped(t *testing.T) {
 	}
 	copied, _ := srv.RunRecords()
 	assert.Positive(t, copied)
+}
+
+// Record runs grow together: once one run has grown to a tick's records,
+// connections spread over all 8 runs allocate nothing, whichever run
+// their baseline distance lands on. The fewest allocations of three
+// fresh registers count, so a stray runtime allocation cannot fail it.
+func TestRecordRunsGrowTogether(t *testing.T) {
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		least = min(least, spreadRunAllocs(t))
+	}
+	assert.Zero(t, least)
+}
+
+// spreadRunAllocs runs 10 connections one tick behind, then at ten
+// baseline distances, and returns the allocations of the second part.
+func spreadRunAllocs(t *testing.T) uint64 {
+	const views = 10
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	var es []ecs.Entity
+	for k := range 60 {
+		e := newEntity(w, Pos{X: float32(k)}, HP{V: int32(k)})
+		spawn(t, srv, e, s.crate, 0)
+		es = append(es, e)
+	}
+	vs := make([]*ghostreg.View, views)
+	for i := range vs {
+		vs[i] = srv.NewView(components.ConnID(i + 1))
+	}
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	tick := gw.Tick(0)
+	step := func(spread bool) {
+		tick++
+		ecsx.SetTick(w, tick)
+		for _, e := range es {
+			getPos(w, e).X += 0.5
+		}
+		srv.Quantize()
+		for i, v := range vs {
+			sw.Begin(tick)
+			srv.WriteSnapshot(sw, v, tick)
+			sw.Finish(&protocol.SnapshotHeader{Tick: tick})
+			lag := 0
+			if spread {
+				lag = i
+			}
+			if acked := tick - gw.Tick(lag); acked >= 1 {
+				v.Ack(acked, 1)
+			}
+		}
+	}
+	for range 30 { // every connection one tick behind: one run, grown
+		step(false)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 30 { // ten distances: all 8 runs
+		step(true)
+	}
+	runtime.ReadMemStats(&after)
+	copied, runless := srv.RunRecords()
+	assert.Greater(t, copied, uint64(30*views*len(es)))
+	assert.Positive(t, runless, "ten distances, eight runs")
+	return after.Mallocs - before.Mallocs
 }

@@ -780,6 +780,30 @@ type recordRun struct {
 	r      protocol.RecordRun
 }
 
+// recordSlack bounds the bytes of a record's head and flags beyond its
+// components' encodings.
+const recordSlack = 24
+
+// growRuns gives every run room for half again as many records as run
+// holds and one more, of need bytes at most each, as the connections of
+// any tick may use any of them: a run larger than any before costs one
+// allocation per slice of each run, not one each time a run first grows
+// that large.
+func (s *ServerRegister) growRuns(run *recordRun, need int) {
+	total := (run.r.Len()+1)*3/2 + 16
+	for i := range s.recRuns {
+		r := &s.recRuns[i]
+		more := total - r.r.Len() // ghosts, rest and the records are as long
+		if more <= 0 {
+			continue
+		}
+		if n, b := r.r.Room(); n < more || b < more*need {
+			r.r.Reserve(more, more*need)
+		}
+		r.ghosts, r.rest = slices.Grow(r.ghosts, more), slices.Grow(r.rest, more)
+	}
+}
+
 // maxRuns bounds the record runs of a tick: the connections whose
 // baseline distance has none write their records one at a time. Round
 // trips jitter by a few ticks, so a handful of distances cover them.
@@ -806,8 +830,8 @@ func (s *ServerRegister) runFor(v *View, tick gw.Tick) *recordRun {
 		s.runless++
 		return nil
 	}
-	if s.nrecRuns == len(s.recRuns) {
-		s.recRuns = append(s.recRuns, recordRun{})
+	if s.recRuns == nil {
+		s.recRuns = make([]recordRun, maxRuns)
 	}
 	r := &s.recRuns[s.nrecRuns]
 	s.nrecRuns++
@@ -864,6 +888,9 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 
 // appendRun appends g's record against the snapshot of base to run.
 func (s *ServerRegister) appendRun(run *recordRun, g *serverGhost, base, tick gw.Tick) {
+	if records, bytes := run.r.Room(); records < 1 || bytes < len(g.enc)+recordSlack || len(run.ghosts) == cap(run.ghosts) || len(run.rest) == cap(run.rest) {
+		s.growRuns(run, len(g.enc)+recordSlack)
+	}
 	eg := &g.eg
 	eg.Identity, eg.HasBase, eg.Base, eg.Rest, eg.Changed = false, true, base, false, changedSince(g, tick, run.d)
 	body := &g.body[1]

@@ -330,6 +330,9 @@ func (v *View) sortPending() {
 	tail := v.pending[n:]
 	slices.SortFunc(tail, func(a, b *serverGhost) int { return cmp.Compare(a.id, b.id) })
 	if n > 0 && v.pending[n-1].id > tail[0].id {
+		if cap(v.merge) < len(v.pending) {
+			v.merge = make([]*serverGhost, 0, cap(v.pending)) // the pending set's room: merged once a new high, not grown on the way
+		}
 		merged, head := v.merge[:0], v.pending[:n]
 		for len(head) > 0 && len(tail) > 0 {
 			if head[0].id < tail[0].id {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
@@ -30,6 +31,20 @@ func (r *RecordRun) Reset() {
 	r.ids, r.typs, r.body = r.ids[:0], r.typs[:0], r.body[:0]
 	r.at = append(r.at[:0], 0)
 	r.w.Reset(r.w.Bytes())
+}
+
+// Reserve makes room in r for records more records of bytes more bytes
+// in all, so appending them allocates nothing.
+func (r *RecordRun) Reserve(records, bytes int) {
+	n := len(r.ids) + records
+	r.ids, r.typs = slices.Grow(r.ids, records), slices.Grow(r.typs, records)
+	r.at, r.body = slices.Grow(r.at, n+1-len(r.at)), slices.Grow(r.body, records)
+	r.w.Grow(bytes)
+}
+
+// Room returns how many records and bytes r can take before it grows.
+func (r *RecordRun) Room() (records, bytes int) {
+	return cap(r.ids) - len(r.ids), r.w.Room()
 }
 
 // Len returns the records in r.
