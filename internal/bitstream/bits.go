@@ -134,13 +134,25 @@ func (w *Writer) WriteBytes(p []byte) {
 // CopyBits writes the n bits of src that start at bit off (bit 0 is the
 // lowest bit of src[0], as Writer packs them), so encoded fields can be
 // spliced from one stream into another without decoding them. It costs
-// about one WriteBits per 56 bits. It panics when off or n is negative or
-// off+n exceeds len(src)·8.
+// one 8-byte load and store per 56 bits. It panics when off or n is
+// negative or off+n exceeds len(src)·8.
 func (w *Writer) CopyBits(src []byte, off, n int) {
 	if off < 0 || n < 0 || off+n > len(src)*8 {
 		panic(fmt.Sprintf("bitstream: copy of bits %d..%d from %d bytes", off, off+n, len(src)))
 	}
-	for n > 0 {
+	// 56 bits at a time from an 8-byte load at off's byte, shifted by
+	// off's bit, added to the pending word as WriteBits adds them.
+	for n >= 56 && off>>3+8 <= len(src) {
+		v := binary.LittleEndian.Uint64(src[off>>3:]) >> uint(off&7) & (1<<56 - 1)
+		w.acc |= v << uint(w.nacc)
+		if w.nacc += 56; w.nacc >= 64 {
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.acc)
+			w.nacc -= 64
+			w.acc = v >> uint(56-w.nacc)
+		}
+		off, n = off+56, n-56
+	}
+	for n > 0 { // the last bits (from the last 8 bytes a byte at a time)
 		k := min(n, 56)
 		i, sh := off>>3, off&7
 		var v uint64

@@ -10,6 +10,9 @@ func (p *page) wire() {
 	const bp = "BenchmarkBitPack13"
 	p.printf("| `%s` (internal/bitstream): 13-bit values, write + read | %s ns per value | `binary.PutUint16`/`Uint16`: %s ns | %s | %s |\n",
 		bp, num(p.get(bp, "ns/value")), num(p.get(bp, "binary-ns/value")), ratio(p.get(bp, "x-binary"), 1), num(p.get(bp, "allocs/op")))
+	const cb = "BenchmarkCopyBits"
+	p.printf("| `%s` (internal/bitstream): 4 KiB of bits spliced from bit 3 to bit 5 (records copied from a run) | %s ns | one `WriteBits` per byte: %s ns; a plain byte `copy`, unshifted: %s ns | %s; %s of the copy | %s |\n",
+		cb, num(p.get(cb, "ns/op")), num(p.get(cb, "naive-ns/op")), num(p.get(cb, "copy-ns/op")), ratio(p.get(cb, "x-naive"), 1), ratio(p.get(cb, "x-copy"), 1), num(p.get(cb, "allocs/op")))
 	for _, n := range []string{"16", "64"} {
 		s := "BenchmarkSnapshot/ghosts=" + n
 		p.printf("| `BenchmarkSnapshot` (internal/protocol): encode + decode, %s ghosts × 2 components, identities known | %s ns per ghost (%s B) | `copy` of the values in and out: %s ns | %s | %s |\n",
