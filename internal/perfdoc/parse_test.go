@@ -18,7 +18,7 @@ func TestParseReadsEveryBenchmarkOfSeveralPackages(t *testing.T) {
 	assert.Equal(t, "linux", run.GoOS)
 	assert.Equal(t, "amd64", run.GoArch)
 	assert.Equal(t, "Oxide Virtual Turin-like Processor", run.CPU)
-	require.Len(t, run.Results, 35)
+	require.Len(t, run.Results, 36)
 
 	c, ok := run.Find("BenchmarkCubes")
 	require.True(t, ok)

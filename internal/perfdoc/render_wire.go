@@ -18,6 +18,9 @@ func (p *page) wire() {
 		p.printf("| `BenchmarkSnapshot` (internal/protocol): encode + decode, %s ghosts × 2 components, identities known | %s ns per ghost (%s B) | `copy` of the values in and out: %s ns | %s | %s |\n",
 			n, num(p.get(s, "ns/ghost")), num(p.get(s, "B/snapshot")), num(p.get(s, "copy-ns/ghost")), ratio(p.get(s, "x-copy"), 1), num(p.get(s, "allocs/op")))
 	}
+	const rr = "BenchmarkRecordRun"
+	p.printf("| `%s` (internal/protocol): a snapshot of 64 delta records copied as one stretch of a record run | %s ns per record | each record's head and body added one at a time: %s ns | %s | %s |\n",
+		rr, num(p.get(rr, "ns/record")), num(p.get(rr, "body-ns/record")), ratio(p.get(rr, "x-body"), 1), num(p.get(rr, "allocs/op")))
 	for _, r := range []string{"1", "4"} {
 		s := "BenchmarkInputBuffer/redundancy=" + r
 		p.printf("| `BenchmarkInputBuffer` (internal/control): Add + Take per tick, redundancy %s | %s ns | plain ring writes: %s ns | %s | %s |\n",

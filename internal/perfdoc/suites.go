@@ -31,7 +31,7 @@ var Suites = []Suite{
 	{Pkg: "./examples/arena/game/", Bench: "^BenchmarkSteadyStateTick$", Benchtime: "5000x"},
 	{Pkg: "./systems/lagcomp/", Bench: "^(BenchmarkRecord|BenchmarkRewoundRay)$", Benchtime: "20000x"},
 	{Pkg: "./internal/bitstream/", Bench: "^(BenchmarkBitPack13|BenchmarkCopyBits)$", Benchtime: "20000x"},
-	{Pkg: "./internal/protocol/", Bench: "^BenchmarkSnapshot$", Benchtime: "20000x"},
+	{Pkg: "./internal/protocol/", Bench: "^(BenchmarkSnapshot|BenchmarkRecordRun)$", Benchtime: "20000x"},
 	{Pkg: "./internal/control/", Bench: "^(BenchmarkInputBuffer|BenchmarkLeadTracker)$", Benchtime: "200000x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkInterpolatorUpdate$", Benchtime: "20000x"},
 	{Pkg: "./transport/", Bench: "^BenchmarkSendReceive$", Benchtime: "200000x"},

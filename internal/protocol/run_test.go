@@ -17,7 +17,7 @@ import (
 
 // runGhosts returns n delta records against def in ascending ID order,
 // their bodies encoded.
-func runGhosts(t *testing.T, ts *wiretest.Schema, rng *rand.Rand, n int, tick, def gw.Tick) ([]*protocol.EncodedGhost, []protocol.RecordBody) {
+func runGhosts(t testing.TB, ts *wiretest.Schema, rng *rand.Rand, n int, tick, def gw.Tick) ([]*protocol.EncodedGhost, []protocol.RecordBody) {
 	ghosts := randomGhosts(t, ts, rng, n, tick, 1)
 	slices.SortFunc(ghosts, func(a, b wiretest.Ghost) int { return int(a.ID) - int(b.ID) })
 	egs := make([]*protocol.EncodedGhost, n)
