@@ -129,48 +129,80 @@ func TestSharedRecordsWriteWhatEachConnectionAloneWrites(t *testing.T) {
 	}
 }
 
-// A tick keeps at most 8 runs: connections with a ninth and tenth
-// baseline distance write their records one at a time, counted, and get
-// the same bytes.
-func TestRecordRunsAreCapped(t *testing.T) {
-	const views = 10
+// crateScene is crates in a register with views connections, for the
+// record runs' tests.
+type crateScene struct {
+	s    *testSchema
+	w    *gw.World
+	srv  *ghostreg.ServerRegister
+	es   []ecs.Entity
+	vs   []*ghostreg.View
+	sw   *protocol.SnapshotWriter
+	tick gw.Tick
+}
+
+func newCrateScene(t *testing.T, crates, views int) *crateScene {
 	s := newTestSchema(t)
 	w, b := newServerWorld(t, s)
-	srv := ghostreg.NewServerRegister(b)
-	var es []ecs.Entity
-	for k := range 20 {
+	c := &crateScene{s: s, w: w, srv: ghostreg.NewServerRegister(b)}
+	for k := range crates {
 		e := newEntity(w, Pos{X: float32(k)}, HP{V: int32(k)})
-		spawn(t, srv, e, s.crate, 0)
-		es = append(es, e)
+		spawn(t, c.srv, e, s.crate, 0)
+		c.es = append(c.es, e)
 	}
-	vs := make([]*ghostreg.View, views)
-	for i := range vs {
-		vs[i] = srv.NewView(components.ConnID(i + 1))
+	for i := range views {
+		c.vs = append(c.vs, c.srv.NewView(components.ConnID(i+1)))
 	}
-	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	var err error
+	c.sw, err = protocol.NewSnapshotWriter(s.Schema, 0)
 	require.NoError(t, err)
-	var snap protocol.Snapshot
-	for tick := gw.Tick(1); tick <= 60; tick++ {
-		ecsx.SetTick(w, tick)
-		for _, e := range es {
-			getPos(w, e).X += 0.5
-		}
-		srv.Quantize()
-		_, before := srv.RunRecords()
-		for i, v := range vs {
-			sw.Begin(tick)
-			srv.WriteSnapshot(sw, v, tick)
-			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
-			require.Len(t, snap.Ghosts, len(es), "view %d, tick %d", i, tick)
-			if acked := tick - gw.Tick(i); acked >= 1 { // view i acknowledges i ticks late: distance i+1
-				v.Ack(acked, 1)
-			}
-		}
-		if _, after := srv.RunRecords(); tick > views+1 {
-			assert.Equal(t, uint64(views-8), after-before, "tick %d: the ninth and tenth distance have no run", tick)
+	return c
+}
+
+// step moves crate k when move(k) holds, then writes each view's
+// snapshot of the next tick, hands it to check when set, and
+// acknowledges the snapshot lag(i) ticks back for view i.
+func (c *crateScene) step(move func(k int) bool, lag func(i int) int, check func(i int, p []byte)) {
+	c.tick++
+	ecsx.SetTick(c.w, c.tick)
+	for k, e := range c.es {
+		if move(k) {
+			getPos(c.w, e).X += 0.5
 		}
 	}
-	copied, _ := srv.RunRecords()
+	c.srv.Quantize()
+	for i, v := range c.vs {
+		c.sw.Begin(c.tick)
+		c.srv.WriteSnapshot(c.sw, v, c.tick)
+		p := c.sw.Finish(&protocol.SnapshotHeader{Tick: c.tick})
+		if check != nil {
+			check(i, p)
+		}
+		if acked := c.tick - gw.Tick(lag(i)); acked >= 1 {
+			v.Ack(acked, 1)
+		}
+	}
+}
+
+func always(int) bool { return true }
+
+// A tick keeps at most 8 runs: connections with a ninth and tenth
+// baseline distance write their records one at a time, counted.
+func TestRecordRunsAreCapped(t *testing.T) {
+	const views = 10
+	c := newCrateScene(t, 20, views)
+	var snap protocol.Snapshot
+	for range 60 {
+		_, before := c.srv.RunRecords()
+		c.step(always, func(i int) int { return i }, func(i int, p []byte) { // view i acknowledges i ticks late: distance i+1
+			require.NoError(t, protocol.DecodeSnapshot(p, c.s.Schema, &snap))
+			require.Len(t, snap.Ghosts, len(c.es), "view %d, tick %d", i, c.tick)
+		})
+		if _, after := c.srv.RunRecords(); c.tick > views+1 {
+			assert.Equal(t, uint64(views-8), after-before, "tick %d: the ninth and tenth distance have no run", c.tick)
+		}
+	}
+	copied, _ := c.srv.RunRecords()
 	assert.Positive(t, copied)
 }
 
@@ -190,54 +222,37 @@ func TestRecordRunsGrowTogether(t *testing.T) {
 // baseline distances, and returns the allocations of the second part.
 func spreadRunAllocs(t *testing.T) uint64 {
 	const views = 10
-	s := newTestSchema(t)
-	w, b := newServerWorld(t, s)
-	srv := ghostreg.NewServerRegister(b)
-	var es []ecs.Entity
-	for k := range 60 {
-		e := newEntity(w, Pos{X: float32(k)}, HP{V: int32(k)})
-		spawn(t, srv, e, s.crate, 0)
-		es = append(es, e)
-	}
-	vs := make([]*ghostreg.View, views)
-	for i := range vs {
-		vs[i] = srv.NewView(components.ConnID(i + 1))
-	}
-	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
-	require.NoError(t, err)
-	tick := gw.Tick(0)
-	step := func(spread bool) {
-		tick++
-		ecsx.SetTick(w, tick)
-		for _, e := range es {
-			getPos(w, e).X += 0.5
-		}
-		srv.Quantize()
-		for i, v := range vs {
-			sw.Begin(tick)
-			srv.WriteSnapshot(sw, v, tick)
-			sw.Finish(&protocol.SnapshotHeader{Tick: tick})
-			lag := 0
-			if spread {
-				lag = i
-			}
-			if acked := tick - gw.Tick(lag); acked >= 1 {
-				v.Ack(acked, 1)
-			}
-		}
-	}
+	c := newCrateScene(t, 60, views)
 	for range 30 { // every connection one tick behind: one run, grown
-		step(false)
+		c.step(always, func(int) int { return 0 }, nil)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for range 30 { // ten distances: all 8 runs
-		step(true)
+		c.step(always, func(i int) int { return i }, nil)
 	}
 	runtime.ReadMemStats(&after)
-	copied, runless := srv.RunRecords()
-	assert.Greater(t, copied, uint64(30*views*len(es)))
+	copied, runless := c.srv.RunRecords()
+	assert.Greater(t, copied, uint64(30*views*len(c.es)))
 	assert.Positive(t, runless, "ten distances, eight runs")
 	return after.Mallocs - before.Mallocs
+}
+
+// Record runs grow to the largest tick's and then allocate nothing, on
+// whichever of the 8 runs a baseline distance lands.
+func TestRecordRunsStopAllocating(t *testing.T) {
+	const views = 10
+	c := newCrateScene(t, 60, views)
+	step := func() {
+		c.step(func(k int) bool { return (int(c.tick)+k)%3 != 0 }, // a third rest each tick: runs of changing lengths
+			func(i int) int { return (i + int(c.tick)/7) % views }, nil) // distances move between the runs
+	}
+	for range 200 {
+		step()
+	}
+	assert.Zero(t, testing.AllocsPerRun(200, step))
+	copied, runless := c.srv.RunRecords()
+	assert.Positive(t, copied)
+	assert.Positive(t, runless)
 }
