@@ -354,15 +354,15 @@ func (v *View) sortPending() {
 func (v *View) collect(tick gw.Tick) {
 	// Locals, not the view's fields, in the loop: it runs per connection
 	// and pending ghost, and the fields would be loaded and stored back
-	// on every append.
+	// on every write.
 	v.sortPending()
 	cand := v.cand[:cap(v.cand)]
 	if len(cand) < len(v.pending) {
 		cand = make([]candidate, len(v.pending)+len(v.pending)/4)
 	}
-	kept, n := v.pending[:0], 0
+	pending, n := v.pending, 0 // n: the ghosts kept, each a candidate
 	state, conn, stale := v.state, v.conn, v.stats.MaxStaleness
-	for _, g := range v.pending {
+	for i, g := range pending {
 		if g.dead {
 			continue
 		}
@@ -372,7 +372,9 @@ func (v *View) collect(tick gw.Tick) {
 			vg.pending = false
 			continue
 		}
-		kept = append(kept, g)
+		if n != i { // moved down only once one was dropped
+			pending[n] = g
+		}
 		if v.Importance == nil {
 			vg.priority++
 		} else {
@@ -391,10 +393,9 @@ func (v *View) collect(tick gw.Tick) {
 		cand[n] = candidate{g: g, class: class, priority: vg.priority}
 		n++
 	}
-	cand = cand[:n]
-	clear(v.pending[len(kept):])
-	v.pending, v.cand, v.stats.MaxStaleness = kept, cand, stale
-	v.sorted = len(kept)
+	clear(pending[n:])
+	v.pending, v.cand, v.stats.MaxStaleness = pending[:n], cand[:n], stale
+	v.sorted = n
 	v.idles = 0
 }
 

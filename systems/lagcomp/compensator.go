@@ -325,12 +325,18 @@ func (c *Compensator) record(tick gw.Tick) {
 type reach struct {
 	pos [3]float32
 	r   float32
+	// sweep bounds its reach at any fraction of the way to the next
+	// tick's pose: max(r, the next r) plus the distance between the two
+	// positions, or r when it is not recorded then. Set when the next
+	// tick is recorded (tickReaches.swept).
+	sweep float32
 }
 
 // tickReaches are the reaches of a recorded tick, by its history row.
 type tickReaches struct {
 	tick  gw.Tick
 	valid bool
+	swept bool // rows' sweeps were set from the next tick's reaches
 	rows  []reach
 }
 
@@ -347,7 +353,7 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 	if err != nil {
 		return
 	}
-	slot.tick, slot.valid, slot.rows = tick, true, slot.rows[:0]
+	slot.tick, slot.valid, slot.swept, slot.rows = tick, true, false, slot.rows[:0]
 	hc := view.Component(c.hitboxes)
 	c.cols = c.cols[:0]
 	for _, d := range c.declared {
@@ -362,30 +368,55 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 		pos, _ := c.opts.Pose(r)
 		slot.rows = append(slot.rows, reach{pos: pos, r: float32(extent(r.Hitboxes))})
 	}
+	c.sweep(tick-1, view, slot.rows)
 }
 
-// reachesAt returns the reaches recorded for tick, or nil.
-func (c *Compensator) reachesAt(tick gw.Tick) []reach {
+// sweep sets the sweeps of tick's reaches from next, the reaches of the
+// tick after it (recorded in view), once per record: a shot between the
+// two tests each entity's sweep without a square root or a row lookup.
+func (c *Compensator) sweep(tick gw.Tick, view ecsx.TickView, next []reach) {
+	prev := &c.reaches[uint32(tick)%uint32(len(c.reaches))]
+	if !prev.valid || prev.tick != tick {
+		return
+	}
+	pv, err := ecsx.View(c.hist, tick)
+	if err != nil {
+		return
+	}
+	for i := range prev.rows {
+		a := &prev.rows[i]
+		a.sweep = a.r
+		if j, ok := view.Row(pv.Entity(i)); ok && j < len(next) {
+			b := &next[j]
+			d := raycast.Vec{float64(b.pos[0] - a.pos[0]), float64(b.pos[1] - a.pos[1]), float64(b.pos[2] - a.pos[2])}
+			a.sweep = float32(max(float64(a.r), float64(b.r)) + math.Sqrt(raycast.Dot(d, d)))
+		}
+	}
+	prev.swept = true
+}
+
+// reachesAt returns the reaches recorded for tick, with their sweeps to
+// the next tick when swept (both recorded), or nil.
+func (c *Compensator) reachesAt(tick gw.Tick, swept bool) []reach {
 	if len(c.reaches) == 0 {
 		return nil
 	}
-	if slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]; slot.valid && slot.tick == tick {
+	if slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]; slot.valid && slot.tick == tick && (!swept || slot.swept) {
 		return slot.rows
 	}
 	return nil
 }
 
-// mayHit reports whether ray can hit an entity that stood at a (row i of
-// the tick before the view) and, when moving, at b (row j of the tick
-// after): the blended pose lies within |b−a| of a, as a linear blend of
-// positions and a shortest-arc blend of angles keep it (see
-// Options.Pose), so a sphere about a of its reach plus that distance holds
-// every hitbox at any fraction between.
-func mayHit(ray *raycast.Ray, a reach, b *reach) bool {
+// mayHit reports whether ray can hit an entity that stood at a (a row
+// of the tick before the view), at the tick itself or, swept, anywhere on
+// its way to the tick after: the blended pose lies within the distance
+// between the two of a, as a linear blend of positions and a shortest-arc
+// blend of angles keep it (see Options.Pose), so a sphere about a of its
+// sweep holds every hitbox at any fraction between.
+func mayHit(ray *raycast.Ray, a reach, swept bool) bool {
 	r := float64(a.r)
-	if b != nil {
-		d := raycast.Vec{float64(b.pos[0] - a.pos[0]), float64(b.pos[1] - a.pos[1]), float64(b.pos[2] - a.pos[2])}
-		r = max(r, float64(b.r)) + math.Sqrt(raycast.Dot(d, d))
+	if swept {
+		r = float64(a.sweep)
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return true // nothing to bound it by: test it
@@ -465,29 +496,18 @@ func (c *Compensator) rewind(tick gw.Tick, fraction float32, ray *raycast.Ray) (
 	}
 	c.targets = c.targets[:0]
 	hc := v0.Component(c.hitboxes)
-	var r0, r1 []reach
+	var r0 []reach
 	if ray != nil && !c.noBroadphase {
-		r0 = c.reachesAt(t0)
-		if f > 0 {
-			if r1 = c.reachesAt(t0 + 1); r1 == nil {
-				r0 = nil
-			}
-		}
+		r0 = c.reachesAt(t0, f > 0)
 	}
 	for i := 0; i < v0.Len(); i++ {
+		if r0 != nil && i < len(r0) && !mayHit(ray, r0[i], f > 0) {
+			continue
+		}
 		e := v0.Entity(i)
 		j, ok := i, true
 		if f > 0 {
 			j, ok = v1.Row(e)
-		}
-		if r0 != nil && i < len(r0) {
-			var b *reach
-			if f > 0 && ok && j < len(r1) {
-				b = &r1[j]
-			}
-			if !mayHit(ray, r0[i], b) {
-				continue
-			}
 		}
 		base := len(c.targets) * stride
 		c.targets = c.targets[:len(c.targets)+1]
