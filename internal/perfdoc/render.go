@@ -138,7 +138,7 @@ func (p *page) scale() {
 	p.printf("| server cost, 64 players / 16 players, alone | **%s** | ≤ %s (linear in players: 4x): %s |\n", ratio(x, 1), exact(scaleTarget)+"x", met(x <= scaleTarget))
 	p.printf("| the same in the harness | %s | — |\n", ratio(shared, 1))
 	p.printf("| bytes per client per tick, 64 players | %s | ≤ %s: %s |\n", num(bytes64), num(packetTarget), met(bytes64 <= packetTarget))
-	p.printf("| server allocations per 1,000 ticks, alone (three matches) | %s | none per tick (under 1: a slice growing to a new high now and then): %s |\n", num(1000*serverAllocs), met(1000*serverAllocs < 1))
+	p.printf("| server allocations per 1,000 ticks, alone (three matches; the fewest of three replays) | %s | none per tick (under 1: a slice growing to a new high now and then): %s |\n", num(1000*serverAllocs), met(1000*serverAllocs < 1))
 	p.printf("| allocations per op in the harness (three matches, their clients and links, the traffic recorder) | %s | — |\n\n", num(allocs))
 }
 

@@ -323,6 +323,7 @@ func (c *Compensator) record(tick gw.Tick) {
 // reach is where a recorded entity stood at a tick (its Pose) and how far
 // its hitboxes reach from there, whatever its yaw.
 type reach struct {
+	e   ecs.Entity
 	pos [3]float32
 	r   float32
 	// sweep bounds its reach at any fraction of the way to the next
@@ -366,7 +367,7 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 			r.vals = append(r.vals, view.Value(i, col))
 		}
 		pos, _ := c.opts.Pose(r)
-		slot.rows = append(slot.rows, reach{pos: pos, r: float32(extent(r.Hitboxes))})
+		slot.rows = append(slot.rows, reach{e: r.Entity, pos: pos, r: float32(extent(r.Hitboxes))})
 	}
 	c.sweep(tick-1, view, slot.rows)
 }
@@ -379,14 +380,14 @@ func (c *Compensator) sweep(tick gw.Tick, view ecsx.TickView, next []reach) {
 	if !prev.valid || prev.tick != tick {
 		return
 	}
-	pv, err := ecsx.View(c.hist, tick)
-	if err != nil {
-		return
-	}
 	for i := range prev.rows {
 		a := &prev.rows[i]
 		a.sweep = a.r
-		if j, ok := view.Row(pv.Entity(i)); ok && j < len(next) {
+		e, j, ok := a.e, i, true
+		if i >= view.Len() || view.Entity(i) != e { // rows move only when entities come or go
+			j, ok = view.Row(e)
+		}
+		if ok && j < len(next) {
 			b := &next[j]
 			d := raycast.Vec{float64(b.pos[0] - a.pos[0]), float64(b.pos[1] - a.pos[1]), float64(b.pos[2] - a.pos[2])}
 			a.sweep = float32(max(float64(a.r), float64(b.r)) + math.Sqrt(raycast.Dot(d, d)))
