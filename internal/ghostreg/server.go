@@ -713,7 +713,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		c := &v.cand[k]
 		g := c.g
 		vg := &v.state[g.idx]
-		if run != nil && vg.known && vg.hasBase && vg.base == v.acked { // the record every connection with its baseline distance has
+		if run != nil && v.shared(vg) {
 			if n := s.copyRun(sw, v, run, k, to, &j, tick); n > 0 {
 				k += n - 1
 				continue
@@ -841,6 +841,13 @@ func (s *ServerRegister) runFor(v *View, tick gw.Tick) *recordRun {
 	return r
 }
 
+// shared reports whether v's client knows vg's ghost and holds it at v's
+// acknowledged snapshot: then its record is the one every connection
+// whose baseline is as far back gets, so it can come from a run.
+func (v *View) shared(vg *viewGhost) bool {
+	return vg.known && vg.hasBase && vg.base == v.acked
+}
+
 // copyRun adds to sw the longest stretch of v's candidates from k (below
 // to) that are records of run in a row, v's client knowing each and
 // holding it at v's acknowledged snapshot, appending to the run the
@@ -861,7 +868,7 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 	n := 0
 	for ; k+n < to; n++ {
 		g := v.cand[k+n].g
-		if vg := &v.state[g.idx]; !vg.known || !vg.hasBase || vg.base != v.acked {
+		if !v.shared(&v.state[g.idx]) {
 			break
 		}
 		if at := *j + n; at < len(run.ghosts) {

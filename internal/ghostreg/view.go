@@ -48,8 +48,9 @@ type View struct {
 	// every snapshot until then.
 	despawns []components.GhostID
 	sent     [sentRing]sentSnapshot
-	// pending is the pending set, its first sorted in ID order (see
-	// sortPending; merge is its spare buffer).
+	// pending is the pending set; its first sorted ghosts are in ID
+	// order, those after joined since (see sortPending; merge is its
+	// spare buffer).
 	pending []*serverGhost
 	merge   []*serverGhost
 	sorted  int
