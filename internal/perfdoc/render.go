@@ -121,7 +121,7 @@ func (p *page) scale() {
 	const n = "BenchmarkArenaScale"
 	p.printf("## S2 arena: 4, 16 and 64 players at 60 Hz\n\n")
 	p.printf("`%s` (examples/arena/game), %s server ticks of each match, interleaved. ", n, p.ops(n))
-	p.printf("The server alone is a twin of each match's server run again on its clients' recorded traffic (internal/serverbench), as a deployed server runs; in the harness, the client worlds run in the server's process between its ticks.\n\n")
+	p.printf("The server alone is a twin of each match's server run again on its clients' recorded traffic (internal/serverbench), as a deployed server runs, the fastest of three such runs; in the harness, the client worlds run in the server's process between its ticks.\n\n")
 	p.printf("| players | server µs per tick, alone | in the harness | bytes per client per tick | bytes per client per second | ghosts deferred per tick | ghost records per tick | of them copied from a record run | naive bytes per client per tick, same run | naive encoding µs per tick |\n")
 	p.printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, pl := range []string{"4p", "16p", "64p"} {
@@ -138,7 +138,7 @@ func (p *page) scale() {
 	p.printf("| server cost, 64 players / 16 players, alone | **%s** | ≤ %s (linear in players: 4x): %s |\n", ratio(x, 1), exact(scaleTarget)+"x", met(x <= scaleTarget))
 	p.printf("| the same in the harness | %s | — |\n", ratio(shared, 1))
 	p.printf("| bytes per client per tick, 64 players | %s | ≤ %s: %s |\n", num(bytes64), num(packetTarget), met(bytes64 <= packetTarget))
-	p.printf("| server allocations per 1,000 ticks, alone (three matches; the fewest of three replays) | %s | none per tick (under 1: a slice growing to a new high now and then): %s |\n", num(1000*serverAllocs), met(1000*serverAllocs < 1))
+	p.printf("| server allocations per 1,000 ticks, alone (three matches; the fewest of three runs) | %s | none per tick (under 1: a slice growing to a new high now and then): %s |\n", num(1000*serverAllocs), met(1000*serverAllocs < 1))
 	p.printf("| allocations per op in the harness (three matches, their clients and links, the traffic recorder) | %s | — |\n\n", num(allocs))
 }
 
