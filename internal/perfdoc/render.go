@@ -149,7 +149,7 @@ func (p *page) idle() {
 	serverAllocs, allocs := p.get(n, "server-allocs/tick"), p.get(n, "allocs/op")
 	p.printf("## S3 idle: 10,000 static ghosts, 16 connections\n\n")
 	p.printf("`%s` (systems/harness), %s server ticks once every client holds every ghost. ", n, p.ops(n))
-	p.printf("Alone: a twin of the server run again on the clients' recorded traffic (internal/serverbench); in the harness, the 16 client worlds run in the server's process between its ticks.\n\n")
+	p.printf("Alone: a twin of the server run again on the clients' recorded traffic (internal/serverbench), the fastest of three such runs; in the harness, the 16 client worlds run in the server's process between its ticks.\n\n")
 	p.printf("| measure | ghostwire | naive, same run | ghostwire / naive | target | anchor |\n")
 	p.printf("| --- | ---: | ---: | ---: | --- | --- |\n")
 	p.printf("| server time per tick, alone | **%s µs** | %s µs (encoding only) | %s | ≤ %s µs: %s | naia: %s µs at 16 users × 10,000 entities |\n",
