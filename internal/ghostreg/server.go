@@ -80,7 +80,6 @@ type ServerRegister struct {
 	st      codec.Stream
 	sizes   [][]int // per ghost type, each component's size in bytes
 	predAll []bool  // per ghost type: every client predicts it
-	encoded uint64  // components whose encoding changed, for tests and benchmarks
 }
 
 // hotComp is one replicated component of one ghost, as the per-tick
@@ -541,7 +540,6 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 		enc := w.Bytes()
 		if first || int(g.bits[2*i+1]) != n || string(enc[start/8:(start+n+7)/8]) != string(g.enc[g.bits[2*i]/8:(int(g.bits[2*i])+n+7)/8]) {
 			g.chg[i], changed = tick, true
-			s.encoded++
 		}
 		g.bits[2*i], g.bits[2*i+1] = int32(start), int32(n)
 	}
