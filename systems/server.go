@@ -157,6 +157,12 @@ type ServerStats struct {
 	// lately (a client that never acknowledges gets only full states).
 	GhostStaleness int
 	GhostsFull     uint64
+	// AcksLate counts clients' snapshot acknowledgements that came after
+	// the server stopped holding what their snapshot sent: more than 256
+	// ticks later, or later than the record log it keeps per connection
+	// reaches (a round trip that doubled at once); that log then grows.
+	// They acknowledge nothing, as if lost.
+	AcksLate uint64
 	// GhostRecords counts the ghost records sent, over every connection;
 	// RecordsShared those of them copied from a record written once per
 	// tick for every connection whose acknowledged snapshot is as many
@@ -402,7 +408,7 @@ func (s *Server) Stats() ServerStats {
 	for _, c := range s.conns {
 		addView(&vs, c.view.Stats())
 	}
-	st.GhostStaleness, st.GhostsFull = vs.MaxStaleness, vs.FullStates
+	st.GhostStaleness, st.GhostsFull, st.AcksLate = vs.MaxStaleness, vs.FullStates, vs.LateAcks
 	st.GhostRecords = vs.Records
 	st.RecordsShared, _ = s.ghosts.RunRecords()
 	st.ScopeExits = vs.ScopeExits
@@ -436,6 +442,7 @@ func addView(dst *ghostreg.ViewStats, s ghostreg.ViewStats) {
 	dst.Despawns += s.Despawns
 	dst.DespawnsDeferred += s.DespawnsDeferred
 	dst.FullStates += s.FullStates
+	dst.LateAcks += s.LateAcks
 	dst.ScopeExits += s.ScopeExits
 	dst.Resyncs += s.Resyncs
 	dst.ResyncsRefused += s.ResyncsRefused

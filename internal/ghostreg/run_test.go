@@ -166,8 +166,10 @@ func (c *crateScene) step(move func(k int) bool, lag func(i int) int, check func
 	c.tick++
 	ecsx.SetTick(c.w, c.tick)
 	for k, e := range c.es {
-		if move(k) {
-			getPos(c.w, e).X += 0.5
+		if p := getPos(c.w, e); move(k) {
+			if p.X += 0.5; p.X > 99 { // within posQ's range: each move changes it
+				p.X = -99
+			}
 		}
 	}
 	c.srv.Quantize()

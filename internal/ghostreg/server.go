@@ -590,9 +590,8 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		s.encode(tick)
 		v.scope(tick)
 		v.expire(tick)
-		rec.tick, rec.valid, rec.acked = tick, true, 0
-		clear(rec.ghosts) // let dead ghosts go
-		rec.despawns, rec.ghosts = rec.despawns[:0], rec.ghosts[:0]
+		rec.tick, rec.valid, rec.acked, rec.from, rec.n = tick, true, 0, v.logged, 0
+		rec.despawns = rec.despawns[:0]
 		for _, id := range v.despawns {
 			if !sw.Despawn(id) {
 				v.stats.DespawnsDeferred += uint64(len(v.despawns) - len(rec.despawns))
@@ -631,12 +630,10 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	default:
 		k = s.writeByPriority(sw, v, tick, v.next)
 	}
-	if need := len(rec.ghosts) + k - v.next; need > cap(rec.ghosts) {
-		v.growRecords(need)
-	}
+	v.reserve(rec, k-v.next)
 	for _, c := range v.cand[v.next:k] {
 		vg := &v.state[c.g.idx]
-		rec.ghosts = append(rec.ghosts, sentGhost{g: c.g, part: uint8(part), ident: !vg.known, rest: c.rest})
+		v.logRecord(rec, sentGhost{g: c.g, part: uint8(part), ident: !vg.known, rest: c.rest})
 		if !vg.known {
 			v.stats.Identities++
 		}

@@ -47,7 +47,21 @@ type View struct {
 	// despawns are the despawn records not yet acknowledged, sent in
 	// every snapshot until then.
 	despawns []components.GhostID
-	sent     [sentRing]sentSnapshot
+	// sent are the snapshots of the last sentRing ticks, each naming its
+	// records' stretch of log: a ring of the latest snapshots' records,
+	// logged of them written in all (record i is log[i%len(log)], at
+	// the next one's index). The log holds window ticks of widest
+	// records (the most one tick wrote), window growing from logTicks
+	// while acknowledgements come back later than 3/4 of it: it holds
+	// a round trip's records, not sentRing ticks', so the records a tick
+	// writes and reads stay in the caches.
+	sent   [sentRing]sentSnapshot
+	log    []sentGhost
+	logged uint64
+	at     int
+	kept   uint64 // the first record a relog kept: the log holds none before
+	widest int
+	window int
 	// pending is the pending set; its first sorted ghosts are in ID
 	// order, those after joined since (see sortPending; merge is its
 	// spare buffer).
@@ -118,6 +132,13 @@ type ViewStats struct {
 	// View.Resync) honoured; ResyncsRefused those that came sooner than
 	// resyncInterval ticks after the last one.
 	Resyncs, ResyncsRefused uint64
+	// LateAcks counts acknowledgements of snapshots whose records the
+	// view no longer holds: sent more than 256 ticks before, or logged
+	// over in its record log (see View), which then grows to hold twice
+	// as many ticks, up to 256 (a round trip that jumps past the log
+	// loses the acks of the ticks it held no more). They acknowledge
+	// nothing, as if lost.
+	LateAcks uint64
 	// MaxStaleness is the longest, in ticks, that a ghost in scope waited
 	// with a change the client had not been sent.
 	MaxStaleness int
@@ -143,8 +164,9 @@ type viewGhost struct {
 type sentSnapshot struct {
 	tick     gw.Tick
 	valid    bool
-	acked    uint8 // the parts acknowledged
-	ghosts   []sentGhost
+	acked    uint8  // the parts acknowledged
+	from     uint64 // its first record in View.log
+	n        int    // its records
 	despawns []components.GhostID
 }
 
@@ -463,19 +485,54 @@ func (v *View) importance(g *serverGhost) float32 {
 	return MinImportance
 }
 
-// growRecords makes room for need records in every sent snapshot's list:
-// all of them move to one new backing array with half again that room
-// each (at least 16), so a snapshot larger than any before costs the view
-// one allocation, not one in each of the 256 lists as each meets one.
-// The view's records take 256 times 1.5 times its largest snapshot's.
-func (v *View) growRecords(need int) {
-	c := max(need+need/2, 16)
-	records := make([]sentGhost, sentRing*c)
-	for i := range v.sent {
-		rec := &v.sent[i]
-		n := copy(records[i*c:], rec.ghosts)
-		rec.ghosts = records[i*c : i*c+n : (i+1)*c]
+// logTicks is how many ticks of its widest snapshot a view's record log
+// holds at first: round trips up to about 8 ticks long (130 ms at 60 Hz)
+// need it no longer.
+const logTicks = 16
+
+// logRecord appends sg to the log as a record of the snapshot rec, the
+// one being written.
+func (v *View) logRecord(rec *sentSnapshot, sg sentGhost) {
+	v.log[v.at] = sg
+	if v.at++; v.at == len(v.log) {
+		v.at = 0
 	}
+	v.logged++
+	rec.n++
+}
+
+// reserve makes room in the log for n more records of rec, the snapshot
+// being written, so that the log holds window ticks of the widest
+// snapshot's records: a wider snapshot than any before, or a wider
+// window, costs the view one allocation.
+func (v *View) reserve(rec *sentSnapshot, n int) {
+	v.widest = max(v.widest, rec.n+n)
+	v.window = max(v.window, logTicks)
+	if need := v.window * v.widest; need > len(v.log) {
+		v.relog(need)
+	}
+}
+
+// widen doubles the ticks the log holds, up to sentRing.
+func (v *View) widen() {
+	if v.window < sentRing {
+		v.window = min(2*max(v.window, logTicks), sentRing)
+		v.relog(v.window * v.widest)
+	}
+}
+
+// relog moves the log to a new one of need records, keeping every
+// record still in it.
+func (v *View) relog(need int) {
+	if need <= len(v.log) {
+		return
+	}
+	log := make([]sentGhost, need)
+	v.kept = max(v.kept, v.logged-min(v.logged, uint64(len(v.log))))
+	for i := v.kept; i < v.logged; i++ {
+		log[i%uint64(need)] = v.log[i%uint64(len(v.log))]
+	}
+	v.log, v.at = log, int(v.logged%uint64(need))
 }
 
 // removed is called by the register when ghost g stops replicating: a
@@ -526,21 +583,43 @@ func (v *View) Resync(tick gw.Tick) bool {
 // Ack notes that the client received and applied the parts (bit i: part
 // i) of the snapshot of tick, its newest: the identities and despawns
 // they carried are not sent again, and their ghosts become the baselines
-// of later deltas. An ack of a tick not among the last 256 snapshots sent
-// or older than one acknowledged before, or of parts acknowledged
-// already, does nothing.
+// of later deltas. An ack of a tick not sent, older than one acknowledged
+// before, or of parts acknowledged already, does nothing; nor does one of
+// a snapshot sent more than 256 ticks before or whose records the view's
+// log has reused, which is counted (ViewStats.LateAcks) and, in the
+// second case, makes the log hold twice as many ticks. The log grows so too when an ack comes back after
+// more than 3/4 of it was written since its snapshot.
 func (v *View) Ack(tick gw.Tick, parts uint8) {
 	if v.hasAcked && tick.Before(v.acked) {
 		return
 	}
 	rec := &v.sent[uint32(tick)%sentRing]
+	if rec.valid && tick.Before(rec.tick) && !(v.hasAcked && tick == v.acked) { // sent more than sentRing ticks ago
+		v.stats.LateAcks++
+		return
+	}
 	parts &^= rec.acked
 	if !rec.valid || rec.tick != tick || parts == 0 {
 		return
 	}
+	if age := v.logged - rec.from; age > uint64(len(v.log)) || rec.from < v.kept { // its records were logged over
+		v.stats.LateAcks++
+		v.widen()
+		return
+	} else if age > uint64(len(v.log)/4*3) && v.window < sentRing {
+		v.widen()
+	}
 	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
-	for _, sg := range rec.ghosts {
+	at := 0
+	if rec.n > 0 {
+		at = int(rec.from % uint64(len(v.log)))
+	}
+	for range rec.n {
+		sg := v.log[at]
+		if at++; at == len(v.log) {
+			at = 0
+		}
 		vg := &v.state[sg.g.idx]
 		if parts&(1<<sg.part) == 0 || sg.g.dead || !vg.relevant {
 			continue

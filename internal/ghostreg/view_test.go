@@ -328,10 +328,75 @@ func TestViewAckOfForgottenSnapshots(t *testing.T) {
 	v.Ack(5, 1) // never sent
 	send(256)
 	assert.Equal(t, uint64(9), v.Stats().Identities, "nothing acknowledged: identities sent three times")
+	assert.Equal(t, uint64(1), v.Stats().LateAcks, "the ack of a snapshot sent 256 ticks before, not the one never sent")
 	v.Ack(255, 1)
 	v.Ack(255, 1) // twice: no effect
 	send(257)
 	assert.Equal(t, uint64(9), v.Stats().Identities, "acknowledged")
+}
+
+// A view logs the records of about a round trip of snapshots, not of
+// the 256 it remembers. A round trip growing a tick at a time widens the
+// log before any acknowledgement comes back too late for it; one that
+// jumps past what the log holds loses the acknowledgements of what it
+// logged over, counted, as the log doubles to hold it; one longer than 256 ticks
+// loses all of them, counted. Every acknowledgement that does arrive in time makes
+// the next snapshot's baseline.
+func TestViewLogFollowsTheRoundTrip(t *testing.T) {
+	c := newCrateScene(t, 20, 2)
+	lag := []int{2, 2}
+	var snap protocol.Snapshot
+	base := make([]gw.Tick, 2)  // each view's last snapshot's default baseline
+	acked := make([]gw.Tick, 2) // and the newest snapshot it acknowledged
+	check := func(i int, p []byte) {
+		require.NoError(t, protocol.DecodeSnapshot(p, c.s.Schema, &snap))
+		base[i] = snap.DefaultBase
+	}
+	step := func() {
+		c.step(always, func(i int) int { return lag[i] }, check)
+		for i := range acked {
+			if int(c.tick) > lag[i] {
+				acked[i] = max(acked[i], c.tick-gw.Tick(lag[i]))
+			}
+		}
+	}
+	for range 400 { // view 1's round trip grows a tick every 4 ticks, to 90
+		lag[1] = min(2+int(c.tick)/4, 90)
+		want := slices.Clone(acked)
+		step()
+		if c.tick > 3 {
+			require.Equal(t, want, base, "tick %d: the newest acknowledged snapshot is the baseline", c.tick)
+		}
+	}
+	assert.Zero(t, c.vs[1].Stats().LateAcks, "a round trip growing slowly widens the log in time")
+
+	lag[1] = 200 // at once: nothing newer than 90 ticks back is acknowledged for 110 ticks, then 200 ticks back
+	for range 310 {
+		step()
+		if c.tick == 520 { // wider snapshots move the log again: what it lost stays lost
+			for k := range 5 {
+				e := newEntity(c.w, Pos{X: float32(-k)}, HP{V: int32(k)})
+				spawn(t, c.srv, e, c.s.crate, 0)
+				c.es = append(c.es, e)
+			}
+		}
+	}
+	// The first ack 200 ticks back (at tick 511) is past the log of 128
+	// ticks, which doubles to 256 keeping ticks 384..511: the acks of
+	// ticks 311..383 are late.
+	assert.Equal(t, uint64(383-311+1), c.vs[1].Stats().LateAcks)
+	want := acked[1]
+	step()
+	assert.Equal(t, c.tick-1-200, want, "acknowledged since")
+	assert.Equal(t, want, base[1])
+
+	lag[1] = 300 // past the 256 snapshots remembered: every ack is late
+	before := c.vs[1].Stats().LateAcks
+	for range 120 {
+		step()
+	}
+	assert.Equal(t, before+20, c.vs[1].Stats().LateAcks, "200 to 300 ticks: 100 ticks of nothing new, then 20 acks sent 300 ticks before")
+	assert.Zero(t, c.vs[0].Stats().LateAcks)
 }
 
 func snapIDs(s *protocol.Snapshot) []components.GhostID {
