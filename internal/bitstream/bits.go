@@ -141,16 +141,26 @@ func (w *Writer) CopyBits(src []byte, off, n int) {
 		panic(fmt.Sprintf("bitstream: copy of bits %d..%d from %d bytes", off, off+n, len(src)))
 	}
 	// 56 bits at a time from an 8-byte load at off's byte, shifted by
-	// off's bit, added to the pending word as WriteBits adds them.
-	for n >= 56 && off>>3+8 <= len(src) {
-		v := binary.LittleEndian.Uint64(src[off>>3:]) >> uint(off&7) & (1<<56 - 1)
-		w.acc |= v << uint(w.nacc)
-		if w.nacc += 56; w.nacc >= 64 {
-			w.buf = binary.LittleEndian.AppendUint64(w.buf, w.acc)
-			w.nacc -= 64
-			w.acc = v >> uint(56-w.nacc)
+	// off's bit, added to the pending word as WriteBits adds them; the
+	// words go straight into the buffer, grown once for all of them
+	// (n/64+1 words at most), and the pending word stays in a register.
+	if n >= 56 && off>>3+8 <= len(src) {
+		buf := slices.Grow(w.buf, n>>3+8)
+		i := len(buf)
+		buf = buf[:cap(buf)]
+		acc, nacc := w.acc, uint(w.nacc)
+		for n >= 56 && off>>3+8 <= len(src) {
+			v := binary.LittleEndian.Uint64(src[off>>3:]) >> uint(off&7) & (1<<56 - 1)
+			acc |= v << nacc
+			if nacc += 56; nacc >= 64 {
+				binary.LittleEndian.PutUint64(buf[i:], acc)
+				i += 8
+				nacc -= 64
+				acc = v >> (56 - nacc)
+			}
+			off, n = off+56, n-56
 		}
-		off, n = off+56, n-56
+		w.buf, w.acc, w.nacc = buf[:i], acc, int(nacc)
 	}
 	for n > 0 { // the last bits (from the last 8 bytes a byte at a time)
 		k := min(n, 56)
