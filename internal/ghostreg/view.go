@@ -53,9 +53,9 @@ type View struct {
 	// the next one's index). The log holds window ticks of widest
 	// records (the most one tick wrote), window growing from logTicks
 	// while acknowledgements come back later than 3/4 of it: it holds
-	// a round trip's records, not sentRing ticks' (a 64-player server's
-	// views about 1 MB of them, not 26 MB). A dead ghost's records keep
-	// it until the log passes them.
+	// a round trip's records, not sentRing ticks' of room for 1.5 times
+	// the widest each (24 times less at a 16-tick round trip). A dead
+	// ghost's records keep it until the log passes them.
 	sent   [sentRing]sentSnapshot
 	log    []sentGhost
 	logged uint64
