@@ -134,33 +134,20 @@ func (w *Writer) WriteBytes(p []byte) {
 // CopyBits writes the n bits of src that start at bit off (bit 0 is the
 // lowest bit of src[0], as Writer packs them), so encoded fields can be
 // spliced from one stream into another without decoding them. It costs
-// one 8-byte load and store per 56 bits. It panics when off or n is
+// one 8-byte load and store per 64 bits. It panics when off or n is
 // negative or off+n exceeds len(src)·8.
 func (w *Writer) CopyBits(src []byte, off, n int) {
 	if off < 0 || n < 0 || off+n > len(src)*8 {
 		panic(fmt.Sprintf("bitstream: copy of bits %d..%d from %d bytes", off, off+n, len(src)))
 	}
-	// 56 bits at a time from an 8-byte load at off's byte, shifted by
-	// off's bit, added to the pending word as WriteBits adds them; the
-	// words go straight into the buffer, grown once for all of them
-	// (n/64+1 words at most), and the pending word stays in a register.
-	if n >= 56 && off>>3+8 <= len(src) {
-		buf := slices.Grow(w.buf, n>>3+8)
+	// A word at a time (see shiftWords), straight into the buffer, grown
+	// once for all of them.
+	if words := min(n/64, (len(src)-off>>3-1)/8); words > 0 {
+		buf := slices.Grow(w.buf, 8*words+8)
 		i := len(buf)
-		buf = buf[:cap(buf)]
-		acc, nacc := w.acc, uint(w.nacc)
-		for n >= 56 && off>>3+8 <= len(src) {
-			v := binary.LittleEndian.Uint64(src[off>>3:]) >> uint(off&7) & (1<<56 - 1)
-			acc |= v << nacc
-			if nacc += 56; nacc >= 64 {
-				binary.LittleEndian.PutUint64(buf[i:], acc)
-				i += 8
-				nacc -= 64
-				acc = v >> (56 - nacc)
-			}
-			off, n = off+56, n-56
-		}
-		w.buf, w.acc, w.nacc = buf[:i], acc, int(nacc)
+		w.acc = shiftWords(buf[i:i+8*words], src[off>>3:off>>3+8*words+1], uint(off&7), uint(w.nacc), w.acc)
+		w.buf = buf[:i+8*words]
+		off, n = off+64*words, n-64*words
 	}
 	for n > 0 { // the last bits (from the last 8 bytes a byte at a time)
 		k := min(n, 56)
@@ -176,6 +163,30 @@ func (w *Writer) CopyBits(src []byte, off, n int) {
 		w.WriteBits(v>>sh&(1<<k-1), k)
 		off, n = off+k, n-k
 	}
+}
+
+// shiftWords stores into dst, 8 bytes per word, the words made of acc's
+// low k bits (0..63) followed by the bits of src from bit sh (0..7) on,
+// and returns the k bits left over: src holds one byte more than dst.
+// The 64 bits of each word come from an 8-byte load shifted by sh and
+// the next byte's bits above them; masks stand in for the shifts by 64
+// that sh or k 0 would take, so the loop has no branch but its own.
+func shiftWords(dst, src []byte, sh, k uint, acc uint64) uint64 {
+	hiMask, accMask := ^uint64(0), ^uint64(0)
+	if sh == 0 {
+		hiMask = 0
+	}
+	if k == 0 {
+		accMask = 0
+	}
+	sh, k = sh&7, k&63
+	for len(dst) >= 8 && len(src) >= 9 {
+		v := binary.LittleEndian.Uint64(src)>>sh | uint64(src[8])<<((64-sh)&63)&hiMask
+		binary.LittleEndian.PutUint64(dst, acc|v<<k)
+		acc = v >> ((64 - k) & 63) & accMask
+		dst, src = dst[8:], src[8:]
+	}
+	return acc
 }
 
 // Bytes returns everything written, the last partial byte padded with zero

@@ -534,8 +534,9 @@ func FuzzBitReader(f *testing.F) {
 }
 
 // CopyBits splices any bit range of one stream into another at any bit
-// position, a word boundary and a byte-aligned source included: what it
-// writes reads back as the fields the source held.
+// position, a word boundary and a byte-aligned source included, and
+// writing goes on after it: what it writes reads back as the fields the
+// source held.
 func TestCopyBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	for range 500 {
@@ -565,20 +566,31 @@ func TestCopyBits(t *testing.T) {
 		}
 		var dst bitstream.Writer
 		lead := rng.IntN(9)
-		if lead == 8 {
-			lead = 64 // at a word boundary
+		switch rng.IntN(3) {
+		case 0:
+			lead = 64 * rng.IntN(2) // at a word boundary
+		case 1:
+			lead = rng.IntN(200) // any bit of a pending word
 		}
-		dst.WriteBits(0x5555555555555555, lead)
+		for k := lead; k > 0; k -= 64 {
+			dst.WriteBits(0x5555555555555555, min(k, 64))
+		}
 		dst.CopyBits(b, off, n)
-		require.Equal(t, lead+n, dst.BitLen())
+		dst.WriteBits(0x2b, 7) // and the writing goes on after it
+		require.Equal(t, lead+n+7, dst.BitLen())
 		var r bitstream.Reader
 		r.Reset(dst.Bytes())
-		_, _ = r.ReadBits(lead)
+		for k := lead; k > 0; k -= 64 {
+			_, _ = r.ReadBits(min(k, 64))
+		}
 		for i := from; i < to; i++ {
 			v, err := r.ReadBits(widths[i])
 			require.NoError(t, err)
 			require.Equal(t, values[i], v, "field %d of %d bits", i, widths[i])
 		}
+		v, err := r.ReadBits(7)
+		require.NoError(t, err)
+		require.Equal(t, uint64(0x2b), v)
 	}
 	var w bitstream.Writer
 	assert.Panics(t, func() { w.CopyBits([]byte{1}, 1, 8) }, "past the end")
