@@ -38,6 +38,9 @@ type ServerRegister struct {
 	// live ghost has (their ghosts died), reused before it grows.
 	slots int
 	free  []int32
+	// bySlot is the ghost at each index of the state arrays; nil while
+	// the index is free.
+	bySlot []*serverGhost
 	// recRuns are the record runs of runTick (see runFor), nrecRuns of
 	// them in use.
 	recRuns  []recordRun
@@ -196,6 +199,7 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 	sg := &serverGhost{id: g.ID, e: e, typ: t, owner: owner, spawn: g.Spawned,
 		bits: make([]int32, 2*n), chg: make([]gw.Tick, n), idx: s.alloc()}
 	s.ghosts = append(s.ghosts, sg)
+	s.bySlot[sg.idx] = sg
 	s.unencoded = append(s.unencoded, sg)
 	s.owned[owner] = append(s.owned[owner], sg)
 	s.hasPtrs = false // the Assign moved e: take every pointer again
@@ -416,6 +420,7 @@ func (s *ServerRegister) gone(g *serverGhost) {
 		}
 	}
 	s.free = append(s.free, g.idx) // for a later spawn, once the views are told
+	s.bySlot[g.idx] = nil
 }
 
 // alloc returns a free index in the views' state arrays, cleared in
@@ -432,6 +437,7 @@ func (s *ServerRegister) alloc() int32 {
 		return i
 	}
 	s.slots++
+	s.bySlot = append(s.bySlot, nil)
 	for _, v := range s.views {
 		if v != nil {
 			v.state = append(v.state, viewGhost{})
@@ -633,7 +639,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	v.reserve(rec, k-v.next)
 	for _, c := range v.cand[v.next:k] {
 		vg := &v.state[c.g.idx]
-		v.logRecord(rec, sentGhost{g: c.g, part: uint8(part), ident: !vg.known, rest: c.rest})
+		v.logRecord(rec, sentGhost{idx: c.g.idx, id: c.g.id, part: uint8(part), ident: !vg.known, rest: c.rest})
 		if !vg.known {
 			v.stats.Identities++
 		}
@@ -730,7 +736,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		}
 		c.rest, c.full = eg.HasBase && eg.Changed == 0 || eg.Rest, !eg.HasBase && vg.sent
 		var ok bool
-		if s.nviews > 1 && (!eg.HasBase || vg.base == v.acked) { // the body every such record has: written once, copied
+		if s.nviews > 1 { // the body every such record has: written once, copied (with its baseline's distance when not the default one)
 			body := &g.body[b2i(eg.HasBase)]
 			if !body.For(eg) {
 				body.Encode(eg)

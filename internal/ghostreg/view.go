@@ -54,8 +54,7 @@ type View struct {
 	// records (the most one tick wrote), window growing from logTicks
 	// while acknowledgements come back later than 3/4 of it: it holds
 	// a round trip's records, not sentRing ticks' of room for 1.5 times
-	// the widest each (24 times less at a 16-tick round trip). A dead
-	// ghost's records keep it until the log passes them.
+	// the widest each (24 times less at a 16-tick round trip).
 	sent   [sentRing]sentSnapshot
 	log    []sentGhost
 	logged uint64
@@ -171,8 +170,13 @@ type sentSnapshot struct {
 	despawns []components.GhostID
 }
 
+// sentGhost is one record of a sent snapshot, in View.log: its ghost's
+// index and ID, not a pointer, so writing one costs no write barrier and
+// the log holds no dead ghost (an acknowledgement finds the ghost by its
+// index and skips it when another holds the index now).
 type sentGhost struct {
-	g     *serverGhost
+	idx   int32
+	id    components.GhostID
 	part  uint8
 	ident bool // sent with its identity
 	rest  bool // sent as unchanged since its baseline: the client knows it rests
@@ -622,19 +626,23 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 		if at++; at == len(v.log) {
 			at = 0
 		}
-		vg := &v.state[sg.g.idx]
-		if parts&(1<<sg.part) == 0 || sg.g.dead || !vg.relevant {
+		g := v.r.bySlot[sg.idx]
+		if g == nil || g.id != sg.id { // dead since
 			continue
 		}
-		was := vg.pending && v.canResume && v.idle(sg.g, vg)
+		vg := &v.state[sg.idx]
+		if parts&(1<<sg.part) == 0 || !vg.relevant {
+			continue
+		}
+		was := vg.pending && v.canResume && v.idle(g, vg)
 		if sg.ident {
 			vg.known = true
 		}
-		if now := v.r.encTick; sg.rest && age(sg.g.last, now) >= age(tick, now) { // not changed since tick
+		if now := v.r.encTick; sg.rest && age(g.last, now) >= age(tick, now) { // not changed since tick
 			vg.rested = true
 		}
 		vg.base, vg.hasBase = tick, true
-		if vg.pending && v.canResume && !was && v.idle(sg.g, vg) {
+		if vg.pending && v.canResume && !was && v.idle(g, vg) {
 			v.idles++
 		}
 	}

@@ -263,7 +263,8 @@ func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
 // in a snapshot: its baseline and values. A record with no baseline, or
 // delta-encoded against the snapshot's default baseline, has the same
 // body in every snapshot that carries the same components while the
-// ghost's encoding does not change, so a server encodes it once with
+// ghost's encoding does not change (against another baseline, the same
+// but for the baseline's distance), so a server encodes it once with
 // Encode and adds it to each such snapshot with AddBody, and calls Reset
 // when the ghost's encoding changes. The zero RecordBody holds none; one
 // is reused without allocating once its buffer has grown.
@@ -304,20 +305,28 @@ func (b *RecordBody) Reset() { b.valid = false }
 
 // AddBody is AddEncoded with the record's body taken from b, which holds
 // g's (see RecordBody.For): the per-connection work is the head and one
-// copy. With a baseline it must be the snapshot's default one. It panics
-// when it is not, when b does not hold g's body, or as AddEncoded does
-// (bugs, not bad input).
+// copy. With a baseline other than the snapshot's default one (or in a
+// snapshot without one) the baseline's distance is written between the
+// body's first two bits and the rest of it, which are the same. It
+// panics when b does not hold g's body, or as AddEncoded does (bugs, not
+// bad input).
 func (s *SnapshotWriter) AddBody(g *EncodedGhost, b *RecordBody) bool {
 	s.check(g)
-	if !b.For(g) || g.HasBase && !(s.hasBase && g.Base == s.base) {
-		panic(fmt.Sprintf("netsync: record body of ghost %d (valid %v, baseline %v, changed %#x) for ghost %d in snapshot %d (baseline %v at %d, default %v at %d, changed %#x)",
-			b.id, b.valid, b.hasBase, b.changed, g.ID, s.tick, g.HasBase, g.Base, s.hasBase, s.base, g.Changed))
+	if !b.For(g) {
+		panic(fmt.Sprintf("netsync: record body of ghost %d (valid %v, baseline %v, changed %#x) for ghost %d (baseline %v, changed %#x)",
+			b.id, b.valid, b.hasBase, b.changed, g.ID, g.HasBase, g.Changed))
 	}
 	if s.full {
 		return false
 	}
 	s.head(g.Ghost, g.Identity)
-	s.ghosts.CopyBits(b.buf, 0, b.nbits)
+	if g.HasBase && !(s.hasBase && g.Base == s.base) { // see writeBody: the delta bit, not the default bit, then the distance
+		s.ghosts.WriteBits(0b01, 2)
+		s.ghosts.WriteUvarint(uint64(s.tick.Sub(g.Base)))
+		s.ghosts.CopyBits(b.buf, 2, b.nbits-2)
+	} else {
+		s.ghosts.CopyBits(b.buf, 0, b.nbits)
+	}
 	return s.fit(g.Ghost)
 }
 
