@@ -91,11 +91,14 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.accepting.Lock()
 	s.ws.ServeHTTP(w, r)
 	conn, ok := s.ws.Accept()
-	s.accepting.Unlock()
 	if !ok {
+		s.accepting.Unlock()
 		return // the handshake failed and was answered
 	}
+	// Handed over in the order the handshakes completed: the next one
+	// waits until this one is queued (or refused).
 	s.mu.Lock()
+	s.accepting.Unlock()
 	defer s.mu.Unlock()
 	if len(s.accepted) == maxAccepted {
 		s.refusedSockets++

@@ -69,8 +69,10 @@ type Server struct {
 
 	wasm, execJS []byte
 
-	// accepting serialises WebSocket handshakes, so the connection Accept
-	// returns right after a handshake is that handshake's.
+	// accepting serialises WebSocket handshakes and their hand-over: the
+	// connection Accept returns right after a handshake is that
+	// handshake's, and connections are queued (or refused when the queue
+	// is full) in the order their handshakes completed.
 	accepting sync.Mutex
 	mu        sync.Mutex
 	accepted  []transport.Conn
