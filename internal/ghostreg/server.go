@@ -113,7 +113,7 @@ type serverGhost struct {
 	owner components.ConnID
 	spawn gw.Tick
 	dead  bool // no longer replicated: views drop it
-	fresh bool // encoded at least once
+	fresh bool // encoded at least once, first at tick born
 	// idx is its state's index in every View.state, in the first cache
 	// line with the fields above: a view's walk of its pending set reads
 	// only those and its own state array, in order. A dead ghost's index
@@ -130,6 +130,13 @@ type serverGhost struct {
 	bits []int32
 	chg  []gw.Tick
 	last gw.Tick
+	// born is the tick of its first encoding: no snapshot before it
+	// holds the ghost, so an acknowledgement of one tells a record of
+	// the dead ghost that had its index before (see View.Ack). A ghost
+	// older than 2³² ticks reads as born recently for 256 ticks once
+	// every 2³² (age): acknowledgements it gets then are skipped, and
+	// its records sent again.
+	born gw.Tick
 	// body holds its record's body with no baseline (0) and against a
 	// snapshot's default baseline (1) while its encoding holds, for every
 	// connection whose record carries the same components.
@@ -168,8 +175,9 @@ func (s *ServerRegister) Binding() *Binding { return s.b }
 // returns its ID. It adds the [components.Ghost] identity and the
 // [components.Predicted] marker (the server simulates every ghost in the
 // prediction stages) and, for an owned ghost, a [components.InputHeader]
-// and the schema's input type, which the server rewrites every tick. It errors when e is dead, already a
-// ghost, or lacks a replicated component of t (the error names it). It
+// and the schema's input type, which the server rewrites every tick. It
+// errors when e is dead, already a ghost, or lacks a replicated component
+// of t (the error names it), and when 2²⁸ ghosts are alive at once. It
 // panics if the arche world is locked, like any structural change.
 func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner components.ConnID) (components.GhostID, error) {
 	a := s.b.world.Arche()
@@ -181,6 +189,9 @@ func (s *ServerRegister) Spawn(e ecs.Entity, t codec.GhostTypeID, owner componen
 	}
 	if err := s.b.checkComponents(e, t); err != nil {
 		return 0, err
+	}
+	if len(s.free) == 0 && s.slots >= maxGhostSlots {
+		return 0, fmt.Errorf("ghosts: cannot spawn entity %v: %d ghosts hold every index, at most %d (2^28) at once", e, s.slots, maxGhostSlots)
 	}
 	s.next++
 	g := components.Ghost{ID: s.next, Type: uint16(t), Owner: owner, Spawned: s.b.world.Tick()}
@@ -525,6 +536,9 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	w := &s.scratch
 	w.Reset(s.sbuf[:0])
 	first := !g.fresh
+	if first {
+		g.born = tick
+	}
 	g.fresh = true
 	var changed bool
 	for i, size := range s.sizes[g.typ] {
@@ -639,7 +653,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	v.reserve(rec, k-v.next)
 	for _, c := range v.cand[v.next:k] {
 		vg := &v.state[c.g.idx]
-		v.logRecord(rec, sentGhost{idx: c.g.idx, id: c.g.id, part: uint8(part), ident: !vg.known, rest: c.rest})
+		v.logRecord(rec, newSentGhost(c.g.idx, part, !vg.known, c.rest))
 		if !vg.known {
 			v.stats.Identities++
 		}

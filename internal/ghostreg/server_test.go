@@ -437,3 +437,20 @@ func TestServerOwnedSkipsDestroyedEntities(t *testing.T) {
 	assert.Equal(t, 2, srv.Len())
 	assert.Equal(t, uint64(1), srv.Lost())
 }
+
+func TestSpawnBeyondTheIndexesIsRefused(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	first := newEntity(w, Pos{}, HP{})
+	spawn(t, srv, first, s.crate, 0)
+	ghostreg.FillSlots(srv)
+	e := newEntity(w, Pos{}, HP{})
+	_, err := srv.Spawn(e, s.crate, 0)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "268435456 ghosts hold every index, at most 268435456")
+	assert.Equal(t, 1, srv.Len())
+	require.True(t, srv.Despawn(first))
+	spawn(t, srv, e, s.crate, 0) // the dead ghost's index
+	assert.Equal(t, 1, srv.Len())
+}

@@ -751,30 +751,44 @@ func TestSpawnRecordRestsOnlyAfterAQuietSpell(t *testing.T) {
 // view's state: an acknowledgement of a snapshot that held the dead one
 // must not tell the view the new one is known, nor give it a baseline.
 func TestViewStateOfADeadGhostIsNotTheNextOnes(t *testing.T) {
-	s := newTestSchema(t)
-	w, b := newServerWorld(t, s)
-	srv := ghostreg.NewServerRegister(b)
-	old := newEntity(w, Pos{X: 1}, HP{V: 1})
-	spawn(t, srv, old, s.crate, 0)
-	v := srv.NewView(1)
-	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
-	require.NoError(t, err)
-	var snap protocol.Snapshot
-	send := func(tick gw.Tick) *protocol.Snapshot {
-		sw.Begin(tick)
-		srv.WriteSnapshot(sw, v, tick)
-		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
-		return &snap
+	// The new ghost takes the dead one's index; the late ack of the old
+	// one's snapshot must not acknowledge the new one's identity, whether
+	// it comes before the new one's first snapshot or after it.
+	for _, sentFirst := range []bool{false, true} {
+		s := newTestSchema(t)
+		w, b := newServerWorld(t, s)
+		srv := ghostreg.NewServerRegister(b)
+		old := newEntity(w, Pos{X: 1}, HP{V: 1})
+		spawn(t, srv, old, s.crate, 0)
+		v := srv.NewView(1)
+		sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+		require.NoError(t, err)
+		var snap protocol.Snapshot
+		send := func(tick gw.Tick) *protocol.Snapshot {
+			sw.Begin(tick)
+			srv.WriteSnapshot(sw, v, tick)
+			require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+			return &snap
+		}
+		send(10) // the old ghost with its identity, not acknowledged yet
+		require.True(t, srv.Despawn(old))
+		e := newEntity(w, Pos{X: 2}, HP{V: 2})
+		spawn(t, srv, e, s.crate, 0)
+		tick := gw.Tick(11)
+		if sentFirst {
+			require.Len(t, send(tick).Ghosts, 1)
+			tick++
+		}
+		v.Ack(10, 1)
+		got := send(tick)
+		require.Len(t, got.Ghosts, 1)
+		assert.True(t, got.Ghosts[0].Identity, "sent first %v: the new ghost is sent with its identity", sentFirst)
+		assert.False(t, got.Ghosts[0].HasBase, "sent first %v: and in full", sentFirst)
+		identities := uint64(2)
+		if sentFirst {
+			identities = 3
+		}
+		assert.Equal(t, identities, v.Stats().Identities, "sent first %v", sentFirst)
+		assert.Equal(t, 1, v.PendingDespawns(), "sent first %v: the old one's despawn", sentFirst)
 	}
-	send(10) // the old ghost with its identity, not acknowledged yet
-	require.True(t, srv.Despawn(old))
-	e := newEntity(w, Pos{X: 2}, HP{V: 2})
-	spawn(t, srv, e, s.crate, 0)
-	v.Ack(10, 1)
-	got := send(11)
-	require.Len(t, got.Ghosts, 1)
-	assert.True(t, got.Ghosts[0].Identity, "the new ghost is sent with its identity")
-	assert.False(t, got.Ghosts[0].HasBase, "and in full")
-	assert.Equal(t, uint64(2), v.Stats().Identities)
-	assert.Equal(t, 1, v.PendingDespawns(), "the old one's despawn")
 }
