@@ -258,3 +258,39 @@ func TestRecordRunsStopAllocating(t *testing.T) {
 	assert.Positive(t, copied)
 	assert.Positive(t, runless)
 }
+
+// A ghost that moves again after a rest has, at each connection, the
+// snapshot that said it rests as its baseline, not the default one: its
+// record comes after those copied from the tick's run, so it does not
+// split their stretch.
+func TestRecordsAgainstOtherBaselinesComeAfterTheRun(t *testing.T) {
+	const crates, views, still = 10, 3, 3
+	c := newCrateScene(t, crates, views)
+	lag := func(int) int { return 1 }
+	resting := func(k int) bool { return k != still }
+	for range 8 {
+		c.step(always, lag, nil)
+	}
+	for range 80 { // long enough for every view to hold it at rest
+		c.step(resting, lag, nil)
+	}
+	var snap protocol.Snapshot
+	checked := 0
+	c.step(always, lag, func(i int, p []byte) {
+		require.NoError(t, protocol.DecodeSnapshot(p, c.s.Schema, &snap))
+		require.Len(t, snap.Ghosts, crates, "view %d", i)
+		var ids []components.GhostID
+		for _, g := range snap.Ghosts {
+			ids = append(ids, g.ID)
+		}
+		want := []components.GhostID{1, 2, 3, 5, 6, 7, 8, 9, 10, 4}
+		assert.Equal(t, want, ids, "view %d: the default baseline's records first, in ID order", i)
+		last := snap.Ghosts[crates-1]
+		require.True(t, last.HasBase, "view %d", i)
+		assert.True(t, last.Base.Before(c.tick-1), "view %d: ghost 4 against the snapshot that said it rests (%d), not the default %d", i, last.Base, c.tick-1)
+		checked++
+	})
+	assert.Equal(t, views, checked)
+	copied, _ := c.srv.RunRecords()
+	assert.Positive(t, copied)
+}

@@ -74,6 +74,7 @@ type ServerRegister struct {
 	unencoded []*serverGhost
 	dirty     []int32
 	changed   []*serverGhost // the ghosts encode found changed, for the views
+	later     []int32        // the candidates writeAll writes after the stretches
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
 	encTick gw.Tick
@@ -641,7 +642,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		k = s.writeCandidates(sw, v, tick, 0, len(v.cand))
 	case part == 0 && len(v.cand) <= protocol.MaxGhostsPerSnapshot:
 		mark := sw.Mark()
-		if k = s.writeCandidates(sw, v, tick, 0, len(v.cand)); k < len(v.cand) {
+		if k = len(v.cand); !s.writeAll(sw, v, tick) {
 			sw.Rewind(mark)
 			k = s.writeByPriority(sw, v, tick, 0)
 		}
@@ -725,11 +726,8 @@ func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, t
 func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from, to int) int {
 	run, j := s.runFor(v, tick), 0 // j: the run's record expected next
 	for k := from; k < to; k++ {
-		c := &v.cand[k]
-		g := c.g
-		vg := &v.state[g.idx]
-		if run != nil && v.shared(vg) {
-			if n := s.copyRun(sw, v, run, k, to, &j, tick); n > 0 {
+		if run != nil && v.shared(&v.state[v.cand[k].g.idx]) {
+			if n, _ := s.copyRun(sw, v, run, k, to, &j, tick, false); n > 0 {
 				k += n - 1
 				continue
 			}
@@ -740,30 +738,79 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 				run = nil
 			}
 		}
-		eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
-		eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
-		if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
-			eg.HasBase, eg.Base, eg.Changed = true, vg.base, changedSince(g, tick, d)
-		}
-		if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
-			eg.Rest = age(g.last, tick) >= spawnRestTicks
-		}
-		c.rest, c.full = eg.HasBase && eg.Changed == 0 || eg.Rest, !eg.HasBase && vg.sent
-		var ok bool
-		if s.nviews > 1 { // the body every such record has: written once, copied (with its baseline's distance when not the default one)
-			body := &g.body[b2i(eg.HasBase)]
-			if !body.For(eg) {
-				body.Encode(eg)
-			}
-			ok = sw.AddBody(eg, body)
-		} else {
-			ok = sw.AddEncoded(eg)
-		}
-		if !ok {
+		if !s.writeOne(sw, v, &v.cand[k], tick) {
 			return k // the writer is full: every later ghost waits too
 		}
 	}
 	return to
+}
+
+// writeAll adds every candidate of v, in two rounds: first those whose
+// record is the one every connection with v's baseline distance gets
+// (see shared), copied in stretches from the tick's record run, then the
+// others one at a time, each round in candidate order. It reports
+// whether all fit; when not, the writer holds some of them, to be
+// rewound. The others are mostly ghosts that moved again after a rest:
+// their baseline is the snapshot that said they rest, a different one
+// per connection. Among the rest in ID order, each would end a stretch
+// and cost one more copy and a search of the run for the next. A
+// connection alone writes its records in the same order.
+func (s *ServerRegister) writeAll(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) bool {
+	run := s.runFor(v, tick)
+	s.later = s.later[:0]
+	for k, j := 0, 0; k < len(v.cand); { // j: the run's record expected next
+		c := &v.cand[k]
+		if !v.shared(&v.state[c.g.idx]) {
+			s.later = append(s.later, int32(k))
+			k++
+			continue
+		}
+		if run != nil {
+			n, end := s.copyRun(sw, v, run, k, len(v.cand), &j, tick, true)
+			if n > 0 {
+				k = end
+				continue
+			}
+			if j >= 0 { // the stretch did not fit: nor would its records one at a time
+				return false
+			}
+		}
+		if !s.writeOne(sw, v, c, tick) { // the run passed it by, or there is none
+			return false
+		}
+		k++
+	}
+	for _, k := range s.later {
+		if !s.writeOne(sw, v, &v.cand[k], tick) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeOne adds c's record on its own (its body copied when more than
+// one connection could use it), noting in c what it said, and reports
+// whether it fit.
+func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candidate, tick gw.Tick) bool {
+	g := c.g
+	vg := &v.state[g.idx]
+	eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
+	eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
+	if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
+		eg.HasBase, eg.Base, eg.Changed = true, vg.base, changedSince(g, tick, d)
+	}
+	if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
+		eg.Rest = age(g.last, tick) >= spawnRestTicks
+	}
+	c.rest, c.full = eg.HasBase && eg.Changed == 0 || eg.Rest, !eg.HasBase && vg.sent
+	if s.nviews > 1 { // the body every such record has: written once, copied (with its baseline's distance when not the default one)
+		body := &g.body[b2i(eg.HasBase)]
+		if !body.For(eg) {
+			body.Encode(eg)
+		}
+		return sw.AddBody(eg, body)
+	}
+	return sw.AddEncoded(eg)
 }
 
 // RunRecords returns how many records snapshots took from record runs
@@ -867,24 +914,31 @@ func (v *View) shared(vg *viewGhost) bool {
 // to) that are records of run in a row, v's client knowing each and
 // holding it at v's acknowledged snapshot, appending to the run the
 // records it does not have yet past its end, and returns how many it
-// added. *j is the run's record expected at k, set to the one after the
-// stretch; it returns 0 with *j at -1 when the run passed candidate k by
-// (another connection's snapshot did not hold it) and with *j unchanged
-// when the stretch does not fit.
-func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick) int {
+// added and the candidate after the stretch. With skip, candidates the
+// run cannot serve (not shared) do not end the stretch: they are listed
+// in s.later, to be written after it. *j is the run's record expected at
+// k, set to the one after the stretch; it returns 0 with *j at -1 when
+// the run passed candidate k by (another connection's snapshot did not
+// hold it) and with *j unchanged when the stretch does not fit.
+func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick, skip bool) (n, end int) {
 	if g := v.cand[k].g; *j < 0 || *j >= len(run.ghosts) || run.ghosts[*j] != g {
 		i, ok := slices.BinarySearchFunc(run.ghosts, g.id, func(x *serverGhost, id components.GhostID) int { return cmp.Compare(x.id, id) })
 		if !ok && i < len(run.ghosts) {
 			*j = -1
-			return 0
+			return 0, k
 		}
 		*j = i
 	}
-	n := 0
-	for ; k+n < to; n++ {
-		g := v.cand[k+n].g
+	mark := len(s.later)
+	end = k
+	for ; end < to; end++ {
+		g := v.cand[end].g
 		if !v.shared(&v.state[g.idx]) {
-			break
+			if !skip {
+				break
+			}
+			s.later = append(s.later, int32(end))
+			continue
 		}
 		if at := *j + n; at < len(run.ghosts) {
 			if run.ghosts[at] != g {
@@ -895,17 +949,22 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		} else {
 			break
 		}
+		n++
 	}
 	if !sw.AddRun(&run.r, *j, *j+n) {
-		return 0
+		s.later = s.later[:mark]
+		return 0, k
 	}
-	for i := range n {
-		c := &v.cand[k+i]
-		c.rest, c.full = run.rest[*j+i], false
+	at := *j
+	for i := k; i < end; i++ {
+		if c := &v.cand[i]; v.shared(&v.state[c.g.idx]) {
+			c.rest, c.full = run.rest[at], false
+			at++
+		}
 	}
 	*j += n
 	s.copied += uint64(n)
-	return n
+	return n, end
 }
 
 // appendRun appends g's record against the snapshot of base to run.
