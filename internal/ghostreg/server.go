@@ -78,6 +78,7 @@ type ServerRegister struct {
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
 	encTick gw.Tick
+	agedAt  int // the ghost age checked last
 	encOK   bool
 	scratch bitstream.Writer
 	sbuf    []byte
@@ -131,12 +132,10 @@ type serverGhost struct {
 	bits []int32
 	chg  []gw.Tick
 	last gw.Tick
-	// born is the tick of its first encoding: no snapshot before it
+	// born is the tick of its first encoding, or bornHorizon ticks back
+	// once it is older (see ServerRegister.ageBorn): no snapshot before it
 	// holds the ghost, so an acknowledgement of one tells a record of
-	// the dead ghost that had its index before (see View.Ack). A ghost
-	// older than 2³² ticks reads as born recently for 256 ticks once
-	// every 2³² (age): acknowledgements it gets then are skipped, and
-	// its records sent again.
+	// the dead ghost that had its index before (see View.Ack).
 	born gw.Tick
 	// body holds its record's body with no baseline (0) and against a
 	// snapshot's default baseline (1) while its encoding holds, for every
@@ -526,6 +525,27 @@ func (s *ServerRegister) encode(tick gw.Tick) {
 	clear(s.changed)
 	s.changed = s.changed[:0]
 	s.encTick, s.encOK = tick, true
+	s.ageBorn(tick)
+}
+
+// bornHorizon is how far back a ghost's born tick is kept: an older one
+// is moved up to it (see ageBorn), so that born, a wrapping tick, never reads
+// as recent again however long the ghost lives.
+const bornHorizon = 1 << 30
+
+// ageBorn checks one ghost a tick, in turn, and moves its born tick up to
+// bornHorizon ticks back when it is older: View.Ack compares born with
+// ticks at most sentRing back, which it still precedes, and a ghost older
+// than 2³² ticks would otherwise read as born recently for that many
+// ticks, its acknowledgements skipped. Each ghost is checked every
+// len(ghosts) ticks, well within the 2³² − 2³⁰ ticks left.
+func (s *ServerRegister) ageBorn(tick gw.Tick) {
+	if n := len(s.ghosts); n > 0 {
+		s.agedAt = (s.agedAt + 1) % n
+		if g := s.ghosts[s.agedAt]; g.fresh && age(g.born, tick) > bornHorizon {
+			g.born = tick.Add(-bornHorizon)
+		}
+	}
 }
 
 // reencode encodes g's components again and marks those whose encoding
@@ -932,7 +952,8 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 	mark := len(s.later)
 	end = k
 	for ; end < to; end++ {
-		g := v.cand[end].g
+		c := &v.cand[end]
+		g := c.g
 		if !v.shared(&v.state[g.idx]) {
 			if !skip {
 				break
@@ -940,7 +961,8 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 			s.later = append(s.later, int32(end))
 			continue
 		}
-		if at := *j + n; at < len(run.ghosts) {
+		at := *j + n
+		if at < len(run.ghosts) {
 			if run.ghosts[at] != g {
 				break
 			}
@@ -949,18 +971,12 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		} else {
 			break
 		}
+		c.rest, c.full = run.rest[at], false // noted before it is written: a stretch that does not fit is written again
 		n++
 	}
 	if !sw.AddRun(&run.r, *j, *j+n) {
 		s.later = s.later[:mark]
 		return 0, k
-	}
-	at := *j
-	for i := k; i < end; i++ {
-		if c := &v.cand[i]; v.shared(&v.state[c.g.idx]) {
-			c.rest, c.full = run.rest[at], false
-			at++
-		}
 	}
 	*j += n
 	s.copied += uint64(n)

@@ -624,6 +624,44 @@ func TestGhostAtRestForMonths(t *testing.T) {
 	}
 }
 
+// A ghost first encoded 2³² ticks ago and more, its born tick wrapped to
+// just before now, still gets its acknowledgements: the register moves
+// an old ghost's born tick up to 2³⁰ ticks back, so an ack of a snapshot
+// from before the wrapped tick does not read as one from before the
+// ghost's first encoding (a dead ghost's record in its index).
+func TestAcksOfAGhostOlderThanTheTicksWrap(t *testing.T) {
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	spawn(t, srv, newEntity(w, Pos{1, 2}, HP{V: 3}), s.crate, 0)
+	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	write := func(v *ghostreg.View, tick gw.Tick) []protocol.GhostState {
+		ecsx.SetTick(w, tick)
+		srv.Quantize()
+		sw.Begin(tick)
+		srv.WriteSnapshot(sw, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		return snap.Ghosts
+	}
+	early := srv.NewView(1)
+	write(early, 1)       // first encoded at 1
+	write(early, 1+1<<31) // half the ticks on: the register sees it old
+	early.Close()
+
+	v := srv.NewView(2)
+	first := gw.Tick(0).Add(-2) // 2³² − 3 ticks after 1: the born tick reads as 3 ahead
+	for i := range 6 {
+		require.Len(t, write(v, first.Add(i)), 1)
+	}
+	v.Ack(first, 1) // at tick 3, of tick 2³² − 2: 5 ticks back, the born tick 2 back when wrapped
+	got := write(v, first.Add(6))
+	require.Len(t, got, 1)
+	assert.False(t, got[0].Identity, "the identity was acknowledged")
+	assert.Equal(t, uint64(6), v.Stats().Identities)
+}
+
 // Snapshots of changing sizes (1 to 40 records, the sizes landing on each
 // of the 256 remembered snapshots in turn) stop allocating once every one
 // has been used twice: a record list that grows grows to the most any of
