@@ -137,9 +137,32 @@ func (p *page) scale() {
 	p.printf("\n| measure | figure | target |\n| --- | ---: | --- |\n")
 	p.printf("| server cost, 64 players / 16 players, alone | **%s** | ≤ %s (linear in players: 4x): %s |\n", ratio(x, 1), exact(scaleTarget)+"x", met(x <= scaleTarget))
 	p.printf("| the same in the harness | %s | — |\n", ratio(shared, 1))
+	if player, record, most, ok := split(p.get(n, "server-us/tick-16p"), p.get(n, "records/tick-16p"), p.get(n, "server-us/tick-64p"), p.get(n, "records/tick-64p")); ok {
+		p.printf("| the alone figures of 16 and 64 players split into a cost per player and one per ghost record: per player | %s µs | — |\n", num(player))
+		p.printf("| per ghost record | %s ns | ≤ %s ns for %sx at that cost per player |\n", num(1000*record), num(1000*most), exact(scaleTarget))
+	}
 	p.printf("| bytes per client per tick, 64 players | %s | ≤ %s: %s |\n", num(bytes64), num(packetTarget), met(bytes64 <= packetTarget))
 	p.printf("| server allocations per 1,000 ticks, alone (three matches; the fewest of three runs) | %s | none per tick (under 1: a slice growing to a new high now and then): %s |\n", num(1000*serverAllocs), met(1000*serverAllocs < 1))
 	p.printf("| allocations per op in the harness (three matches, their clients and links, the traffic recorder) | %s | — |\n\n", num(allocs))
+}
+
+// split solves t16 = 16·player + r16·record and t64 = 64·player +
+// r64·record (µs per tick, records per tick) for the cost of a player
+// and of a record, and returns the most a record may cost for the 64-
+// player server to cost scaleTarget times the 16-player one at that cost
+// per player. ok is false when the records grow like the players (no
+// single solution).
+func split(t16, r16, t64, r64 float64) (player, record, most float64, ok bool) {
+	d := r64 - 4*r16
+	if d == 0 {
+		return 0, 0, 0, false
+	}
+	record = (t64 - 4*t16) / d
+	player = (t16 - r16*record) / 16
+	if room := r64 - scaleTarget*r16; room > 0 {
+		most = player * (16*scaleTarget - 64) / room
+	}
+	return player, record, most, true
 }
 
 func (p *page) idle() {

@@ -44,8 +44,22 @@ func TestRenderIsTheGoldenPage(t *testing.T) {
 	assert.Contains(t, page, "| bandwidth per client | 562 kbps | 12.11 Mbps | **4.64 %** | ≤ 1.5 %: **not met** | Fiedler: naive 17.37 Mbps;")
 	assert.Contains(t, page, "| server cost, 64 players / 16 players, alone | **4.24x** | ≤ 4.5x (linear in players: 4x): met |")
 	assert.Contains(t, page, "| the same in the harness | 5.10x | — |")
+	// 16 players: 303.2 µs, 162.5 records; 64: 1,285 µs, 2,603 records.
+	assert.Contains(t, page, "cost per player and one per ghost record: per player | 18.6 µs | — |")
+	assert.Contains(t, page, "| per ghost record | 37.0 ns | ≤ 79.4 ns for 4.5x at that cost per player |")
 	assert.Contains(t, page, "| server time per tick, alone | **27,130 µs** | 856 µs (encoding only) | 31.7x | ≤ 50 µs: **not met** | naia: 47.6 µs")
 	assert.Contains(t, page, "| server time per tick, in the harness | 39,310 µs | 856 µs | 45.9x | — | — |")
+}
+
+func TestSplitSolvesBothPlayerCounts(t *testing.T) {
+	player, record, most, ok := split(16*5+200*0.05, 200, 64*5+3000*0.05, 3000)
+	require.True(t, ok)
+	assert.InDelta(t, 5, player, 1e-9)
+	assert.InDelta(t, 0.05, record, 1e-9)
+	// 64·5 + 3000·most = 4.5·(16·5 + 200·most)
+	assert.InDelta(t, 4.5*(16*5+200*most), 64*5+3000*most, 1e-9)
+	_, _, _, ok = split(100, 10, 400, 40)
+	assert.False(t, ok, "records that grow like the players")
 }
 
 func TestRenderNamesWhatTheRunLacks(t *testing.T) {
