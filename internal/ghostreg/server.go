@@ -78,7 +78,7 @@ type ServerRegister struct {
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
 	encTick gw.Tick
-	agedAt  int // the ghost age checked last
+	agedAt  int // the ghost ageBorn checked last
 	encOK   bool
 	scratch bitstream.Writer
 	sbuf    []byte

@@ -187,6 +187,9 @@ func newSentGhost(idx int32, part int, ident, rest bool) sentGhost {
 	return sentGhost(uint32(idx)<<4 | uint32(part)<<2 | uint32(b2i(ident))<<1 | uint32(b2i(rest)))
 }
 
+// A part takes 2 bits: this fails to compile when more parts are allowed.
+const _ = uint(4 - protocol.MaxSnapshotParts)
+
 func (sg sentGhost) idx() int32  { return int32(sg >> 4) }
 func (sg sentGhost) part() uint  { return uint(sg>>2) & 3 }
 func (sg sentGhost) ident() bool { return sg&2 != 0 }
