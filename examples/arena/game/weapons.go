@@ -174,7 +174,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: tick, ViewTick: view, ViewFraction: frac,
 			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge, InterpolationDelay: head.InterpolationDelay, Acked: head.Acked})
 	}
-	damaged := false
+	killed := false
 	for _, shot := range s.shots {
 		s.Stats.Fired++
 		v := s.judge().Judge(shot)
@@ -200,9 +200,14 @@ func (s *ShotSystem) Update(w *gw.World) {
 			continue
 		}
 		s.Stats.Hits++
-		damaged = s.damage(w, v.Target) || damaged
+		killed = s.damage(w, v.Target) || killed
 	}
-	if damaged {
+	// The tick's history must say who died in it, as its snapshot does.
+	// The arena's rules (Visible, Alive) read nothing of Health but
+	// whether a player is alive, so a hit that leaves its target alive
+	// changes no later verdict: the tick is recorded again, every player,
+	// only after a kill (at 64 players a hit lands almost every tick).
+	if killed {
 		s.LC.Update(w)
 	}
 	if w.Tick()%64 == 0 {
@@ -215,7 +220,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 }
 
 // damage applies a hit to the target's present state: decided in the past,
-// applied now. It reports whether the state changed.
+// applied now. It reports whether the hit killed.
 func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
 	if !w.Arche().Alive(target) || !s.health.Has(target) {
 		return false
@@ -225,10 +230,11 @@ func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
 		return false
 	}
 	h.HP -= Damage
-	if !h.Alive() {
-		s.Stats.Kills++
-		h.Respawn = w.Tick().Add(s.respawn)
+	if h.Alive() {
+		return false
 	}
+	s.Stats.Kills++
+	h.Respawn = w.Tick().Add(s.respawn)
 	return true
 }
 

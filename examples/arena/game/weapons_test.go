@@ -303,6 +303,28 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	}
 }
 
+// A hit that leaves its target alive does not record the tick again: the
+// arena's rules read only whether a player is alive, which the hit did not
+// change, so a later shot at the view of that tick is judged alike.
+func TestTargetHitNotKilledKeepsThatTicksHistory(t *testing.T) {
+	r := newShotRig(t, true)
+	health := generic.NewMap[Health](r.w.Arche())
+	health.Get(r.target).HP = 2 * Damage
+	r.tick(20, true)
+	require.Equal(t, uint64(1), r.shots.Stats.Hits)
+	require.Zero(t, r.shots.Stats.Kills)
+	require.Equal(t, int16(Damage), health.Get(r.target).HP)
+	for tick := gw.Tick(21); tick < 40; tick++ {
+		r.tick(tick, false)
+	}
+	hp, ok := ecsx.Value[Health](lagcompx.History(r.lc), 20, r.target)
+	require.True(t, ok)
+	assert.Equal(t, int16(2*Damage), hp.HP, "tick 20 as recorded before the hit")
+	shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}, MaxViewAge: 20}
+	v := lagcompx.Probe(r.lc, shot, false)
+	assert.True(t, v.Hit, "alive either way: %+v", v)
+}
+
 // onlyFromCover is a game's own judge for the test below: it refuses every
 // shot fired from the open half of the arena (x < 0) with its own reason,
 // and leaves the rest to the compensator.
