@@ -671,22 +671,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	default:
 		k = s.writeByPriority(sw, v, tick, v.next)
 	}
-	v.reserve(rec, k-v.next)
-	for _, c := range v.cand[v.next:k] {
-		vg := &v.state[c.g.idx]
-		v.logRecord(rec, newSentGhost(c.g.idx, part, !vg.known, c.rest))
-		if !vg.known {
-			v.stats.Identities++
-		}
-		if c.full {
-			v.stats.FullStates++
-		}
-		if vg.waiting { // its wait ends here, whether or not a walk saw it last
-			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
-		}
-		vg.priority, vg.sent, vg.waiting = 0, true, false
-	}
-	v.stats.Records += uint64(k - v.next)
+	v.logRecords(rec, v.cand[v.next:k], part, tick)
 	v.next, v.deferred = k, len(v.cand)-k
 	if v.resumed { // the candidates a walk would have found: the pending set but the idle ones
 		v.deferred = max(0, len(v.pending)-v.idles-k)
@@ -926,8 +911,12 @@ func (s *ServerRegister) runFor(v *View, tick gw.Tick) *recordRun {
 // shared reports whether v's client knows vg's ghost and holds it at v's
 // acknowledged snapshot: then its record is the one every connection
 // whose baseline is as far back gets, so it can come from a run.
-func (v *View) shared(vg *viewGhost) bool {
-	return vg.known && vg.hasBase && vg.base == v.acked
+func (v *View) shared(vg *viewGhost) bool { return shared(vg, v.acked) }
+
+// shared is View.shared for a view that acknowledged the snapshot of
+// acked, for loops that keep it in a local.
+func shared(vg *viewGhost, acked gw.Tick) bool {
+	return vg.known && vg.hasBase && vg.base == acked
 }
 
 // copyRun adds to sw the longest stretch of v's candidates from k (below
@@ -950,11 +939,12 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		*j = i
 	}
 	mark := len(s.later)
+	cand, state, acked := v.cand, v.state, v.acked // locals in the loop: it runs per record
 	end = k
 	for ; end < to; end++ {
-		c := &v.cand[end]
+		c := &cand[end]
 		g := c.g
-		if !v.shared(&v.state[g.idx]) {
+		if !shared(&state[g.idx], acked) {
 			if !skip {
 				break
 			}

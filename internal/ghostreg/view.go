@@ -513,15 +513,35 @@ func (v *View) importance(g *serverGhost) float32 {
 // need it no longer.
 const logTicks = 16
 
-// logRecord appends sg to the log as a record of the snapshot rec, the
-// one being written.
-func (v *View) logRecord(rec *sentSnapshot, sg sentGhost) {
-	v.log[v.at] = sg
-	if v.at++; v.at == len(v.log) {
-		v.at = 0
+// logRecords notes that the snapshot rec, being written, holds part
+// part's records of the candidates sent, in the log, and that their
+// ghosts were sent at tick: their priorities start again, their waits
+// end. Locals, not the view's fields, in the loop: it runs per
+// connection and record.
+func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw.Tick) {
+	v.reserve(rec, len(sent))
+	log, at, state, st := v.log, v.at, v.state, v.stats
+	for _, c := range sent {
+		vg := &state[c.g.idx]
+		log[at] = newSentGhost(c.g.idx, part, !vg.known, c.rest)
+		if at++; at == len(log) {
+			at = 0
+		}
+		if !vg.known {
+			st.Identities++
+		}
+		if c.full {
+			st.FullStates++
+		}
+		if vg.waiting { // its wait ends here, whether or not a walk saw it last
+			st.MaxStaleness = max(st.MaxStaleness, int(tick.Sub(vg.since)))
+		}
+		vg.priority, vg.sent, vg.waiting = 0, true, false
 	}
-	v.logged++
-	rec.n++
+	st.Records += uint64(len(sent))
+	v.at, v.stats = at, st
+	v.logged += uint64(len(sent))
+	rec.n += len(sent)
 }
 
 // reserve makes room in the log for n more records of rec, the snapshot
@@ -635,35 +655,37 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 	}
 	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
-	at := 0
+	// Locals, not the view's fields, in the loop: it runs per record.
+	log, state, bySlot, now, resumable := v.log, v.state, v.r.bySlot, v.r.encTick, v.canResume
+	at, ago := 0, age(tick, now)
 	if rec.n > 0 {
-		at = int(rec.from % uint64(len(v.log)))
+		at = int(rec.from % uint64(len(log)))
 	}
 	for range rec.n {
-		sg := v.log[at]
-		if at++; at == len(v.log) {
+		sg := log[at]
+		if at++; at == len(log) {
 			at = 0
 		}
 		// The record is of the ghost in its index now unless that one
 		// was first encoded after tick (dead since, its index taken by
 		// a later spawn), or not yet.
-		g, now := v.r.bySlot[sg.idx()], v.r.encTick
-		if g == nil || !g.fresh || age(g.born, now) < age(tick, now) {
+		g := bySlot[sg.idx()]
+		if g == nil || !g.fresh || age(g.born, now) < ago {
 			continue
 		}
-		vg := &v.state[sg.idx()]
+		vg := &state[sg.idx()]
 		if parts&(1<<sg.part()) == 0 || !vg.relevant {
 			continue
 		}
-		was := vg.pending && v.canResume && v.idle(g, vg)
+		was := vg.pending && resumable && v.idle(g, vg)
 		if sg.ident() {
 			vg.known = true
 		}
-		if sg.rest() && age(g.last, now) >= age(tick, now) { // not changed since tick
+		if sg.rest() && age(g.last, now) >= ago { // not changed since tick
 			vg.rested = true
 		}
 		vg.base, vg.hasBase = tick, true
-		if vg.pending && v.canResume && !was && v.idle(g, vg) {
+		if vg.pending && resumable && !was && v.idle(g, vg) {
 			v.idles++
 		}
 	}
