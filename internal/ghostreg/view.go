@@ -228,7 +228,7 @@ func (s *ServerRegister) NewView(conn components.ConnID) *View {
 		slot = len(s.views)
 		s.views = append(s.views, nil)
 	}
-	v := &View{r: s, conn: conn, slot: slot, state: make([]viewGhost, s.slots)}
+	v := &View{r: s, conn: conn, slot: slot, state: make([]viewGhost, s.slots), window: logTicks}
 	s.views[slot] = v
 	s.nviews++
 	for _, g := range s.ghosts {
@@ -550,7 +550,6 @@ func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw
 // window, costs the view one allocation.
 func (v *View) reserve(rec *sentSnapshot, n int) {
 	v.widest = max(v.widest, rec.n+n)
-	v.window = max(v.window, logTicks)
 	if need := v.window * v.widest; need > len(v.log) {
 		v.relog(need)
 	}
@@ -559,7 +558,7 @@ func (v *View) reserve(rec *sentSnapshot, n int) {
 // widen doubles the ticks the log holds, up to sentRing.
 func (v *View) widen() {
 	if v.window < sentRing {
-		v.window = min(2*max(v.window, logTicks), sentRing)
+		v.window = min(2*v.window, sentRing)
 		v.relog(v.window * v.widest)
 	}
 }

@@ -248,8 +248,7 @@ func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
 	case def: // the delta and default bits, then a changed bit per component
 		w.WriteBits(0b11|uint64(g.Changed)<<2, 2+n)
 	default:
-		w.WriteBits(0b01, 2)
-		w.WriteUvarint(uint64(tick.Sub(g.Base)))
+		writeOtherBase(w, tick, g.Base)
 		w.WriteBits(uint64(g.Changed), n)
 	}
 	for i := range n {
@@ -257,6 +256,14 @@ func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
 			w.CopyBits(g.Src, int(g.Bits[2*i]), int(g.Bits[2*i+1]))
 		}
 	}
+}
+
+// writeOtherBase writes the head of a body delta-encoded against base, not
+// the snapshot's default baseline: the delta bit, not the default bit,
+// then the baseline's distance back from tick.
+func writeOtherBase(w *bitstream.Writer, tick, base ecs.Tick) {
+	w.WriteBits(0b01, 2)
+	w.WriteUvarint(uint64(tick.Sub(base)))
 }
 
 // RecordBody is what follows a ghost record's head (ID, type, identity)
@@ -320,9 +327,8 @@ func (s *SnapshotWriter) AddBody(g *EncodedGhost, b *RecordBody) bool {
 		return false
 	}
 	s.head(g.Ghost, g.Identity)
-	if g.HasBase && !(s.hasBase && g.Base == s.base) { // see writeBody: the delta bit, not the default bit, then the distance
-		s.ghosts.WriteBits(0b01, 2)
-		s.ghosts.WriteUvarint(uint64(s.tick.Sub(g.Base)))
+	if g.HasBase && !(s.hasBase && g.Base == s.base) { // the body's first 2 bits say the default baseline
+		writeOtherBase(&s.ghosts, s.tick, g.Base)
 		s.ghosts.CopyBits(b.buf, 2, b.nbits-2)
 	} else {
 		s.ghosts.CopyBits(b.buf, 0, b.nbits)
