@@ -77,7 +77,7 @@ func (p *page) transports() {
 func (p *page) lagcomp() {
 	const rec, ray = "BenchmarkRecord", "BenchmarkRewoundRay"
 	p.printf("## Lag compensation\n\n")
-	p.printf("`%s` and `%s` (systems/lagcomp): 64 players with 1,000 hitboxes between them (spheres, capsules and boxes), recorded for a full window. A shot tests its ray against each player's recorded poses before rewinding it, so it rewinds only the players near its line.\n\n", rec, ray)
+	p.printf("`%s` and `%s` (systems/lagcomp): 64 players with 1,000 hitboxes between them (spheres, capsules and boxes), recorded for a full window. A shot tests its ray against each player's recorded poses before rewinding it, so it rewinds only the players near its line, nearest first, and stops at the first visible hit.\n\n", rec, ray)
 	p.printf("| benchmark | figure | baseline, same run | ratio | allocs/op |\n| --- | ---: | --- | ---: | ---: |\n")
 	perEntity, xCopy := p.get(rec, "ns/entity"), p.get(rec, "x-copy")
 	copyNs := 0.0

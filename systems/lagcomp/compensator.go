@@ -224,6 +224,10 @@ type Compensator struct {
 	// capacity; noBroadphase (tests) rewinds every entity for every shot.
 	reaches      []tickReaches
 	noBroadphase bool
+	// near and rw are a shot's entities near its ray and what rewinding
+	// them needs (see aim).
+	near []nearEntity
+	rw   rewinding
 }
 
 type declared struct {
@@ -410,20 +414,21 @@ func (c *Compensator) reachesAt(tick gw.Tick, swept bool) []reach {
 
 // mayHit reports whether ray can hit an entity that stood at a (a row
 // of the tick before the view), at the tick itself or, swept, anywhere on
-// its way to the tick after: the blended pose lies within the distance
-// between the two of a, as a linear blend of positions and a shortest-arc
-// blend of angles keep it (see Options.Pose), so a sphere about a of its
-// sweep holds every hitbox at any fraction between.
-func mayHit(ray *raycast.Ray, a reach, swept bool) bool {
+// its way to the tick after, and the distance along the ray before which
+// it cannot: the blended pose lies within the distance between the two
+// of a, as a linear blend of positions and a shortest-arc blend of angles
+// keep it (see Options.Pose), so a sphere about a of its sweep holds
+// every hitbox at any fraction between, and no hit comes before the
+// ray enters it.
+func mayHit(ray *raycast.Ray, a reach, swept bool) (float64, bool) {
 	r := float64(a.r)
 	if swept {
 		r = float64(a.sweep)
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return true // nothing to bound it by: test it
+		return 0, true // nothing to bound it by: test it
 	}
-	_, ok := raycast.Sphere(*ray, raycast.Vec{float64(a.pos[0]), float64(a.pos[1]), float64(a.pos[2])}, r)
-	return ok
+	return raycast.Sphere(*ray, raycast.Vec{float64(a.pos[0]), float64(a.pos[1]), float64(a.pos[2])}, r)
 }
 
 // extent bounds how far an entity's hitboxes reach from its position,
@@ -451,105 +456,158 @@ func extent(hb *components.Hitboxes) float64 {
 
 // rewind returns every recorded entity at tick plus fraction (in
 // [0, 1)), blended between the two neighbouring ticks with each
-// component's interpolation, without touching the live world; with a
-// ray, only those the ray may hit (see mayHit), so a shot's cost beyond a
-// bound test per entity is that of the entities near its line. It errors
-// when that moment is outside the window ending at the newest recorded
-// tick. Ticks compare wrap-safely.
-func (c *Compensator) rewind(tick gw.Tick, fraction float32, ray *raycast.Ray) ([]Rewound, error) {
-	newest, ok := ecsx.Newest(c.hist)
-	if !ok {
-		return nil, errors.New("lagcomp: nothing recorded yet")
-	}
-	if !c.inWindow(newest, tick, fraction) {
-		return nil, fmt.Errorf("lagcomp: view tick %d%+.3f outside the window of %.3f ticks ending at %d", tick, fraction, c.window, newest)
-	}
-	t0, f := tick, fraction
-	v0, err := ecsx.View(c.hist, t0)
-	if err != nil {
+// component's interpolation, without touching the live world. It errors
+// as aim does.
+func (c *Compensator) rewind(tick gw.Tick, fraction float32) ([]Rewound, error) {
+	if err := c.aim(tick, fraction, nil); err != nil {
 		return nil, err
 	}
-	v1 := v0
-	if f > 0 {
-		if v1, err = ecsx.View(c.hist, t0+1); err != nil {
-			return nil, err
+	for _, n := range c.near {
+		c.rewindRow(int(n.row))
+	}
+	return c.targets, nil
+}
+
+// nearEntity is a recorded entity a shot's ray may hit: its row in the
+// view tick's history and the distance along the ray before which no
+// hitbox of it can be hit (the ray's entry into its reach).
+type nearEntity struct {
+	row  int32
+	near float64
+}
+
+// rewinding is what aim prepared for rewindRow: the two ticks' views, the
+// fraction between them and the bytes each entity's blended values take.
+type rewinding struct {
+	v0, v1 ecsx.TickView
+	f      float32
+	stride int
+	hc     int
+}
+
+// aim prepares a rewind to tick plus fraction (in [0, 1)) and lists in
+// c.near the recorded entities there that the ray may hit (see mayHit),
+// nearest first (ties by row), or every entity, unordered, without a
+// ray: a shot's cost beyond a bound test per entity is that of the
+// entities it rewinds, nearest first (see judge). It errors when that
+// moment is outside the window ending at the newest recorded tick.
+// Ticks compare wrap-safely.
+func (c *Compensator) aim(tick gw.Tick, fraction float32, ray *raycast.Ray) error {
+	newest, ok := ecsx.Newest(c.hist)
+	if !ok {
+		return errors.New("lagcomp: nothing recorded yet")
+	}
+	if !c.inWindow(newest, tick, fraction) {
+		return fmt.Errorf("lagcomp: view tick %d%+.3f outside the window of %.3f ticks ending at %d", tick, fraction, c.window, newest)
+	}
+	rw := &c.rw
+	v0, err := ecsx.View(c.hist, tick)
+	if err != nil {
+		return err
+	}
+	rw.v0, rw.v1, rw.f = v0, v0, fraction
+	if fraction > 0 {
+		if rw.v1, err = ecsx.View(c.hist, tick+1); err != nil {
+			return err
 		}
 	}
 	c.stats.rewinds++
-	nd := len(c.declared)
-	stride := 0
+	rw.stride = 0
 	for _, d := range c.declared {
-		stride += (int(d.size) + 7) &^ 7
+		rw.stride += (int(d.size) + 7) &^ 7
 	}
-	if need := stride * v0.Len(); cap(c.data) < need {
+	n := v0.Len()
+	if need := rw.stride * n; cap(c.data) < need {
 		c.data = make([]byte, need)
 	}
 	c.data = c.data[:cap(c.data)]
-	if cap(c.targets) < v0.Len() { // room for every entity, each with its values: a shot that rewinds more than any before allocates nothing
-		grown := make([]Rewound, v0.Len())
+	if cap(c.targets) < n { // room for every entity, each with its values: a shot that rewinds more than any before allocates nothing
+		grown := make([]Rewound, n)
 		copy(grown, c.targets[:cap(c.targets)])
 		for i := range grown {
 			if grown[i].vals == nil {
-				grown[i].vals = make([]unsafe.Pointer, 0, nd)
+				grown[i].vals = make([]unsafe.Pointer, 0, len(c.declared))
 			}
 		}
 		c.targets = grown
+		c.near = make([]nearEntity, 0, n)
+		c.pairs = make([][2]unsafe.Pointer, 0, len(c.declared))
 	}
-	c.targets = c.targets[:0]
-	hc := v0.Component(c.hitboxes)
+	c.targets, c.near = c.targets[:0], c.near[:0]
+	rw.hc = v0.Component(c.hitboxes)
 	var r0 []reach
 	if ray != nil && !c.noBroadphase {
-		r0 = c.reachesAt(t0, f > 0)
+		r0 = c.reachesAt(tick, fraction > 0)
 	}
-	for i := 0; i < v0.Len(); i++ {
-		if r0 != nil && i < len(r0) && !mayHit(ray, r0[i], f > 0) {
-			continue
-		}
-		e := v0.Entity(i)
-		j, ok := i, true
-		if f > 0 {
-			j, ok = v1.Row(e)
-		}
-		base := len(c.targets) * stride
-		c.targets = c.targets[:len(c.targets)+1]
-		c.stats.rewound++
-		r := &c.targets[len(c.targets)-1]
-		*r = Rewound{Entity: e, c: c, Hitboxes: (*components.Hitboxes)(v0.Value(i, hc)), vals: r.vals[:0]}
-		// Pair each declared value at t0 with the one at t0+1.
-		c.pairs = c.pairs[:0]
-		teleported := false
-		for k := 0; k < nd; k++ {
-			d := &c.declared[k]
-			pa := v0.Value(i, v0.Component(d.id))
-			pb := pa
-			if ok && f > 0 && pa != nil {
-				if p := v1.Value(j, v1.Component(d.id)); p != nil {
-					pb = p
-				}
-			}
-			c.pairs = append(c.pairs, [2]unsafe.Pointer{pa, pb})
-			teleported = teleported || pa != nil && d.interp.Teleported(pa, pb)
-		}
-		off := 0
-		for k := 0; k < nd; k++ {
-			d := &c.declared[k]
-			out := unsafe.Pointer(unsafe.SliceData(c.data[base+off:]))
-			off += (int(d.size) + 7) &^ 7
-			pa, pb := c.pairs[k][0], c.pairs[k][1]
-			if pa == nil {
-				r.vals = append(r.vals, nil)
+	for i := range n {
+		near := 0.0
+		if r0 != nil && i < len(r0) {
+			t, ok := mayHit(ray, r0[i], fraction > 0)
+			if !ok {
 				continue
 			}
-			// A teleport is the entity's: when any component says so, all step.
-			d.interp.Apply(pa, pb, out, f, d.size, teleported)
-			r.vals = append(r.vals, out)
+			near = t
+		}
+		c.near = append(c.near, nearEntity{row: int32(i), near: near})
+	}
+	if ray != nil {
+		// Insertion sort: a shot passes near a handful of entities.
+		for i := 1; i < len(c.near); i++ {
+			for j := i; j > 0 && c.near[j].near < c.near[j-1].near; j-- {
+				c.near[j], c.near[j-1] = c.near[j-1], c.near[j]
+			}
 		}
 	}
-	for i := range c.targets {
-		tg := &c.targets[i]
-		tg.position, tg.yaw = c.opts.Pose(tg)
+	return nil
+}
+
+// rewindRow rewinds the entity at row i of the view tick (see aim) and
+// returns it, appended to c.targets.
+func (c *Compensator) rewindRow(i int) *Rewound {
+	rw := &c.rw
+	v0, v1, f := rw.v0, rw.v1, rw.f
+	e := v0.Entity(i)
+	j, ok := i, true
+	if f > 0 {
+		j, ok = v1.Row(e)
 	}
-	return c.targets, nil
+	base := len(c.targets) * rw.stride
+	c.targets = c.targets[:len(c.targets)+1]
+	c.stats.rewound++
+	r := &c.targets[len(c.targets)-1]
+	*r = Rewound{Entity: e, c: c, Hitboxes: (*components.Hitboxes)(v0.Value(i, rw.hc)), vals: r.vals[:0]}
+	// Pair each declared value at t0 with the one at t0+1.
+	c.pairs = c.pairs[:0]
+	teleported := false
+	nd := len(c.declared)
+	for k := 0; k < nd; k++ {
+		d := &c.declared[k]
+		pa := v0.Value(i, v0.Component(d.id))
+		pb := pa
+		if ok && f > 0 && pa != nil {
+			if p := v1.Value(j, v1.Component(d.id)); p != nil {
+				pb = p
+			}
+		}
+		c.pairs = append(c.pairs, [2]unsafe.Pointer{pa, pb})
+		teleported = teleported || pa != nil && d.interp.Teleported(pa, pb)
+	}
+	off := 0
+	for k := 0; k < nd; k++ {
+		d := &c.declared[k]
+		out := unsafe.Pointer(unsafe.SliceData(c.data[base+off:]))
+		off += (int(d.size) + 7) &^ 7
+		pa, pb := c.pairs[k][0], c.pairs[k][1]
+		if pa == nil {
+			r.vals = append(r.vals, nil)
+			continue
+		}
+		// A teleport is the entity's: when any component says so, all step.
+		d.interp.Apply(pa, pb, out, f, d.size, teleported)
+		r.vals = append(r.vals, out)
+	}
+	r.position, r.yaw = c.opts.Pose(r)
+	return r
 }
 
 // inWindow reports whether tick+fraction lies in the window ending at
@@ -640,8 +698,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 		dir = raycast.Scale(dir, 1/l)
 	}
 	ray := raycast.Ray{Origin: raycast.Vec{float64(s.Origin[0]), float64(s.Origin[1]), float64(s.Origin[2])}, Dir: dir, Max: float64(c.opts.Range)}
-	targets, err := c.rewind(tick, frac, &ray)
-	if err != nil {
+	if err := c.aim(tick, frac, &ray); err != nil {
 		v.Reason = ReasonOutsideWindow
 		return v
 	}
@@ -653,11 +710,21 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 			wall = t
 		}
 	}
-	bestVis, bestHidden := math.Inf(1), math.Inf(1)
+	// Nearest first: once a visible target is hit, an entity the ray
+	// enters only beyond that hit cannot be hit nearer, so it is neither
+	// rewound nor tested. Among hits at one distance the lowest row wins,
+	// whatever the order they are tested in.
+	bestVis, bestHidden, bestRow := math.Inf(1), math.Inf(1), int32(-1)
 	var vis Verdict
-	for i := range targets {
-		tg := &targets[i]
-		if tg.Entity == s.Shooter || tg.Hitboxes == nil {
+	for _, n := range c.near {
+		if n.near > bestVis {
+			break
+		}
+		if c.rw.v0.Entity(int(n.row)) == s.Shooter {
+			continue
+		}
+		tg := c.rewindRow(int(n.row))
+		if tg.Hitboxes == nil {
 			continue
 		}
 		t, part, ok := hitTest(ray, tg)
@@ -665,8 +732,8 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 			continue
 		}
 		if c.opts.Visible == nil || c.opts.Visible(s.Shooter, tg) {
-			if t < bestVis {
-				bestVis, vis = t, Verdict{Target: tg.Entity, Part: part, Distance: float32(t)}
+			if t < bestVis || t == bestVis && n.row < bestRow {
+				bestVis, bestRow, vis = t, n.row, Verdict{Target: tg.Entity, Part: part, Distance: float32(t)}
 			}
 		} else if t < bestHidden {
 			bestHidden = t

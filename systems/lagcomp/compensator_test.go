@@ -338,6 +338,44 @@ func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 	assert.Less(t, 4*with, without, "the test rewinds a fraction of the entities")
 }
 
+// A shot searches its targets nearest first and stops at the first
+// visible hit: along a row of 30 entities it rewinds the first one only,
+// and judges as the search of every entity does.
+func TestShotRewindsUpToItsNearestHit(t *testing.T) {
+	w := gw.NewWorld(gw.WorldOptions{})
+	lc, err := lagcomp.New(w, lagcomp.Options{Range: 100, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
+		p := lagcomp.Get[Position](r)
+		return [3]float32{p.X, p.Y, 0}, 0
+	}})
+	require.NoError(t, err)
+	require.NoError(t, lagcomp.Register[Position](lc))
+	m := generic.NewMap2[Position, components.Hitboxes](w.Arche())
+	hb := bodyBoxes()
+	shooter := m.NewWith(&Position{}, &hb)
+	row := make([]ecs.Entity, 30)
+	for i := range row {
+		row[len(row)-1-i] = m.NewWith(&Position{X: 34 - float32(i)}, &hb) // the nearest made last: its row is the highest
+	}
+	for tick := gw.Tick(1); tick <= 10; tick++ {
+		ecsx.SetTick(w, tick)
+		lc.Record(tick)
+	}
+	shot := lagcomp.Shot{Shooter: shooter, Tick: 10, ViewTick: 8, ViewFraction: 0.5, MaxViewAge: 100, Dir: [3]float32{1, 0, 0}}
+	judge := func(broadphase bool) (lagcomp.Verdict, uint64) {
+		lc.SetBroadphase(broadphase)
+		before := lc.Stats().Rewound
+		v := lc.Probe(shot, false)
+		return v, lc.Stats().Rewound - before
+	}
+	v, n := judge(true)
+	require.True(t, v.Hit, "%+v", v)
+	assert.Equal(t, row[0], v.Target, "the nearest entity is hit")
+	assert.Equal(t, uint64(1), n, "entities rewound")
+	all, nall := judge(false)
+	assert.Equal(t, all, v, "the search of every entity")
+	assert.Equal(t, uint64(len(row)), nall, "entities rewound without the test first")
+}
+
 // Judging allocates nothing, even the shot that rewinds more entities
 // than any before it: the first shot, which passes near none, leaves the
 // compensator room for every entity. (Counted over the whole process, so
@@ -353,13 +391,14 @@ func TestJudgeAllocatesNothing(t *testing.T) {
 
 // firstLongShotAllocs builds a compensator with a row of 30 entities,
 // judges a shot away from them, then counts the allocations of the first
-// shot along the row.
+// shot along the row. Every entity is hidden from the shooter, so that
+// shot rewinds them all: no visible hit ends its search.
 func firstLongShotAllocs(t *testing.T) uint64 {
 	w := gw.NewWorld(gw.WorldOptions{})
 	lc, err := lagcomp.New(w, lagcomp.Options{Range: 100, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
 		p := lagcomp.Get[Position](r)
 		return [3]float32{p.X, p.Y, 0}, 0
-	}})
+	}, Visible: func(ecs.Entity, *lagcomp.Rewound) bool { return false }})
 	require.NoError(t, err)
 	require.NoError(t, lagcomp.Register[Position](lc))
 	m := generic.NewMap2[Position, components.Hitboxes](w.Arche())

@@ -30,7 +30,7 @@ func (c *Compensator) Stats() Stats {
 func (c *Compensator) Record(tick gw.Tick)                            { c.record(tick) }
 func (c *Compensator) Probe(s Shot, present bool) Verdict             { return c.probe(s, present) }
 func (c *Compensator) Window() float64                                { return c.window }
-func (c *Compensator) Rewind(t gw.Tick, f float32) ([]Rewound, error) { return c.rewind(t, f, nil) }
+func (c *Compensator) Rewind(t gw.Tick, f float32) ([]Rewound, error) { return c.rewind(t, f) }
 
 // SetBroadphase turns the test of a shot against the recorded poses
 // before rewinding on (the default) or off.
