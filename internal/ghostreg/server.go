@@ -39,8 +39,9 @@ type ServerRegister struct {
 	slots int
 	free  []int32
 	// bySlot is the ghost at each index of the state arrays; nil while
-	// the index is free.
+	// the index is free. ticks are its ticks an acknowledgement reads.
 	bySlot []*serverGhost
+	ticks  []slotTicks
 	// recRuns are the record runs of runTick (see runFor), nrecRuns of
 	// them in use.
 	recRuns  []recordRun
@@ -115,7 +116,6 @@ type serverGhost struct {
 	owner components.ConnID
 	spawn gw.Tick
 	dead  bool // no longer replicated: views drop it
-	fresh bool // encoded at least once, first at tick born
 	// idx is its state's index in every View.state, in the first cache
 	// line with the fields above: a view's walk of its pending set reads
 	// only those and its own state array, in order. A dead ghost's index
@@ -126,23 +126,33 @@ type serverGhost struct {
 	// (each says where its quantized bytes are in ServerRegister.raw:
 	// aligned, so quantized in place); enc holds their encodings (each
 	// byte-aligned: the i-th is bits[2i+1] bits from bit bits[2i]), chg
-	// the tick each last changed and last the newest of those.
+	// the tick each last changed (the newest of them in
+	// ServerRegister.ticks, by idx).
 	hot  int
 	enc  []byte
 	bits []int32
 	chg  []gw.Tick
-	last gw.Tick
-	// born is the tick of its first encoding, or bornHorizon ticks back
-	// once it is older (see ServerRegister.ageBorn): no snapshot before it
-	// holds the ghost, so an acknowledgement of one tells a record of
-	// the dead ghost that had its index before (see View.Ack).
-	born gw.Tick
 	// body holds its record's body with no baseline (0) and against a
 	// snapshot's default baseline (1) while its encoding holds, for every
 	// connection whose record carries the same components.
 	body [2]protocol.RecordBody
 	// eg is its record as writeCandidates passes it to the writer.
 	eg protocol.EncodedGhost
+}
+
+// slotTicks are the ticks of the ghost at an index that View.Ack reads
+// for every record: kept apart from the ghosts, in one array by index,
+// so an ack's walk reads a few cache lines, not two of every ghost.
+type slotTicks struct {
+	// born is the tick of its first encoding, or bornHorizon ticks back
+	// once it is older (see ServerRegister.ageBorn): no snapshot before it
+	// holds the ghost, so an acknowledgement of one tells a record of
+	// the dead ghost that had its index before (see View.Ack).
+	born gw.Tick
+	last gw.Tick // the newest tick one of its components changed
+	// fresh: encoded at least once, first at tick born; false while the
+	// index is free.
+	fresh bool
 }
 
 // b2i is 1 for true, 0 for false.
@@ -322,7 +332,7 @@ func (s *ServerRegister) refresh() {
 		for i, id := range s.b.types[g.typ] {
 			h := hotComp{ptr: a.Get(g.e, id), size: int32(s.sizes[g.typ][i]), gi: int32(gi), cid: gt.Components[i], run: -1}
 			from := int32(-1)
-			if g.fresh {
+			if s.ticks[g.idx].fresh {
 				from = old[prev+i].raw
 			}
 			if h.size > 0 {
@@ -431,7 +441,7 @@ func (s *ServerRegister) gone(g *serverGhost) {
 		}
 	}
 	s.free = append(s.free, g.idx) // for a later spawn, once the views are told
-	s.bySlot[g.idx] = nil
+	s.bySlot[g.idx], s.ticks[g.idx] = nil, slotTicks{}
 }
 
 // alloc returns a free index in the views' state arrays, cleared in
@@ -448,7 +458,7 @@ func (s *ServerRegister) alloc() int32 {
 		return i
 	}
 	s.slots++
-	s.bySlot = append(s.bySlot, nil)
+	s.bySlot, s.ticks = append(s.bySlot, nil), append(s.ticks, slotTicks{})
 	for _, v := range s.views {
 		if v != nil {
 			v.state = append(v.state, viewGhost{})
@@ -542,8 +552,8 @@ const bornHorizon = 1 << 30
 func (s *ServerRegister) ageBorn(tick gw.Tick) {
 	if n := len(s.ghosts); n > 0 {
 		s.agedAt = (s.agedAt + 1) % n
-		if g := s.ghosts[s.agedAt]; g.fresh && age(g.born, tick) > bornHorizon {
-			g.born = tick.Add(-bornHorizon)
+		if t := &s.ticks[s.ghosts[s.agedAt].idx]; t.fresh && age(t.born, tick) > bornHorizon {
+			t.born = tick.Add(-bornHorizon)
 		}
 	}
 }
@@ -556,11 +566,12 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	gt, _ := s.b.schema.GhostType(g.typ)
 	w := &s.scratch
 	w.Reset(s.sbuf[:0])
-	first := !g.fresh
+	ticks := &s.ticks[g.idx]
+	first := !ticks.fresh
 	if first {
-		g.born = tick
+		ticks.born = tick
 	}
-	g.fresh = true
+	ticks.fresh = true
 	var changed bool
 	for i, size := range s.sizes[g.typ] {
 		h := &s.hot[g.hot+i]
@@ -591,7 +602,7 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	if changed {
 		g.body[0].Reset()
 		g.body[1].Reset()
-		g.last = tick
+		ticks.last = tick
 		s.changed = append(s.changed, g)
 	}
 }
@@ -850,7 +861,7 @@ func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candi
 		eg.HasBase, eg.Base, eg.Changed = true, vg.base, changedSince(g, tick, d)
 	}
 	if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
-		eg.Rest = age(g.last, tick) >= spawnRestTicks
+		eg.Rest = age(s.ticks[g.idx].last, tick) >= spawnRestTicks
 	}
 	c.rest, c.full = eg.HasBase && eg.Changed == 0 || eg.Rest, !eg.HasBase && vg.sent
 	if s.nviews > 1 { // the body every such record has: written once, copied (with its baseline's distance when not the default one)

@@ -176,7 +176,7 @@ type sentSnapshot struct {
 // 0: unchanged since its baseline, so the client knows it rests). No
 // pointer, so writing one costs no write barrier and the log holds no
 // dead ghost; no ID, as an acknowledgement tells a later ghost in the
-// same index by its first encoding (serverGhost.born), after the record.
+// same index by its first encoding (slotTicks.born), after the record.
 // A view's log is written for every record sent, so its size is most of
 // the log's cache footprint: 12 bytes with the ID, 4 without.
 type sentGhost uint32
@@ -684,7 +684,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
 	// Locals, not the view's fields, in the loop: it runs per record.
-	log, state, bySlot, now, resumable := v.log, v.state, v.r.bySlot, v.r.encTick, v.canResume
+	log, state, ticks, now, resumable := v.log, v.state, v.r.ticks, v.r.encTick, v.canResume
 	at, ago := 0, age(tick, now)
 	if rec.n > 0 {
 		at = int(rec.from % uint64(len(log)))
@@ -696,24 +696,30 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 		}
 		// The record is of the ghost in its index now unless that one
 		// was first encoded after tick (dead since, its index taken by
-		// a later spawn), or not yet.
-		g := bySlot[sg.idx()]
-		if g == nil || !g.fresh || age(g.born, now) < ago {
+		// a later spawn), or not yet, or the index is free.
+		idx := sg.idx()
+		t := &ticks[idx]
+		if !t.fresh || age(t.born, now) < ago {
 			continue
 		}
-		vg := &state[sg.idx()]
+		vg := &state[idx]
 		if parts&(1<<sg.part()) == 0 || !vg.relevant {
 			continue
 		}
-		was := vg.pending && resumable && v.idle(g, vg)
+		var g *serverGhost
+		was := false
+		if resumable && vg.pending { // counting idles: the ghost itself is read
+			g = v.r.bySlot[idx]
+			was = v.idle(g, vg)
+		}
 		if sg.ident() {
 			vg.known = true
 		}
-		if sg.rest() && age(g.last, now) >= ago { // not changed since tick
+		if sg.rest() && age(t.last, now) >= ago { // not changed since tick
 			vg.rested = true
 		}
 		vg.base, vg.hasBase = tick, true
-		if vg.pending && resumable && !was && v.idle(g, vg) {
+		if g != nil && !was && v.idle(g, vg) {
 			v.idles++
 		}
 	}
