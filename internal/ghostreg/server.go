@@ -75,7 +75,7 @@ type ServerRegister struct {
 	unencoded []*serverGhost
 	dirty     []int32
 	changed   []*serverGhost // the ghosts encode found changed, for the views
-	later     []int32        // the candidates an allWriter writes after the stretches: its room, kept
+	later     []int32        // the candidates writeAll writes after the stretches
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
 	encTick gw.Tick
@@ -654,6 +654,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		slices.Sort(rec.despawns)
 		v.stats.Despawns += uint64(len(rec.despawns))
 		if v.resumed = v.resume(); !v.resumed {
+			v.collect(tick)
 			v.reused, v.ranked = 0, 0
 		}
 		v.next, v.deferred = 0, 0
@@ -670,16 +671,13 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	switch {
 	case part == 0 && v.resumed:
 		k = s.writeCandidates(sw, v, tick, 0, len(v.cand))
-	case part == 0 && len(v.pending) <= protocol.MaxGhostsPerSnapshot: // every candidate may fit: written as they are listed
+	case part == 0 && len(v.cand) <= protocol.MaxGhostsPerSnapshot:
 		mark := sw.Mark()
-		if !v.collect(tick, sw) {
+		if k = len(v.cand); !s.writeAll(sw, v, tick) {
 			sw.Rewind(mark)
 			k = s.writeByPriority(sw, v, tick, 0)
-		} else {
-			k = len(v.cand)
 		}
 	case part == 0:
-		v.collect(tick, nil)
 		k = s.writeByPriority(sw, v, tick, 0)
 	default:
 		k = s.writeByPriority(sw, v, tick, v.next)
@@ -745,7 +743,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 	run, j := s.runFor(v, tick), 0 // j: the run's record expected next
 	for k := from; k < to; k++ {
 		if run != nil && v.shared(&v.state[v.cand[k].g.idx]) {
-			if n := s.copyRun(sw, v, run, k, to, &j, tick); n > 0 {
+			if n, _ := s.copyRun(sw, v, run, k, to, &j, tick, false); n > 0 {
 				k += n - 1
 				continue
 			}
@@ -763,86 +761,43 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 	return to
 }
 
-// allWriter writes every candidate of a view as collect lists them, in
-// two rounds: first those whose record is the one every connection with
-// the view's baseline distance gets (see shared), copied in stretches
-// from the tick's record run, then the others one at a time, each round
-// in candidate order. The others are mostly ghosts that moved again
-// after a rest: their baseline is the snapshot that said they rest, a
-// different one per connection. Among the rest in ID order, each would
-// end a stretch and cost one more copy and a search of the run for the
-// next. A connection alone writes its records in the same order.
-type allWriter struct {
-	s    *ServerRegister
-	sw   *protocol.SnapshotWriter
-	v    *View
-	tick gw.Tick
-	run  *recordRun
-	// open: a stretch of the run's records from, up to j (the record
-	// expected next), is being copied.
-	open    bool
-	from, j int
-	later   []int32 // the candidates written after the stretches
-}
-
-// start begins writing v's candidates of tick into sw.
-func (aw *allWriter) start(s *ServerRegister, sw *protocol.SnapshotWriter, v *View, tick gw.Tick) {
-	*aw = allWriter{s: s, sw: sw, v: v, tick: tick, run: s.runFor(v, tick), later: s.later[:0]}
-}
-
-// shared writes c, candidate n, whose record the run can serve, when it
-// does not go on the open stretch (collect extends that one itself): it
-// copies the open stretch, then starts a new one at c's record, or
-// writes c on its own when there is no run or the run passed c by
-// (another connection's snapshot did not hold it). It reports whether
-// everything so far fit.
-func (aw *allWriter) shared(c *candidate, n int) bool {
-	run, g := aw.run, c.g
-	if run == nil {
-		return aw.s.writeOne(aw.sw, aw.v, c, aw.tick)
+// writeAll adds every candidate of v, in two rounds: first those whose
+// record is the one every connection with v's baseline distance gets
+// (see shared), copied in stretches from the tick's record run, then the
+// others one at a time, each round in candidate order. It reports
+// whether all fit; when not, the writer holds some of them, to be
+// rewound. The others are mostly ghosts that moved again after a rest:
+// their baseline is the snapshot that said they rest, a different one
+// per connection. Among the rest in ID order, each would end a stretch
+// and cost one more copy and a search of the run for the next. A
+// connection alone writes its records in the same order.
+func (s *ServerRegister) writeAll(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) bool {
+	run := s.runFor(v, tick)
+	s.later = s.later[:0]
+	for k, j := 0, 0; k < len(v.cand); { // j: the run's record expected next
+		c := &v.cand[k]
+		if !v.shared(&v.state[c.g.idx]) {
+			s.later = append(s.later, int32(k))
+			k++
+			continue
+		}
+		if run != nil {
+			n, end := s.copyRun(sw, v, run, k, len(v.cand), &j, tick, true)
+			if n > 0 {
+				k = end
+				continue
+			}
+			if j >= 0 { // the stretch did not fit: nor would its records one at a time
+				return false
+			}
+		}
+		if !s.writeOne(sw, v, c, tick) { // the run passed it by, or there is none
+			return false
+		}
+		k++
 	}
-	if aw.open && aw.j == len(run.ghosts) && g.id > run.r.Last() { // past the run's end: the run grows by it
-		aw.s.appendRun(run, g, aw.v.acked, aw.tick)
-		c.rest = run.rest[aw.j]
-		aw.j++
-		return true
-	}
-	if !aw.flush() {
-		return false
-	}
-	i, ok := slices.BinarySearchFunc(run.ghosts, g.id, func(x *serverGhost, id components.GhostID) int { return cmp.Compare(x.id, id) })
-	if !ok && i < len(run.ghosts) {
-		return aw.s.writeOne(aw.sw, aw.v, c, aw.tick)
-	}
-	if !ok {
-		aw.s.appendRun(run, g, aw.v.acked, aw.tick)
-	}
-	aw.open, aw.from, aw.j = true, i, i+1
-	c.rest = run.rest[i]
-	return true
-}
-
-// flush copies the open stretch, if any, and reports whether it fit.
-func (aw *allWriter) flush() bool {
-	if !aw.open {
-		return true
-	}
-	aw.open = false
-	if !aw.sw.AddRun(&aw.run.r, aw.from, aw.j) {
-		return false
-	}
-	aw.s.copied += uint64(aw.j - aw.from)
-	return true
-}
-
-// finish copies the open stretch and writes the candidates listed for
-// after it, and reports whether they all fit.
-func (aw *allWriter) finish() bool {
-	if !aw.flush() {
-		return false
-	}
-	for _, k := range aw.later {
-		if !aw.s.writeOne(aw.sw, aw.v, &aw.v.cand[k], aw.tick) {
+	for _, k := range s.later {
+		if !s.writeOne(sw, v, &v.cand[k], tick) {
 			return false
 		}
 	}
@@ -979,26 +934,33 @@ func shared(vg *viewGhost, acked gw.Tick) bool {
 // to) that are records of run in a row, v's client knowing each and
 // holding it at v's acknowledged snapshot, appending to the run the
 // records it does not have yet past its end, and returns how many it
-// added. *j is the run's record expected at k, set to the one after the
-// stretch; it returns 0 with *j at -1 when the run passed candidate k by
-// (another connection's snapshot did not hold it) and with *j unchanged
-// when the stretch does not fit.
-func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick) int {
+// added and the candidate after the stretch. With skip, candidates the
+// run cannot serve (not shared) do not end the stretch: they are listed
+// in s.later, to be written after it. *j is the run's record expected at
+// k, set to the one after the stretch; it returns 0 with *j at -1 when
+// the run passed candidate k by (another connection's snapshot did not
+// hold it) and with *j unchanged when the stretch does not fit.
+func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick, skip bool) (n, end int) {
 	if g := v.cand[k].g; *j < 0 || *j >= len(run.ghosts) || run.ghosts[*j] != g {
 		i, ok := slices.BinarySearchFunc(run.ghosts, g.id, func(x *serverGhost, id components.GhostID) int { return cmp.Compare(x.id, id) })
 		if !ok && i < len(run.ghosts) {
 			*j = -1
-			return 0
+			return 0, k
 		}
 		*j = i
 	}
+	mark := len(s.later)
 	cand, state, acked := v.cand, v.state, v.acked // locals in the loop: it runs per record
-	n := 0
-	for end := k; end < to; end++ {
+	end = k
+	for ; end < to; end++ {
 		c := &cand[end]
 		g := c.g
 		if !shared(&state[g.idx], acked) {
-			break
+			if !skip {
+				break
+			}
+			s.later = append(s.later, int32(end))
+			continue
 		}
 		at := *j + n
 		if at < len(run.ghosts) {
@@ -1014,11 +976,12 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		n++
 	}
 	if !sw.AddRun(&run.r, *j, *j+n) {
-		return 0
+		s.later = s.later[:mark]
+		return 0, k
 	}
 	*j += n
 	s.copied += uint64(n)
-	return n
+	return n, end
 }
 
 // appendRun appends g's record against the snapshot of base to run.

@@ -396,13 +396,8 @@ func (v *View) sortPending() {
 
 // collect builds this snapshot's candidates from the pending set,
 // dropping the ghosts that left it: dead, out of scope, or held by the
-// client as they are now and not predicted by it. With a writer, it
-// writes every candidate into it as it goes, in two rounds (see
-// allWriter), and reports whether all fit; when not, the writer holds
-// some of them, to be rewound, and the candidates are all listed still.
-// One walk does both: the pending set is walked per connection and
-// tick, and most of its ghosts are written.
-func (v *View) collect(tick gw.Tick, sw *protocol.SnapshotWriter) bool {
+// client as they are now and not predicted by it.
+func (v *View) collect(tick gw.Tick) {
 	// Locals, not the view's fields, in the loop: it runs per connection
 	// and pending ghost, and the fields would be loaded and stored back
 	// on every write.
@@ -411,14 +406,8 @@ func (v *View) collect(tick gw.Tick, sw *protocol.SnapshotWriter) bool {
 	if len(cand) < len(v.pending) {
 		cand = make([]candidate, len(v.pending)+len(v.pending)/4)
 	}
-	v.cand = cand
-	var aw allWriter
-	writing := sw != nil
-	if writing {
-		aw.start(v.r, sw, v, tick)
-	}
 	pending, n := v.pending, 0 // n: the ghosts kept, each a candidate
-	state, conn, stale, acked := v.state, v.conn, v.stats.MaxStaleness, v.acked
+	state, conn, stale := v.state, v.conn, v.stats.MaxStaleness
 	for i, g := range pending {
 		if g.dead {
 			continue
@@ -447,31 +436,13 @@ func (v *View) collect(tick gw.Tick, sw *protocol.SnapshotWriter) bool {
 		case !vg.known:
 			class = classSpawn
 		}
-		c := &cand[n]
-		*c = candidate{g: g, class: class, priority: vg.priority}
-		if writing {
-			switch {
-			case !shared(vg, acked):
-				aw.later = append(aw.later, int32(n))
-			case aw.open && aw.j < len(aw.run.ghosts) && aw.run.ghosts[aw.j] == g: // the stretch goes on
-				c.rest = aw.run.rest[aw.j]
-				aw.j++
-			default:
-				writing = aw.shared(c, n)
-			}
-		}
+		cand[n] = candidate{g: g, class: class, priority: vg.priority}
 		n++
 	}
 	clear(pending[n:])
 	v.pending, v.cand, v.stats.MaxStaleness = pending[:n], cand[:n], stale
 	v.sorted = n
 	v.idles = 0
-	if sw == nil {
-		return false
-	}
-	ok := writing && aw.finish()
-	v.r.later = aw.later[:0] // its room kept for the next view
-	return ok
 }
 
 // idle reports whether collect would drop g, in v's pending set, rather
