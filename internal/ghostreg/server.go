@@ -950,7 +950,7 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		*j = i
 	}
 	mark := len(s.later)
-	cand, state, acked := v.cand, v.state, v.acked // locals in the loop: it runs per record
+	cand, state, acked, at := v.cand, v.state, v.acked, *j // locals in the loop: it runs per record; at: the run's record next
 	end = k
 	for ; end < to; end++ {
 		c := &cand[end]
@@ -962,7 +962,6 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 			s.later = append(s.later, int32(end))
 			continue
 		}
-		at := *j + n
 		if at < len(run.ghosts) {
 			if run.ghosts[at] != g {
 				break
@@ -973,6 +972,7 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 			break
 		}
 		c.rest, c.full = run.rest[at], false // noted before it is written: a stretch that does not fit is written again
+		at++
 		n++
 	}
 	if !sw.AddRun(&run.r, *j, *j+n) {

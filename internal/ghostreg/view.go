@@ -407,21 +407,21 @@ func (v *View) collect(tick gw.Tick) {
 		cand = make([]candidate, len(v.pending)+len(v.pending)/4)
 	}
 	pending, n := v.pending, 0 // n: the ghosts kept, each a candidate
-	state, conn, stale := v.state, v.conn, v.stats.MaxStaleness
+	state, conn, stale, predAll, imp := v.state, v.conn, v.stats.MaxStaleness, v.r.predAll, v.Importance
 	for i, g := range pending {
 		if g.dead {
 			continue
 		}
 		vg := &state[g.idx]
 		owned := g.owner == conn
-		if !vg.relevant || v.held(g, vg) { // idle (not dead: checked above)
+		if !vg.relevant || held(vg, owned, predAll[g.typ]) { // idle (not dead: checked above)
 			vg.pending = false
 			continue
 		}
 		if n != i { // moved down only once one was dropped
 			pending[n] = g
 		}
-		if v.Importance == nil {
+		if imp == nil {
 			vg.priority++
 		} else {
 			vg.priority += v.importance(g)
@@ -454,7 +454,13 @@ func (v *View) idle(g *serverGhost, vg *viewGhost) bool {
 // held reports whether the client holds g as it is now and does not
 // predict it, so it need not be sent.
 func (v *View) held(g *serverGhost, vg *viewGhost) bool {
-	return g.owner != v.conn && !v.r.predAll[g.typ] && vg.known && vg.rested
+	return held(vg, g.owner == v.conn, v.r.predAll[g.typ])
+}
+
+// held is View.held for a ghost the view's connection owns or not, of a
+// type every client predicts or not.
+func held(vg *viewGhost, owned, predicted bool) bool {
+	return vg.known && vg.rested && !owned && !predicted
 }
 
 // resume builds this snapshot's candidates from the ranking the last
