@@ -349,16 +349,23 @@ func (v *View) changed(g *serverGhost, tick gw.Tick) {
 	if vg.pending && v.canResume && v.idle(g, vg) {
 		v.idles--
 	}
-	vg.rested = false
-	if !vg.waiting {
-		vg.waiting, vg.since = true, tick
-	}
+	vg.change(tick)
 	if !vg.pending {
 		vg.pending = true
 		if n := len(v.pending); v.sorted == n && (n == 0 || v.pending[n-1].id < g.id) {
 			v.sorted++
 		}
 		v.pending = append(v.pending, g)
+	}
+}
+
+// change notes that the ghost changed at tick: the client no longer
+// holds it as it is, and its wait for an update starts unless one
+// already did.
+func (vg *viewGhost) change(tick gw.Tick) {
+	vg.rested = false
+	if !vg.waiting {
+		vg.waiting, vg.since = true, tick
 	}
 }
 
