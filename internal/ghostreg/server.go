@@ -651,7 +651,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		s.encode(tick)
 		v.scope(tick)
 		v.expire(tick)
-		rec.tick, rec.valid, rec.acked, rec.from, rec.n = tick, true, 0, v.logged, 0
+		rec.tick, rec.valid, rec.acked, rec.wrote, rec.from, rec.n = tick, true, 0, 0, v.logged, 0
 		rec.despawns = rec.despawns[:0]
 		for _, id := range v.despawns {
 			if !sw.Despawn(id) {
@@ -669,6 +669,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		v.next, v.deferred = 0, 0
 	}
 	v.partTick, v.part = tick, part
+	rec.wrote |= 1 << part
 	v.stats.Deferred -= uint64(v.deferred) // the previous part's deferred ghosts get their chance here
 	// The first part tries the pending order (mostly by ID, short ID
 	// deltas); only when not every candidate fits does the order decide

@@ -165,6 +165,7 @@ type sentSnapshot struct {
 	tick     gw.Tick
 	valid    bool
 	acked    uint8  // the parts acknowledged
+	wrote    uint8  // the parts written
 	from     uint64 // its first record in View.log
 	n        int    // its records
 	despawns []components.GhostID
@@ -670,6 +671,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 	// Locals, not the view's fields, in the loop: it runs per record.
 	log, state, ticks, now, resumable := v.log, v.state, v.r.ticks, v.r.encTick, v.canResume
 	at, ago := 0, age(tick, now)
+	whole := parts == rec.wrote // every record acknowledged: no part to test
 	if rec.n > 0 {
 		at = int(rec.from % uint64(len(log)))
 	}
@@ -687,7 +689,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 			continue
 		}
 		vg := &state[idx]
-		if parts&(1<<sg.part()) == 0 || !vg.relevant {
+		if !vg.relevant || !whole && parts&(1<<sg.part()) == 0 {
 			continue
 		}
 		var g *serverGhost

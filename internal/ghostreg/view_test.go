@@ -305,6 +305,72 @@ func TestViewDespawnsAndAcks(t *testing.T) {
 	assert.Equal(t, 0, srv.Len())
 }
 
+// A snapshot in parts: an acknowledgement of some of them makes only
+// their records the client's. After part 0 alone is acknowledged, the
+// ghosts it held are known and delta-encoded against it, those of the
+// later parts are sent again with their identity and in full; once a
+// later part is acknowledged too, its ghosts are known as well.
+func TestAckOfSomePartsLeavesTheOthersPending(t *testing.T) {
+	const n = 60
+	s := newTestSchema(t)
+	w, b := newServerWorld(t, s)
+	srv := ghostreg.NewServerRegister(b)
+	for i := range n {
+		spawn(t, srv, newEntity(w, Pos{float32(i), 0}, HP{V: int32(i)}), s.crate, 0)
+	}
+	v := srv.NewView(1)
+	small, err := protocol.NewSnapshotWriter(s.Schema, 256)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	tick := gw.Tick(40)
+	var parts [][]components.GhostID
+	for part := range protocol.MaxSnapshotParts {
+		small.Begin(tick)
+		deferred := srv.WritePart(small, v, tick, part)
+		require.NoError(t, protocol.DecodeSnapshot(small.Finish(&protocol.SnapshotHeader{Tick: tick, Part: uint8(part)}), s.Schema, &snap))
+		parts = append(parts, snapIDs(&snap))
+		if deferred == 0 {
+			break
+		}
+	}
+	require.GreaterOrEqual(t, len(parts), 3, "the spawns take three parts or more")
+
+	whole, err := protocol.NewSnapshotWriter(s.Schema, 0)
+	require.NoError(t, err)
+	identities := func(tick gw.Tick) map[components.GhostID]bool {
+		whole.Begin(tick)
+		srv.WriteSnapshot(whole, v, tick)
+		require.NoError(t, protocol.DecodeSnapshot(whole.Finish(&protocol.SnapshotHeader{Tick: tick}), s.Schema, &snap))
+		ident := map[components.GhostID]bool{}
+		for _, g := range snap.Ghosts {
+			ident[g.ID] = g.Identity
+			if !g.Identity {
+				assert.True(t, g.HasBase, "ghost %d: known, so delta-encoded", g.ID)
+				assert.Equal(t, gw.Tick(40), g.Base, "ghost %d", g.ID)
+			}
+		}
+		return ident
+	}
+	v.Ack(tick, 1) // part 0 only
+	ident := identities(tick + 1)
+	for _, id := range parts[0] {
+		assert.False(t, ident[id], "ghost %d of part 0: its identity acknowledged", id)
+	}
+	for _, later := range parts[1:] {
+		for _, id := range later {
+			assert.True(t, ident[id], "ghost %d of a later part: sent again with its identity", id)
+		}
+	}
+	v.Ack(tick, 1<<1) // part 1 too
+	ident = identities(tick + 2)
+	for _, id := range parts[1] {
+		assert.False(t, ident[id], "ghost %d of part 1: its identity acknowledged", id)
+	}
+	for _, id := range parts[2] {
+		assert.True(t, ident[id], "ghost %d of part 2: still not acknowledged", id)
+	}
+}
+
 // An acknowledgement of a snapshot the view no longer remembers (256
 // snapshots later, the same ring slot) or never sent acknowledges nothing.
 func TestViewAckOfForgottenSnapshots(t *testing.T) {
