@@ -454,20 +454,6 @@ func extent(hb *components.Hitboxes) float64 {
 	return math.Sqrt(2*float64(sq)) + float64(rad)
 }
 
-// rewind returns every recorded entity at tick plus fraction (in
-// [0, 1)), blended between the two neighbouring ticks with each
-// component's interpolation, without touching the live world. It errors
-// as aim does.
-func (c *Compensator) rewind(tick gw.Tick, fraction float32) ([]Rewound, error) {
-	if err := c.aim(tick, fraction, nil); err != nil {
-		return nil, err
-	}
-	for _, n := range c.near {
-		c.rewindRow(int(n.row))
-	}
-	return c.targets, nil
-}
-
 // nearEntity is a recorded entity a shot's ray may hit: its row in the
 // view tick's history and the distance along the ray before which no
 // hitbox of it can be hit (the ray's entry into its reach).
@@ -485,11 +471,12 @@ type rewinding struct {
 	hc     int
 }
 
-// aim prepares a rewind to tick plus fraction (in [0, 1)) and lists in
-// c.near the recorded entities there that the ray may hit (see mayHit),
-// nearest first (ties by row), or every entity, unordered, without a
-// ray: a shot's cost beyond a bound test per entity is that of the
-// entities it rewinds, nearest first (see judge). It errors when that
+// aim prepares a rewind to tick plus fraction (in [0, 1)), without
+// touching the live world, and lists in c.near the recorded entities
+// there that the ray may hit (see mayHit), nearest first (ties by row),
+// or every entity, in row order, without a ray (the tests' Rewind): a
+// shot's cost beyond a bound test per entity is that of the entities it
+// rewinds, nearest first (see judge). It errors when that
 // moment is outside the window ending at the newest recorded tick.
 // Ticks compare wrap-safely.
 func (c *Compensator) aim(tick gw.Tick, fraction float32, ray *raycast.Ray) error {

@@ -27,11 +27,22 @@ func (c *Compensator) Stats() Stats {
 	return st
 }
 
-func (c *Compensator) Record(tick gw.Tick)                            { c.record(tick) }
-func (c *Compensator) Probe(s Shot, present bool) Verdict             { return c.probe(s, present) }
-func (c *Compensator) Window() float64                                { return c.window }
-func (c *Compensator) Rewind(t gw.Tick, f float32) ([]Rewound, error) { return c.rewind(t, f) }
+func (c *Compensator) Record(tick gw.Tick)                { c.record(tick) }
+func (c *Compensator) Probe(s Shot, present bool) Verdict { return c.probe(s, present) }
+func (c *Compensator) Window() float64                    { return c.window }
 
 // SetBroadphase turns the test of a shot against the recorded poses
 // before rewinding on (the default) or off.
 func (c *Compensator) SetBroadphase(on bool) { c.noBroadphase = !on }
+
+// Rewind returns every recorded entity at t plus f, blended between the
+// two neighbouring ticks, as a shot rewinds those near its ray.
+func (c *Compensator) Rewind(t gw.Tick, f float32) ([]Rewound, error) {
+	if err := c.aim(t, f, nil); err != nil {
+		return nil, err
+	}
+	for _, n := range c.near {
+		c.rewindRow(int(n.row))
+	}
+	return c.targets, nil
+}
