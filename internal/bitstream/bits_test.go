@@ -650,3 +650,77 @@ func TestWriterGrowMakesRoom(t *testing.T) {
 	w.Grow(0)
 	w.Grow(-1) // nothing
 }
+
+// copyBitsOracle checks CopyBits(src, off, n) after lead pending bits
+// against a copy made one bit at a time, and that writing goes on after
+// it: the bits, the length, and the zero padding of the last byte
+// (pending bits above the copy's would corrupt the next write).
+func copyBitsOracle(t *testing.T, src []byte, lead, off, n int) {
+	t.Helper()
+	var w bitstream.Writer
+	w.Reset(make([]byte, 0, 4)) // grown by the copy, as a snapshot's buffer is
+	for k := lead; k > 0; k -= 64 {
+		w.WriteBits(0xa5a5a5a5a5a5a5a5, min(k, 64))
+	}
+	w.CopyBits(src, off, n)
+	require.Equal(t, lead+n, w.BitLen(), "lead %d, bits %d..%d of %d bytes", lead, off, off+n, len(src))
+	got := w.Bytes()
+	require.Len(t, got, (lead+n+7)/8)
+	for i := 0; i < n; i++ {
+		if refBits(got, lead+i, 1) != refBits(src, off+i, 1) {
+			t.Fatalf("lead %d, bits %d..%d of %d bytes: bit %d differs", lead, off, off+n, len(src), i)
+		}
+	}
+	if end := lead + n; end%8 != 0 {
+		require.Zero(t, got[end/8]>>(end%8), "lead %d, bits %d..%d: padding after the copy", lead, off, off+n)
+	}
+	w.WriteBits(0x1ffff, 17)
+	var r bitstream.Reader
+	r.Reset(w.Bytes())
+	for k := lead + n; k > 0; k -= 64 {
+		_, _ = r.ReadBits(min(k, 64))
+	}
+	v, err := r.ReadBits(17)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0x1ffff), v, "lead %d, bits %d..%d: the write after the copy", lead, off, off+n)
+}
+
+// CopyBits writes what a bit-at-a-time copy does for every pending bit
+// count (0..63 and past a whole word), every source shift, lengths on
+// either side of word boundaries up to 9 words (and 1,000 bits), and a
+// source that ends with the copy or runs on (a word may then read a byte
+// past the copy) or is shorter than a word.
+func TestCopyBitsEveryAlignment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	lengths := []int{0, 1, 7, 8, 9, 55, 56, 57, 63, 64, 65, 71, 72, 120, 127, 128, 129, 191, 192, 193, 255, 256, 257, 300,
+		319, 320, 321, 383, 384, 385, 447, 448, 449, 511, 512, 513, 575, 576, 577, 1000}
+	for lead := range 72 {
+		for shift := range 16 {
+			for _, n := range lengths {
+				for _, spare := range []int{0, 1, 9} {
+					src := make([]byte, (shift+n+7)/8+spare)
+					for i := range src {
+						src[i] = byte(rng.Uint32())
+					}
+					copyBitsOracle(t, src, lead, shift, n)
+				}
+			}
+		}
+	}
+}
+
+// FuzzCopyBits compares CopyBits with a bit-at-a-time copy for any source,
+// pending bit count and bit range.
+func FuzzCopyBits(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, uint8(5), uint16(3), uint16(120))
+	f.Add([]byte{0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff}, uint8(0), uint16(0), uint16(72))
+	f.Add([]byte{0x80}, uint8(63), uint16(7), uint16(1))
+	f.Fuzz(func(t *testing.T, src []byte, lead uint8, off, n uint16) {
+		if len(src) == 0 {
+			copyBitsOracle(t, src, int(lead), 0, 0)
+			return
+		}
+		o := int(off) % (8 * len(src))
+		copyBitsOracle(t, src, int(lead), o, int(n)%(8*len(src)-o+1))
+	})
+}
