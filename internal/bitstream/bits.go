@@ -134,59 +134,88 @@ func (w *Writer) WriteBytes(p []byte) {
 // CopyBits writes the n bits of src that start at bit off (bit 0 is the
 // lowest bit of src[0], as Writer packs them), so encoded fields can be
 // spliced from one stream into another without decoding them. It costs
-// one 8-byte load and store per 64 bits. It panics when off or n is
+// two 8-byte loads and one store per 64 bits. It panics when off or n is
 // negative or off+n exceeds len(src)·8.
 func (w *Writer) CopyBits(src []byte, off, n int) {
 	if off < 0 || n < 0 || off+n > len(src)*8 {
 		panic(fmt.Sprintf("bitstream: copy of bits %d..%d from %d bytes", off, off+n, len(src)))
 	}
-	// A word at a time (see shiftWords), straight into the buffer, grown
-	// once for all of them.
-	if words := min(n/64, (len(src)-off>>3-1)/8); words > 0 {
-		buf := slices.Grow(w.buf, 8*words+8)
-		i := len(buf)
-		w.acc = shiftWords(buf[i:i+8*words], src[off>>3:off>>3+8*words+1], uint(off&7), uint(w.nacc), w.acc)
-		w.buf = buf[:i+8*words]
-		off, n = off+64*words, n-64*words
+	if len(src) < 8 { // bitsAt loads 8 bytes
+		var b [8]byte
+		copy(b[:], src)
+		src = b[:]
 	}
-	for n > 0 { // the last bits (from the last 8 bytes a byte at a time)
-		k := min(n, 56)
-		i, sh := off>>3, off&7
-		var v uint64
-		if i+8 <= len(src) {
-			v = binary.LittleEndian.Uint64(src[i:])
-		} else {
-			for j := 0; i+j < len(src); j++ {
-				v |= uint64(src[i+j]) << (8 * j)
-			}
-		}
-		w.WriteBits(v>>sh&(1<<k-1), k)
-		off, n = off+k, n-k
+	k := uint(w.nacc) & 63 // nacc is below 64: the mask tells the compiler, sparing the shifts by k a test for 64
+	if n < 64-int(k) {     // it fits in the pending word
+		w.acc |= bitsAt(src, off, uint(n)) & (1<<(uint(n)&63) - 1) << k
+		w.nacc += n
+		return
 	}
+	// The first 64-k bits complete the pending word (the shift drops
+	// the rest); after it the writer is at a word boundary, so each word
+	// is the next 64 bits of src and fewer than 64 bits remain pending.
+	// The words come last: nothing has to outlive the call storing them.
+	h := 64 - k
+	words, r := (uint(n)-h)/64, (uint(n)-h)%64
+	first := w.acc | bitsAt(src, off, h)<<k
+	w.acc = bitsAt(src, off+n-int(r), r) & (1<<r - 1)
+	w.nacc = int(r)
+	if words == 0 {
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, first)
+		return
+	}
+	i := len(w.buf)
+	if need := 8 + 8*int(words); need > cap(w.buf)-i {
+		w.buf = slices.Grow(w.buf, need) // once for all the words
+	}
+	w.buf = w.buf[:i+8+8*int(words)]
+	binary.LittleEndian.PutUint64(w.buf[i:], first)
+	shiftWords(w.buf[i+8:], src, off+int(h))
 }
 
-// shiftWords stores into dst, 8 bytes per word, the words made of acc's
-// low k bits (0..63) followed by the bits of src from bit sh (0..7) on,
-// and returns the k bits left over: src holds one byte more than dst.
-// The 64 bits of each word come from an 8-byte load shifted by sh and
-// the next byte's bits above them; masks stand in for the shifts by 64
-// that sh or k 0 would take, so the loop has no branch but its own.
-func shiftWords(dst, src []byte, sh, k uint, acc uint64) uint64 {
-	hiMask, accMask := ^uint64(0), ^uint64(0)
-	if sh == 0 {
-		hiMask = 0
+// bitsAt returns a word whose low m bits (m in 0..64) are the m bits of
+// src from bit p on; its higher bits are unspecified. src holds at least
+// 8 bytes, and p+m is at most len(src)·8.
+func bitsAt(src []byte, p int, m uint) uint64 {
+	i, s := p>>3, uint(p&7)
+	j := min(i, len(src)-8) // near src's end, its last 8 bytes
+	v := binary.LittleEndian.Uint64(src[j:]) >> (uint(p-8*j) & 63)
+	if s+m > 64 { // then byte i+8 exists, and j is i
+		v |= uint64(src[i+8]) << (64 - s)
 	}
-	if k == 0 {
-		accMask = 0
+	return v
+}
+
+// shiftWords stores into each 8-byte word of dst the next 64 bits of src
+// from bit off on; src holds them all.
+func shiftWords(dst, src []byte, off int) {
+	s := uint(off & 7)
+	src = src[off>>3:]
+	// A word is its 8 bytes shifted down by s and the bits from its second
+	// byte on shifted up by 8-s, which overlap harmlessly, so neither
+	// shift reaches 64 whatever s is. Multiplying by m is the shift up,
+	// without taking the shift count's register from s. Four words a
+	// step (then two, then one) reslice dst and src once per four.
+	m := uint64(1) << (8 - s)
+	for len(src) >= 33 && len(dst) >= 32 {
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)>>s|binary.LittleEndian.Uint64(src[1:])*m)
+		binary.LittleEndian.PutUint64(dst[8:], binary.LittleEndian.Uint64(src[8:])>>s|binary.LittleEndian.Uint64(src[9:])*m)
+		binary.LittleEndian.PutUint64(dst[16:], binary.LittleEndian.Uint64(src[16:])>>s|binary.LittleEndian.Uint64(src[17:])*m)
+		binary.LittleEndian.PutUint64(dst[24:], binary.LittleEndian.Uint64(src[24:])>>s|binary.LittleEndian.Uint64(src[25:])*m)
+		dst, src = dst[32:], src[32:]
 	}
-	sh, k = sh&7, k&63
-	for len(dst) >= 8 && len(src) >= 9 {
-		v := binary.LittleEndian.Uint64(src)>>sh | uint64(src[8])<<((64-sh)&63)&hiMask
-		binary.LittleEndian.PutUint64(dst, acc|v<<k)
-		acc = v >> ((64 - k) & 63) & accMask
+	if len(src) >= 17 && len(dst) >= 16 {
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)>>s|binary.LittleEndian.Uint64(src[1:])*m)
+		binary.LittleEndian.PutUint64(dst[8:], binary.LittleEndian.Uint64(src[8:])>>s|binary.LittleEndian.Uint64(src[9:])*m)
+		dst, src = dst[16:], src[16:]
+	}
+	if len(src) >= 9 && len(dst) >= 8 {
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)>>s|binary.LittleEndian.Uint64(src[1:])*m)
 		dst, src = dst[8:], src[8:]
 	}
-	return acc
+	if len(dst) >= 8 { // src ends with the last word (so s is 0): no byte past it
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
+	}
 }
 
 // Bytes returns everything written, the last partial byte padded with zero
