@@ -75,6 +75,7 @@ type ServerRegister struct {
 	unencoded []*serverGhost
 	dirty     []int32
 	changed   []*serverGhost // the ghosts encode found changed, for the views
+	changedAt []int32        // and their indexes, which most views read alone
 	later     []int32        // the candidates writeAll writes after the stretches
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
@@ -528,17 +529,26 @@ func (s *ServerRegister) encode(tick gw.Tick) {
 	// are in its pending set already (they changed the tick before too),
 	// and unless it counts idle ghosts (see View.idles), all that
 	// changes for them is here, without a call per view and ghost.
+	s.changedAt = s.changedAt[:0]
+	for _, g := range s.changed {
+		s.changedAt = append(s.changedAt, g.idx)
+	}
 	for _, v := range s.views {
-		if v == nil {
-			continue
-		}
-		state, counting := v.state, v.canResume
-		for _, g := range s.changed {
-			if vg := &state[g.idx]; vg.pending && vg.relevant && !counting {
-				vg.change(tick)
-				continue
+		switch {
+		case v == nil:
+		case v.canResume:
+			for _, g := range s.changed {
+				v.changed(g, tick)
 			}
-			v.changed(g, tick)
+		default:
+			state := v.state
+			for i, idx := range s.changedAt {
+				if vg := &state[idx]; vg.pending && vg.relevant {
+					vg.change(tick)
+				} else {
+					v.changed(s.changed[i], tick)
+				}
+			}
 		}
 	}
 	clear(s.changed)
@@ -627,8 +637,9 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 // returns how many ghosts were deferred to a later snapshot for lack of
 // room. Changed ghosts are encoded once per tick (the first call of a
 // tick) and spliced into each connection's snapshot; per call the cost is
-// an importance call per pending ghost, a sort of them and a copy of the
-// bits sent: a ghost the client holds at rest costs nothing.
+// a look at each pending ghost and a copy of the bits sent, and when not
+// every pending ghost fits, an importance call per pending ghost and a
+// sort of them: a ghost the client holds at rest costs nothing.
 func (s *ServerRegister) WriteSnapshot(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) (deferred int) {
 	return s.WritePart(sw, v, tick, 0)
 }
@@ -651,7 +662,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		s.encode(tick)
 		v.scope(tick)
 		v.expire(tick)
-		rec.tick, rec.valid, rec.acked, rec.wrote, rec.from, rec.n = tick, true, 0, 0, v.logged, 0
+		rec.tick, rec.valid, rec.acked, rec.wrote, rec.from, rec.n, rec.plain = tick, true, 0, 0, v.logged, 0, false
 		rec.despawns = rec.despawns[:0]
 		for _, id := range v.despawns {
 			if !sw.Despawn(id) {
@@ -663,7 +674,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		slices.Sort(rec.despawns)
 		v.stats.Despawns += uint64(len(rec.despawns))
 		if v.resumed = v.resume(); !v.resumed {
-			v.collect(tick)
+			v.collect()
 			v.reused, v.ranked = 0, 0
 		}
 		v.next, v.deferred = 0, 0
@@ -685,14 +696,19 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		mark := sw.Mark()
 		if k = len(v.cand); !s.writeAll(sw, v, tick) {
 			sw.Rewind(mark)
+			v.rank()
 			k = s.writeByPriority(sw, v, tick, 0)
 		}
 	case part == 0:
+		v.rank()
 		k = s.writeByPriority(sw, v, tick, 0)
 	default:
 		k = s.writeByPriority(sw, v, tick, v.next)
 	}
 	v.logRecords(rec, v.cand[v.next:k], part, tick)
+	if part == 0 && !v.resumed {
+		v.waited(v.cand[k:], tick)
+	}
 	v.next, v.deferred = k, len(v.cand)-k
 	if v.resumed { // the candidates a walk would have found: the pending set but the idle ones
 		v.deferred = max(0, len(v.pending)-v.idles-k)
@@ -822,8 +838,10 @@ func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candi
 	vg := &v.state[g.idx]
 	eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
 	eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
-	if d := tick.Sub(vg.base); vg.hasBase && d >= 1 && d <= protocol.MaxBaseDistance {
-		eg.HasBase, eg.Base, eg.Changed = true, vg.base, changedSince(g, tick, d)
+	if base, ok := v.base(vg); ok {
+		if d := tick.Sub(base); d >= 1 && d <= protocol.MaxBaseDistance {
+			eg.HasBase, eg.Base, eg.Changed = true, base, changedSince(g, tick, d)
+		}
 	}
 	if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
 		eg.Rest = age(s.ticks[g.idx].last, tick) >= spawnRestTicks
@@ -932,11 +950,21 @@ func (s *ServerRegister) runFor(v *View, tick gw.Tick) *recordRun {
 // shared reports whether v's client knows vg's ghost and holds it at v's
 // acknowledged snapshot: then its record is the one every connection
 // whose baseline is as far back gets, so it can come from a run.
-func (v *View) shared(vg *viewGhost) bool { return shared(vg, v.acked) }
+func (v *View) shared(vg *viewGhost) bool { return shared(vg, v.acked, v.ack0()) }
+
+// ack0 reports whether the client acknowledged part 0 of v's
+// acknowledged snapshot: then a plain record of a ghost in it is the
+// ghost's baseline.
+func (v *View) ack0() bool { return v.hasAck0 && v.ack0Top == v.acked }
 
 // shared is View.shared for a view that acknowledged the snapshot of
 // acked, for loops that keep it in a local.
-func shared(vg *viewGhost, acked gw.Tick) bool {
+func shared(vg *viewGhost, acked gw.Tick, ack0 bool) bool {
+	// A plain record, first: a moving ghost's. Only a known ghost has
+	// plain bits (a resync or a new scope clears them).
+	if d := uint64(uint32(vg.plainTop) - uint32(acked)); ack0 && d < plainTicks && vg.plain>>(d&63)&1 != 0 {
+		return true
+	}
 	return vg.known && vg.hasBase && vg.base == acked
 }
 
@@ -960,12 +988,12 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		*j = i
 	}
 	mark := len(s.later)
-	cand, state, acked, at := v.cand, v.state, v.acked, *j // locals in the loop: it runs per record; at: the run's record next
+	cand, state, acked, ack0, at := v.cand, v.state, v.acked, v.ack0(), *j // locals in the loop: it runs per record; at: the run's record next
 	end = k
 	for ; end < to; end++ {
 		c := &cand[end]
 		g := c.g
-		if !shared(&state[g.idx], acked) {
+		if !shared(&state[g.idx], acked, ack0) {
 			if !skip {
 				break
 			}

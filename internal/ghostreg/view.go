@@ -2,6 +2,7 @@ package ghostreg
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/mlange-42/arche/ecs"
@@ -54,7 +55,8 @@ type View struct {
 	// records (the most one tick wrote), window growing from logTicks
 	// while acknowledgements come back later than 3/4 of it: it holds
 	// a round trip's records, not sentRing ticks' of room for 1.5 times
-	// the widest each (24 times less at a 16-tick round trip).
+	// the widest each (24 times less at a 16-tick round trip). Plain
+	// records are not logged (see logRecords).
 	sent   [sentRing]sentSnapshot
 	log    []sentGhost
 	logged uint64
@@ -88,7 +90,13 @@ type View struct {
 	resynced              bool
 	acked                 gw.Tick
 	hasAcked              bool
-	stats                 ViewStats
+	// acks0 has bit i set when part 0 of the snapshot of tick ack0Top−i
+	// was acknowledged, when hasAck0: with a ghost's plain bits, the
+	// acknowledged snapshots that held a plain record of it.
+	acks0   uint64
+	ack0Top gw.Tick
+	hasAck0 bool
+	stats   ViewStats
 	// Importance, if set, is how much the priority of a ghost (by its
 	// entity) grows each snapshot it is not sent; 1 for every ghost when
 	// nil. Values below MinImportance (and NaN) count as MinImportance, so
@@ -133,11 +141,13 @@ type ViewStats struct {
 	// resyncInterval ticks after the last one.
 	Resyncs, ResyncsRefused uint64
 	// LateAcks counts acknowledgements of snapshots whose records the
-	// view no longer holds: sent more than 256 ticks before, or logged
-	// over in its record log (see View), which then grows to hold twice
-	// as many ticks, up to 256 (a round trip that jumps past the log
-	// loses the acks of the ticks it held no more). They acknowledge
-	// nothing, as if lost.
+	// view no longer holds: sent more than 256 ticks before, logged over
+	// in its record log (see View), or holding plain records (see
+	// View.logRecords) and 32 ticks old or more. The log then grows to
+	// hold twice as many ticks, up to 256 (a round trip that jumps past
+	// the log loses the acks of the ticks it held no more), and a view
+	// whose log grew logs every record. They acknowledge nothing, as if
+	// lost.
 	LateAcks uint64
 	// MaxStaleness is the longest, in ticks, that a ghost in scope waited
 	// with a change the client had not been sent.
@@ -145,11 +155,20 @@ type ViewStats struct {
 }
 
 type viewGhost struct {
-	priority   float32
-	base       gw.Tick // the newest acknowledged snapshot that held it, when hasBase
-	since      gw.Tick // its oldest change not sent yet, when waiting
-	sent       bool    // a snapshot held it: the client may have it
-	known      bool    // the client acknowledged a snapshot holding the identity
+	priority float32
+	// base is the newest acknowledged snapshot that held it in a logged
+	// record, or that plainBase found, when hasBase; its baseline is the
+	// newer of that and plainBase (see View.base).
+	base  gw.Tick
+	since gw.Tick // its oldest change not sent yet, when waiting
+	// plain has bit i set when the snapshot of tick plainTop−i held a
+	// plain record of it (see View.logRecords): one not in the log, whose
+	// acknowledgement is found by View.plainBase. Bits from plainTicks
+	// up are 0 (a 64-bit mask: its shifts need no test of their count).
+	plainTop   gw.Tick
+	plain      uint64
+	sent       bool // a snapshot held it: the client may have it
+	known      bool // the client acknowledged a snapshot holding the identity
 	hasBase    bool
 	pending    bool // in the view's pending set
 	relevant   bool // in the connection's scope
@@ -166,6 +185,7 @@ type sentSnapshot struct {
 	valid    bool
 	acked    uint8  // the parts acknowledged
 	wrote    uint8  // the parts written
+	plain    bool   // it holds plain records (see View.logRecords)
 	from     uint64 // its first record in View.log
 	n        int    // its records
 	despawns []components.GhostID
@@ -335,7 +355,9 @@ func (v *View) expire(tick gw.Tick) {
 		return
 	}
 	v.expireAt = (v.expireAt + 1) % n
-	if vg := &v.state[v.r.ghosts[v.expireAt].idx]; vg.hasBase && age(vg.base, tick) > protocol.MaxBaseDistance {
+	vg := &v.state[v.r.ghosts[v.expireAt].idx]
+	v.forget(vg, tick)
+	if vg.hasBase && age(vg.base, tick) > protocol.MaxBaseDistance {
 		vg.hasBase = false
 	}
 }
@@ -404,8 +426,11 @@ func (v *View) sortPending() {
 
 // collect builds this snapshot's candidates from the pending set,
 // dropping the ghosts that left it: dead, out of scope, or held by the
-// client as they are now and not predicted by it.
-func (v *View) collect(tick gw.Tick) {
+// client as they are now and not predicted by it. It notes only the
+// ghosts: their priorities and classes matter only when not every one
+// fits, and rank sets them then (when every one is sent, each priority
+// starts again at 0 whether it grew or not).
+func (v *View) collect() {
 	// Locals, not the view's fields, in the loop: it runs per connection
 	// and pending ghost, and the fields would be loaded and stored back
 	// on every write.
@@ -415,42 +440,66 @@ func (v *View) collect(tick gw.Tick) {
 		cand = make([]candidate, len(v.pending)+len(v.pending)/4)
 	}
 	pending, n := v.pending, 0 // n: the ghosts kept, each a candidate
-	state, conn, stale, predAll, imp := v.state, v.conn, v.stats.MaxStaleness, v.r.predAll, v.Importance
+	state, conn, predAll := v.state, v.conn, v.r.predAll
 	for i, g := range pending {
 		if g.dead {
 			continue
 		}
 		vg := &state[g.idx]
-		owned := g.owner == conn
-		if !vg.relevant || held(vg, owned, predAll[g.typ]) { // idle (not dead: checked above)
+		if !vg.relevant || held(vg, g.owner == conn, predAll[g.typ]) { // idle (not dead: checked above)
 			vg.pending = false
 			continue
 		}
 		if n != i { // moved down only once one was dropped
 			pending[n] = g
 		}
+		cand[n] = candidate{g: g}
+		n++
+	}
+	clear(pending[n:])
+	v.pending, v.cand = pending[:n], cand[:n]
+	v.sorted = n
+	v.idles = 0
+}
+
+// rank grows the priority of every candidate collect listed by its
+// importance and notes it and its class in the candidate, for the
+// snapshot order (see order), once per walk of the pending set: when not
+// every candidate fits.
+func (v *View) rank() {
+	state, conn, imp := v.state, v.conn, v.Importance
+	for i := range v.cand {
+		c := &v.cand[i]
+		g := c.g
+		vg := &state[g.idx]
 		if imp == nil {
 			vg.priority++
 		} else {
 			vg.priority += v.importance(g)
 		}
-		if vg.waiting {
-			stale = max(stale, int(tick.Sub(vg.since)))
-		}
-		class := classOther
+		c.priority, c.class = vg.priority, classOther
 		switch {
-		case owned:
-			class = classOwned
+		case g.owner == conn:
+			c.class = classOwned
 		case !vg.known:
-			class = classSpawn
+			c.class = classSpawn
 		}
-		cand[n] = candidate{g: g, class: class, priority: vg.priority}
-		n++
 	}
-	clear(pending[n:])
-	v.pending, v.cand, v.stats.MaxStaleness = pending[:n], cand[:n], stale
-	v.sorted = n
-	v.idles = 0
+}
+
+// waited notes in MaxStaleness how long the candidates not sent have
+// waited with a change at tick (those sent are noted as they are
+// logged), and folds their plain bits (see forget): a ghost that waits
+// is folded at every walk of the pending set, before the view's acks0
+// lets go of the acknowledgements of its plain records.
+func (v *View) waited(unsent []candidate, tick gw.Tick) {
+	for _, c := range unsent {
+		vg := &v.state[c.g.idx]
+		if vg.waiting {
+			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
+		}
+		v.forget(vg, tick)
+	}
 }
 
 // idle reports whether collect would drop g, in v's pending set, rather
@@ -527,19 +576,59 @@ func (v *View) importance(g *serverGhost) float32 {
 // need it no longer.
 const logTicks = 16
 
+// plainTicks is how many ticks a ghost's plain bits reach back (see
+// View.logRecords): an acknowledgement of a snapshot with plain records
+// that comes back that late acknowledges nothing, as one whose records
+// were logged over.
+const plainTicks = 32
+
+// plainMask keeps a ghost's plain bits.
+const plainMask = 1<<plainTicks - 1
+
 // logRecords notes that the snapshot rec, being written, holds part
-// part's records of the candidates sent, in the log, and that their
-// ghosts were sent at tick: their priorities start again, their waits
-// end. Locals, not the view's fields, in the loop: it runs per
-// connection and record.
+// part's records of the candidates sent, and that their ghosts were sent
+// at tick: their priorities start again, their waits end. A record
+// whose acknowledgement changes only the ghost's baseline (part 0, no
+// identity, not saying it rests: a moving ghost's, most of them) is
+// plain: while acknowledgements come back within 3/4 of logTicks, it is
+// noted as a bit of its ghost's view state rather than in the log, and
+// its acknowledgement is one bit of the view's (see plainBase), not a
+// walk of its records. Others go in the log, for View.Ack. Locals, not
+// the view's fields, in the loop: it runs per connection and record.
 func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw.Tick) {
 	v.reserve(rec, len(sent))
 	log, at, state, st := v.log, v.at, v.state, v.stats
+	plain, logged := part == 0 && v.window <= logTicks, 0
+	// held0: the newest snapshot whose part 0 was acknowledged, which a
+	// ghost's plain bits are checked against before any are dropped.
+	held0 := v.ack0Top
+	if !v.hasAck0 {
+		held0 = tick // no bit of it: nothing to fold
+	}
+	held := false // plain records
 	for _, c := range sent {
 		vg := &state[c.g.idx]
-		log[at] = newSentGhost(c.g.idx, part, !vg.known, c.rest)
-		if at++; at == len(log) {
-			at = 0
+		if plain && vg.known && !c.rest {
+			// The bits that fall off are folded into the base first
+			// unless the newest acknowledged snapshot held a plain record
+			// of it still in the mask (the base, newer than them), as it
+			// does for a ghost sent every snapshot.
+			d := uint64(uint32(tick) - uint32(vg.plainTop))
+			d = min(d, plainTicks)
+			p := vg.plain
+			if keep := plainTicks - d; p>>(keep&63) != 0 {
+				if e := uint64(uint32(vg.plainTop) - uint32(held0)); e >= keep || p>>(e&63)&1 == 0 {
+					v.fold(vg)
+				}
+			}
+			vg.plain, vg.plainTop = (p<<(d&63)|1)&plainMask, tick
+			held = true
+		} else {
+			log[at] = newSentGhost(c.g.idx, part, !vg.known, c.rest)
+			if at++; at == len(log) {
+				at = 0
+			}
+			logged++
 		}
 		if !vg.known {
 			st.Identities++
@@ -554,8 +643,59 @@ func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw
 	}
 	st.Records += uint64(len(sent))
 	v.at, v.stats = at, st
-	v.logged += uint64(len(sent))
-	rec.n += len(sent)
+	v.logged += uint64(logged)
+	rec.n += logged
+	rec.plain = rec.plain || held
+}
+
+// fold makes the newest acknowledged snapshot with a plain record of
+// vg's ghost its base when it is newer than the base: acknowledgements
+// of it are no longer needed to find it.
+func (v *View) fold(vg *viewGhost) {
+	if t, ok := v.plainBase(vg); ok && (!vg.hasBase || age(t, v.acked) < age(vg.base, v.acked)) {
+		vg.base, vg.hasBase = t, true
+	}
+}
+
+// forget folds vg's plain bits into its base and drops them once they
+// are plainTicks old at tick: an acknowledgement of their snapshots
+// would be late.
+func (v *View) forget(vg *viewGhost, tick gw.Tick) {
+	if vg.plain != 0 {
+		v.fold(vg)
+		if age(vg.plainTop, tick) >= plainTicks {
+			vg.plain = 0
+		}
+	}
+}
+
+// plainBase returns the newest snapshot whose part 0 the client
+// acknowledged with a plain record of vg's ghost, if any.
+func (v *View) plainBase(vg *viewGhost) (gw.Tick, bool) {
+	if vg.plain == 0 || !v.hasAck0 {
+		return 0, false
+	}
+	var a uint64 // acks0 aligned with plain: bit i for tick plainTop−i
+	if d := uint32(vg.plainTop) - uint32(v.ack0Top); d < 64 {
+		a = v.acks0 << d
+	} else if d := uint32(v.ack0Top) - uint32(vg.plainTop); d < 64 {
+		a = v.acks0 >> d
+	}
+	m := vg.plain & a
+	if m == 0 {
+		return 0, false
+	}
+	return vg.plainTop - gw.Tick(bits.TrailingZeros64(m)), true
+}
+
+// base returns the baseline of vg's ghost: the newest acknowledged
+// snapshot that held it, if any.
+func (v *View) base(vg *viewGhost) (gw.Tick, bool) {
+	t, ok := v.plainBase(vg)
+	if vg.hasBase && (!ok || age(vg.base, v.acked) < age(t, v.acked)) {
+		return vg.base, true
+	}
+	return t, ok
 }
 
 // reserve makes room in the log for n more records of rec, the snapshot
@@ -630,7 +770,7 @@ func (v *View) Resync(tick gw.Tick) bool {
 		if vg.pending && v.canResume && v.idle(g, vg) {
 			v.idles--
 		}
-		vg.known, vg.hasBase, vg.rested = false, false, false
+		vg.known, vg.hasBase, vg.rested, vg.plain = false, false, false, 0
 		v.changed(g, tick)
 	}
 	return true
@@ -659,17 +799,26 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 	if !rec.valid || rec.tick != tick || parts == 0 {
 		return
 	}
-	if age := v.logged - rec.from; age > uint64(len(v.log)) || rec.from < v.kept { // its records were logged over
+	ticks := age(tick, v.r.encTick)
+	if logged := v.logged - rec.from; logged > uint64(len(v.log)) || rec.from < v.kept || rec.plain && ticks >= plainTicks { // its records were logged over, or its plain bits dropped
 		v.stats.LateAcks++
 		v.widen()
 		return
-	} else if age > uint64(len(v.log)/4*3) && v.window < sentRing {
+	} else if logged > uint64(len(v.log)/4*3) && v.window < sentRing || rec.plain && ticks > logTicks/4*3 && v.window <= logTicks {
 		v.widen()
 	}
 	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
+	if parts&1 != 0 {
+		if d := uint32(tick) - uint32(v.ack0Top); !v.hasAck0 || d >= 64 {
+			v.acks0 = 1
+		} else {
+			v.acks0 = v.acks0<<d | 1
+		}
+		v.ack0Top, v.hasAck0 = tick, true
+	}
 	// Locals, not the view's fields, in the loop: it runs per record.
-	log, state, ticks, now, resumable := v.log, v.state, v.r.ticks, v.r.encTick, v.canResume
+	log, state, slots, now, resumable := v.log, v.state, v.r.ticks, v.r.encTick, v.canResume
 	at, ago := 0, age(tick, now)
 	whole := parts == rec.wrote // every record acknowledged: no part to test
 	if rec.n > 0 {
@@ -684,7 +833,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 		// was first encoded after tick (dead since, its index taken by
 		// a later spawn), or not yet, or the index is free.
 		idx := sg.idx()
-		t := &ticks[idx]
+		t := &slots[idx]
 		if !t.fresh || age(t.born, now) < ago {
 			continue
 		}

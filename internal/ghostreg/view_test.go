@@ -896,3 +896,219 @@ func TestViewStateOfADeadGhostIsNotTheNextOnes(t *testing.T) {
 		assert.Equal(t, 1, v.PendingDespawns(), "sent first %v: the old one's despawn", sentFirst)
 	}
 }
+
+// A view that notes plain records as bits of its ghosts' state writes
+// the bytes one that logs every record writes: same world, same
+// acknowledgements (lost, late, repeated, out of order, of some parts),
+// ghosts moving, stopping, dying, and waiting for room far longer than
+// the plain bits reach (importance down to MinImportance in a crowded
+// snapshot), and a client acknowledging nothing for longer than that,
+// so their baselines come from folded bits.
+func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
+	const views, ghosts, ticks = 4, 100, 900 // more ghosts than the 64 ticks View.expire takes to fold each one
+	s := newTestSchema(t)
+	type world struct {
+		w   *gw.World
+		srv *ghostreg.ServerRegister
+		es  []ecs.Entity
+		vs  []*ghostreg.View
+	}
+	worlds := make([]*world, 2) // 0: plain records as bits; 1: every record logged
+	for i := range worlds {
+		w, b := newServerWorld(t, s)
+		worlds[i] = &world{w: w, srv: ghostreg.NewServerRegister(b)}
+	}
+	spawnAll := func(k int) {
+		for _, wd := range worlds {
+			typ, owner := s.crate, components.ConnID(0)
+			if k < views {
+				typ, owner = s.player, components.ConnID(k+1)
+			}
+			e := newEntity(wd.w, Pos{X: float32(k % 90)}, HP{V: int32(k)})
+			spawn(t, wd.srv, e, typ, owner)
+			wd.es = append(wd.es, e)
+		}
+	}
+	for k := range ghosts {
+		spawnAll(k)
+	}
+	writers := make([]*protocol.SnapshotWriter, views)
+	for i := range views {
+		for j, wd := range worlds {
+			v := wd.srv.NewView(components.ConnID(i + 1))
+			if j == 1 {
+				ghostreg.LogEveryRecord(v)
+			}
+			if i == 0 { // a crowded view: the least important ghosts wait about 64 times as long
+				w := wd.w
+				v.Importance = func(e ecs.Entity) float32 {
+					if getHP(w, e).V%3 == 0 {
+						return ghostreg.MinImportance
+					}
+					return 1
+				}
+			}
+			wd.vs = append(wd.vs, v)
+		}
+		size := 0
+		if i < 2 {
+			size = 120 // not every moving ghost fits
+		}
+		var err error
+		writers[i], err = protocol.NewSnapshotWriter(s.Schema, size)
+		require.NoError(t, err)
+	}
+	rng := rand.New(rand.NewPCG(61, 62))
+	type ack struct {
+		at, tick gw.Tick
+		view     int
+		parts    uint8
+	}
+	var acks []ack
+	moving := make([]bool, ghosts)
+	for n := range ticks {
+		tick := gw.Tick(1<<32 - 300).Add(n) // across the wrap
+		for k := range moving {
+			if rng.IntN(30) == 0 {
+				moving[k] = !moving[k]
+			}
+		}
+		dx, respawn := rng.Float32(), rng.IntN(40) == 0
+		victim := views + rng.IntN(ghosts-views)
+		for _, wd := range worlds {
+			ecsx.SetTick(wd.w, tick)
+			for k, e := range wd.es {
+				if moving[k] && wd.w.Arche().Alive(e) {
+					if p := getPos(wd.w, e); p.X+dx < 99 {
+						p.X += dx
+					} else {
+						p.X = -99
+					}
+				}
+			}
+			if respawn && wd.w.Arche().Alive(wd.es[victim]) {
+				require.True(t, wd.srv.Despawn(wd.es[victim]))
+				wd.w.Arche().RemoveEntity(wd.es[victim])
+			}
+		}
+		if respawn {
+			spawnAll(len(worlds[0].es))
+			moving = append(moving, true)
+		}
+		for _, wd := range worlds {
+			wd.srv.Quantize()
+		}
+		for i := range views {
+			sw := writers[i]
+			parts := 1
+			if i == 1 {
+				parts = protocol.MaxSnapshotParts // the rest in later parts, whose records are always logged
+			}
+			for part := range parts {
+				var got []byte
+				deferred := 0
+				for j, wd := range worlds {
+					sw.Begin(tick)
+					deferred = wd.srv.WritePart(sw, wd.vs[i], tick, part)
+					p := sw.Finish(&protocol.SnapshotHeader{Tick: tick, Part: uint8(part)})
+					if j == 0 {
+						got = append(got[:0], p...)
+						continue
+					}
+					require.Equal(t, p, got, "view %d, tick %d, part %d", i, tick, part)
+				}
+				outage := i == 2 && n%200 >= 150 // 50 ticks of nothing acknowledged, longer than the plain bits reach
+				if rng.IntN(5) > 0 && !outage { // lost otherwise
+					a := ack{at: tick + gw.Tick(1+rng.IntN(11)), tick: tick, view: i, parts: 1 << part}
+					acks = append(acks, a)
+					if rng.IntN(10) == 0 { // repeated, later
+						a.at += gw.Tick(1 + rng.IntN(5))
+						acks = append(acks, a)
+					}
+				}
+				if deferred == 0 {
+					break
+				}
+			}
+		}
+		kept := acks[:0]
+		for _, a := range acks {
+			if a.at == tick {
+				for _, wd := range worlds {
+					wd.vs[a.view].Ack(a.tick, a.parts)
+				}
+			} else {
+				kept = append(kept, a)
+			}
+		}
+		acks = kept
+	}
+	for i := range views {
+		plain, logged := worlds[0].vs[i], worlds[1].vs[i]
+		assert.Equal(t, logged.Stats(), plain.Stats(), "view %d", i)
+		assert.Equal(t, logged.Stats().Records, ghostreg.Logged(logged), "view %d: every record logged", i)
+		if i == 1 {
+			assert.Less(t, ghostreg.Logged(plain), ghostreg.Logged(logged), "view 1: its first parts' records plain")
+		} else {
+			assert.Less(t, ghostreg.Logged(plain), plain.Stats().Records/2, "view %d: most records plain", i)
+		}
+	}
+	assert.Greater(t, worlds[0].vs[0].Stats().MaxStaleness, 64, "a ghost waited longer than its plain bits reach")
+}
+
+// An acknowledgement of a snapshot with plain records that comes back
+// plainTicks (32) ticks or more after it acknowledges nothing, counted:
+// the ghost's bits no longer reach it. The log widens, so the next
+// records are logged.
+func TestLateAckOfPlainRecordsIsCounted(t *testing.T) {
+	c := newCrateScene(t, 1, 1)
+	v := c.vs[0]
+	var snap protocol.Snapshot
+	var last protocol.GhostState
+	keep := func(_ int, p []byte) {
+		require.NoError(t, protocol.DecodeSnapshot(p, c.s.Schema, &snap))
+		require.Len(t, snap.Ghosts, 1)
+		last = snap.Ghosts[0]
+	}
+	for c.tick < 10 { // acknowledged a tick later: the crate is known, its records plain
+		c.step(always, func(int) int { return 1 }, keep)
+	}
+	require.True(t, last.HasBase)
+	logged := ghostreg.Logged(v)
+	for c.tick < 50 { // nothing acknowledged
+		c.step(always, func(int) int { return 1 << 20 }, keep)
+	}
+	assert.Equal(t, logged, ghostreg.Logged(v), "plain records are not logged")
+	v.Ack(50-32, 1)
+	assert.Equal(t, uint64(1), v.Stats().LateAcks)
+	v.Ack(50-31, 1)
+	assert.Equal(t, uint64(1), v.Stats().LateAcks, "31 ticks back: in time")
+	c.step(always, func(int) int { return 1 << 20 }, keep)
+	assert.Equal(t, gw.Tick(50-31), last.Base, "the newest snapshot acknowledged in time is the baseline")
+	assert.Equal(t, logged+1, ghostreg.Logged(v), "the log widened: records are logged again")
+}
+
+// A ghost's plain bits are dropped once they are too old to be
+// acknowledged, before their ticks can read as recent again: 2³² ticks
+// after a run of plain records, a snapshot of the same tick number
+// acknowledged is not taken for one that held the ghost.
+func TestPlainBitsAreForgottenBeforeTheyWrap(t *testing.T) {
+	w, e, srv, sendTo := oneCrate(t)
+	v := srv.NewView(1)
+	send := func(tick gw.Tick) []protocol.GhostState { return sendTo(v, tick) }
+	require.Len(t, send(100), 1, "the spawn")
+	for tick := gw.Tick(101); tick <= 110; tick++ {
+		getHP(w, e).V++
+		require.Len(t, send(tick), 1)
+	}
+	require.Equal(t, uint64(1), ghostreg.Logged(v), "the spawn logged, the moves plain")
+	require.Len(t, send(111), 1, "the rest record")
+	require.Empty(t, send(112), "at rest")
+	for _, tick := range []gw.Tick{112 + 1<<30, 112 + 2<<30, 112 + 3<<30, 109} { // on to 2³² ticks after 109
+		require.Empty(t, send(tick))
+	}
+	getHP(w, e).V++
+	g := send(110)
+	require.Len(t, g, 1)
+	assert.False(t, g[0].HasBase, "a full record, not a delta against the snapshot of 109 2³² ticks later")
+}
