@@ -453,7 +453,7 @@ func (v *View) collect() {
 		if n != i { // moved down only once one was dropped
 			pending[n] = g
 		}
-		cand[n] = candidate{g: g}
+		cand[n].g = g // its other fields are set before they are read: by rank, and by the writers for the records sent
 		n++
 	}
 	clear(pending[n:])
@@ -606,7 +606,8 @@ func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw
 		held0 = tick // no bit of it: nothing to fold
 	}
 	held := false // plain records
-	for _, c := range sent {
+	for i := range sent {
+		c := &sent[i]
 		vg := &state[c.g.idx]
 		if plain && vg.known && !c.rest {
 			// The bits that fall off are folded into the base first
@@ -629,9 +630,9 @@ func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw
 				at = 0
 			}
 			logged++
-		}
-		if !vg.known {
-			st.Identities++
+			if !vg.known {
+				st.Identities++
+			}
 		}
 		if c.full {
 			st.FullStates++
