@@ -597,15 +597,15 @@ const plainMask = 1<<plainTicks - 1
 // the view's fields, in the loop: it runs per connection and record.
 func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw.Tick) {
 	v.reserve(rec, len(sent))
-	log, at, state, st := v.log, v.at, v.state, v.stats
-	plain, logged := part == 0 && v.window <= logTicks, 0
+	log, at, state := v.log, v.at, v.state
+	plain, logged, held := part == 0 && v.window <= logTicks, 0, false // held: plain records
+	stale, full, idents := v.stats.MaxStaleness, 0, 0
 	// held0: the newest snapshot whose part 0 was acknowledged, which a
 	// ghost's plain bits are checked against before any are dropped.
 	held0 := v.ack0Top
 	if !v.hasAck0 {
 		held0 = tick // no bit of it: nothing to fold
 	}
-	held := false // plain records
 	for i := range sent {
 		c := &sent[i]
 		vg := &state[c.g.idx]
@@ -631,19 +631,22 @@ func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw
 			}
 			logged++
 			if !vg.known {
-				st.Identities++
+				idents++
 			}
 		}
 		if c.full {
-			st.FullStates++
+			full++
 		}
 		if vg.waiting { // its wait ends here, whether or not a walk saw it last
-			st.MaxStaleness = max(st.MaxStaleness, int(tick.Sub(vg.since)))
+			stale = max(stale, int(tick.Sub(vg.since)))
 		}
 		vg.priority, vg.sent, vg.waiting = 0, true, false
 	}
-	st.Records += uint64(len(sent))
-	v.at, v.stats = at, st
+	v.at = at
+	v.stats.Records += uint64(len(sent))
+	v.stats.Identities += uint64(idents)
+	v.stats.FullStates += uint64(full)
+	v.stats.MaxStaleness = stale
 	v.logged += uint64(logged)
 	rec.n += logged
 	rec.plain = rec.plain || held
