@@ -410,9 +410,7 @@ func (m *Match) setupServer(s *systems.Server) error {
 	if err := m.spawnCrates(s); err != nil {
 		return err
 	}
-	s.Schedule().Add(gw.StagePrediction, NewMoveSystem(cfg.TickRate))
-	s.Schedule().Add(gw.StagePrediction, NewCollideSystem(s.World()))
-	s.Schedule().Add(gw.StagePrediction, NewShoveSystem())
+	AddPhysics(s.Schedule(), s.World(), cfg.TickRate)
 	s.Schedule().Add(gw.StageSimulation, NewRespawnSystem())
 	s.Schedule().Add(gw.StageHistory, lc)
 	s.Schedule().Add(gw.StageHistory, m.Shots)
@@ -423,9 +421,7 @@ func (m *Match) setupServer(s *systems.Server) error {
 // side effects.
 func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
-	c.Schedule().Add(gw.StagePrediction, NewMoveSystem(m.Config.TickRate))
-	c.Schedule().Add(gw.StagePrediction, NewCollideSystem(c.World()))
-	c.Schedule().Add(gw.StagePrediction, NewShoveSystem())
+	AddPhysics(c.Schedule(), c.World(), m.Config.TickRate)
 	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
 	// Input delay: ticks between sampling a key press and the predicted
 	// tick that applies it (ghostwire applies it on the same tick).

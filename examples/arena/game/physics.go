@@ -12,6 +12,18 @@ import (
 	gw "github.com/ghostwire/ghostwire/ecs"
 )
 
+// AddPhysics adds the arena's prediction systems to an endpoint's
+// schedule, in the order every endpoint must run them. The collisions come
+// first: a client knows the other players only as past ticks ended them,
+// and after the movement the server would see some elsewhere (one pressed
+// into a pillar is out of it until its neighbour pushes it back), which a
+// client touching them would mispredict on every snapshot, at rest too.
+func AddPhysics(sc *gw.Schedule, w *gw.World, tickRate int) {
+	sc.Add(gw.StagePrediction, NewCollideSystem(w))
+	sc.Add(gw.StagePrediction, NewMoveSystem(tickRate))
+	sc.Add(gw.StagePrediction, NewShoveSystem())
+}
+
 // MoveSystem is the arena's movement: it steers each living predicted
 // player's velocity toward the wished one (the input's move vector times
 // MaxSpeed) by at most Acceleration·dt, moves it, stops it at the walls and
@@ -85,7 +97,9 @@ func length(x, y float32) float32 {
 // result does not depend on storage order: a client predicting its own
 // player computes exactly what the server does, given the same positions.
 // Which players are tested against which (see candidates) never changes
-// the result: it is bit-identical to testing every pair.
+// the result: it is bit-identical to testing every pair. Run first in the
+// tick (AddPhysics), it finds every player where the previous tick's
+// snapshot left it.
 type CollideSystem struct {
 	players   *generic.Filter3[components.Ghost, Position, Health]
 	pos       generic.Map[Position]

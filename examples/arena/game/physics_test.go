@@ -5,13 +5,19 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
 )
 
 // Two players standing exactly on the same spot (two connections share a
@@ -244,4 +250,41 @@ func TestCollideMatchesAllPairs(t *testing.T) {
 		}
 	}
 	assert.Greater(t, moved, 50000, "the scenes are crowded enough that many players are pushed")
+}
+
+// Four players stand still in a row, the last one pressed into a pillar
+// by its neighbour, as a pile at a shared spawn point left them at the end
+// of `go run ./examples/arena -clients 64 -duration 60s` (client 23's
+// player third). With nothing moving, each client must predict the
+// server's state exactly. Colliding after the movement, the server pushed
+// the third against the fourth where the movement had put it, out of the
+// pillar (3.75), not where the snapshots left it (3.7578125): the third's
+// client mispredicted by one grid step on every snapshot.
+func TestStillPileAgainstAPillarConverges(t *testing.T) {
+	schema, err := NewSchema()
+	require.NoError(t, err)
+	row := []Position{{X: 0.7734375}, {X: 1.7695312}, {X: 2.7617188}, {X: 3.7578125}} // on the wire's grid
+	require.Less(t, Walls[0].Min[0]-row[3].X, Radius, "the last one overlaps the pillar")
+	link := transport.LinkConfig{Latency: 50 * time.Millisecond}
+	opts := harness.Options{
+		Seed:   1,
+		Schema: schema.Schema,
+		Server: systems.ServerOptions{TickRate: 60, OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			spawn := generic.NewMap4[Position, Velocity, Facing, Health](w.Arche())
+			return spawn.NewWith(&row[conn-1], &Velocity{}, &Facing{}, &Health{HP: MaxHP}), schema.Player, nil
+		}},
+		SetupServer: func(s *systems.Server) error { AddPhysics(s.Schedule(), s.World(), 60); return nil },
+		SetupClient: func(_ int, c *systems.Client) error { AddPhysics(c.Schedule(), c.World(), 60); return nil },
+	}
+	still := systems.InputFunc(func(*gw.World, gw.Tick) Command { return Command{} })
+	for range row {
+		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: transport.Conditions{Up: link, Down: link},
+			Options: systems.ClientOptions{TickRate: 60, Input: still}})
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(3 * time.Second)
+	for i := range row {
+		assert.NoErrorf(t, h.CheckOwnState(i), "client %d", i)
+	}
 }

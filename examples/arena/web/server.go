@@ -189,8 +189,7 @@ func (s *Server) setupGame() error {
 	}
 	s.shots = game.NewShotSystem(s.game.World(), s.rewound)
 	sc := s.game.Schedule()
-	sc.Add(gw.StagePrediction, game.NewMoveSystem(play.TickRate))
-	sc.Add(gw.StagePrediction, game.NewCollideSystem(s.game.World()))
+	game.AddPhysics(sc, s.game.World(), play.TickRate)
 	sc.Add(gw.StageSimulation, game.NewRespawnSystem())
 	sc.Add(gw.StageHistory, s.rewound)
 	sc.Add(gw.StageHistory, s.present)

@@ -104,8 +104,7 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	}
 	p.client = c
 	p.bodies = generic.NewMap3[game.Position, game.Facing, game.Health](c.World().Arche())
-	c.Schedule().Add(gw.StagePrediction, game.NewMoveSystem(TickRate))
-	c.Schedule().Add(gw.StagePrediction, game.NewCollideSystem(c.World()))
+	game.AddPhysics(c.Schedule(), c.World(), TickRate)
 	p.smoother, err = systems.NewSmoother(c, systems.SmoothingOptions{Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 		pos := (*game.Position)(a.Get(e, ecs.ComponentID[game.Position](a)))
 		return [3]float32{pos.X, pos.Y, 0}

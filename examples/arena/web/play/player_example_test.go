@@ -31,7 +31,7 @@ func ExamplePlayer() {
 			return spawn.NewWith(&p, &game.Velocity{}, &game.Facing{}, &game.Health{HP: game.MaxHP}), schema.Player, nil
 		},
 	})
-	server.Schedule().Add(gw.StagePrediction, game.NewMoveSystem(play.TickRate))
+	game.AddPhysics(server.Schedule(), server.World(), play.TickRate)
 
 	link := transport.LinkConfig{Latency: 50 * time.Millisecond}
 	conn, _ := net.Dial("arena", transport.Conditions{Up: link, Down: link})

@@ -45,8 +45,7 @@ func newArena(t testing.TB) *arena {
 		},
 	})
 	require.NoError(t, err)
-	a.server.Schedule().Add(gw.StagePrediction, game.NewMoveSystem(play.TickRate))
-	a.server.Schedule().Add(gw.StagePrediction, game.NewCollideSystem(a.server.World()))
+	game.AddPhysics(a.server.Schedule(), a.server.World(), play.TickRate)
 	return a
 }
 
