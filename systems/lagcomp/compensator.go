@@ -201,6 +201,7 @@ type stats struct {
 	verdicts [len(reasons)]uint64
 	rewinds  uint64
 	rewound  uint64 // entities rewound
+	tested   uint64 // reaches shots tested
 }
 
 // Compensator records the declared components of entities with hitboxes
@@ -222,8 +223,12 @@ type Compensator struct {
 	stats    stats
 	// reaches are the recorded ticks' poses, by tick modulo the history's
 	// capacity; noBroadphase (tests) rewinds every entity for every shot.
+	// minGrid is the fewest entities a shot walks its tick's grid for
+	// (gridMin; tests change it), cells the grids' scratch.
 	reaches      []tickReaches
 	noBroadphase bool
+	minGrid      int
+	cells        []int32
 	// near and rw are a shot's entities near its ray and what rewinding
 	// them needs (see aim).
 	near []nearEntity
@@ -286,7 +291,7 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 	if err := gw.Register[components.Hitboxes](h); err != nil {
 		return nil, err
 	}
-	return &Compensator{world: w, opts: opts, hist: h, window: window, trade: trade, hitboxes: hid}, nil
+	return &Compensator{world: w, opts: opts, hist: h, window: window, trade: trade, hitboxes: hid, minGrid: gridMin}, nil
 }
 
 // Register adds component T to what is recorded and rewound (typically the
@@ -343,6 +348,7 @@ type tickReaches struct {
 	valid bool
 	swept bool // rows' sweeps were set from the next tick's reaches
 	rows  []reach
+	grid  grid // built by the first shot that walks it (see walk)
 }
 
 // recordReaches poses every entity recorded at tick, once per record
@@ -353,11 +359,16 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 		c.reaches = make([]tickReaches, ecsx.Capacity(c.hist))
 	}
 	slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]
+	// The tick recorded again with every row's position and reach as
+	// they were (after a kill, say) keeps its grid: it would bin them
+	// all the same.
+	old, same := slot.rows, slot.valid && slot.tick == tick && slot.grid.built
 	slot.valid = false
 	view, err := ecsx.View(c.hist, tick)
 	if err != nil {
 		return
 	}
+	same = same && view.Len() == len(old)
 	slot.tick, slot.valid, slot.swept, slot.rows = tick, true, false, slot.rows[:0]
 	hc := view.Component(c.hitboxes)
 	c.cols = c.cols[:0]
@@ -371,8 +382,11 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 			r.vals = append(r.vals, view.Value(i, col))
 		}
 		pos, _ := c.opts.Pose(r)
-		slot.rows = append(slot.rows, reach{e: r.Entity, pos: pos, r: float32(extent(r.Hitboxes))})
+		a := reach{e: r.Entity, pos: pos, r: float32(extent(r.Hitboxes))}
+		same = same && old[i].pos == a.pos && old[i].r == a.r
+		slot.rows = append(slot.rows, a)
 	}
+	slot.grid.built = same
 	c.sweep(tick-1, view, slot.rows)
 }
 
@@ -398,16 +412,17 @@ func (c *Compensator) sweep(tick gw.Tick, view ecsx.TickView, next []reach) {
 		}
 	}
 	prev.swept = true
+	prev.grid.modes[1].built = false
 }
 
 // reachesAt returns the reaches recorded for tick, with their sweeps to
 // the next tick when swept (both recorded), or nil.
-func (c *Compensator) reachesAt(tick gw.Tick, swept bool) []reach {
+func (c *Compensator) reachesAt(tick gw.Tick, swept bool) *tickReaches {
 	if len(c.reaches) == 0 {
 		return nil
 	}
 	if slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]; slot.valid && slot.tick == tick && (!swept || slot.swept) {
-		return slot.rows
+		return slot
 	}
 	return nil
 }
@@ -420,11 +435,8 @@ func (c *Compensator) reachesAt(tick gw.Tick, swept bool) []reach {
 // keep it (see Options.Pose), so a sphere about a of its sweep holds
 // every hitbox at any fraction between, and no hit comes before the
 // ray enters it.
-func mayHit(ray *raycast.Ray, a reach, swept bool) (float64, bool) {
-	r := float64(a.r)
-	if swept {
-		r = float64(a.sweep)
-	}
+func mayHit(ray *raycast.Ray, a *reach, swept bool) (float64, bool) {
+	r := float64(a.radius(swept))
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return 0, true // nothing to bound it by: test it
 	}
@@ -462,6 +474,11 @@ type nearEntity struct {
 	near float64
 }
 
+// before orders a shot's near entities: nearest entry first, ties by row.
+func (n nearEntity) before(m nearEntity) bool {
+	return n.near < m.near || n.near == m.near && n.row < m.row
+}
+
 // rewinding is what aim prepared for rewindRow: the two ticks' views, the
 // fraction between them and the bytes each entity's blended values take.
 type rewinding struct {
@@ -474,10 +491,12 @@ type rewinding struct {
 // aim prepares a rewind to tick plus fraction (in [0, 1)), without
 // touching the live world, and lists in c.near the recorded entities
 // there that the ray may hit (see mayHit), nearest first (ties by row),
-// or every entity, in row order, without a ray (the tests' Rewind): a
-// shot's cost beyond a bound test per entity is that of the entities it
-// rewinds, nearest first (see judge). It errors when that
-// moment is outside the window ending at the newest recorded tick.
+// or every entity, in row order, without a ray (the tests' Rewind) or
+// without the tick's reaches. A shot tests the reaches of the entities
+// in the cells of the tick's grid its ray passes near (see walk), or
+// every reach with fewer than gridMin entities; its cost beyond that is
+// the entities it rewinds, nearest first (see judge). It errors when
+// that moment is outside the window ending at the newest recorded tick.
 // Ticks compare wrap-safely.
 func (c *Compensator) aim(tick gw.Tick, fraction float32, ray *raycast.Ray) error {
 	newest, ok := ecsx.Newest(c.hist)
@@ -522,27 +541,35 @@ func (c *Compensator) aim(tick gw.Tick, fraction float32, ray *raycast.Ray) erro
 	}
 	c.targets, c.near = c.targets[:0], c.near[:0]
 	rw.hc = v0.Component(c.hitboxes)
-	var r0 []reach
+	swept := fraction > 0
+	var slot *tickReaches
 	if ray != nil && !c.noBroadphase {
-		r0 = c.reachesAt(tick, fraction > 0)
+		slot = c.reachesAt(tick, swept)
 	}
-	for i := range n {
-		near := 0.0
-		if r0 != nil && i < len(r0) {
-			t, ok := mayHit(ray, r0[i], fraction > 0)
-			if !ok {
-				continue
-			}
-			near = t
+	switch {
+	case slot == nil:
+		for i := range n {
+			c.near = append(c.near, nearEntity{row: int32(i)})
 		}
-		c.near = append(c.near, nearEntity{row: int32(i), near: near})
-	}
-	if ray != nil {
-		// Insertion sort: a shot passes near a handful of entities.
-		for i := 1; i < len(c.near); i++ {
-			for j := i; j > 0 && c.near[j].near < c.near[j-1].near; j-- {
-				c.near[j], c.near[j-1] = c.near[j-1], c.near[j]
+	case n >= c.minGrid && len(slot.rows) == n && c.walk(slot, ray, swept):
+	default:
+		c.stats.tested += uint64(min(n, len(slot.rows)))
+		for i := range n {
+			near := 0.0
+			if i < len(slot.rows) {
+				t, ok := mayHit(ray, &slot.rows[i], swept)
+				if !ok {
+					continue
+				}
+				near = t
 			}
+			c.near = append(c.near, nearEntity{row: int32(i), near: near})
+		}
+	}
+	// Insertion sort: a shot passes near a handful of entities.
+	for i := 1; i < len(c.near); i++ {
+		for j := i; j > 0 && c.near[j].before(c.near[j-1]); j-- {
+			c.near[j], c.near[j-1] = c.near[j-1], c.near[j]
 		}
 	}
 	return nil

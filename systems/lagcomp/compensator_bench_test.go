@@ -1,7 +1,9 @@
 package lagcomp_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -116,6 +118,129 @@ func BenchmarkRewoundRay(b *testing.B) {
 	b.ReportMetric(float64(every.Nanoseconds())/n, "every-ns/query")
 	b.ReportMetric(float64(rewound)/float64(present), "x-present")
 	b.ReportMetric(float64(rewound)/float64(every), "x-every")
+}
+
+// BenchmarkShotBroadphase judges shots against 16, 64 and 1,000 players
+// spread over a square as densely as the arena's (16 square units each),
+// walking about, recorded for a full window: each shot, from a player in
+// a random direction with the arena's range (40) at a random view (three
+// in four between two ticks), is judged walking its view tick's grid
+// (built beforehand, whatever the count) and, in the same loop, testing
+// every player's pose (the baseline). ns/shot and tested/shot are the
+// grid's, every-ns/shot and every-tested/shot the baseline's; build-ns is
+// what building a tick's grid adds to the first shot that walks it, once
+// a recorded tick that shots view.
+func BenchmarkShotBroadphase(b *testing.B) {
+	for _, n := range []int{16, 64, 1000} {
+		b.Run(fmt.Sprintf("players=%d", n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(uint64(n), 1))
+			w := gw.NewWorld(gw.WorldOptions{})
+			lc, err := lagcomp.New(w, lagcomp.Options{Range: 40, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
+				p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
+				return [3]float32{p.X, p.Y, 0}, f.Yaw
+			}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = lagcomp.Register[Position](lc)
+			_ = lagcomp.Register[Facing](lc)
+			m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
+			side := float32(4 * math.Sqrt(float64(n)))
+			hb := bodyBoxes()
+			es := make([]ecs.Entity, n)
+			for i := range es {
+				es[i] = m.NewWith(&Position{X: rng.Float32() * side, Y: rng.Float32() * side}, &Facing{Yaw: rng.Float32() * 6}, &hb)
+			}
+			const last = 46
+			for tick := gw.Tick(1); tick <= last; tick++ {
+				for _, e := range es {
+					p, f, _ := m.Get(e)
+					p.X, p.Y, f.Yaw = p.X+rng.Float32()*0.2-0.1, p.Y+rng.Float32()*0.2-0.1, f.Yaw+0.05
+				}
+				ecsx.SetTick(w, tick)
+				lc.Record(tick)
+			}
+			shots := make([]lagcomp.Shot, 256)
+			for i := range shots {
+				e := es[rng.IntN(n)]
+				p, _, _ := m.Get(e)
+				a := rng.Float64() * 2 * math.Pi
+				view, frac := gw.Tick(last-1-rng.IntN(40)), rng.Float32()
+				if i%4 == 0 {
+					frac = 0
+				}
+				shots[i] = lagcomp.Shot{Shooter: e, Tick: last, ViewTick: view, ViewFraction: frac, MaxViewAge: 100,
+					Origin: [3]float32{p.X, p.Y, 0}, Dir: [3]float32{float32(math.Cos(a)), float32(math.Sin(a)), 0}}
+			}
+			grid := func(on bool) {
+				lc.SetGridMin(math.MaxInt)
+				if on {
+					lc.SetGridMin(0)
+				}
+			}
+			grid(true)
+			for _, s := range shots { // every view tick's grid built, as in a long run
+				lc.Probe(s, false)
+			}
+			var walking, every time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Each first every other shot: the second finds the caches warm.
+				s, on := shots[i%len(shots)], i%2 == 0
+				grid(on)
+				t0 := time.Now()
+				v0 := lc.Probe(s, false)
+				t1 := time.Now()
+				grid(!on)
+				v1 := lc.Probe(s, false)
+				t2 := time.Now()
+				if v0 != v1 {
+					b.Fatalf("one way judged %+v, the other %+v", v0, v1)
+				}
+				if on {
+					walking, every = walking+t1.Sub(t0), every+t2.Sub(t1)
+				} else {
+					walking, every = walking+t2.Sub(t1), every+t1.Sub(t0)
+				}
+			}
+			b.StopTimer()
+			tested := func(on bool) float64 {
+				grid(on)
+				before := lc.Stats().Tested
+				for _, s := range shots {
+					lc.Probe(s, false)
+				}
+				return float64(lc.Stats().Tested-before) / float64(len(shots))
+			}
+			nn := float64(b.N)
+			b.ReportMetric(float64(walking.Nanoseconds())/nn, "ns/shot")
+			b.ReportMetric(float64(every.Nanoseconds())/nn, "every-ns/shot")
+			b.ReportMetric(float64(walking)/float64(every), "x-every")
+			b.ReportMetric(tested(true), "tested/shot")
+			b.ReportMetric(tested(false), "every-tested/shot")
+			// The newest tick recorded again with every player moved: its
+			// first shot builds its grid, the same shot again walks it.
+			grid(true)
+			s := shots[0]
+			s.ViewTick, s.ViewFraction = last, 0
+			var build time.Duration
+			const builds = 64
+			for range builds {
+				for _, e := range es {
+					p, _, _ := m.Get(e)
+					p.X += 0.01
+				}
+				lc.Record(last)
+				t0 := time.Now()
+				lc.Probe(s, false)
+				t1 := time.Now()
+				lc.Probe(s, false)
+				build += 2*t1.Sub(t0) - time.Since(t0)
+			}
+			b.ReportMetric(float64(build.Nanoseconds())/builds, "build-ns")
+		})
+	}
 }
 
 func unsafeSizeofHitboxes() uintptr {

@@ -270,10 +270,13 @@ func TestFireRateStateForgetsDeadShooters(t *testing.T) {
 }
 
 // A shot rewinds only the entities whose recorded poses its ray passes
-// near, and that never changes a verdict: 40 players moving and turning
-// at random (one teleporting across the arena), 2,000 random shots at
-// random views, each judged with and without the test, give the same
-// verdicts, with a fraction of the rewinds.
+// near, found walking its view tick's grid, and that never changes a
+// verdict: 120 players moving and turning at random (one teleporting
+// across the arena), 3,000 random shots at random views (swept, on a
+// tick, and in the present), aimed at another player, along an axis or
+// diagonally, each judged walking the grid, testing every player's pose,
+// and rewinding every player, give the same verdicts, with a fraction of
+// the tests and of the rewinds.
 func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	w := gw.NewWorld(gw.WorldOptions{})
@@ -291,7 +294,7 @@ func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 		vx, vy, vt float32
 	}
 	var ms []mover
-	for range 40 {
+	for range 120 {
 		e := m.NewWith(&Position{X: rng.Float32()*40 - 20, Y: rng.Float32()*40 - 20}, &Facing{Yaw: rng.Float32() * 6}, &hb)
 		ms = append(ms, mover{e: e, vx: rng.Float32() - 0.5, vy: rng.Float32() - 0.5, vt: rng.Float32() - 0.5})
 	}
@@ -307,35 +310,53 @@ func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 		ecsx.SetTick(w, tick)
 		lc.Record(tick)
 	}
-	hits, shots := 0, 2000
-	judge := func(s lagcomp.Shot, on bool) (lagcomp.Verdict, uint64) {
-		lc.SetBroadphase(on)
-		before := lc.Stats().Rewound
-		v := lc.Probe(s, false)
-		return v, lc.Stats().Rewound - before
+	hits, shots := 0, 3000
+	type mode struct{ broadphase, grid bool }
+	judge := func(s lagcomp.Shot, present bool, md mode) (lagcomp.Verdict, uint64, uint64) {
+		lc.SetBroadphase(md.broadphase)
+		lc.SetGrid(md.grid)
+		before := lc.Stats()
+		v := lc.Probe(s, present)
+		after := lc.Stats()
+		return v, after.Rewound - before.Rewound, after.Tested - before.Tested
 	}
-	var with, without uint64
-	for range shots {
+	var rewound, everyRewound, tested, everyTested uint64
+	for i := range shots {
 		shooter := ms[rng.IntN(len(ms))].e
 		p, _, _ := m.Get(shooter)
 		target := ms[rng.IntN(len(ms))].e
 		q, _, _ := m.Get(target)
 		view := last - 1 - rng.Float64()*20
+		if i%4 == 0 {
+			view = math.Floor(view)
+		}
 		tick, frac := split(view)
+		dir := [3]float32{q.X - p.X + rng.Float32()*4 - 2, q.Y - p.Y + rng.Float32()*4 - 2, 0}
+		switch i % 5 {
+		case 1:
+			dir = [3]float32{float32(rng.IntN(3) - 1), float32(rng.IntN(3) - 1), 0} // an axis, a diagonal or none
+		case 2:
+			dir[rng.IntN(2)] = 0
+		}
 		s := lagcomp.Shot{Shooter: shooter, Tick: last, ViewTick: tick, ViewFraction: frac, MaxViewAge: 1000,
-			Origin: [3]float32{p.X, p.Y, 0}, Dir: [3]float32{q.X - p.X + rng.Float32()*4 - 2, q.Y - p.Y + rng.Float32()*4 - 2, 0}}
-		a, na := judge(s, true)
-		b, nb := judge(s, false)
-		require.Equal(t, b, a, "shot %+v", s)
-		with, without = with+na, without+nb
+			Origin: [3]float32{p.X, p.Y, 0}, Dir: dir}
+		present := i%7 == 0
+		a, na, ta := judge(s, present, mode{true, true})
+		b, nb, tb := judge(s, present, mode{true, false})
+		c, nc, _ := judge(s, present, mode{false, false})
+		require.Equal(t, b, a, "shot %+v walking the grid", s)
+		require.Equal(t, c, a, "shot %+v rewinding every player", s)
+		require.Equal(t, nb, na, "shot %+v rewinds the same players walking the grid", s)
+		rewound, everyRewound, tested, everyTested = rewound+na, everyRewound+nc, tested+ta, everyTested+tb
 		if a.Hit {
 			hits++
 		}
 	}
-	t.Logf("%d of %d shots hit; %d entities rewound with the test, %d without", hits, shots, with, without)
+	t.Logf("%d of %d shots hit; %d entities rewound with the test, %d without; %d poses tested walking the grid, %d testing every one", hits, shots, rewound, everyRewound, tested, everyTested)
 	assert.Greater(t, hits, shots/20, "the shots hit now and then")
 	assert.Less(t, hits, shots*19/20, "and miss now and then")
-	assert.Less(t, 4*with, without, "the test rewinds a fraction of the entities")
+	assert.Less(t, 4*rewound, everyRewound, "the test rewinds a fraction of the entities")
+	assert.Less(t, 3*tested, everyTested, "walking the grid tests a fraction of the poses")
 }
 
 // A shot searches its targets nearest first and stops at the first

@@ -1,15 +1,21 @@
 package lagcomp
 
-import gw "github.com/ghostwire/ghostwire/ecs"
+import (
+	"math"
+
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/raycast"
+)
 
 // What the external tests of this package reach that games do not.
 
 // Stats counts what the compensator did; Verdicts by reason.
 type Stats struct {
 	Records, Shots, Rewinds uint64
-	// Rewound counts the entities shots rewound.
-	Rewound  uint64
-	Verdicts map[Reason]uint64
+	// Rewound counts the entities shots rewound, Tested the reaches
+	// they tested before.
+	Rewound, Tested uint64
+	Verdicts        map[Reason]uint64
 	// Shooters is how many shooters the fire-rate check tracks now (dead
 	// ones are forgotten).
 	Shooters int
@@ -19,7 +25,7 @@ type Stats struct {
 func Reasons() []Reason { return reasons[:] }
 
 func (c *Compensator) Stats() Stats {
-	st := Stats{Records: c.stats.records, Shots: c.stats.shots, Rewinds: c.stats.rewinds, Rewound: c.stats.rewound,
+	st := Stats{Records: c.stats.records, Shots: c.stats.shots, Rewinds: c.stats.rewinds, Rewound: c.stats.rewound, Tested: c.stats.tested,
 		Verdicts: map[Reason]uint64{}, Shooters: len(c.lastShot)}
 	for i, r := range reasons {
 		st.Verdicts[r] = c.stats.verdicts[i]
@@ -34,6 +40,38 @@ func (c *Compensator) Window() float64                    { return c.window }
 // SetBroadphase turns the test of a shot against the recorded poses
 // before rewinding on (the default) or off.
 func (c *Compensator) SetBroadphase(on bool) { c.noBroadphase = !on }
+
+// SetGrid turns a shot's walk of its view tick's grid on (the default,
+// from gridMin entities) or off: off, a shot tests every entity's reach.
+func (c *Compensator) SetGrid(on bool) {
+	c.minGrid = math.MaxInt
+	if on {
+		c.minGrid = gridMin
+	}
+}
+
+// SetGridMin sets the fewest entities a shot walks its tick's grid for.
+func (c *Compensator) SetGridMin(n int) { c.minGrid = n }
+
+// Near is an entity a ray may hit: its row at the view tick and where the
+// ray enters its reach.
+type Near struct {
+	Row int32
+	At  float64
+}
+
+// Near returns the entities at t plus f that ray may hit, in the order a
+// shot rewinds them.
+func (c *Compensator) Near(t gw.Tick, f float32, ray raycast.Ray) ([]Near, error) {
+	if err := c.aim(t, f, &ray); err != nil {
+		return nil, err
+	}
+	out := make([]Near, len(c.near))
+	for i, n := range c.near {
+		out[i] = Near{Row: n.row, At: n.near}
+	}
+	return out, nil
+}
 
 // Rewind returns every recorded entity at t plus f, blended between the
 // two neighbouring ticks, as a shot rewinds those near its ray.
