@@ -66,9 +66,10 @@ type View struct {
 	window int
 	// pending is the pending set; its first sorted ghosts are in ID
 	// order, those after joined since (see sortPending; merge is its
-	// spare buffer).
+	// spare buffer, few its room for a few).
 	pending []*serverGhost
 	merge   []*serverGhost
+	few     [8]*serverGhost // the joined ghosts while a few are merged in place
 	sorted  int
 	cand    []candidate
 	// next is the candidate the next part of the snapshot of partTick
@@ -405,7 +406,22 @@ func (v *View) sortPending() {
 	}
 	tail := v.pending[n:]
 	slices.SortFunc(tail, func(a, b *serverGhost) int { return cmp.Compare(a.id, b.id) })
-	if n > 0 && v.pending[n-1].id > tail[0].id {
+	if k := len(tail); n > 0 && v.pending[n-1].id > tail[0].id && k <= len(v.few) {
+		// A few joined (ghosts moving again after a rest, most ticks):
+		// merged in place from the end, moving only the ghosts after
+		// the first of them.
+		few := v.few[:copy(v.few[:], tail)]
+		for i, w, j := n-1, len(v.pending)-1, k-1; j >= 0; w-- {
+			if i >= 0 && v.pending[i].id > few[j].id {
+				v.pending[w] = v.pending[i]
+				i--
+			} else {
+				v.pending[w] = few[j]
+				j--
+			}
+		}
+		clear(v.few[:])
+	} else if n > 0 && v.pending[n-1].id > tail[0].id {
 		if cap(v.merge) < len(v.pending) {
 			v.merge = make([]*serverGhost, 0, cap(v.pending)) // the pending set's room: merged once a new high, not grown on the way
 		}

@@ -1018,7 +1018,7 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 					require.Equal(t, p, got, "view %d, tick %d, part %d", i, tick, part)
 				}
 				outage := i == 2 && n%200 >= 150 // 50 ticks of nothing acknowledged, longer than the plain bits reach
-				if rng.IntN(5) > 0 && !outage { // lost otherwise
+				if rng.IntN(5) > 0 && !outage {  // lost otherwise
 					a := ack{at: tick + gw.Tick(1+rng.IntN(11)), tick: tick, view: i, parts: 1 << part}
 					acks = append(acks, a)
 					if rng.IntN(10) == 0 { // repeated, later
@@ -1111,4 +1111,32 @@ func TestPlainBitsAreForgottenBeforeTheyWrap(t *testing.T) {
 	g := send(110)
 	require.Len(t, g, 1)
 	assert.False(t, g[0].HasBase, "a full record, not a delta against the snapshot of 109 2³² ticks later")
+}
+
+// The pending set stays in ID order, each ghost once, as ghosts come to
+// rest and move again, a few at a time (merged in place) or many (merged
+// through a second buffer), so connections list their records alike.
+func TestPendingSetStaysInIDOrder(t *testing.T) {
+	c := newCrateScene(t, 60, 1)
+	rng := rand.New(rand.NewPCG(71, 72))
+	moving := make([]bool, len(c.es))
+	for range 400 {
+		flips := 1 + rng.IntN(3)
+		if rng.IntN(10) == 0 {
+			flips = 30 // many at once
+		}
+		for range flips {
+			k := rng.IntN(len(moving))
+			moving[k] = !moving[k]
+		}
+		c.step(func(k int) bool { return moving[k] }, func(int) int { return 1 }, nil)
+		ids := ghostreg.PendingIDs(c.vs[0])
+		require.True(t, slices.IsSortedFunc(ids, func(a, b components.GhostID) int { return int(a) - int(b) }), "tick %d: %v", c.tick, ids)
+		require.Len(t, slices.Compact(slices.Clone(ids)), len(ids), "tick %d: each once", c.tick)
+		for k, m := range moving {
+			if m {
+				require.Contains(t, ids, components.GhostID(k+1), "tick %d: a moving crate is pending", c.tick)
+			}
+		}
+	}
 }
