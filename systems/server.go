@@ -159,9 +159,11 @@ type ServerStats struct {
 	GhostsFull     uint64
 	// AcksLate counts clients' snapshot acknowledgements that came after
 	// the server stopped holding what their snapshot sent: more than 256
-	// ticks later, or later than the record log it keeps per connection
-	// reaches (a round trip that doubled at once); that log then grows.
-	// They acknowledge nothing, as if lost.
+	// ticks later, later than the record log it keeps per connection
+	// reaches (a round trip that doubled at once), or 32 ticks later or
+	// more for a snapshot whose moving ghosts' records were noted as bits
+	// rather than logged; that log then grows, and every record is
+	// logged. They acknowledge nothing, as if lost.
 	AcksLate uint64
 	// GhostRecords counts the ghost records sent, over every connection;
 	// RecordsShared those of them copied from a record written once per
