@@ -167,8 +167,8 @@ func (g *grid) build(rows []reach, cells *[]int32) {
 	g.side, g.inv = side, 1/side
 	g.cols, g.rows = g.cellOf(x1, x0, math.MaxInt)+1, g.cellOf(y1, y0, math.MaxInt)+1
 	nc := g.cols * g.rows
-	if cap(g.start) < nc+1 {
-		g.start = make([]int32, nc+1)
+	if cap(g.start) < nc+1 { // room for the most cells n entities make: no new high at every spread
+		g.start = make([]int32, nc+1, max(nc+1, 3*n+2))
 	}
 	g.start = g.start[:nc+1]
 	clear(g.start)
@@ -197,7 +197,7 @@ func (g *grid) build(rows []reach, cells *[]int32) {
 	}
 	g.start[nc] = int32(n)
 	if cap(g.ents) < n {
-		g.ents = make([]int32, n)
+		g.ents = make([]int32, n, len(rows))
 	}
 	g.ents = g.ents[:n]
 	for i := len(rows) - 1; i >= 0; i-- {
@@ -219,6 +219,9 @@ func (g *grid) mode(rows []reach, swept bool) *gridMode {
 		return m
 	}
 	m.built, m.pad, m.far = true, 0, m.far[:0]
+	if cap(m.far) < len(rows) { // room for every entity: the far ones grow to a new high in no later tick
+		m.far = make([]int32, 0, len(rows))
+	}
 	for i := range rows {
 		a := &rows[i]
 		r := float64(a.radius(swept))

@@ -189,6 +189,9 @@ func (s *CollideSystem) Update(w *gw.World) {
 		s.near = make([]uint64, words)
 	}
 	s.near = s.near[:words]
+	if cap(s.push) < len(s.all) { // room for every player pushed: no new high in a crowded tick
+		s.push = make([]pushed, 0, len(s.all))
+	}
 	s.push = s.push[:0]
 	if s.finite && s.predicted >= sweepMin {
 		s.sweep()

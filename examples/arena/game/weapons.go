@@ -151,8 +151,11 @@ func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 
 // Update judges this tick's shots.
 func (s *ShotSystem) Update(w *gw.World) {
-	s.shots = s.shots[:0]
 	q := s.shooter.Query(w.Arche())
+	if n := q.Count(); cap(s.shots) < n { // room for every shooter: no new high in a busy tick
+		s.shots = make([]lagcomp.Shot, 0, n)
+	}
+	s.shots = s.shots[:0]
 	for q.Next() {
 		_, in, head := q.Get()
 		if head.Tick != w.Tick() {
