@@ -25,30 +25,8 @@ import (
 func TestSharedRecordsWriteWhatEachConnectionAloneWrites(t *testing.T) {
 	const views, ghosts, ticks = 6, 40, 400
 	s := newTestSchema(t)
-	type world struct {
-		w   *gw.World
-		srv *ghostreg.ServerRegister
-		es  []ecs.Entity
-	}
-	worlds := make([]*world, views+1) // 0: every view; i: view i alone
-	for i := range worlds {
-		w, b := newServerWorld(t, s)
-		worlds[i] = &world{w: w, srv: ghostreg.NewServerRegister(b)}
-	}
-	spawnAll := func(k int) {
-		for _, wd := range worlds {
-			typ, owner := s.crate, components.ConnID(0)
-			if k < views {
-				typ, owner = s.player, components.ConnID(k+1)
-			}
-			e := newEntity(wd.w, Pos{X: float32(k)}, HP{V: int32(k)})
-			spawn(t, wd.srv, e, typ, owner)
-			wd.es = append(wd.es, e)
-		}
-	}
-	for k := range ghosts {
-		spawnAll(k)
-	}
+	scene := newTwinScene(t, s, views+1, views, ghosts) // register 0: every view; i: view i alone
+	worlds := scene.worlds
 	shared := make([]*ghostreg.View, views)
 	alone := make([]*ghostreg.View, views)
 	writers := make([]*protocol.SnapshotWriter, views)
@@ -69,35 +47,9 @@ func TestSharedRecordsWriteWhatEachConnectionAloneWrites(t *testing.T) {
 		view     int
 	}
 	var acks []ack
-	moving := make([]bool, ghosts)
 	for n := range ticks {
 		tick := gw.Tick(1<<32 - 100).Add(n) // across the wrap
-		for k := range moving {
-			if rng.IntN(20) == 0 {
-				moving[k] = !moving[k]
-			}
-		}
-		dx, respawn := rng.Float32(), rng.IntN(25) == 0
-		victim := views + rng.IntN(ghosts-views)
-		for _, wd := range worlds {
-			ecsx.SetTick(wd.w, tick)
-			for k, e := range wd.es {
-				if moving[k] && wd.w.Arche().Alive(e) {
-					getPos(wd.w, e).X += dx * float32(k%5+1)
-				}
-			}
-			if respawn && wd.w.Arche().Alive(wd.es[victim]) {
-				require.True(t, wd.srv.Despawn(wd.es[victim]))
-				wd.w.Arche().RemoveEntity(wd.es[victim])
-			}
-		}
-		if respawn {
-			spawnAll(len(worlds[0].es))
-			moving = append(moving, true)
-		}
-		for _, wd := range worlds {
-			wd.srv.Quantize()
-		}
+		scene.advance(t, s, rng, tick, 20, 25)
 		for i := range views {
 			sw := writers[i]
 			sw.Begin(tick)
@@ -293,4 +245,83 @@ func TestRecordsAgainstOtherBaselinesComeAfterTheRun(t *testing.T) {
 	assert.Equal(t, views, checked)
 	copied, _ := c.srv.RunRecords()
 	assert.Positive(t, copied)
+}
+
+// twinScene is one scene of ghosts in several registers, for tests that
+// compare what they write: the first players ghosts are players (ghost k
+// owned by connection k+1), the others crates, moved, killed and
+// respawned alike in every register.
+type twinScene struct {
+	worlds  []*twinWorld
+	players int
+	moving  []bool
+}
+
+type twinWorld struct {
+	w   *gw.World
+	srv *ghostreg.ServerRegister
+	es  []ecs.Entity
+}
+
+func newTwinScene(t *testing.T, s *testSchema, registers, players, ghosts int) *twinScene {
+	c := &twinScene{players: players}
+	for range registers {
+		w, b := newServerWorld(t, s)
+		c.worlds = append(c.worlds, &twinWorld{w: w, srv: ghostreg.NewServerRegister(b)})
+	}
+	for range ghosts {
+		c.spawn(t, s)
+	}
+	return c
+}
+
+// spawn adds the next ghost to every register, moving.
+func (c *twinScene) spawn(t *testing.T, s *testSchema) {
+	k := len(c.moving)
+	for _, wd := range c.worlds {
+		typ, owner := s.crate, components.ConnID(0)
+		if k < c.players {
+			typ, owner = s.player, components.ConnID(k+1)
+		}
+		e := newEntity(wd.w, Pos{X: float32(k % 90)}, HP{V: int32(k)})
+		spawn(t, wd.srv, e, typ, owner)
+		wd.es = append(wd.es, e)
+	}
+	c.moving = append(c.moving, true)
+}
+
+// advance sets every world to tick, starts or stops each ghost with odds
+// 1 in flip, moves the moving ones (ghost k by dx·(k%5+1), within posQ's
+// range), kills a crate and spawns one in its place with odds 1 in
+// respawn, and quantizes.
+func (c *twinScene) advance(t *testing.T, s *testSchema, rng *rand.Rand, tick gw.Tick, flip, respawn int) {
+	for k := range c.moving {
+		if rng.IntN(flip) == 0 {
+			c.moving[k] = !c.moving[k]
+		}
+	}
+	dx, kill := rng.Float32(), rng.IntN(respawn) == 0
+	victim := c.players + rng.IntN(len(c.worlds[0].es)-c.players)
+	for _, wd := range c.worlds {
+		ecsx.SetTick(wd.w, tick)
+		for k, e := range wd.es {
+			if c.moving[k] && wd.w.Arche().Alive(e) {
+				if p := getPos(wd.w, e); p.X+dx*float32(k%5+1) < 99 {
+					p.X += dx * float32(k%5+1)
+				} else {
+					p.X = -99
+				}
+			}
+		}
+		if kill && wd.w.Arche().Alive(wd.es[victim]) {
+			require.True(t, wd.srv.Despawn(wd.es[victim]))
+			wd.w.Arche().RemoveEntity(wd.es[victim])
+		}
+	}
+	if kill {
+		c.spawn(t, s)
+	}
+	for _, wd := range c.worlds {
+		wd.srv.Quantize()
+	}
 }

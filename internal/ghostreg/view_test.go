@@ -907,31 +907,9 @@ func TestViewStateOfADeadGhostIsNotTheNextOnes(t *testing.T) {
 func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 	const views, ghosts, ticks = 4, 100, 900 // more ghosts than the 64 ticks View.expire takes to fold each one
 	s := newTestSchema(t)
-	type world struct {
-		w   *gw.World
-		srv *ghostreg.ServerRegister
-		es  []ecs.Entity
-		vs  []*ghostreg.View
-	}
-	worlds := make([]*world, 2) // 0: plain records as bits; 1: every record logged
-	for i := range worlds {
-		w, b := newServerWorld(t, s)
-		worlds[i] = &world{w: w, srv: ghostreg.NewServerRegister(b)}
-	}
-	spawnAll := func(k int) {
-		for _, wd := range worlds {
-			typ, owner := s.crate, components.ConnID(0)
-			if k < views {
-				typ, owner = s.player, components.ConnID(k+1)
-			}
-			e := newEntity(wd.w, Pos{X: float32(k % 90)}, HP{V: int32(k)})
-			spawn(t, wd.srv, e, typ, owner)
-			wd.es = append(wd.es, e)
-		}
-	}
-	for k := range ghosts {
-		spawnAll(k)
-	}
+	scene := newTwinScene(t, s, 2, views, ghosts) // 0: plain records as bits; 1: every record logged
+	worlds := scene.worlds
+	vs := make([][]*ghostreg.View, len(worlds))
 	writers := make([]*protocol.SnapshotWriter, views)
 	for i := range views {
 		for j, wd := range worlds {
@@ -948,7 +926,7 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 					return 1
 				}
 			}
-			wd.vs = append(wd.vs, v)
+			vs[j] = append(vs[j], v)
 		}
 		size := 0
 		if i < 2 {
@@ -965,39 +943,9 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 		parts    uint8
 	}
 	var acks []ack
-	moving := make([]bool, ghosts)
 	for n := range ticks {
 		tick := gw.Tick(1<<32 - 300).Add(n) // across the wrap
-		for k := range moving {
-			if rng.IntN(30) == 0 {
-				moving[k] = !moving[k]
-			}
-		}
-		dx, respawn := rng.Float32(), rng.IntN(40) == 0
-		victim := views + rng.IntN(ghosts-views)
-		for _, wd := range worlds {
-			ecsx.SetTick(wd.w, tick)
-			for k, e := range wd.es {
-				if moving[k] && wd.w.Arche().Alive(e) {
-					if p := getPos(wd.w, e); p.X+dx < 99 {
-						p.X += dx
-					} else {
-						p.X = -99
-					}
-				}
-			}
-			if respawn && wd.w.Arche().Alive(wd.es[victim]) {
-				require.True(t, wd.srv.Despawn(wd.es[victim]))
-				wd.w.Arche().RemoveEntity(wd.es[victim])
-			}
-		}
-		if respawn {
-			spawnAll(len(worlds[0].es))
-			moving = append(moving, true)
-		}
-		for _, wd := range worlds {
-			wd.srv.Quantize()
-		}
+		scene.advance(t, s, rng, tick, 30, 40)
 		for i := range views {
 			sw := writers[i]
 			parts := 1
@@ -1009,7 +957,7 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 				deferred := 0
 				for j, wd := range worlds {
 					sw.Begin(tick)
-					deferred = wd.srv.WritePart(sw, wd.vs[i], tick, part)
+					deferred = wd.srv.WritePart(sw, vs[j][i], tick, part)
 					p := sw.Finish(&protocol.SnapshotHeader{Tick: tick, Part: uint8(part)})
 					if j == 0 {
 						got = append(got[:0], p...)
@@ -1034,8 +982,8 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 		kept := acks[:0]
 		for _, a := range acks {
 			if a.at == tick {
-				for _, wd := range worlds {
-					wd.vs[a.view].Ack(a.tick, a.parts)
+				for j := range worlds {
+					vs[j][a.view].Ack(a.tick, a.parts)
 				}
 			} else {
 				kept = append(kept, a)
@@ -1044,7 +992,7 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 		acks = kept
 	}
 	for i := range views {
-		plain, logged := worlds[0].vs[i], worlds[1].vs[i]
+		plain, logged := vs[0][i], vs[1][i]
 		assert.Equal(t, logged.Stats(), plain.Stats(), "view %d", i)
 		assert.Equal(t, logged.Stats().Records, ghostreg.Logged(logged), "view %d: every record logged", i)
 		if i == 1 {
@@ -1053,7 +1001,7 @@ func TestPlainRecordsAckAsLoggedOnes(t *testing.T) {
 			assert.Less(t, ghostreg.Logged(plain), plain.Stats().Records/2, "view %d: most records plain", i)
 		}
 	}
-	assert.Greater(t, worlds[0].vs[0].Stats().MaxStaleness, 64, "a ghost waited longer than its plain bits reach")
+	assert.Greater(t, vs[0][0].Stats().MaxStaleness, 64, "a ghost waited longer than its plain bits reach")
 }
 
 // An acknowledgement of a snapshot with plain records that comes back
