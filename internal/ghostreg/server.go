@@ -962,7 +962,7 @@ func (v *View) ack0() bool { return v.hasAck0 && v.ack0Top == v.acked }
 func shared(vg *viewGhost, acked gw.Tick, ack0 bool) bool {
 	// A plain record, first: a moving ghost's. Only a known ghost has
 	// plain bits (a resync or a new scope clears them).
-	if d := uint64(uint32(vg.plainTop) - uint32(acked)); ack0 && d < plainTicks && vg.plain>>(d&63)&1 != 0 {
+	if d := uint64(age(acked, vg.plainTop)); ack0 && d < plainTicks && vg.plain>>(d&63)&1 != 0 {
 		return true
 	}
 	return vg.known && vg.hasBase && vg.base == acked

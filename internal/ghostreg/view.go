@@ -630,11 +630,11 @@ func (v *View) logRecords(rec *sentSnapshot, sent []candidate, part int, tick gw
 			// unless the newest acknowledged snapshot held a plain record
 			// of it still in the mask (the base, newer than them), as it
 			// does for a ghost sent every snapshot.
-			d := uint64(uint32(tick) - uint32(vg.plainTop))
+			d := uint64(age(vg.plainTop, tick))
 			d = min(d, plainTicks)
 			p := vg.plain
 			if keep := plainTicks - d; p>>(keep&63) != 0 {
-				if e := uint64(uint32(vg.plainTop) - uint32(held0)); e >= keep || p>>(e&63)&1 == 0 {
+				if e := uint64(age(held0, vg.plainTop)); e >= keep || p>>(e&63)&1 == 0 {
 					v.fold(vg)
 				}
 			}
@@ -696,9 +696,9 @@ func (v *View) plainBase(vg *viewGhost) (gw.Tick, bool) {
 		return 0, false
 	}
 	var a uint64 // acks0 aligned with plain: bit i for tick plainTop−i
-	if d := uint32(vg.plainTop) - uint32(v.ack0Top); d < 64 {
+	if d := age(v.ack0Top, vg.plainTop); d < 64 {
 		a = v.acks0 << d
-	} else if d := uint32(v.ack0Top) - uint32(vg.plainTop); d < 64 {
+	} else if d := age(vg.plainTop, v.ack0Top); d < 64 {
 		a = v.acks0 >> d
 	}
 	m := vg.plain & a
@@ -830,7 +830,7 @@ func (v *View) Ack(tick gw.Tick, parts uint8) {
 	rec.acked |= parts
 	v.acked, v.hasAcked = tick, true
 	if parts&1 != 0 {
-		if d := uint32(tick) - uint32(v.ack0Top); !v.hasAck0 || d >= 64 {
+		if d := age(v.ack0Top, tick); !v.hasAck0 || d >= 64 {
 			v.acks0 = 1
 		} else {
 			v.acks0 = v.acks0<<d | 1
