@@ -20,15 +20,7 @@ import (
 // 24 with 15), on a circle, recorded for a full window.
 func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic.Map[Position]) {
 	w := gw.NewWorld(gw.WorldOptions{})
-	lc, err := lagcomp.New(w, lagcomp.Options{Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
-		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-		return [3]float32{p.X, p.Y, 0}, f.Yaw
-	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_ = lagcomp.Register[Position](lc)
-	_ = lagcomp.Register[Facing](lc)
+	lc := newFlatCompensator(b, w, lagcomp.Options{})
 	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
 	var es []ecs.Entity
 	total := 0
@@ -135,15 +127,7 @@ func BenchmarkShotBroadphase(b *testing.B) {
 		b.Run(fmt.Sprintf("players=%d", n), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(uint64(n), 1))
 			w := gw.NewWorld(gw.WorldOptions{})
-			lc, err := lagcomp.New(w, lagcomp.Options{Range: 40, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
-				p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-				return [3]float32{p.X, p.Y, 0}, f.Yaw
-			}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			_ = lagcomp.Register[Position](lc)
-			_ = lagcomp.Register[Facing](lc)
+			lc := newFlatCompensator(b, w, lagcomp.Options{Range: 40})
 			m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
 			side := float32(4 * math.Sqrt(float64(n)))
 			hb := bodyBoxes()

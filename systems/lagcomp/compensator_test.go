@@ -46,14 +46,34 @@ type scene struct {
 	target  ecs.Entity
 }
 
+// newFlatCompensator returns a compensator for w with opts, recording
+// Position and Facing and posing each entity at its position on the
+// ground (flatPose).
+func newFlatCompensator(tb testing.TB, w *gw.World, opts lagcomp.Options) *lagcomp.Compensator {
+	opts.Pose = flatPose
+	lc, err := lagcomp.New(w, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, err := range []error{lagcomp.Register[Position](lc), lagcomp.Register[Facing](lc)} {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return lc
+}
+
+// flatPose poses an entity at its Position, at height 0, facing its Facing.
+func flatPose(r *lagcomp.Rewound) ([3]float32, float32) {
+	p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
+	return [3]float32{p.X, p.Y, 0}, f.Yaw
+}
+
 // newScene: a shooter at the origin and a target at x=10 that moves +0.1 y
 // per tick (6 units/s), recorded every tick for 60 ticks.
 func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	w := gw.NewWorld(gw.WorldOptions{})
-	opts.Pose = func(r *lagcomp.Rewound) ([3]float32, float32) {
-		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-		return [3]float32{p.X, p.Y, 0}, f.Yaw
-	}
+	opts.Pose = flatPose
 	lc, err := lagcomp.New(w, opts)
 	require.NoError(t, err)
 	require.NoError(t, lagcomp.Register[Position](lc))
@@ -280,13 +300,7 @@ func TestFireRateStateForgetsDeadShooters(t *testing.T) {
 func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	w := gw.NewWorld(gw.WorldOptions{})
-	lc, err := lagcomp.New(w, lagcomp.Options{Range: 60, MaxOriginError: 1, Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
-		p, f := lagcomp.Get[Position](r), lagcomp.Get[Facing](r)
-		return [3]float32{p.X, p.Y, 0}, f.Yaw
-	}})
-	require.NoError(t, err)
-	require.NoError(t, lagcomp.Register[Position](lc))
-	require.NoError(t, lagcomp.Register[Facing](lc))
+	lc := newFlatCompensator(t, w, lagcomp.Options{Range: 60, MaxOriginError: 1})
 	m := generic.NewMap3[Position, Facing, components.Hitboxes](w.Arche())
 	hb := bodyBoxes()
 	type mover struct {
