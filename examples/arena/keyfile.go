@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/ghostwire/ghostwire/transport/udp"
 )
@@ -69,4 +70,24 @@ func writeKeyFile(path string) error {
 		return fmt.Errorf("key file %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// gitWorkTree returns the root of the git work tree that would hold path,
+// and false when no directory above path's holds a .git entry. A key
+// written there is one `git add .` away from being published: -genkey warns.
+func gitWorkTree(path string) (string, bool) {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return "", false
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
 }

@@ -102,6 +102,9 @@ func runNetworkContext(ctx context.Context, args []string, stdout, stderr io.Wri
 			return err
 		}
 		fmt.Fprintf(stdout, "arena: wrote a new key to %s\n", *genkey)
+		if root, ok := gitWorkTree(*genkey); ok {
+			fmt.Fprintf(stdout, "arena: warning: %s is inside the git work tree %s; keep it out of commits (the repository's .gitignore ignores *.key, yours may not)\n", *genkey, root)
+		}
 		return nil
 	}
 	if *serve != "" {

@@ -319,3 +319,19 @@ func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
 		assert.Equal(t, "the server closed: netcode disconnect", c.End)
 	}
 }
+
+// -genkey warns when the key lands inside a git work tree, where `git add .`
+// would publish it, and stays quiet elsewhere.
+func TestGenkeyWarnsInsideAGitWorkTree(t *testing.T) {
+	outside := t.TempDir()
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-genkey", filepath.Join(outside, "a.key")}, &out, &errOut))
+	assert.NotContains(t, out.String(), "warning")
+
+	repo := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(repo, ".git"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(repo, "keys"), 0o755))
+	out.Reset()
+	require.NoError(t, run([]string{"-genkey", filepath.Join(repo, "keys", "b.key")}, &out, &errOut))
+	assert.Contains(t, out.String(), "warning: "+filepath.Join(repo, "keys", "b.key")+" is inside the git work tree "+repo)
+}
