@@ -10,8 +10,8 @@ import (
 	"github.com/mlange-42/arche/ecs"
 )
 
-// historyStats counts what the history has done since it was enabled.
-type historyStats struct {
+// HistoryStats counts what a [History] has done since it was made.
+type HistoryStats struct {
 	Records  uint64 // ticks recorded (normal and replayed)
 	Restores uint64 // ticks restored
 	// SlowRestores counts restores that found the layout changed since the
@@ -36,15 +36,15 @@ type historyStats struct {
 	UnbornWrites uint64
 }
 
-// tickRangeError is returned for a tick the history does not hold: never
+// TickRangeError is returned for a tick a [History] does not hold: never
 // recorded, or overwritten because it is older than the capacity.
-type tickRangeError struct {
+type TickRangeError struct {
 	Tick           Tick
 	Oldest, Newest Tick // the range held; Oldest > Newest when empty
 }
 
 // Error names the tick and the range the history holds.
-func (e *tickRangeError) Error() string {
+func (e *TickRangeError) Error() string {
 	if e.Oldest > e.Newest {
 		return fmt.Sprintf("ecs: tick %d is not in the history (it is empty)", e.Tick)
 	}
@@ -116,7 +116,7 @@ type History struct {
 	add, remove  []ecs.ID // scratch of restoreEntities
 	unbornValues []byte   // registered values of dormant entities before a fix
 	base         []uintptr
-	stats        historyStats
+	stats        HistoryStats
 }
 
 type compType struct {
@@ -188,10 +188,20 @@ func EnableHistory[M any](w *World, capacity int) (*History, error) {
 	return h, nil
 }
 
+// NewHistory creates a history of the entities carrying the marker
+// component M that is not the world's rollback history: nothing records or
+// restores it but the caller, who calls [History.Record] once per tick and
+// reads it with [ValueAt], [History.Lookup] and [History.View]. Lag
+// compensation keeps one of the entities with hitboxes; a game may keep
+// one for its own replays or analytics. capacity is the number of ticks
+// kept, 128 when zero. It returns an error naming the value when capacity
+// is outside 2..65536.
+func NewHistory[M any](w *World, capacity int) (*History, error) {
+	return newHistory(w, ecs.ComponentID[M](w.Arche()), capacity)
+}
+
 // newHistory creates a history of the entities carrying the marker
-// component, not attached to the world's rollback: a server uses one for
-// lag compensation (read with lookup and view, never restored). Errors
-// as EnableHistory.
+// component. Errors as EnableHistory.
 func newHistory(w *World, marker ecs.ID, capacity int) (*History, error) {
 	if capacity == 0 {
 		capacity = 128
@@ -217,19 +227,36 @@ func newHistory(w *World, marker ecs.ID, capacity int) (*History, error) {
 	return h, nil
 }
 
+// Capacity returns the number of ticks the history holds.
+func (h *History) Capacity() int { return h.capacity }
+
+// Stats returns what the history has done since it was made.
+func (h *History) Stats() HistoryStats { return h.stats }
+
+// ValueAt returns entity e's component T as recorded at tick. ok is false
+// when the tick is not held, T is not registered, or e had no T then. It
+// costs what [History.Lookup] costs.
+func ValueAt[T any](h *History, tick Tick, e ecs.Entity) (v T, ok bool) {
+	p, err := h.Lookup(tick, e, ecs.ComponentID[T](h.world.Arche()))
+	if err != nil || p == nil {
+		return v, false
+	}
+	return *(*T)(p), true
+}
+
 // Register adds component type T to the components the history
 // records and restores. T must be plain data: a type holding a pointer,
 // slice, map, string, interface, channel, function or unsafe pointer is
 // refused with an error naming the field and its kind. Registering must
 // happen before the first record; registering T twice is an error.
 func Register[T any](h *History) error {
-	return h.registerType(reflect.TypeFor[T]())
+	return h.RegisterType(reflect.TypeFor[T]())
 }
 
-// registerType is [Register] for a type known only at run time
-// (the replicated components of a schema). The type is registered with the
-// arche world if it is not yet.
-func (h *History) registerType(t reflect.Type) error {
+// RegisterType is [Register] for a type known only at run time (the
+// replicated components of a schema). The type is registered with the
+// arche world if it is not yet. It errors like Register.
+func (h *History) RegisterType(t reflect.Type) error {
 	fields, ranges, err := plainLayout(t)
 	if err != nil {
 		return err
@@ -269,35 +296,36 @@ func ringSize(n int) int {
 	return s
 }
 
-// newestTick returns the newest recorded tick; ok is false when nothing
-// was recorded yet.
-func (h *History) newestTick() (tick Tick, ok bool) { return h.newest, h.count > 0 }
+// Newest returns the newest recorded tick; ok is false when nothing was
+// recorded yet.
+func (h *History) Newest() (tick Tick, ok bool) { return h.newest, h.count > 0 }
 
-// oldestTick returns the oldest tick still held; ok is false when empty.
-func (h *History) oldestTick() (tick Tick, ok bool) {
+// Oldest returns the oldest tick still held; ok is false when empty.
+func (h *History) Oldest() (tick Tick, ok bool) {
 	if h.count == 0 {
 		return 0, false
 	}
 	span := min(uint64(h.capacity), h.count)
 	oldest := h.newest.Add(1 - int(span))
-	for !h.has(oldest) && oldest != h.newest {
+	for !h.Has(oldest) && oldest != h.newest {
 		oldest++
 	}
 	return oldest, true
 }
 
-// has reports whether tick is held.
-func (h *History) has(tick Tick) bool {
+// Has reports whether tick is held: recorded, and not yet overwritten by
+// a tick Capacity or more later.
+func (h *History) Has(tick Tick) bool {
 	r := h.record(tick)
 	return r.valid && r.tick == tick && h.newest.Sub(tick) < int32(h.capacity) && h.epochOf(r) != nil
 }
 
 func (h *History) tickError(tick Tick) error {
-	o, ok := h.oldestTick()
+	o, ok := h.Oldest()
 	if !ok {
-		return &tickRangeError{Tick: tick, Oldest: 1, Newest: 0}
+		return &TickRangeError{Tick: tick, Oldest: 1, Newest: 0}
 	}
-	return &tickRangeError{Tick: tick, Oldest: o, Newest: h.newest}
+	return &TickRangeError{Tick: tick, Oldest: o, Newest: h.newest}
 }
 
 func (h *History) epochOf(r *record) *epoch {
@@ -308,14 +336,16 @@ func (h *History) epochOf(r *record) *epoch {
 	return ep
 }
 
-// save records the registered components of all predicted entities as the
-// state at tick, replacing whatever the ring held in that slot. Dormant
-// predicted spawns whose first tick is at or before tick are woken first.
-// It panics if the arche world is locked and the layout changed (capturing
-// a layout iterates queries; so does waking, which adds components).
-// Steady state (no structural change since the previous record) it
-// allocates nothing.
-func (h *History) save(tick Tick) {
+// Record stores the registered components of all entities carrying the
+// marker as the state at tick, replacing whatever the ring held in that
+// slot. Dormant predicted spawns whose first tick is at or before tick are
+// woken first. A world's rollback history is recorded by its [Schedule];
+// call Record on a history made with [NewHistory]. It panics if the arche
+// world is locked and the layout changed (capturing a layout iterates
+// queries; so does waking, which adds components). Steady state (no
+// structural change since the previous record) it copies one block per
+// archetype and component and allocates nothing.
+func (h *History) Record(tick Tick) {
 	h.wake(tick, false)
 	ep := h.currentEpoch()
 	rec := h.record(tick)
@@ -529,7 +559,7 @@ func hasRelation(a *ecs.World, m *ecs.Mask) bool {
 }
 
 // restore writes the state recorded at tick back into the world's
-// predicted entities. It returns a [*tickRangeError] if the tick is not
+// predicted entities. It returns a [*TickRangeError] if the tick is not
 // held (never recorded or overwritten). Entities whose life does not span the tick
 // follow the rule in the [History] documentation. It panics if the arche
 // world is locked.
@@ -541,7 +571,7 @@ func hasRelation(a *ecs.World, m *ecs.Mask) bool {
 // Most games call [Schedule.Rollback], which restores, applies the server's
 // state and replays.
 func (h *History) restore(tick Tick) error {
-	if !h.has(tick) {
+	if !h.Has(tick) {
 		return h.tickError(tick)
 	}
 	rec := h.record(tick)
@@ -617,7 +647,7 @@ func (h *History) holdNewborns(tick Tick, ep *epoch) {
 	for _, e := range h.newborn {
 		birth := h.newest + 1
 		for t := tick + 1; !t.After(h.newest); t++ {
-			if !h.has(t) {
+			if !h.Has(t) {
 				continue
 			}
 			r := h.record(t)
@@ -764,12 +794,16 @@ func (ep *epoch) locate(e ecs.Entity) (runIdx, row int, ok bool) {
 	return ri, int(g) - ep.runs[ri].start, true
 }
 
-// lookup returns a pointer to the value of component id of entity e
-// recorded at tick, valid until that ring slot is recorded again. It
-// returns an error if the tick is not held, and a nil pointer with a nil
-// error if e or the component was not recorded at that tick.
-func (h *History) lookup(tick Tick, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
-	if !h.has(tick) {
+// Lookup returns a pointer to the value of component id of entity e
+// recorded at tick, valid until that ring slot is recorded again; the
+// pointer is to a copy, and writing through it changes the record, never
+// the world. It returns a [*TickRangeError] if the tick is not held, and a
+// nil pointer with a nil error if e or the component was not recorded at
+// that tick. The first lookup of a tick's layout builds an index of its
+// entities (O(entities)); later ones cost a map lookup. [ValueAt] is the
+// typed form.
+func (h *History) Lookup(tick Tick, e ecs.Entity, id ecs.ID) (unsafe.Pointer, error) {
+	if !h.Has(tick) {
 		return nil, h.tickError(tick)
 	}
 	rec := h.record(tick)

@@ -85,7 +85,7 @@ func TestRestoreOverwrittenTickIsAnError(t *testing.T) {
 		g.sched.Tick(g.world)
 	}
 	err := g.history.Restore(10)
-	var te *gw.TickError
+	var te *gw.TickRangeError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, gw.Tick(10), te.Tick)
 	assert.Equal(t, gw.Tick(25), te.Oldest)
@@ -96,7 +96,7 @@ func TestRestoreOverwrittenTickIsAnError(t *testing.T) {
 	require.Error(t, g.sched.Rollback(g.world, 24, nil))
 	require.NoError(t, g.history.Restore(25))
 
-	_, ok := gw.HistoryValue[Position](g.history, 10, g.entities[0])
+	_, ok := gw.ValueAt[Position](g.history, 10, g.entities[0])
 	assert.False(t, ok, "an overwritten tick must not return another tick's data")
 }
 
@@ -109,11 +109,11 @@ func TestHistoryValueIsTheRecordedValue(t *testing.T) {
 		want[g.world.Tick()] = *pos.Get(g.entities[3])
 	}
 	for tick := gw.Tick(1); tick <= 20; tick++ {
-		got, ok := gw.HistoryValue[Position](g.history, tick, g.entities[3])
+		got, ok := gw.ValueAt[Position](g.history, tick, g.entities[3])
 		require.True(t, ok)
 		assert.Equal(t, want[tick], got)
 	}
-	_, ok := gw.HistoryValue[components.Predicted](g.history, 5, g.entities[3])
+	_, ok := gw.ValueAt[components.Predicted](g.history, 5, g.entities[3])
 	assert.False(t, ok, "an unregistered component has no history")
 }
 
@@ -228,9 +228,9 @@ func TestRestoreSkipsDeadEntitiesAndHoldsNewborns(t *testing.T) {
 		g.sched.Tick(g.world)
 	}
 	newborn := g.entities[4]
-	bornAt, ok := gw.HistoryValue[Body](g.history, 6, newborn)
+	bornAt, ok := gw.ValueAt[Body](g.history, 6, newborn)
 	require.True(t, ok)
-	now, _ := gw.HistoryValue[Body](g.history, 9, newborn)
+	now, _ := gw.ValueAt[Body](g.history, 9, newborn)
 	require.Equal(t, bornAt.Steps+3, now.Steps)
 
 	bodies := generic.NewMap[Body](a)
@@ -249,7 +249,7 @@ func TestRestoreSkipsDeadEntitiesAndHoldsNewborns(t *testing.T) {
 	_, during := steps[6]
 	assert.False(t, during, "a predicted spawn must not be simulated before its birth tick is replayed")
 	assert.Equal(t, bornAt.Steps+1, steps[7])
-	after, _ := gw.HistoryValue[Body](g.history, 9, newborn)
+	after, _ := gw.ValueAt[Body](g.history, 9, newborn)
 	assert.Equal(t, now, after, "the newborn ends where it was before the rollback")
 	assert.True(t, a.Has(newborn, ecs.ComponentID[components.Predicted](a)), "woken after replay")
 	hs := g.history.Stats()
@@ -328,7 +328,7 @@ func TestRelationArchetypesUsePerRowCopies(t *testing.T) {
 func TestTickErrorForEmptyHistory(t *testing.T) {
 	g := newGame(t, 1, 8)
 	err := g.history.Restore(1)
-	var te *gw.TickError
+	var te *gw.TickRangeError
 	require.True(t, errors.As(err, &te))
 	assert.Contains(t, err.Error(), "empty")
 	_, err = gw.NewSyncTest(gw.NewSchedule(), gw.NewWorld(gw.WorldOptions{}), 0)
@@ -348,9 +348,9 @@ func TestHistoryOfAZeroSizeComponent(t *testing.T) {
 	a.Add(stunned, ecs.ComponentID[Stunned](a))
 	g.sched.Tick(g.world)
 
-	_, ok := gw.HistoryValue[Stunned](g.history, 1, stunned)
+	_, ok := gw.ValueAt[Stunned](g.history, 1, stunned)
 	assert.True(t, ok, "the tag was recorded at tick 1")
-	_, ok = gw.HistoryValue[Stunned](g.history, 1, g.entities[1])
+	_, ok = gw.ValueAt[Stunned](g.history, 1, g.entities[1])
 	assert.False(t, ok, "the other entity had no tag")
 
 	v, err := g.history.View(1)

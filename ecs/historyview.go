@@ -5,23 +5,44 @@ import (
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
-
-	"github.com/ghostwire/ghostwire/internal/access"
 )
 
-// tickView reads one recorded tick of a [History] without copying (see
-// access.TickView). Each ring slot has its own, made with the history, so
-// handing one out as an interface allocates nothing.
+// TickView reads one recorded tick of a [History] without copying:
+// entities by row, values by row and component. It is valid until that
+// tick's ring slot is recorded again. Lag compensation rewinds through it;
+// [ValueAt] serves a single read.
+type TickView interface {
+	// Len returns the number of entities recorded at the tick.
+	Len() int
+	// Entity returns the entity of row i (0 <= i < Len).
+	Entity(i int) ecs.Entity
+	// Row returns the row of entity e, and false if e was not recorded.
+	// The first call on a tick's layout builds an index (O(entities));
+	// later calls are one map lookup.
+	Row(e ecs.Entity) (int, bool)
+	// Component returns the history's index of component id, or -1 if it
+	// is not registered; pass it to Value.
+	Component(id ecs.ID) int
+	// Value returns a pointer to the recorded value of component c (from
+	// Component) of row i, or nil if that entity did not have it (or c is
+	// -1). It points into the record: read it, never keep it past the
+	// next Record of the tick's slot.
+	Value(i, c int) unsafe.Pointer
+}
+
+// tickView implements [TickView]. Each ring slot has its own, made with
+// the history, so handing one out as an interface allocates nothing.
 type tickView struct {
 	h   *History
 	rec *record
 	ep  *epoch // set by view
 }
 
-// view returns the view of tick, or a [*tickRangeError] if the tick is not
-// held. It is valid until that ring slot is recorded again.
-func (h *History) view(tick Tick) (access.TickView, error) {
-	if !h.has(tick) {
+// View returns the view of tick, or a [*TickRangeError] if the tick is not
+// held. It is valid until that ring slot is recorded again. It allocates
+// nothing.
+func (h *History) View(tick Tick) (TickView, error) {
+	if !h.Has(tick) {
 		return nil, h.tickError(tick)
 	}
 	v := &h.views[uint32(tick)&h.mask]

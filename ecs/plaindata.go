@@ -7,18 +7,19 @@ import (
 	"reflect"
 )
 
-// plainDataError is returned when a component type cannot be copied bit for
-// bit because it holds a reference (pointer, slice, map, string, interface,
+// PlainDataError is returned ([Register], [History.RegisterType],
+// [CheckPlainData], and the schema builder of package netsync) when a
+// component type cannot be copied bit for bit because it holds a reference (pointer, slice, map, string, interface,
 // channel, function or unsafe pointer). Copying such a value into history
 // would share, not snapshot, what it points to.
-type plainDataError struct {
+type PlainDataError struct {
 	Type  reflect.Type // the component type being registered
 	Field string       // path of the offending field, such as "Weapon.Ammo"
 	Kind  reflect.Kind // the kind that is not plain data
 }
 
 // Error names the type, the field and its kind.
-func (e *plainDataError) Error() string {
+func (e *PlainDataError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("ecs: component %v is a %v, not plain data", e.Type, e.Kind)
 	}
@@ -30,6 +31,16 @@ type byteRange struct {
 	off, len uintptr
 	field    string
 	kind     reflect.Kind
+}
+
+// CheckPlainData returns a [*PlainDataError] naming the first field of t
+// that is not plain data (a pointer, slice, map, string, interface,
+// channel, function or unsafe pointer, at any depth), and nil when every
+// field is: what [Register] requires of a component it will copy bit for
+// bit. It costs one walk of t's fields.
+func CheckPlainData(t reflect.Type) error {
+	_, _, err := plainLayout(t)
+	return err
 }
 
 // plainLayout checks that t is plain data and returns the byte ranges of its
@@ -78,7 +89,7 @@ func walkPlain(root, t reflect.Type, path string, off uintptr, out *[]byteRange)
 		}
 		return nil
 	}
-	return &plainDataError{Type: root, Field: path, Kind: t.Kind()}
+	return &PlainDataError{Type: root, Field: path, Kind: t.Kind()}
 }
 
 // formatField renders the bytes of one leaf field as its Go value, for

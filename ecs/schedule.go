@@ -14,12 +14,13 @@ import (
 type Stage uint8
 
 const (
-	// stageReceive reads the network: inputs on a server; snapshots,
-	// spawns and reconciliation (rollback and replay) on a client.
-	stageReceive Stage = iota
-	// stageInput samples (client) or buffers (server) the input commands
-	// of the tick. Not replayed.
-	stageInput
+	// StageReceive reads the network: inputs on a server; snapshots,
+	// spawns and reconciliation (rollback and replay) on a client. The
+	// endpoints install their systems here; a game rarely adds any.
+	StageReceive Stage = iota
+	// StageInput samples (client) or buffers (server) the input commands
+	// of the tick. Not replayed. The endpoints' stage, like StageReceive.
+	StageInput
 	// StagePrePrediction prepares a predicted tick, such as writing the
 	// tick's input commands onto the entities. Replayed.
 	StagePrePrediction
@@ -35,12 +36,13 @@ const (
 	StageSimulation
 	// StageHistory records lag-compensation history on the server.
 	StageHistory
-	// stageSend writes the network: snapshots on a server, inputs on a
-	// client.
-	stageSend
-	// stageInterpolation runs once per frame: remote ghosts are blended
-	// between received states.
-	stageInterpolation
+	// StageSend writes the network: snapshots on a server, inputs on a
+	// client. The endpoints' stage, like StageReceive.
+	StageSend
+	// StageInterpolation runs once per frame: remote ghosts are blended
+	// between received states. The client endpoint's stage; a game's
+	// systems that read interpolated ghosts belong in StagePresentation.
+	StageInterpolation
 	// StagePresentation runs once per frame: smoothing of corrections and
 	// rendering.
 	StagePresentation
@@ -51,6 +53,10 @@ const (
 var stageNames = [numStages]string{"receive", "input", "pre-prediction", "prediction", "post-prediction",
 	"simulation", "history", "send", "interpolation", "presentation"}
 
+// String returns the stage's name ("prediction"), or Stage(n) for a
+// value that names no stage.
+func (s Stage) String() string { return s.name() }
+
 // name returns the stage's name, for diagnostics.
 func (s Stage) name() string {
 	if s < numStages {
@@ -59,12 +65,12 @@ func (s Stage) name() string {
 	return fmt.Sprintf("Stage(%d)", uint8(s))
 }
 
-// scheduleStats counts ticks, rollbacks and replayed ticks.
-type scheduleStats struct {
-	Ticks         uint64
-	Frames        uint64
-	Rollbacks     uint64
-	ReplayedTicks uint64
+// ScheduleStats counts what a [Schedule] ran since it was made.
+type ScheduleStats struct {
+	Ticks         uint64 // calls of Tick
+	Frames        uint64 // calls of Frame
+	Rollbacks     uint64 // rollbacks that restored a tick and replayed
+	ReplayedTicks uint64 // ticks re-run by those rollbacks
 }
 
 // Schedule runs the stages of a tick and of a frame in their fixed order
@@ -73,7 +79,7 @@ type scheduleStats struct {
 // replays.
 type Schedule struct {
 	groups [numStages]*group
-	stats  scheduleStats
+	stats  ScheduleStats
 	// recorded, if set, runs right after the history records a tick (a
 	// SyncTest checks there, before the later stages build on the state).
 	recorded func()
@@ -87,6 +93,10 @@ func NewSchedule() *Schedule {
 	}
 	return s
 }
+
+// Stats returns the schedule's counters: ticks, frames, rollbacks and
+// replayed ticks.
+func (s *Schedule) Stats() ScheduleStats { return s.stats }
 
 // group returns the group of a stage. It panics on an unknown stage.
 func (s *Schedule) group(st Stage) *group {
@@ -130,18 +140,18 @@ func (s *Schedule) Tick(w *World) {
 	}
 	w.tick++
 	s.stats.Ticks++
-	s.run(stageReceive, w)
-	s.run(stageInput, w)
+	s.run(StageReceive, w)
+	s.run(StageInput, w)
 	s.predict(w)
 	if w.history != nil {
-		w.history.save(w.tick)
+		w.history.Record(w.tick)
 		if s.recorded != nil {
 			s.recorded()
 		}
 	}
 	s.run(StageSimulation, w)
 	s.run(StageHistory, w)
-	s.run(stageSend, w)
+	s.run(StageSend, w)
 }
 
 // run updates the group of a stage; a locked-world panic of one of its
@@ -162,7 +172,7 @@ func (s *Schedule) run(st Stage, w *World) {
 // Frame runs the per-frame stages (interpolation, presentation).
 func (s *Schedule) Frame(w *World) {
 	s.stats.Frames++
-	s.run(stageInterpolation, w)
+	s.run(StageInterpolation, w)
 	s.run(StagePresentation, w)
 }
 
@@ -202,7 +212,7 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 	if w.replaying {
 		return fmt.Errorf("ecs: rollback to tick %d during a replay", to)
 	}
-	newest, _ := h.newestTick()
+	newest, _ := h.Newest()
 	if err := h.restore(to); err != nil {
 		return err
 	}
@@ -222,7 +232,7 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 		if unborn {
 			h.bornByFix()
 		}
-		h.save(to)
+		h.Record(to)
 	}
 	w.replaying = true
 	var err error
@@ -233,7 +243,7 @@ func (s *Schedule) rollback(w *World, to Tick, fix func(w *World), verify func(t
 		if verify != nil && err == nil {
 			err = verify(t)
 		}
-		h.save(t)
+		h.Record(t)
 	}
 	w.replaying = false
 	w.tick = saved

@@ -81,12 +81,12 @@ func TestRollbackFixIsAppliedAndRecorded(t *testing.T) {
 	e := g.entities[1]
 	require.NoError(t, g.sched.Rollback(g.world, 4, func(w *gw.World) {
 		assert.Equal(t, gw.Tick(4), w.Tick(), "the fix writes the restored tick, and the world says so")
-		p, _ := gw.HistoryValue[Position](g.history, 4, e)
+		p, _ := gw.ValueAt[Position](g.history, 4, e)
 		p.X += 100
 		*mapGet[Position](w, e) = p
 	}))
-	p4, _ := gw.HistoryValue[Position](g.history, 4, e)
-	p10, _ := gw.HistoryValue[Position](g.history, 10, e)
+	p4, _ := gw.ValueAt[Position](g.history, 4, e)
+	p10, _ := gw.ValueAt[Position](g.history, 10, e)
 	assert.Greater(t, p4.X, float32(90), "tick 4 re-recorded with the fix")
 	assert.Greater(t, p10.X, float32(80), "the fix carried through the replay")
 }

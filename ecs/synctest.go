@@ -58,11 +58,21 @@ type SyncTest struct {
 	onRecorded func()
 }
 
-// desyncError reports the first difference a [SyncTest] found: the tick,
+// Checks returns how many replayed ticks the check has compared.
+func (st *SyncTest) Checks() uint64 { return st.checks }
+
+// Shortened returns how many windows the check cut short at a tick that
+// began from state changed outside the prediction stages (an
+// authoritative world's respawns and hits): such a tick is never replayed
+// across.
+func (st *SyncTest) Shortened() uint64 { return st.shortened }
+
+// DesyncError reports the first difference a [SyncTest] found: the tick,
 // the entity and the component (and field) whose value after replay is not
-// the value of the first run. Its message says all of it; the endpoints
-// log the fields through internal/ecsx.
-type desyncError struct {
+// the value of the first run. Its message says all of it; use errors.As to
+// read the fields (the endpoints log them, and keep the first one in their
+// stats).
+type DesyncError struct {
 	Tick      Tick
 	Entity    ecs.Entity
 	Component reflect.Type
@@ -78,7 +88,7 @@ type desyncError struct {
 }
 
 // Error names the tick, entity, component and field, with both values.
-func (e *desyncError) Error() string {
+func (e *DesyncError) Error() string {
 	if e.Unregistered {
 		return fmt.Sprintf("ecs: desync at tick %d: component %v is written by the prediction but not registered for history (Register): entity %v %s is %s after replay, was %s in the first run",
 			e.Tick, e.Component, e.Entity, fieldName(e.Field), formatField(e.Replay, e.kind), formatField(e.First, e.kind))
@@ -125,7 +135,7 @@ func NewSyncTest(s *Schedule, w *World, rollback int) (*SyncTest, error) {
 func (st *SyncTest) watchOutside(w *World) {
 	h := w.history
 	prev := w.tick.Add(-1)
-	if !h.has(prev) {
+	if !h.Has(prev) {
 		st.outside = w.tick
 		return
 	}
@@ -210,7 +220,7 @@ func (st *SyncTest) check() error {
 func (st *SyncTest) unregisteredCause(t Tick, sum uint64) bool {
 	h, w := st.world.history, st.world
 	prev := t.Add(-1)
-	if !h.has(prev) {
+	if !h.Has(prev) {
 		return true
 	}
 	rec := h.record(prev)
@@ -279,20 +289,20 @@ func (h *History) checksum(rec *record, ep *epoch) uint64 {
 
 // diff returns the first field that differs between two records, matching
 // entities by identity.
-func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *desyncError {
+func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *DesyncError {
 	nc := len(h.comps)
 	for ri, r := range epA.runs {
 		for i := 0; i < r.count; i++ {
 			e := epA.entities[r.start+i]
 			rj, j, ok := epB.locate(e)
 			if !ok {
-				return &desyncError{Entity: e}
+				return &DesyncError{Entity: e}
 			}
 			for _, c := range h.slots[r.slot].comps {
 				ct := &h.comps[c]
 				fb := epB.rows[rj*nc+c]
 				if fb < 0 {
-					return &desyncError{Entity: e, Component: ct.typ}
+					return &DesyncError{Entity: e, Component: ct.typ}
 				}
 				offA := (int(epA.rows[ri*nc+c]) + i) * int(ct.size)
 				offB := (int(fb) + j) * int(ct.size)
@@ -301,7 +311,7 @@ func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *desyncErro
 				for _, f := range ct.fields {
 					fa, fb := va[f.off:f.off+f.len], vb[f.off:f.off+f.len]
 					if string(fa) != string(fb) {
-						return &desyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
+						return &DesyncError{Entity: e, Component: ct.typ, Field: f.field, kind: f.kind,
 							First: append([]byte(nil), fa...), Replay: append([]byte(nil), fb...)}
 					}
 				}
@@ -312,7 +322,7 @@ func (h *History) diff(a *record, epA *epoch, b *record, epB *epoch) *desyncErro
 		epA.buildIndex()
 		for _, e := range epB.entities {
 			if _, ok := epA.index[e]; !ok {
-				return &desyncError{Entity: e}
+				return &DesyncError{Entity: e}
 			}
 		}
 	}

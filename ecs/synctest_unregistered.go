@@ -84,7 +84,7 @@ func (p *unregisteredProbe) after(w *World) {
 // writes (it changed in the first run or in the replay), preferring one
 // whose value already differed when the replayed tick began: that is state
 // the rollback did not restore. fromStart says which kind d is.
-func (p *unregisteredProbe) check(t Tick) (d *desyncError, fromStart bool) {
+func (p *unregisteredProbe) check(t Tick) (d *DesyncError, fromStart bool) {
 	f := &p.first[uint32(t)&p.mask]
 	if !f.valid || f.tick != t {
 		return nil, false
@@ -135,7 +135,7 @@ func (p *unregisteredProbe) check(t Tick) (d *desyncError, fromStart bool) {
 				continue
 			}
 			r := et.fields[field]
-			d = &desyncError{Tick: t, Entity: e, Component: et.typ, Field: r.field, kind: r.kind, Unregistered: true,
+			d = &DesyncError{Tick: t, Entity: e, Component: et.typ, Field: r.field, kind: r.kind, Unregistered: true,
 				First: append([]byte(nil), was[r.off:r.off+r.len]...), Replay: append([]byte(nil), now[r.off:r.off+r.len]...)}
 			fromStart = start
 		}

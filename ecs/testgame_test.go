@@ -77,12 +77,9 @@ func newGame(t require.TestingT, n, capacity int) *game {
 }
 
 // newGameAs is newGame with a server's world when server is set (see
-// gw.MarkServer).
+// gw.WorldOptions.Authoritative).
 func newGameAs(t require.TestingT, server bool, n, capacity int) *game {
-	w := gw.NewWorld(gw.WorldOptions{})
-	if server {
-		gw.MarkServer(w)
-	}
+	w := gw.NewWorld(gw.WorldOptions{Authoritative: server})
 	h, err := gw.EnableHistory[components.Predicted](w, capacity)
 	require.NoError(t, err)
 	require.NoError(t, gw.Register[Position](h))

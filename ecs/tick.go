@@ -22,6 +22,17 @@ func (t Tick) Before(u Tick) bool { return t.Sub(u) < 0 }
 // After reports whether t comes after u.
 func (t Tick) After(u Tick) bool { return t.Sub(u) > 0 }
 
+// Unwrap returns t as a continuous tick: a float64 that counts ticks
+// without wrapping (a render tick, an estimated server tick), whose floor
+// equals a tick modulo 2³². Of the values that stand for t it returns the
+// one nearest near, itself a continuous tick less than 2³¹ ticks from t,
+// so float64 arithmetic on ticks stays right across the wrap:
+// Tick(2).Unwrap(4294967295.5) is 4294967298. [TickAt] is its inverse.
+func (t Tick) Unwrap(near float64) float64 {
+	base := math.Floor(near)
+	return base + float64(t.Sub(Tick(uint32(int64(base)))))
+}
+
 // TickAt splits the continuous tick f (a float64 that counts ticks without
 // wrapping, such as a client's render tick, ClientStats.RenderTick) into
 // the tick it falls in and the fraction of a tick past it, in [0, 1):

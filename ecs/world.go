@@ -10,6 +10,11 @@ import (
 type WorldOptions struct {
 	// InitialCapacity is passed to arche's NewWorld when positive.
 	InitialCapacity int
+	// Authoritative marks the server's world: its registered state may
+	// change outside the prediction stages (respawns, hits, players
+	// joining and leaving), so a [SyncTest] bounds its windows at such
+	// changes instead of calling them desyncs. The server endpoint sets it.
+	Authoritative bool
 }
 
 // World is one arche world plus what netcode needs to know about it: the
@@ -47,6 +52,7 @@ func NewWorld(opts WorldOptions) *World {
 	} else {
 		w.arche = ecs.NewWorld()
 	}
+	w.server = opts.Authoritative
 	w.commands.world = w
 	w.arche.SetListener(&layoutListener{world: w})
 	return w
@@ -61,14 +67,21 @@ func (w *World) Arche() *ecs.World { return &w.arche }
 // replayed).
 func (w *World) Tick() Tick { return w.tick }
 
-// setTick sets the current tick, for example when a client adopts the
-// server's tick at connection. It panics while replaying.
-func (w *World) setTick(t Tick) {
+// SetTick sets the current tick: a client endpoint adopts the server's
+// tick at connection, a test starts a world near the 2³² wrap. The next
+// [Schedule.Tick] simulates t+1. It panics while replaying.
+func (w *World) SetTick(t Tick) {
 	if w.replaying {
 		panic("ecs: SetTick while replaying")
 	}
 	w.tick = t
 }
+
+// LayoutVersion returns a counter that changes with every structural
+// change of the arche world (an entity created or removed, a component
+// added or removed). Two equal values mean every archetype holds the same
+// entities in the same rows, so a cache keyed by rows is still valid.
+func (w *World) LayoutVersion() uint64 { return w.layout }
 
 // IsReplaying reports whether the prediction group is re-running a tick
 // after a rollback. Nothing may be sent and no side effect may fire then.

@@ -1,6 +1,12 @@
 package netsync
 
-import "github.com/ghostwire/ghostwire/internal/codec"
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/ghostwire/ghostwire/internal/codec"
+)
 
 // Quantizer maps float32 values in [min, max] to integer codes in steps of
 // a fixed resolution, and codes back to floats, identically on every
@@ -53,3 +59,30 @@ func Angle(bits int) AngleQuantizer { return AngleQuantizer(codec.Angle(bits)) }
 // [Quantizer.Quantize], the server applies it to its own state so both
 // sides agree, and it is idempotent.
 func (q AngleQuantizer) Quantize(a float32) float32 { return codec.AngleQuantizer(q).Quantize(a) }
+
+// Quantize rounds v in place to what the wire carries, field by field
+// through the Serialize description of T that s holds, as a peer will see
+// it. For a component this is what the server does to every replicated
+// component at the end of each tick, so a test of a bare world (no
+// endpoints) keeps its state on the wire's grid the way the endpoints do.
+// For the input type it is what the server applies: the input quantized,
+// then the input rules' Validate, whose clamp is kept and whose refusal is
+// returned as an error naming the reason. It returns an error naming T
+// when T is neither a component nor the input type of s. It allocates
+// nothing unless it errs.
+func Quantize[T any](s *Schema, v *T) error {
+	cs := (*codec.Schema)(s)
+	t := reflect.TypeFor[T]()
+	var c codec.Coder
+	if id, ok := cs.ComponentOf(t); ok {
+		c.Quantize(cs, id, unsafe.Pointer(v))
+		return nil
+	}
+	if cs.InputType() == t {
+		if _, refuse := c.QuantizeInput(cs, unsafe.Pointer(v)); refuse != "" {
+			return fmt.Errorf("netsync: input %v refused by its rules: %s", t, refuse)
+		}
+		return nil
+	}
+	return fmt.Errorf("netsync: %v is neither a component nor the input type of the schema", t)
+}

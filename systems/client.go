@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/fixedclock"
 
 	"github.com/mlange-42/arche/ecs"
@@ -101,6 +100,13 @@ type ClientOptions struct {
 	// none or not shown. It runs when the packet is received, outside any
 	// tick: it may count and show, not change the world's structure.
 	OnConfirm func(w *gw.World, shot gw.Tick, hit bool, reason string, target ecs.Entity, part uint8)
+	// ClaimView, if set, may rewrite the header of each sampled input
+	// (the view tick, fraction and interpolation delay the client claims
+	// to have shown) before the input is recorded and sent. It exists to
+	// test a server's lag-compensation rules against what a modified
+	// client would claim, such as a view older than the one it showed;
+	// a game leaves it nil.
+	ClaimView func(h *components.InputHeader)
 	// SyncTest, when not zero, runs every tick as a determinism check of
 	// this client's prediction (see [gw.SyncTest]): the tick, then a
 	// rollback of SyncTest ticks and their replay, compared with the first
@@ -248,6 +254,7 @@ type Client struct {
 	// onReliable, if set, receives each message of the reliable channel,
 	// once and in order; msg is valid during the call only.
 	onReliable func(msg []byte)
+	claim      components.InputHeader // the header ClaimView rewrites
 	sync       *control.ClockSync
 	rtt        control.RTT
 	latest     *protocol.Snapshot
@@ -340,12 +347,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if err != nil {
 		return nil, err
 	}
-	if stream.Capacity() < ecsx.Capacity(h) {
+	if stream.Capacity() < h.Capacity() {
 		return nil, fmt.Errorf("systems: input stream capacity %d is below the history capacity %d: a long rollback would replay without inputs",
-			stream.Capacity(), ecsx.Capacity(h))
+			stream.Capacity(), h.Capacity())
 	}
-	if opts.SyncTest >= ecsx.Capacity(h) {
-		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, ecsx.Capacity(h)-1)
+	if opts.SyncTest >= h.Capacity() {
+		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, h.Capacity()-1)
 	}
 	b := ghostreg.Bind(w, cs)
 	if err := registerReplicated(h, cs); err != nil {
@@ -386,14 +393,14 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if c.interpolator, err = ghostreg.NewInterpolator(c.ghosts, iclock.MaxExtrapolation()); err != nil {
 		return nil, err
 	}
-	c.schedule.Add(ecsx.StageReceive, gw.SystemFunc(c.reconcile))
-	c.schedule.Add(ecsx.StageInput, gw.SystemFunc(c.sample))
+	c.schedule.Add(gw.StageReceive, gw.SystemFunc(c.reconcile))
+	c.schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.poseOthers))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.restoreOthers))
-	c.schedule.Add(ecsx.StageSend, gw.SystemFunc(c.send))
-	c.schedule.Add(ecsx.StageInterpolation, gw.SystemFunc(c.interpolate))
+	c.schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
+	c.schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
 	return c, nil
 }
 
@@ -401,7 +408,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 // so reconciliation can restore and compare them.
 func registerReplicated(h *gw.History, s *codec.Schema) error {
 	for i := 0; i < s.NumComponents(); i++ {
-		if err := ecsx.RegisterType(h, s.ComponentType(codec.ComponentID(i))); err != nil {
+		if err := h.RegisterType(s.ComponentType(codec.ComponentID(i))); err != nil {
 			return err
 		}
 	}
@@ -427,7 +434,7 @@ func (c *Client) Connected() bool { return c.state == stateConnected }
 // Stats returns the counters.
 func (c *Client) Stats() ClientStats {
 	st := c.stats
-	st.ReplayedTicks = ecsx.Stats(c.schedule).ReplayedTicks
+	st.ReplayedTicks = c.schedule.Stats().ReplayedTicks
 	st.ClockJumps = c.sync.Jumps()
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.raw.Stats()
@@ -538,3 +545,25 @@ func (c *Client) Schedule() *gw.Schedule { return c.schedule }
 // Ghosts returns the client's ghost register: the entity of a ghost ID,
 // which ghosts are predicted.
 func (c *Client) Ghosts() *ghosts.ClientRegister { return (*ghosts.ClientRegister)(c.ghosts) }
+
+// Conn returns the connection ID the server gave this client in its
+// welcome (the Owner of the ghosts it owns); ok is false before the
+// welcome.
+func (c *Client) Conn() (id components.ConnID, ok bool) {
+	return c.welcome.Conn, c.welcome.Conn != 0
+}
+
+// Player returns the local entity of this client's player: the ghost the
+// server's OnConnect spawned for its connection, which this client
+// predicts. Find it here rather than by ghost ID or by query: the server
+// may have spawned other ghosts before it, and the connection may own
+// more than one. ok is false before the welcome, until the first snapshot
+// holding the player arrives (a round trip after connecting), and once
+// the server despawned it. It costs a binary search of the client's
+// ghosts.
+func (c *Client) Player() (e ecs.Entity, ok bool) {
+	if c.welcome.Player == 0 {
+		return e, false
+	}
+	return c.ghosts.Entity(c.welcome.Player)
+}

@@ -4,8 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/transport/packet"
 )
@@ -34,10 +32,12 @@ func (c *Client) poll(now time.Duration) {
 			if c.state != stateConnecting {
 				continue
 			}
-			if err := protocol.DecodeWelcome(p, &c.welcome); err != nil || int(c.welcome.TickRate) != c.opts.TickRate {
+			var w protocol.Welcome
+			if err := protocol.DecodeWelcome(p, &w); err != nil || int(w.TickRate) != c.opts.TickRate {
 				c.stats.BadPackets++
 				continue
 			}
+			c.welcome = w
 			c.start(now)
 		case protocol.MsgReject, protocol.MsgDisconnect:
 			var m protocol.Reject
@@ -114,6 +114,6 @@ func (c *Client) start(now time.Duration) {
 	c.rtt.Sample(rtt)
 	interval := c.clock.Interval()
 	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
-	ecsx.SetTick(c.world, c.welcome.ServerTick.Add(int(ahead)))
+	c.world.SetTick(c.welcome.ServerTick.Add(int(ahead)))
 	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.world.Tick(), "rtt", rtt)
 }

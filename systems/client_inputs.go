@@ -44,6 +44,13 @@ func (c *Client) sample(w *gw.World) {
 		h.ViewFraction = min(float32(frac), math.Nextafter32(1, 0))
 		h.InterpolationDelay = float32(c.iclock.Delay())
 	}
+	if c.opts.ClaimView != nil {
+		// Through a field: &h given to a function value would move every
+		// tick's header to the heap.
+		c.claim = h
+		c.opts.ClaimView(&c.claim)
+		h = c.claim
+	}
 	c.inputs.Record(h, c.sampled)
 }
 

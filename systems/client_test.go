@@ -11,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -31,7 +30,7 @@ func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
 		// The client's prediction at the server's tick equals the server.
 		id := components.GhostID(i + 1)
 		e, _ := c.Ghosts().Entity(id)
-		predicted, ok := ecsx.Value[Pos](ecsx.History(c.World()), h.Server.World().Tick(), e)
+		predicted, ok := gw.ValueAt[Pos](c.World().History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X)

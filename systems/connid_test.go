@@ -11,7 +11,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -26,7 +25,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == 1 }, time.Second))
-	honest := systems.Conns(h.Server)[0]
+	honest := h.Server.Conns()[0]
 	honestGhost, ok := h.Server.Ghosts().Entity(1)
 	require.True(t, ok)
 
@@ -44,7 +43,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 		}
 		h.Step()
 		live := map[components.ConnID]bool{}
-		for _, id := range systems.Conns(h.Server) {
+		for _, id := range h.Server.Conns() {
 			require.NotZero(t, id, "round %d: a connection got ID 0", round)
 			require.False(t, live[id], "round %d: two live connections share ID %d", round, id)
 			live[id] = true
@@ -69,7 +68,7 @@ func TestConnectionIDsAreNeverSharedOrZero(t *testing.T) {
 			c.send(bye)
 		}
 		h.Step()
-		require.Equal(t, []components.ConnID{honest}, systems.Conns(h.Server), "round %d: every cycled connection is gone", round)
+		require.Equal(t, []components.ConnID{honest}, h.Server.Conns(), "round %d: every cycled connection is gone", round)
 		owned := (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, honest)
 		require.Equal(t, []ecs.Entity{honestGhost}, owned, "round %d: the honest client still owns its ghost, alone", round)
 		for _, c := range conns {

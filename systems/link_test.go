@@ -11,7 +11,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/endpoint"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
@@ -45,7 +44,7 @@ func connectOne(t *testing.T, g *testGame, lk transport.Conditions, mod func(*ha
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	require.True(t, h.RunUntil(func() bool { return h.Clients[0].Connected() }, 10*time.Second))
-	return h, systems.Conns(h.Server)[0]
+	return h, h.Server.Conns()[0]
 }
 
 // The reliable channel from the server to a client delivers every message
@@ -57,19 +56,20 @@ func TestReliableMessagesArriveOnceAndInOrder(t *testing.T) {
 	h, conn := connectOne(t, g, transport.Conditions{Up: lc, Down: lc}, nil)
 	var got []int
 	corrupt := 0
-	endpoint.ClientOnReliable(h.Clients[0], func(msg []byte) {
+	h.Clients[0].OnReliable(func(msg []byte) {
 		i := int(binary.LittleEndian.Uint32(msg))
 		if string(msg) != string(reliableMessage(i)) {
 			corrupt++
 		}
 		got = append(got, i)
 	})
+
 	const total = 600
 	for i := 0; i < total; {
 		// A sender keeps within the send queue's cap (256 KiB), or the
 		// server takes the client for one that stopped reading.
-		if l, ok := endpoint.ServerLink(h.Server, conn); ok && l.Stats.QueuedBytes < 64<<10 {
-			require.NoError(t, endpoint.ServerSendReliable(h.Server, conn, reliableMessage(i)), "message %d", i)
+		if l, ok := h.Server.ConnStats(conn); ok && l.Link.QueuedBytes < 64<<10 {
+			require.NoError(t, h.Server.SendReliable(conn, reliableMessage(i)), "message %d", i)
 			i++
 			continue
 		}
@@ -83,16 +83,16 @@ func TestReliableMessagesArriveOnceAndInOrder(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "every message once, in order")
 	assert.Zero(t, corrupt)
-	l, ok := endpoint.ServerLink(h.Server, conn)
+	l, ok := h.Server.ConnStats(conn)
 	require.True(t, ok)
-	assert.Positive(t, l.Stats.ReliableResent, "losses were made good by resends")
-	assert.Positive(t, l.Stats.FragmentsSent, "large messages went as fragments")
-	assert.Zero(t, l.Stats.ReliablePending, "everything acknowledged")
+	assert.Positive(t, l.Link.ReliableResent, "losses were made good by resends")
+	assert.Positive(t, l.Link.FragmentsSent, "large messages went as fragments")
+	assert.Zero(t, l.Link.ReliablePending, "everything acknowledged")
 	assert.True(t, h.Clients[0].Connected())
 
-	err := endpoint.ServerSendReliable(h.Server, conn+1, []byte{1})
+	err := h.Server.SendReliable(conn+1, []byte{1})
 	assert.EqualError(t, err, "systems: no open connection 2")
-	err = endpoint.ServerSendReliable(h.Server, conn, make([]byte, 1<<20))
+	err = h.Server.SendReliable(conn, make([]byte, 1<<20))
 	assert.ErrorIs(t, err, packet.ErrMessageSize)
 }
 
@@ -103,7 +103,7 @@ func TestEndpointsReportTheLinkEstimates(t *testing.T) {
 	g := newTestGame()
 	h, conn := connectOne(t, g, link(100*time.Millisecond, 0, 0.1), nil)
 	h.Run(20 * time.Second)
-	l, ok := endpoint.ServerLink(h.Server, conn)
+	l, ok := h.Server.ConnStats(conn)
 	require.True(t, ok)
 	require.True(t, l.HasAcked)
 	behind := h.Server.World().Tick().Sub(l.Acked)
@@ -117,7 +117,7 @@ func TestEndpointsReportTheLinkEstimates(t *testing.T) {
 	assert.Equal(t, l.Loss, ss.LinkLoss)
 	assert.InDelta(t, 100*time.Millisecond, cs.LinkRTT, float64(40*time.Millisecond))
 	assert.InDelta(t, 0.1, cs.LinkLoss, 0.06)
-	_, ok = endpoint.ServerLink(h.Server, conn+1)
+	_, ok = h.Server.ConnStats(conn + 1)
 	assert.False(t, ok)
 }
 
@@ -133,9 +133,9 @@ func TestAClientThatStopsReadingIsDropped(t *testing.T) {
 	start := h.Time.Now()
 	maxQueued := 0
 	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 10*time.Second {
-		require.NoError(t, endpoint.ServerSendReliable(h.Server, conn, msg), "the server drops the client before its queue refuses")
-		if l, ok := endpoint.ServerLink(h.Server, conn); ok {
-			maxQueued = max(maxQueued, l.Stats.QueuedBytes)
+		require.NoError(t, h.Server.SendReliable(conn, msg), "the server drops the client before its queue refuses")
+		if l, ok := h.Server.ConnStats(conn); ok {
+			maxQueued = max(maxQueued, l.Link.QueuedBytes)
 		}
 		h.Run(16 * time.Millisecond)
 	}
@@ -156,17 +156,17 @@ func TestSequencesWrapOnALongConnection(t *testing.T) {
 	g := newTestGame()
 	h, conn := connectOne(t, g, link(30*time.Millisecond, 0, 0), func(o *harness.Options) { o.Step = 16 * time.Millisecond })
 	for {
-		l, ok := endpoint.ServerLink(h.Server, conn)
+		l, ok := h.Server.ConnStats(conn)
 		require.True(t, ok)
-		if l.Stats.PacketsSent > 70000 {
+		if l.Link.PacketsSent > 70000 {
 			break
 		}
 		h.Run(time.Minute)
 	}
-	l, _ := endpoint.ServerLink(h.Server, conn)
-	assert.Zero(t, l.Stats.DuplicatePackets+l.Stats.StalePackets+l.Stats.Malformed)
-	assert.Greater(t, l.Stats.PacketsReceived, uint64(65536), "the client's packets wrapped too")
-	assert.Zero(t, l.Stats.PacketsLost)
+	l, _ := h.Server.ConnStats(conn)
+	assert.Zero(t, l.Link.DuplicatePackets+l.Link.StalePackets+l.Link.Malformed)
+	assert.Greater(t, l.Link.PacketsReceived, uint64(65536), "the client's packets wrapped too")
+	assert.Zero(t, l.Link.PacketsLost)
 	require.True(t, l.HasAcked)
 	assert.LessOrEqual(t, h.Server.World().Tick().Sub(l.Acked), int32(6), "acks of snapshots still tracked after the wrap")
 	st := h.Clients[0].Stats()
@@ -236,7 +236,7 @@ func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
 	require.NoError(t, err)
 	newPeer(t, raw, h.Time).send(g.hello())
 	h.Run(50 * time.Millisecond)
-	conns := systems.Conns(h.Server)
+	conns := h.Server.Conns()
 	require.Len(t, conns, 1)
 	const flood = 200
 	for i := range flood {
@@ -250,12 +250,12 @@ func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
 		}
 	}
 	h.Run(10 * time.Millisecond)
-	l, ok := endpoint.ServerLink(h.Server, conns[0])
+	l, ok := h.Server.ConnStats(conns[0])
 	require.True(t, ok)
-	assert.Equal(t, uint64(flood/2), l.Stats.FragmentCap)
-	assert.Equal(t, uint64(flood/2), l.Stats.FragmentRefused)
-	assert.Zero(t, l.Stats.ReassemblyBytes, "no reassembly buffer for a refused fragment")
-	assert.Zero(t, l.Stats.HeldBytes)
+	assert.Equal(t, uint64(flood/2), l.Link.FragmentCap)
+	assert.Equal(t, uint64(flood/2), l.Link.FragmentRefused)
+	assert.Zero(t, l.Link.ReassemblyBytes, "no reassembly buffer for a refused fragment")
+	assert.Zero(t, l.Link.HeldBytes)
 	assert.Equal(t, uint64(flood), h.Server.Stats().PacketsRefused)
 	h.Run(time.Second)
 	assert.Equal(t, uint64(1), h.Server.Stats().TimedOut, "refused packets never refresh the timeout")
@@ -289,9 +289,9 @@ func TestAClientThatSendsButNeverReadsIsDropped(t *testing.T) {
 	deaf := newPeer(t, raw, h.Time)
 	deaf.send(g.hello())
 	h.Run(20 * time.Millisecond)
-	conns := systems.Conns(h.Server)
+	conns := h.Server.Conns()
 	require.Len(t, conns, 1)
-	require.NoError(t, endpoint.ServerSendReliable(h.Server, conns[0], []byte("hit confirmed")))
+	require.NoError(t, h.Server.SendReliable(conns[0], []byte("hit confirmed")))
 	start := h.Time.Now()
 	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 3*time.Second {
 		deaf.send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,

@@ -2,6 +2,7 @@ package systems_test
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -13,8 +14,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -53,7 +52,7 @@ func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 	assert.Equal(t, components.GhostID(1), m.Ghost)
 	assert.Equal(t, "systems_test.Pos", m.Diff.Component)
 	assert.Equal(t, "X", m.Diff.Field)
-	predicted, server := codec.FieldDiff(m.Diff).Values()
+	predicted, server := m.Diff.Values()
 	assert.NotEqual(t, predicted, server)
 	assert.Contains(t, m.Diff.String(), "systems_test.Pos.X")
 	assert.Equal(t, map[string]uint64{"systems_test.Pos": uint64(len(seen))}, st.MispredictionsBy)
@@ -138,7 +137,8 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
 	c := h.Clients[0]
-	d, ok := ecsx.DesyncOf(c.Stats().FirstDesync)
+	var d *gw.DesyncError
+	ok := errors.As(c.Stats().FirstDesync, &d)
 	require.True(t, ok, "got %v", c.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
@@ -149,7 +149,8 @@ type Trail struct{ N int32 } // written by prediction, not replicated, not regis
 
 func TestSyncTestOnTheClientNamesAnUnregisteredComponent(t *testing.T) {
 	h := trailMatch(t, false)
-	d, ok := ecsx.DesyncOf(h.Clients[0].Stats().FirstDesync)
+	var d *gw.DesyncError
+	ok := errors.As(h.Clients[0].Stats().FirstDesync, &d)
 	require.True(t, ok, "got %v", h.Clients[0].Stats().FirstDesync)
 	assert.True(t, d.Unregistered)
 	assert.Equal(t, "systems_test.Trail", d.Component.String())
@@ -233,9 +234,9 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 			return
 		}
 		broken = true
-		h := ecsx.History(w)
-		newest, _ := ecsx.Newest(h)
-		ecsx.Record(h, newest.Add(ecsx.Capacity(h)-1))
+		h := w.History()
+		newest, _ := h.Newest()
+		h.Record(newest.Add(h.Capacity() - 1))
 	}
 	opts.SetupClient = func(_ int, cl *systems.Client) error {
 		c = cl
@@ -248,7 +249,7 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	st := c.Stats()
 	require.True(t, broken)
 	assert.Equal(t, uint64(1), st.RollbackErrors)
-	assert.Equal(t, ecsx.Stats(c.Schedule()).Rollbacks, st.Rollbacks, "only rollbacks that happened")
+	assert.Equal(t, c.Schedule().Stats().Rollbacks, st.Rollbacks, "only rollbacks that happened")
 	assert.Greater(t, st.Rollbacks, uint64(0))
 	assert.Contains(t, logs.String(), "ghostwire: rollback failed")
 }

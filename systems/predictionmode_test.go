@@ -11,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
@@ -86,7 +85,7 @@ func newPlatformScene(mode netsync.PredictionMode) *platformScene {
 				if on {
 					p.X += deck.V / 60
 				}
-				if ecsx.History(w) == nil && !w.IsReplaying() { // the server's world: no rollback history
+				if w.History() == nil && !w.IsReplaying() { // the server's world: no rollback history
 					if on {
 						ps.carried++
 					}
@@ -210,7 +209,7 @@ func TestPlayerRidingAPredictedPlatformNeverMispredicts(t *testing.T) {
 		se, ok := h.Server.Ghosts().Entity(platformID)
 		require.True(t, ok)
 		sm := generic.NewMap[Deck](h.Server.World().Arche())
-		deck, ok := ecsx.Value[Deck](ecsx.History(c.World()), h.Server.World().Tick(), e)
+		deck, ok := gw.ValueAt[Deck](c.World().History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		assert.Equal(t, *sm.Get(se), deck)
 	}

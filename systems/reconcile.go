@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
@@ -89,8 +87,8 @@ func (c *Client) reconcile(w *gw.World) {
 	}
 
 	mismatch, spawning := false, false
-	held := ecsx.Has(c.history, tick)
-	layout := ecsx.LayoutVersion(w)
+	held := c.history.Has(tick)
+	layout := w.LayoutVersion()
 	for gi := range s.Ghosts {
 		g := &s.Ghosts[gi]
 		if !c.ghosts.Predicts(&g.Ghost) {
@@ -105,17 +103,17 @@ func (c *Client) reconcile(w *gw.World) {
 		// on this client: the snapshot says nothing new about it.
 		if diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi); recorded && !equal {
 			mismatch = true
-			c.mispredicted(tick, g.ID, netsync.FieldDiff(diff))
+			c.mispredicted(tick, g.ID, publicDiff(diff))
 		}
 	}
 	c.ghosts.Despawn(s)
-	if ecsx.LayoutVersion(w) != layout {
+	if w.LayoutVersion() != layout {
 		c.check.restart() // a ghost removed outside the prediction
 	}
 	if mismatch {
 		c.stats.Mispredictions++
 	}
-	newest, hasNewest := ecsx.Newest(c.history)
+	newest, hasNewest := c.history.Newest()
 	act := decide(reconcileInput{held: held, hasNewest: hasNewest, newest: newest, tick: tick,
 		mismatch: mismatch, spawning: spawning, always: c.opts.RollbackAlways})
 	switch act {
@@ -171,9 +169,15 @@ func (c *Client) reconcile(w *gw.World) {
 			h.after(w)
 		}
 	}
-	if act != actRollback || ecsx.LayoutVersion(w) != layout {
+	if act != actRollback || w.LayoutVersion() != layout {
 		c.check.restart() // state written without replay, or a spawn
 	}
+}
+
+// publicDiff converts a comparison's result for the game.
+func publicDiff(d codec.FieldDiff) netsync.FieldDiff {
+	kind, a, b := d.Numbers()
+	return netsync.FieldDiff{Component: d.Component, Field: d.Field, Kind: kind, Predicted: a, Server: b}
 }
 
 // mispredicted reports one predicted ghost whose state at tick differs
@@ -182,7 +186,7 @@ func (c *Client) reconcile(w *gw.World) {
 func (c *Client) mispredicted(tick gw.Tick, id components.GhostID, d netsync.FieldDiff) {
 	c.mispredictedBy[d.Component]++
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		predicted, server := codec.FieldDiff(d).Values()
+		predicted, server := d.Values()
 		c.log.Debug("ghostwire: misprediction", "ghost", id, "tick", tick, "component", d.Component, "field", d.Field,
 			"predicted", predicted, "server", server)
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/ghostwire/ghostwire/ghosts"
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/control"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-	"github.com/ghostwire/ghostwire/internal/endpoint"
 	"github.com/ghostwire/ghostwire/internal/fixedclock"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
@@ -258,6 +256,7 @@ type Server struct {
 
 type serverConn struct {
 	id        components.ConnID
+	player    components.GhostID // the ghost OnConnect spawned
 	link      *link
 	inputs    *control.InputBuffer
 	lead      control.LeadTracker
@@ -342,9 +341,8 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if err != nil {
 		return nil, err
 	}
-	w := gw.NewWorld(gw.WorldOptions{})
-	ecsx.SetTick(w, opts.StartTick)
-	ecsx.MarkServer(w)
+	w := gw.NewWorld(gw.WorldOptions{Authoritative: true})
+	w.SetTick(opts.StartTick)
 	if opts.SyncTest > 0 {
 		// Two windows of replays fit, whatever the depth.
 		h, err := gw.EnableHistory[components.Predicted](w, 2*(opts.SyncTest+1))
@@ -369,7 +367,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	}
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
-	s.schedule.Add(ecsx.StageSend, gw.SystemFunc(s.send))
+	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
 	return s, nil
 }
 
@@ -465,28 +463,6 @@ func add(dst *control.InputStats, s control.InputStats) {
 	dst.MaxBuffered = max(dst.MaxBuffered, s.MaxBuffered)
 }
 
-func init() {
-	endpoint.ServerInputStats = func(s any, conn components.ConnID) (control.InputStats, bool) {
-		return s.(*Server).inputStats(conn)
-	}
-	endpoint.ServerViewStats = func(s any, conn components.ConnID) (ghostreg.ViewStats, bool) {
-		if sc := s.(*Server).conn(conn); sc != nil {
-			return sc.view.Stats(), true
-		}
-		return ghostreg.ViewStats{}, false
-	}
-}
-
-// inputStats returns the input counters of one open connection.
-func (s *Server) inputStats(conn components.ConnID) (control.InputStats, bool) {
-	for _, c := range s.conns {
-		if c.id == conn {
-			return c.inputs.Stats(), true
-		}
-	}
-	return control.InputStats{}, false
-}
-
 func ms(d time.Duration) uint32 { return uint32(d / time.Millisecond) }
 
 // World returns the server's world, to query and to build the game's
@@ -496,6 +472,18 @@ func (s *Server) World() *gw.World { return s.world }
 // Schedule returns the server's schedule, to add the game's systems to.
 func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 
-// Ghosts returns the server's ghost register: the entity of a ghost ID,
-// the ghosts a connection owns.
+// Ghosts returns the server's ghost register: spawning and despawning
+// ghosts, the entity of a ghost ID. A connection's player is
+// [Server.Player]; the owner of any ghost is its components.Ghost.
 func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegister)(s.ghosts) }
+
+// Player returns the entity of connection conn's player: the ghost
+// OnConnect spawned for it. ok is false when no such connection is open
+// or the player's ghost was despawned.
+func (s *Server) Player(conn components.ConnID) (e ecs.Entity, ok bool) {
+	sc := s.conn(conn)
+	if sc == nil {
+		return e, false
+	}
+	return s.ghosts.Entity(sc.player)
+}

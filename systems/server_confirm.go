@@ -5,7 +5,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/access"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
@@ -48,17 +47,17 @@ func (q *confirmQueue) ack(next uint32) {
 	q.pending = append(q.pending[:0], q.pending[i:]...)
 }
 
-func init() {
-	access.ServerConfirm = func(s *Server, shooter ecs.Entity, shot gw.Tick, hit bool, reason string, target ecs.Entity, part uint8) {
-		s.confirm(shooter, shot, hit, reason, target, part)
-	}
-}
-
-// confirm queues a judged shot's verdict for the client owning shooter;
-// a shooter no connection owns (a server-side bot, one whose client left)
-// is skipped. The target is named by its ghost ID, 0 when it is none or
-// not a ghost.
-func (s *Server) confirm(shooter ecs.Entity, shot gw.Tick, hit bool, reason string, target ecs.Entity, part uint8) {
+// ConfirmShot queues a judged shot's verdict for the client owning
+// shooter, which receives it exactly once and in order through
+// ClientOptions.OnConfirm: shot is the shot's input tick, reason a
+// lagcomp.Reason key (or "other" for a game's own judge), part the hitbox
+// part hit. A shooter no connection owns (a server-side bot, one whose
+// client left) is skipped. The target is named by its ghost ID, 0 when it
+// is none or not a ghost. A lagcomp.Compensator given the server in its
+// options calls it for every verdict; a game with its own judge calls it
+// itself. A connection keeps at most 256 unacknowledged verdicts; past
+// that the oldest is given up (ServerStats.ConfirmsDropped).
+func (s *Server) ConfirmShot(shooter ecs.Entity, shot gw.Tick, hit bool, reason string, target ecs.Entity, part uint8) {
 	a := s.world.Arche()
 	gid := s.binding.Ghost
 	if !a.Alive(shooter) || !a.Has(shooter, gid) {

@@ -109,7 +109,7 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64))}
 		e, typ, err := s.opts.OnConnect(s.world, sc.id)
 		if err == nil {
-			if _, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {
+			if sc.player, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {
 				s.world.Arche().RemoveEntity(e) // no orphan player
 			}
 		}
@@ -174,7 +174,7 @@ func (s *Server) live(id components.ConnID) bool {
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {
 	s.tx = protocol.AppendWelcome(s.tx[:0], &protocol.Welcome{
-		Conn: sc.id, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
+		Conn: sc.id, Player: sc.player, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
 	// Sent now: its hold time is measured now. A lost welcome is asked

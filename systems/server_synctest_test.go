@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -54,7 +54,8 @@ func TestSyncTestOnTheServerNamesHiddenState(t *testing.T) {
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	h.Run(3 * time.Second)
-	d, ok := ecsx.DesyncOf(h.Server.Stats().FirstDesync)
+	var d *gw.DesyncError
+	ok := errors.As(h.Server.Stats().FirstDesync, &d)
 	require.True(t, ok, "got %v", h.Server.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)

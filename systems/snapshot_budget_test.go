@@ -11,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/endpoint"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -247,10 +246,10 @@ func TestBytesPerSecondBoundsTheDownloadAndAllowsMorePackets(t *testing.T) {
 		h.Run(2 * time.Second)
 		before := h.Clients[0].Stats().BytesReceived
 		h.Run(4 * time.Second)
-		vs, ok := endpoint.ServerViewStats(h.Server, (*ghostreg.ClientRegister)(h.Clients[0].Ghosts()).Conn())
+		vs, ok := h.Server.ConnStats((*ghostreg.ClientRegister)(h.Clients[0].Ghosts()).Conn())
 		require.True(t, ok)
-		require.Equal(t, h.Server.Stats().GhostStaleness, vs.MaxStaleness, "one connection: its staleness is the server's")
-		_, ok = endpoint.ServerViewStats(h.Server, 999)
+		require.Equal(t, h.Server.Stats().GhostStaleness, vs.Replication.MaxStaleness, "one connection: its staleness is the server's")
+		_, ok = h.Server.ConnStats(999)
 		require.False(t, ok, "no such connection")
 		return float64(h.Clients[0].Stats().BytesReceived-before) / 4, h.Server.Stats(), h.Clients[0].Stats()
 	}

@@ -3,8 +3,6 @@ package systems
 import (
 	"fmt"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -26,7 +24,7 @@ func (c *Client) skipStall(n int) int {
 	}
 	skip := int(d-c.dropped) + n - 1
 	c.dropped = d
-	ecsx.SetTick(c.world, c.world.Tick().Add(skip))
+	c.world.SetTick(c.world.Tick().Add(skip))
 	c.stats.SkippedTicks += uint64(skip)
 	return 1
 }

@@ -12,9 +12,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/control"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-	"github.com/ghostwire/ghostwire/internal/endpoint"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/netsync"
@@ -51,8 +48,8 @@ func stallHarness(t *testing.T) (h *harness.Harness, maxReplay func() uint64, re
 	}
 	var first *systems.Client
 	var before uint64
-	opts.Clients[0].Options.BeforeCorrection = func(*gw.World) { before = ecsx.Stats(first.Schedule()).ReplayedTicks }
-	opts.Clients[0].Options.AfterCorrection = func(*gw.World) { most = max(most, ecsx.Stats(first.Schedule()).ReplayedTicks-before) }
+	opts.Clients[0].Options.BeforeCorrection = func(*gw.World) { before = first.Schedule().Stats().ReplayedTicks }
+	opts.Clients[0].Options.AfterCorrection = func(*gw.World) { most = max(most, first.Schedule().Stats().ReplayedTicks-before) }
 	opts.SetupClient = func(i int, c *systems.Client) error {
 		c.Schedule().Add(gw.StagePrediction, g.move())
 		if i == 0 {
@@ -81,47 +78,47 @@ func TestStalledClientIsBackInControlWithinOneSecond(t *testing.T) {
 			h, maxReplay, _ := stallHarness(t)
 			c, other := h.Clients[0], h.Clients[1]
 			conn, otherConn := (*ghostreg.ClientRegister)(c.Ghosts()).Conn(), (*ghostreg.ClientRegister)(other.Ghosts()).Conn()
-			otherBefore, _ := endpoint.ServerInputStats(h.Server, otherConn)
+			otherBefore, _ := h.Server.ConnStats(otherConn)
 			skipped := c.Stats().SkippedTicks
 
 			h.Stall(0, stall)
 			h.Run(stall)
 			resumed := h.Time.Now()
-			during, ok := endpoint.ServerInputStats(h.Server, conn)
+			during, ok := h.Server.ConnStats(conn)
 			require.True(t, ok, "a stall within the timeout keeps the connection")
-			require.Greater(t, during.Missing, uint64(0), "the stalled client's ticks ran on substitutes")
+			require.Greater(t, during.Inputs.Missing, uint64(0), "the stalled client's ticks ran on substitutes")
 
 			// Step for 3 s after resuming, noting when the server last ran a
 			// tick without the client's own input.
-			lastMissing, missing := resumed, during.Missing
-			var atOne control.InputStats
+			lastMissing, missing := resumed, during.Inputs.Missing
+			var atOne systems.InputStats
 			for h.Time.Now() < resumed+3*time.Second {
 				h.Step()
-				st, ok := endpoint.ServerInputStats(h.Server, conn)
+				st, ok := h.Server.ConnStats(conn)
 				require.True(t, ok, "still connected %v after resuming", h.Time.Now()-resumed)
-				if st.Missing != missing {
-					missing, lastMissing = st.Missing, h.Time.Now()
+				if st.Inputs.Missing != missing {
+					missing, lastMissing = st.Inputs.Missing, h.Time.Now()
 				}
 				if atOne.Received == 0 && h.Time.Now() >= resumed+time.Second {
-					atOne = st
+					atOne = st.Inputs
 					assertInBand(t, h, "1 s after resuming")
 				}
 			}
-			end, _ := endpoint.ServerInputStats(h.Server, conn)
+			end, _ := h.Server.ConnStats(conn)
 			t.Logf("stall %v: missing for %v after resuming, %d ticks skipped, %d applied in the last 2 s, lead %.2f, ahead %d",
-				stall, lastMissing-resumed, c.Stats().SkippedTicks-skipped, end.Applied-atOne.Applied,
+				stall, lastMissing-resumed, c.Stats().SkippedTicks-skipped, end.Inputs.Applied-atOne.Applied,
 				c.Stats().Lead, c.World().Tick().Sub(h.Server.World().Tick()))
 			assert.LessOrEqual(t, lastMissing-resumed, time.Second, "the server runs on the client's own input again within 1 s")
-			assert.Equal(t, atOne.Missing, end.Missing, "no tick without the client's input after the first second")
-			assert.GreaterOrEqual(t, end.Applied-atOne.Applied, uint64(119), "2 s of the client's own inputs applied")
+			assert.Equal(t, atOne.Missing, end.Inputs.Missing, "no tick without the client's input after the first second")
+			assert.GreaterOrEqual(t, end.Inputs.Applied-atOne.Applied, uint64(119), "2 s of the client's own inputs applied")
 			assertInBand(t, h, "3 s after resuming")
-			assert.LessOrEqual(t, maxReplay(), uint64(ecsx.Capacity(ecsx.History(c.World()))), "no rollback replays more than the history")
+			assert.LessOrEqual(t, maxReplay(), uint64(c.World().History().Capacity()), "no rollback replays more than the history")
 			assert.Greater(t, c.Stats().SkippedTicks, skipped, "the ticks the catch-up cap dropped are skipped and counted")
 			assert.True(t, c.Connected())
 			require.NoError(t, c.Err())
 
-			otherAfter, _ := endpoint.ServerInputStats(h.Server, otherConn)
-			assert.Equal(t, otherBefore.Missing, otherAfter.Missing, "the other client never noticed")
+			otherAfter, _ := h.Server.ConnStats(otherConn)
+			assert.Equal(t, otherBefore.Inputs.Missing, otherAfter.Inputs.Missing, "the other client never noticed")
 		})
 	}
 }
@@ -158,7 +155,7 @@ func TestClientStalledPastTheTimeoutIsDisconnectedOnBothEnds(t *testing.T) {
 	st := h.Server.Stats()
 	assert.Equal(t, uint64(1), st.Dropped)
 	assert.Equal(t, uint64(1), st.TimedOut)
-	_, ok := endpoint.ServerInputStats(h.Server, id)
+	_, ok := h.Server.ConnStats(id)
 	assert.False(t, ok)
 	assert.Empty(t, (*ghostreg.ServerRegister)(h.Server.Ghosts()).Owned(nil, id), "the dropped client owns no ghost any more")
 	assert.Equal(t, 1, removed(), "the game heard of the disconnect")
@@ -246,10 +243,10 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 			}
 		}
 	}
-	stats := func() control.InputStats {
-		st, ok := endpoint.ServerInputStats(h.Server, systems.Conns(h.Server)[0])
+	stats := func() systems.InputStats {
+		st, ok := h.Server.ConnStats(h.Server.Conns()[0])
 		require.True(t, ok)
-		return st
+		return st.Inputs
 	}
 	tick := h.Server.World().Tick().Add(2)
 	got, want := lead(tick)

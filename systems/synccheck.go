@@ -1,10 +1,10 @@
 package systems
 
 import (
+	"errors"
 	"log/slog"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 )
 
 // syncCheck runs an endpoint's ticks through a [gw.SyncTest] when the
@@ -49,7 +49,7 @@ func (k *syncCheck) tick(s *gw.Schedule, w *gw.World, log *slog.Logger) {
 	err := k.st.Tick()
 	if k.restarting {
 		k.restarting = false
-		k.done += ecsx.Checks(k.st)
+		k.done += k.st.Checks()
 		k.st = nil
 		return
 	}
@@ -57,7 +57,8 @@ func (k *syncCheck) tick(s *gw.Schedule, w *gw.World, log *slog.Logger) {
 		k.desyncs++
 		if k.first == nil {
 			k.first = err
-			if d, ok := ecsx.DesyncOf(err); ok {
+			var d *gw.DesyncError
+			if errors.As(err, &d) {
 				log.Error("ghostwire: sync test found a desync", "tick", d.Tick, "component", d.Component, "field", d.Field,
 					"unregistered", d.Unregistered, "err", err)
 			} else {
@@ -72,5 +73,5 @@ func (k *syncCheck) checks() uint64 {
 	if k.st == nil {
 		return k.done
 	}
-	return k.done + ecsx.Checks(k.st)
+	return k.done + k.st.Checks()
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
@@ -174,7 +173,7 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 		id := components.GhostID(i + 1)
 		e, ok := c.Ghosts().Entity(id)
 		require.True(t, ok)
-		predicted, ok := ecsx.Value[Pos](ecsx.History(c.World()), h.Server.World().Tick(), e)
+		predicted, ok := gw.ValueAt[Pos](c.World().History(), h.Server.World().Tick(), e)
 		require.True(t, ok)
 		server, _, _ := positions(h, i, id)
 		assert.Equal(t, server, predicted.X, "client %d converged", i)

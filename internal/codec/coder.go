@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"reflect"
 	"slices"
 	"unsafe"
 )
@@ -48,6 +49,62 @@ func (d FieldDiff) Values() (a, b string) {
 	f := d.f
 	f.off = 0
 	return formatField(f, unsafe.Pointer(&d.a)), formatField(f, unsafe.Pointer(&d.b))
+}
+
+// Numbers returns the field's Go kind and its value in each of the two
+// values compared, as float64s: every kind a Stream codes (float32, bool
+// as 0 or 1, a press, a tick, integers of up to 32 bits) converts
+// exactly. The kind is reflect.Invalid for a zero FieldDiff.
+func (d FieldDiff) Numbers() (kind reflect.Kind, a, b float64) {
+	f := d.f
+	f.off = 0
+	return fieldKindOf(f), fieldNumber(f, unsafe.Pointer(&d.a)), fieldNumber(f, unsafe.Pointer(&d.b))
+}
+
+// fieldKindOf returns the Go kind of a described field.
+func fieldKindOf(f field) reflect.Kind {
+	switch f.kind {
+	case kindFloat, kindAngle, kindFloat32:
+		return reflect.Float32
+	case kindBool:
+		return reflect.Bool
+	case kindPress:
+		return reflect.Uint8
+	case kindTick:
+		return reflect.Uint32
+	case kindInt:
+		return [...]reflect.Kind{1: reflect.Int8, 2: reflect.Int16, 4: reflect.Int32}[f.size]
+	case kindUint:
+		return [...]reflect.Kind{1: reflect.Uint8, 2: reflect.Uint16, 4: reflect.Uint32}[f.size]
+	}
+	return reflect.Invalid
+}
+
+// fieldNumber reads a described field at p as a float64.
+func fieldNumber(f field, p unsafe.Pointer) float64 {
+	q := unsafe.Add(p, f.off)
+	switch fieldKindOf(f) {
+	case reflect.Float32:
+		return float64(*(*float32)(q))
+	case reflect.Bool:
+		if *(*bool)(q) {
+			return 1
+		}
+		return 0
+	case reflect.Int8:
+		return float64(*(*int8)(q))
+	case reflect.Int16:
+		return float64(*(*int16)(q))
+	case reflect.Int32:
+		return float64(*(*int32)(q))
+	case reflect.Uint8:
+		return float64(*(*uint8)(q))
+	case reflect.Uint16:
+		return float64(*(*uint16)(q))
+	case reflect.Uint32:
+		return float64(*(*uint32)(q))
+	}
+	return 0
 }
 
 // String describes the difference: "game.Position.X: 1.5 then 2".

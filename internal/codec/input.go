@@ -90,6 +90,10 @@ func (b *SchemaBuilder) AddInput(t reflect.Type, serialize func(p unsafe.Pointer
 		b.fail(fmt.Errorf("netsync: input type %v: unknown missing-input policy %d", t, rules.Missing))
 		return
 	}
+	if err := ecs.CheckPlainData(t); err != nil {
+		b.fail(fmt.Errorf("netsync: input type %v: %w", t, err))
+		return
+	}
 	in := &Input{
 		name:      t.String(),
 		typ:       t,

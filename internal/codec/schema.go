@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
 )
 
@@ -81,9 +82,10 @@ func (b *SchemaBuilder) fail(err error) {
 
 // AddComponent declares a replicated component of type t whose one
 // description is serialize, and returns its wire ID. The description is
-// run once here, on a zero value, to learn the fields it codes; a field
-// coded with an unconfigured or invalid quantizer, or a type declared
-// twice, makes Build fail naming the type and the field.
+// run once here, on a zero value, to learn the fields it codes; a type
+// that is not plain data (an *ecs.PlainDataError), a field coded with an
+// unconfigured or invalid quantizer, or a type declared twice makes Build
+// fail naming the type and the field.
 func (b *SchemaBuilder) AddComponent(t reflect.Type, serialize func(p unsafe.Pointer, s *Stream)) ComponentID {
 	id := ComponentID(len(b.s.comps))
 	if b.built {
@@ -95,6 +97,12 @@ func (b *SchemaBuilder) AddComponent(t reflect.Type, serialize func(p unsafe.Poi
 			b.fail(fmt.Errorf("netsync: component %v declared twice", t))
 			return id
 		}
+	}
+	// Histories copy components bit for bit: refuse one holding a
+	// reference here, with its field named, not at a client's first tick.
+	if err := ecs.CheckPlainData(t); err != nil {
+		b.fail(fmt.Errorf("netsync: component %v: %w", t, err))
+		return id
 	}
 	if len(b.s.comps) >= MaxComponents {
 		b.fail(fmt.Errorf("netsync: component %v would be the %dth; a schema holds at most %d", t, len(b.s.comps)+1, MaxComponents))
@@ -302,6 +310,17 @@ func (s *Schema) NumComponents() int { return len(s.comps) }
 // ComponentType returns the Go type of a component; it panics on an
 // unknown ID.
 func (s *Schema) ComponentType(id ComponentID) reflect.Type { return s.comps[id].typ }
+
+// ComponentOf returns the ID of component type t; ok is false when t is
+// not one of the schema's components. It costs a walk of the components.
+func (s *Schema) ComponentOf(t reflect.Type) (id ComponentID, ok bool) {
+	for i := range s.comps {
+		if s.comps[i].typ == t {
+			return ComponentID(i), true
+		}
+	}
+	return 0, false
+}
 
 // ComponentHash returns the hash of one component's wire form (name, size,
 // fields, ranges, precisions); it panics on an unknown ID.

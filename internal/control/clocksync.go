@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/ghostwire/ghostwire/ecs"
 )
 
@@ -36,7 +34,7 @@ const leadWindow = 60
 // continuous tick: float64(tick) + fraction will do, the lead is right
 // across the wrap).
 func (l *LeadTracker) Observe(tick ecs.Tick, serverTime float64) {
-	v := ecsx.Unwrap(tick, serverTime) - serverTime
+	v := tick.Unwrap(serverTime) - serverTime
 	l.arrivals++
 	for l.n > 0 && l.seq[l.head]+leadWindow <= l.arrivals { // out of the window
 		l.head, l.n = (l.head+1)%leadWindow, l.n-1

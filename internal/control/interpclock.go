@@ -24,7 +24,7 @@ type InterpolationOptions struct {
 // InterpolationClock estimates the server's tick on the client's clock
 // from snapshot arrivals and yields the render tick of interpolated
 // ghosts: estimated server tick − delay, fractional, never going back.
-// Its ticks are continuous (internal/ecsx.Unwrap): they start at the first
+// Its ticks are continuous (ecs.Tick.Unwrap): they start at the first
 // snapshot's tick and keep counting past 2³² instead of wrapping, so the
 // render tick moves smoothly across the wrap; [ecs.TickAt] turns one back
 // into a tick and a fraction.

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -271,7 +269,7 @@ func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap
 	gt, _ := c.b.schema.GhostType(codec.GhostTypeID(gs.Type))
 	equal = true
 	for ci, id := range c.b.types[gs.Type] {
-		p, err := ecsx.Lookup(h, tick, e, id)
+		p, err := h.Lookup(tick, e, id)
 		if err != nil || p == nil {
 			return codec.FieldDiff{}, false, false
 		}

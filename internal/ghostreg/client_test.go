@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,14 +84,14 @@ func (p *pair) lookup(tb testing.TB, id components.GhostID) ecs.Entity {
 func TestClientSpawn(t *testing.T) {
 	const me = 2
 	p := newPair(t, me)
-	ecsx.SetTick(p.sw, 3)
+	p.sw.SetTick(3)
 	var ses []ecs.Entity
 	owners := []components.ConnID{0, me, 1, me, 3}
 	for i, o := range owners {
 		typ := altType(p.s, i)
 		ses = append(ses, p.spawn(t, typ, o, Pos{float32(i) * 1.25, -3.5}, HP{V: int32(1000*i - 7)}))
 	}
-	ecsx.SetTick(p.sw, 10)
+	p.sw.SetTick(10)
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 10, me)
 
@@ -335,7 +333,7 @@ func TestClientCompare(t *testing.T) {
 	h, err := gw.EnableHistory[components.Predicted](p.cw, 16)
 	require.NoError(t, err)
 	for i := 0; i < p.s.NumComponents(); i++ {
-		require.NoError(t, ecsx.RegisterType(h, p.s.ComponentType(codec.ComponentID(i))))
+		require.NoError(t, h.RegisterType(p.s.ComponentType(codec.ComponentID(i))))
 	}
 	mine := p.spawn(t, p.s.player, me, Pos{10.5, -3.25}, HP{50})
 	crate := p.spawn(t, p.s.crate, me, Pos{1, 1}, HP{7})
@@ -343,7 +341,7 @@ func TestClientCompare(t *testing.T) {
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 5, me)
 	p.apply(snap)
-	ecsx.Record(h, 5)
+	h.Record(5)
 
 	gi := func(snap *protocol.Snapshot, id components.GhostID) int {
 		i := slices.IndexFunc(snap.Ghosts, func(g protocol.GhostState) bool { return g.ID == id })
@@ -360,7 +358,7 @@ func TestClientCompare(t *testing.T) {
 
 	// A prediction within the wire's resolution encodes the same.
 	getPos(p.cw, ce(1)).X += 1.0 / 256
-	ecsx.Record(h, 6)
+	h.Record(6)
 	_, eq, rec := p.cl.Compare(h, 6, ce(1), snap, gi(snap, 1))
 	assert.True(t, eq, "prediction off by a quarter step: equal")
 	assert.True(t, rec, "prediction off by a quarter step: recorded")
@@ -427,7 +425,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	var spawns, despawns, kills, lost int
 	for tick := gw.Tick(1); tick <= ticks; tick++ {
-		ecsx.SetTick(p.sw, tick)
+		p.sw.SetTick(tick)
 		// Move.
 		for _, e := range live {
 			pos, hp := getPos(p.sw, e), getHP(p.sw, e)
@@ -616,7 +614,7 @@ func TestClientResolve(t *testing.T) {
 	p.spawn(t, p.s.crate, me, Pos{4, 5}, HP{V: 6})
 	// The other player moves every tick, so every snapshot holds it.
 	move := func() { getPos(p.sw, other).X++; p.srv.Quantize() }
-	ecsx.SetTick(p.sw, 7)
+	p.sw.SetTick(7)
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 7, me)
 	require.True(t, snap.Ghosts[0].Identity)

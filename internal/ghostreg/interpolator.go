@@ -8,8 +8,6 @@ import (
 	"sort"
 	"unsafe"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -206,7 +204,7 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	}
 	// A teleport the render tick has already passed (it arrived while the
 	// ghost was extrapolated) jumps on the next frame.
-	if ig.tele[ig.head] && ig.shown && ecsx.Unwrap(snap.Tick, ig.lastRT) <= ig.lastRT {
+	if ig.tele[ig.head] && ig.shown && snap.Tick.Unwrap(ig.lastRT) <= ig.lastRT {
 		ig.lateTele = true
 	}
 }
@@ -293,7 +291,7 @@ func (ip *Interpolator) Known(id components.GhostID) bool {
 }
 
 // Update writes every interpolated ghost's components for the render tick
-// rt, a continuous tick (ecsx.Unwrap: it keeps counting past 2³²,
+// rt, a continuous tick (gw.Tick.Unwrap: it keeps counting past 2³²,
 // and the states' ticks are compared with it unwrapped), spawning and despawning as the render tick passes their first and
 // missing ticks. frame is the frame's length in ticks, for the statistics.
 // A ghost shown at rest is not visited until a state arrives for it (its
@@ -331,7 +329,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 	}
 	kept, freed := ip.active[:0], false
 	for _, ig := range ip.active {
-		if ig.isGone && rt >= ecsx.Unwrap(ig.gone, rt) || ig.shown && !a.Alive(ig.e) {
+		if ig.isGone && rt >= ig.gone.Unwrap(rt) || ig.shown && !a.Alive(ig.e) {
 			if ig.shown {
 				ip.c.despawn(ig.g.ID)
 				ip.stats.Despawned++
@@ -341,7 +339,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 			continue
 		}
 		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
-		if ig.n == 0 || rt < ecsx.Unwrap(ig.ticks[oldest], rt) && !ig.shown {
+		if ig.n == 0 || rt < ig.ticks[oldest].Unwrap(rt) && !ig.shown {
 			kept = append(kept, ig)
 			continue
 		}
@@ -396,7 +394,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	out := ip.scratch[:ig.stride]
 	// a: newest state at or before rt; b: the one after it.
 	ai := ig.head
-	for k := 0; k < ig.n-1 && ecsx.Unwrap(ig.ticks[ai], rt) > rt; k++ {
+	for k := 0; k < ig.n-1 && ig.ticks[ai].Unwrap(rt) > rt; k++ {
 		ai = (ai - 1 + statesPerGhost) % statesPerGhost
 	}
 	var bi int
@@ -404,17 +402,17 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	extrapolated := false
 	teleported := false
 	switch {
-	case ecsx.Unwrap(ig.ticks[ai], rt) > rt: // before the oldest state: hold it
+	case ig.ticks[ai].Unwrap(rt) > rt: // before the oldest state: hold it
 		bi, t = ai, 0
 	case ai != ig.head: // interpolate
 		bi = (ai + 1) % statesPerGhost
-		t = float32((rt - ecsx.Unwrap(ig.ticks[ai], rt)) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
-	case ecsx.Unwrap(ig.ticks[ai], rt) == rt || ig.rest[ai]: // exactly the newest state, or past one at rest
+		t = float32((rt - ig.ticks[ai].Unwrap(rt)) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
+	case ig.ticks[ai].Unwrap(rt) == rt || ig.rest[ai]: // exactly the newest state, or past one at rest
 		bi, t = ai, 0
 	case ig.n > 1: // past the newest: extrapolate from the last two, capped
 		extrapolated = true
 		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
-		over := rt - ecsx.Unwrap(ig.ticks[bi], rt)
+		over := rt - ig.ticks[bi].Unwrap(rt)
 		ip.stats.ExtrapolatedTicks += math.Min(over, frame)
 		ip.stats.HeldTicks += max(0, math.Min(over-ip.maxExt, frame))
 		capped := math.Min(over, ip.maxExt)
@@ -440,7 +438,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	jump := ig.lateTele && ig.shown
 	ig.lateTele = false
 	for k, i := 0, ig.head; k < ig.n && ig.shown; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
-		if st := ecsx.Unwrap(ig.ticks[i], rt); st <= ig.lastRT {
+		if st := ig.ticks[i].Unwrap(rt); st <= ig.lastRT {
 			break
 		} else if ig.tele[i] && st <= rt {
 			jump = true
@@ -458,7 +456,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	switch {
 	case jump:
 		ig.fade = 0
-	case extrapolated && ig.n > 1 && rt > ecsx.Unwrap(ig.ticks[ig.head], rt):
+	case extrapolated && ig.n > 1 && rt > ig.ticks[ig.head].Unwrap(rt):
 		ig.fade, ig.fadeFrom = 1, rt
 	case ig.fade > 0 && ig.shown:
 		if ig.fade == 1 { // the first frame with data again: freeze what was shown

@@ -4,8 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,7 +160,7 @@ func (r *ipRig) set(e ecs.Entity, st ipState) {
 // packet encodes the server's ghosts as the snapshot of tick; the client
 // acknowledges it when ack is set.
 func (r *ipRig) packet(tick gw.Tick, ack bool) []byte {
-	ecsx.SetTick(r.sw, tick)
+	r.sw.SetTick(tick)
 	r.wr.Begin(tick)
 	r.srv.WriteSnapshot(r.wr, r.view, tick)
 	p := append([]byte(nil), r.wr.Finish(&protocol.SnapshotHeader{Tick: tick})...)

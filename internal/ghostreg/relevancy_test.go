@@ -9,7 +9,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
@@ -35,7 +34,7 @@ func TestViewRelevancyRadius(t *testing.T) {
 	tick := gw.Tick(1)
 	step := func(n int) {
 		for range n {
-			ecsx.SetTick(p.sw, tick)
+			p.sw.SetTick(tick)
 			p.srv.Quantize()
 			snap, _ := writeSnapshot(t, p.s, p.srv, 0, tick, me)
 			for _, g := range snap.Ghosts {
@@ -213,7 +212,7 @@ func TestViewScopeOutAndBackBetweenSnapshotsListsAGhostOnce(t *testing.T) {
 	v := viewOf(p.srv, me) // the crate is pending, not sent yet
 	v.SetRelevant(func(ecs.Entity) bool { return false })
 	v.SetRelevant(func(ecs.Entity) bool { return true })
-	ecsx.SetTick(p.sw, 1)
+	p.sw.SetTick(1)
 	p.srv.Quantize()
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me) // decoding refuses a ghost named twice
 	require.Len(t, snap.Ghosts, 1)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -116,7 +115,7 @@ func newCrateScene(t *testing.T, crates, views int) *crateScene {
 // acknowledges the snapshot lag(i) ticks back for view i.
 func (c *crateScene) step(move func(k int) bool, lag func(i int) int, check func(i int, p []byte)) {
 	c.tick++
-	ecsx.SetTick(c.w, c.tick)
+	c.w.SetTick(c.tick)
 	for k, e := range c.es {
 		if p := getPos(c.w, e); move(k) {
 			if p.X += 0.5; p.X > 99 { // within posQ's range: each move changes it
@@ -303,7 +302,7 @@ func (c *twinScene) advance(t *testing.T, s *testSchema, rng *rand.Rand, tick gw
 	dx, kill := rng.Float32(), rng.IntN(respawn) == 0
 	victim := c.players + rng.IntN(len(c.worlds[0].es)-c.players)
 	for _, wd := range c.worlds {
-		ecsx.SetTick(wd.w, tick)
+		wd.w.SetTick(tick)
 		for k, e := range wd.es {
 			if c.moving[k] && wd.w.Arche().Alive(e) {
 				if p := getPos(wd.w, e); p.X+dx*float32(k%5+1) < 99 {

@@ -14,7 +14,6 @@ import (
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
@@ -316,7 +315,7 @@ func (s *ServerRegister) prune() {
 // another in raw the same way, so the per-tick comparison of a run is one
 // block comparison, not one per ghost.
 func (s *ServerRegister) refresh() {
-	layout := ecsx.LayoutVersion(s.b.world)
+	layout := s.b.world.LayoutVersion()
 	if s.hasPtrs && layout == s.layout {
 		return
 	}

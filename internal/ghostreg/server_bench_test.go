@@ -10,7 +10,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -26,7 +25,7 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 	const n = 64
 	const conn = 1
 	p := newPair(b, conn)
-	ecsx.SetTick(p.sw, 1)
+	p.sw.SetTick(1)
 	for i := range n {
 		owner := components.ConnID(0)
 		if i%4 == 0 {
@@ -34,7 +33,7 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 		}
 		p.spawn(b, altType(p.s, i), owner, Pos{float32(i) - 31.7, 0.3 * float32(i)}, HP{int32(100 + i)})
 	}
-	ecsx.SetTick(p.sw, 100)
+	p.sw.SetTick(100)
 	p.srv.Quantize()
 	sw, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
 	require.NoError(b, err)
@@ -155,7 +154,7 @@ func BenchmarkMassJoin(b *testing.B) {
 	sw, err := protocol.NewSnapshotWriter(s.Schema, 0)
 	require.NoError(b, err)
 	tick := gw.Tick(1)
-	ecsx.SetTick(w, tick)
+	w.SetTick(tick)
 	srv.Quantize()
 	first := srv.NewView(conns + 1) // the scene is encoded (changes) once, long before the join
 	sw.Begin(tick)
@@ -178,7 +177,7 @@ func BenchmarkMassJoin(b *testing.B) {
 		for pending := true; pending; t++ {
 			require.Less(b, t, 10*n, "the catch-up never ends")
 			tick++
-			ecsx.SetTick(w, tick)
+			w.SetTick(tick)
 			srv.Quantize()
 			pending = false
 			for _, v := range views {

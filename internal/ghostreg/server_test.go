@@ -3,8 +3,6 @@ package ghostreg_test
 import (
 	"testing"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +81,7 @@ func TestServerSpawn(t *testing.T) {
 		{42, s.crate, 0},
 	}
 	for i, tt := range tests {
-		ecsx.SetTick(w, tt.tick)
+		w.SetTick(tt.tick)
 		e := newEntity(w, Pos{float32(i), 1}, HP{V: int32(i)})
 		id, err := srv.Spawn(e, tt.typ, tt.owner)
 		require.NoErrorf(t, err, "Spawn #%d", i)
@@ -292,7 +290,7 @@ func TestServerWriteSnapshotOrder(t *testing.T) {
 	w, b := newServerWorld(t, s)
 	srv := ghostreg.NewServerRegister(b)
 	owners := []components.ConnID{0, 2, 1, 2, 0, 3, 2}
-	ecsx.SetTick(w, 5)
+	w.SetTick(5)
 	for i, o := range owners {
 		typ := s.player
 		if i%2 == 1 {

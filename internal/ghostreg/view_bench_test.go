@@ -11,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -46,7 +45,7 @@ func BenchmarkS2SendTick(b *testing.B) {
 			tick := gw.Tick(100)
 			move := func() {
 				tick++
-				ecsx.SetTick(p.sw, tick)
+				p.sw.SetTick(tick)
 				for i, e := range es {
 					getPos(p.sw, e).X += 0.01 * float32(i%3-1)
 				}

@@ -14,7 +14,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/internal/wiretest"
@@ -160,7 +159,7 @@ func TestViewCatchUpWalksEveryFewSnapshots(t *testing.T) {
 	}
 	sw, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
 	require.NoError(t, err)
-	ecsx.SetTick(p.sw, 9)
+	p.sw.SetTick(9)
 	p.srv.Quantize()
 	early := p.srv.NewView(8) // the crates are first encoded (change) at tick 9, at rest since
 	sw.Begin(9)
@@ -182,7 +181,7 @@ func TestViewCatchUpWalksEveryFewSnapshots(t *testing.T) {
 			candidates++
 		}
 		require.Less(t, ticks, n, "the catch-up never ends")
-		ecsx.SetTick(p.sw, tick)
+		p.sw.SetTick(tick)
 		p.srv.Quantize()
 		sw.Begin(tick)
 		p.srv.WriteSnapshot(sw, v, tick)
@@ -652,7 +651,7 @@ func oneCrate(t *testing.T) (*gw.World, ecs.Entity, *ghostreg.ServerRegister, fu
 	require.NoError(t, err)
 	var snap protocol.Snapshot
 	return w, e, srv, func(v *ghostreg.View, tick gw.Tick) []protocol.GhostState {
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		srv.Quantize()
 		sw.Begin(tick)
 		srv.WriteSnapshot(sw, v, tick)
@@ -704,7 +703,7 @@ func TestAcksOfAGhostOlderThanTheTicksWrap(t *testing.T) {
 	require.NoError(t, err)
 	var snap protocol.Snapshot
 	write := func(v *ghostreg.View, tick gw.Tick) []protocol.GhostState {
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		srv.Quantize()
 		sw.Begin(tick)
 		srv.WriteSnapshot(sw, v, tick)
@@ -749,7 +748,7 @@ func TestSnapshotsOfChangingSizesStopAllocating(t *testing.T) {
 	tick := gw.Tick(100)
 	step := func() {
 		tick++
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		for i := range int(uint32(tick)*7%n) + 1 { // a varying number of ghosts change
 			getHP(w, es[i]).V++
 		}
@@ -787,7 +786,7 @@ func TestAnOlderSnapshotsRecordsSurviveALargerOne(t *testing.T) {
 	require.NoError(t, err)
 	var snap protocol.Snapshot
 	send := func(sw *protocol.SnapshotWriter, tick gw.Tick) []protocol.GhostState {
-		ecsx.SetTick(p.sw, tick)
+		p.sw.SetTick(tick)
 		p.srv.Quantize()
 		sw.Begin(tick)
 		p.srv.WriteSnapshot(sw, v, tick)

@@ -121,7 +121,7 @@ func (p *page) scale() {
 	const n = "BenchmarkArenaScale"
 	p.printf("## S2 arena: 4, 16 and 64 players at 60 Hz\n\n")
 	p.printf("`%s` (examples/arena/game), %s server ticks of each match, interleaved. ", n, p.ops(n))
-	p.printf("The server alone is a twin of each match's server run again on its clients' recorded traffic (internal/serverbench), as a deployed server runs, the fastest of three such runs; in the harness, the client worlds run in the server's process between its ticks.\n\n")
+	p.printf("The server alone is a twin of each match's server run again on its clients' recorded traffic (systems/harness/serverbench), as a deployed server runs, the fastest of three such runs; in the harness, the client worlds run in the server's process between its ticks.\n\n")
 	p.printf("| players | server µs per tick, alone | in the harness | bytes per client per tick | bytes per client per second | ghosts deferred per tick | ghost records per tick | of them copied from a record run | naive bytes per client per tick, same run | naive encoding µs per tick |\n")
 	p.printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, pl := range []string{"4p", "16p", "64p"} {
@@ -172,7 +172,7 @@ func (p *page) idle() {
 	serverAllocs, allocs := p.get(n, "server-allocs/tick"), p.get(n, "allocs/op")
 	p.printf("## S3 idle: 10,000 static ghosts, 16 connections\n\n")
 	p.printf("`%s` (systems/harness), %s server ticks once every client holds every ghost. ", n, p.ops(n))
-	p.printf("Alone: a twin of the server run again on the clients' recorded traffic (internal/serverbench), the fastest of three such runs; in the harness, the 16 client worlds run in the server's process between its ticks.\n\n")
+	p.printf("Alone: a twin of the server run again on the clients' recorded traffic (systems/harness/serverbench), the fastest of three such runs; in the harness, the 16 client worlds run in the server's process between its ticks.\n\n")
 	p.printf("| measure | ghostwire | naive, same run | ghostwire / naive | target | anchor |\n")
 	p.printf("| --- | ---: | ---: | ---: | --- | --- |\n")
 	p.printf("| server time per tick, alone | **%s µs** | %s µs (encoding only) | %s | ≤ %s µs: %s | naia: %s µs at 16 users × 10,000 entities |\n",

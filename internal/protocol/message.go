@@ -14,7 +14,7 @@ import (
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
 // another version is refused.
-const ProtocolVersion = 5
+const ProtocolVersion = 6
 
 // MsgType says what a packet holds; it is the packet's second byte.
 type MsgType uint8
@@ -179,8 +179,9 @@ func DecodeHello(p []byte, h *Hello) error {
 
 // Welcome accepts a connection and starts the client's clock.
 type Welcome struct {
-	Conn       components.ConnID // the client's connection ID
-	ServerTick ecs.Tick          // the server's last simulated tick when sent
+	Conn       components.ConnID  // the client's connection ID
+	Player     components.GhostID // the ghost the server spawned for it
+	ServerTick ecs.Tick           // the server's last simulated tick when sent
 	TickRate   uint16
 	EchoTime   uint32 // the hello's ClientTime
 	Hold       uint16 // ms between receiving the hello and sending this
@@ -192,6 +193,7 @@ func AppendWelcome(buf []byte, m *Welcome) []byte {
 	var w bitstream.Writer
 	begin(&w, buf, MsgWelcome)
 	w.WriteBits(uint64(m.Conn), 32)
+	w.WriteBits(uint64(m.Player), 32)
 	w.WriteBits(uint64(m.ServerTick), 32)
 	w.WriteBits(uint64(m.TickRate), 16)
 	w.WriteBits(uint64(m.EchoTime), 32)
@@ -200,13 +202,14 @@ func AppendWelcome(buf []byte, m *Welcome) []byte {
 }
 
 // DecodeWelcome decodes a welcome packet. A zero connection ID or tick
-// rate is refused.
+// rate is refused; a zero player means the connection owns no ghost.
 func DecodeWelcome(p []byte, m *Welcome) error {
 	var r bitstream.Reader
 	if err := open(&r, p, MsgWelcome); err != nil {
 		return err
 	}
 	conn, _ := r.ReadBits(32)
+	player, _ := r.ReadBits(32)
 	tick, _ := r.ReadBits(32)
 	rate, _ := r.ReadBits(16)
 	echo, _ := r.ReadBits(32)
@@ -217,7 +220,7 @@ func DecodeWelcome(p []byte, m *Welcome) error {
 	if conn == 0 || rate == 0 {
 		return fmt.Errorf("netsync: welcome with connection %d and tick rate %d; both must be > 0: %w", conn, rate, bitstream.ErrOutOfRange)
 	}
-	*m = Welcome{Conn: components.ConnID(conn), ServerTick: ecs.Tick(tick), TickRate: uint16(rate), EchoTime: uint32(echo), Hold: uint16(hold)}
+	*m = Welcome{Conn: components.ConnID(conn), Player: components.GhostID(player), ServerTick: ecs.Tick(tick), TickRate: uint16(rate), EchoTime: uint32(echo), Hold: uint16(hold)}
 	return nil
 }
 

@@ -2,10 +2,12 @@ package protocol_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -140,8 +142,8 @@ func TestAppendHelloPanicsBeyondMaxComponents(t *testing.T) {
 func TestWelcomeRoundTrip(t *testing.T) {
 	for _, m := range []protocol.Welcome{
 		{Conn: 1, TickRate: 1},
-		{Conn: 7, ServerTick: 99999, TickRate: 60, EchoTime: 4242, Hold: 3},
-		{Conn: math.MaxUint32, ServerTick: math.MaxUint32, TickRate: math.MaxUint16, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
+		{Conn: 7, Player: 12, ServerTick: 99999, TickRate: 60, EchoTime: 4242, Hold: 3},
+		{Conn: math.MaxUint32, Player: math.MaxUint32, ServerTick: math.MaxUint32, TickRate: math.MaxUint16, EchoTime: math.MaxUint32, Hold: math.MaxUint16},
 	} {
 		p := protocol.AppendWelcome(nil, &m)
 		var got protocol.Welcome
@@ -746,4 +748,20 @@ func TestAppendKeepsWhatTheBufferHeld(t *testing.T) {
 	var r protocol.Reject
 	require.NoError(t, protocol.DecodeReject(p[2:], protocol.MsgReject, &r))
 	assert.Equal(t, protocol.RejectFull, r.Reason)
+}
+
+// The welcome's bytes are those docs/wire.md shows.
+func TestWelcomeBytesAreTheDocumentedOnes(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/wire.md")
+	require.NoError(t, err)
+	p := protocol.AppendWelcome(nil, &protocol.Welcome{Conn: 1, Player: 1, ServerTick: 500, TickRate: 60, EchoTime: 1000, Hold: 3})
+	want := fmt.Sprintf("%02x %02x |", p[0], p[1])
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, want) {
+			shown := strings.NewReplacer(" ", "", "|", "", "\n", "").Replace(line)
+			assert.Equal(t, hex.EncodeToString(p), strings.TrimSpace(shown))
+			return
+		}
+	}
+	t.Fatalf("docs/wire.md shows no welcome starting %q", want)
 }

@@ -9,7 +9,6 @@ import (
 
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/endpoint"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -82,10 +81,10 @@ func TestLostHandbrakeCountsExactlyOnce(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint16(1), get[Counters](h.Server.World(), se).Handbrakes, "the server applies the lost pull once")
 	assert.Equal(t, uint16(1), get[Counters](c.World(), ce).Handbrakes, "the prediction still counts it once")
-	in, ok := endpoint.ServerInputStats(h.Server, (*ghostreg.ClientRegister)(c.Ghosts()).Conn())
+	in, ok := h.Server.ConnStats((*ghostreg.ClientRegister)(c.Ghosts()).Conn())
 	require.True(t, ok)
-	assert.Equal(t, uint64(1), in.LatePresses, "the pull arrived after its tick ran")
-	assert.Greater(t, in.Missing, uint64(0), "the server ran ticks without the client's input")
+	assert.Equal(t, uint64(1), in.Inputs.LatePresses, "the pull arrived after its tick ran")
+	assert.Greater(t, in.Inputs.Missing, uint64(0), "the server ran ticks without the client's input")
 	sameCar(t, s, h, 0, id, ce)
 }
 

@@ -3,8 +3,6 @@ package harness
 import (
 	"fmt"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-
 	"github.com/mlange-42/arche/ecs"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -46,7 +44,7 @@ func (h *Harness) CheckOwnState(i int) error {
 		sids, _ := sb.ComponentIDs(t)
 		cids, _ := creg.Binding().ComponentIDs(t)
 		for k, cid := range gt.Components {
-			p, lerr := ecsx.Lookup(ecsx.History(c.World()), tick, ce, cids[k])
+			p, lerr := c.World().History().Lookup(tick, ce, cids[k])
 			if lerr != nil || p == nil {
 				err = fmt.Errorf("harness: client %d's history does not hold ghost %d at the server's tick %d: %v", i, id, tick, lerr)
 				return

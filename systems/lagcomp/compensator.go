@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -13,10 +14,8 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/raycast"
 	"github.com/ghostwire/ghostwire/netsync"
-	"github.com/ghostwire/ghostwire/systems"
 )
 
 // Options configures a [Compensator].
@@ -79,10 +78,20 @@ type Options struct {
 	// shot whose input tick is after the death. Refusals are
 	// ReasonShooterDead. Allowed: up to Window.
 	TradeWindow time.Duration
-	// Server, if set, is the endpoint whose clients fired the shots: Judge
-	// sends each verdict to the client owning the shooter, which receives
-	// it exactly once and in order (systems.ClientOptions.OnConfirm).
-	Server *systems.Server
+	// Server, if set, is the endpoint whose clients fired the shots (a
+	// *systems.Server): Judge sends each verdict to the client owning the
+	// shooter, which receives it exactly once and in order
+	// (systems.ClientOptions.OnConfirm).
+	Server Confirmer
+}
+
+// Confirmer delivers a verdict to the client that fired the shot.
+// *systems.Server implements it; a test may record the calls instead.
+type Confirmer interface {
+	// ConfirmShot queues the verdict of the shot shooter fired at input
+	// tick shot for the client owning shooter: hit, the reason's key, the
+	// target and the hitbox part hit. A shooter no client owns is skipped.
+	ConfirmShot(shooter ecs.Entity, shot gw.Tick, hit bool, reason string, target ecs.Entity, part uint8)
 }
 
 // Reason is why a verdict is what it is; its value is its report key,
@@ -102,6 +111,10 @@ const (
 	ReasonViewImplausible Reason = "view_implausible" // the view is older than the server's measurements explain (Shot.MaxViewAge)
 	ReasonShooterDead     Reason = "shooter_dead"     // the shooter was dead at the input's tick and the death rule refuses it
 )
+
+// Reasons returns every verdict reason in the order of the rules, a new
+// slice each call.
+func Reasons() []Reason { return slices.Clone(reasons[:]) }
 
 // reasons lists every reason in order; a verdict is counted at its index.
 var reasons = [...]Reason{ReasonHit, ReasonOutsideWindow, ReasonOccluded, ReasonFireRate,
@@ -283,15 +296,14 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 	}
 	window := float64(opts.Window) * float64(opts.TickRate) / float64(time.Second)
 	trade := float64(opts.TradeWindow) * float64(opts.TickRate) / float64(time.Second)
-	hid := ecs.ComponentID[components.Hitboxes](w.Arche())
-	h, err := ecsx.NewHistory(w, hid, int(math.Ceil(window))+2)
+	h, err := gw.NewHistory[components.Hitboxes](w, int(math.Ceil(window))+2)
 	if err != nil {
 		return nil, err
 	}
 	if err := gw.Register[components.Hitboxes](h); err != nil {
 		return nil, err
 	}
-	return &Compensator{world: w, opts: opts, hist: h, window: window, trade: trade, hitboxes: hid, minGrid: gridMin}, nil
+	return &Compensator{world: w, opts: opts, hist: h, window: window, trade: trade, hitboxes: ecs.ComponentID[components.Hitboxes](w.Arche()), minGrid: gridMin}, nil
 }
 
 // Register adds component T to what is recorded and rewound (typically the
@@ -299,7 +311,7 @@ func New(w *gw.World, opts Options) (*Compensator, error) {
 // data; registering must happen before the first record.
 func Register[T any](c *Compensator) error {
 	t := reflect.TypeFor[T]()
-	if err := ecsx.RegisterType(c.hist, t); err != nil {
+	if err := c.hist.RegisterType(t); err != nil {
 		return err
 	}
 	in := codec.DefaultInterpolation(t)
@@ -324,7 +336,7 @@ func (c *Compensator) Update(w *gw.World) { c.record(w.Tick()) }
 // record stores the declared components of every entity with hitboxes as
 // the state at tick.
 func (c *Compensator) record(tick gw.Tick) {
-	ecsx.Record(c.hist, tick)
+	c.hist.Record(tick)
 	c.stats.records++
 	c.recordReaches(tick)
 }
@@ -356,7 +368,7 @@ type tickReaches struct {
 // whose reach it passes through (see mayHit).
 func (c *Compensator) recordReaches(tick gw.Tick) {
 	if c.reaches == nil {
-		c.reaches = make([]tickReaches, ecsx.Capacity(c.hist))
+		c.reaches = make([]tickReaches, c.hist.Capacity())
 	}
 	slot := &c.reaches[uint32(tick)%uint32(len(c.reaches))]
 	// The tick recorded again with every row's position and reach as
@@ -364,7 +376,7 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 	// all the same.
 	old, same := slot.rows, slot.valid && slot.tick == tick && slot.grid.built
 	slot.valid = false
-	view, err := ecsx.View(c.hist, tick)
+	view, err := c.hist.View(tick)
 	if err != nil {
 		return
 	}
@@ -393,7 +405,7 @@ func (c *Compensator) recordReaches(tick gw.Tick) {
 // sweep sets the sweeps of tick's reaches from next, the reaches of the
 // tick after it (recorded in view), once per record: a shot between the
 // two tests each entity's sweep without a square root or a row lookup.
-func (c *Compensator) sweep(tick gw.Tick, view ecsx.TickView, next []reach) {
+func (c *Compensator) sweep(tick gw.Tick, view gw.TickView, next []reach) {
 	prev := &c.reaches[uint32(tick)%uint32(len(c.reaches))]
 	if !prev.valid || prev.tick != tick {
 		return
@@ -482,7 +494,7 @@ func (n nearEntity) before(m nearEntity) bool {
 // rewinding is what aim prepared for rewindRow: the two ticks' views, the
 // fraction between them and the bytes each entity's blended values take.
 type rewinding struct {
-	v0, v1 ecsx.TickView
+	v0, v1 gw.TickView
 	f      float32
 	stride int
 	hc     int
@@ -499,7 +511,7 @@ type rewinding struct {
 // that moment is outside the window ending at the newest recorded tick.
 // Ticks compare wrap-safely.
 func (c *Compensator) aim(tick gw.Tick, fraction float32, ray *raycast.Ray) error {
-	newest, ok := ecsx.Newest(c.hist)
+	newest, ok := c.hist.Newest()
 	if !ok {
 		return errors.New("lagcomp: nothing recorded yet")
 	}
@@ -507,13 +519,13 @@ func (c *Compensator) aim(tick gw.Tick, fraction float32, ray *raycast.Ray) erro
 		return fmt.Errorf("lagcomp: view tick %d%+.3f outside the window of %.3f ticks ending at %d", tick, fraction, c.window, newest)
 	}
 	rw := &c.rw
-	v0, err := ecsx.View(c.hist, tick)
+	v0, err := c.hist.View(tick)
 	if err != nil {
 		return err
 	}
 	rw.v0, rw.v1, rw.f = v0, v0, fraction
 	if fraction > 0 {
-		if rw.v1, err = ecsx.View(c.hist, tick+1); err != nil {
+		if rw.v1, err = c.hist.View(tick + 1); err != nil {
 			return err
 		}
 	}
@@ -647,18 +659,59 @@ func (c *Compensator) Judge(s Shot) Verdict {
 	v := c.judge(s, c.opts.Present, true)
 	c.stats.verdicts[v.Reason.index()]++
 	if c.opts.Server != nil {
-		serverConfirm(c.opts.Server, s.Shooter, s.Tick, v.Hit, string(v.Reason), v.Target, v.Part)
+		c.opts.Server.ConfirmShot(s.Shooter, s.Tick, v.Hit, string(v.Reason), v.Target, v.Part)
 	}
 	return v
 }
 
-// probe judges a shot like Judge would in the given mode (present: lag
-// compensation off) without counting it or touching the fire-rate
-// bookkeeping: the same shot judged both ways in one run.
-func (c *Compensator) probe(s Shot, present bool) Verdict { return c.judge(s, present, false) }
+// Probe judges a shot like Judge would in the given mode (present: against
+// the present, lag compensation off) without counting it, confirming it
+// or touching the fire-rate bookkeeping: a report judges the same shot
+// both ways in one run to show what lag compensation changed. It costs
+// what Judge costs.
+func (c *Compensator) Probe(s Shot, present bool) Verdict { return c.judge(s, present, false) }
+
+// Present reports whether Judge judges against the present (lag
+// compensation off, Options.Present).
+func (c *Compensator) Present() bool { return c.opts.Present }
+
+// History returns the compensator's history of the entities with
+// hitboxes: read it with gw.ValueAt or History.View (what a kill-cam or a
+// hit review shows); never record into it.
+func (c *Compensator) History() *gw.History { return c.hist }
+
+// TickRate returns the server tick rate the compensator runs at
+// (Options.TickRate, 60 when it was zero).
+func (c *Compensator) TickRate() int { return c.opts.TickRate }
+
+// Stats counts what a compensator did since it was made.
+type Stats struct {
+	// Records counts the ticks recorded, Shots the shots judged, Rewinds
+	// the shots that rewound the history.
+	Records, Shots, Rewinds uint64
+	// Rewound counts the entities shots rewound, Tested the reaches
+	// they tested before.
+	Rewound, Tested uint64
+	// Verdicts counts the judged shots by reason.
+	Verdicts map[Reason]uint64
+	// Shooters is how many shooters the fire-rate check tracks now (dead
+	// ones are forgotten).
+	Shooters int
+}
+
+// Stats returns the counters. It allocates the Verdicts map: call it for
+// reports, not every tick.
+func (c *Compensator) Stats() Stats {
+	st := Stats{Records: c.stats.records, Shots: c.stats.shots, Rewinds: c.stats.rewinds, Rewound: c.stats.rewound, Tested: c.stats.tested,
+		Verdicts: make(map[Reason]uint64, len(reasons)), Shooters: len(c.lastShot)}
+	for i, r := range reasons {
+		st.Verdicts[r] = c.stats.verdicts[i]
+	}
+	return st
+}
 
 func (c *Compensator) judge(s Shot, present, book bool) Verdict {
-	newest, _ := ecsx.Newest(c.hist)
+	newest, _ := c.hist.Newest()
 	tick, frac := s.ViewTick, s.ViewFraction
 	if present {
 		tick, frac = newest, 0
@@ -773,7 +826,7 @@ func (c *Compensator) judge(s Shot, present, book bool) Verdict {
 // shooterAt returns the shooter as recorded at tick, its components
 // unblended, in c.self; false when the history does not hold it then.
 func (c *Compensator) shooterAt(e ecs.Entity, tick gw.Tick) (*Rewound, bool) {
-	view, err := ecsx.View(c.hist, tick)
+	view, err := c.hist.View(tick)
 	if err != nil {
 		return nil, false
 	}
@@ -798,18 +851,38 @@ func (c *Compensator) originReachable(p, origin [3]float32) (Reason, bool) {
 	if l > float64(c.opts.MaxOriginError) || math.IsNaN(l) {
 		return ReasonOriginMismatch, false
 	}
+	if !clear3(c.opts.Walls, p, d, l) {
+		return ReasonOccluded, false
+	}
+	return "", true
+}
+
+// LineOfSight reports whether the segment from a to b crosses none of the
+// walls (axis-aligned boxes given by their min and max corners, as in
+// Options.Walls): the test Judge applies between a shooter and the origin
+// it claims. A bot deciding whether it sees a target uses the same test
+// the server judges with. It costs one slab test per wall and allocates
+// nothing.
+func LineOfSight(walls [][2][3]float32, a, b [3]float32) bool {
+	d := raycast.Vec{float64(b[0] - a[0]), float64(b[1] - a[1]), float64(b[2] - a[2])}
+	return clear3(walls, a, d, math.Sqrt(raycast.Dot(d, d)))
+}
+
+// clear3 reports whether the segment from p along d, of length l = |d|,
+// crosses none of the walls.
+func clear3(walls [][2][3]float32, p [3]float32, d raycast.Vec, l float64) bool {
 	if l == 0 {
-		return "", true
+		return true
 	}
 	seg := raycast.Ray{Origin: raycast.Vec{float64(p[0]), float64(p[1]), float64(p[2])}, Dir: raycast.Scale(d, 1/l), Max: l}
-	for _, w := range c.opts.Walls {
+	for _, w := range walls {
 		lo := raycast.Vec{float64(w[0][0]), float64(w[0][1]), float64(w[0][2])}
 		hi := raycast.Vec{float64(w[1][0]), float64(w[1][1]), float64(w[1][2])}
 		if _, ok := raycast.AABB(seg, lo, hi); ok {
-			return ReasonOccluded, false
+			return false
 		}
 	}
-	return "", true
+	return true
 }
 
 // deathAllows applies the death rule (Options.Alive, TradeWindow): a
@@ -822,7 +895,7 @@ func (c *Compensator) deathAllows(s Shot) bool {
 	if c.opts.Alive == nil {
 		return true
 	}
-	newest, _ := ecsx.Newest(c.hist)
+	newest, _ := c.hist.Newest()
 	at := s.Tick
 	if at.After(newest) {
 		at = newest

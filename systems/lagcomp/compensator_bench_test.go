@@ -12,7 +12,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -43,7 +42,7 @@ func crowd(b *testing.B) (*gw.World, *lagcomp.Compensator, []ecs.Entity, generic
 	}
 	pos := generic.NewMap[Position](w.Arche())
 	for tick := gw.Tick(1); tick <= 40; tick++ {
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		lc.Record(tick)
 	}
 	return w, lc, es, pos
@@ -141,7 +140,7 @@ func BenchmarkShotBroadphase(b *testing.B) {
 					p, f, _ := m.Get(e)
 					p.X, p.Y, f.Yaw = p.X+rng.Float32()*0.2-0.1, p.Y+rng.Float32()*0.2-0.1, f.Yaw+0.05
 				}
-				ecsx.SetTick(w, tick)
+				w.SetTick(tick)
 				lc.Record(tick)
 			}
 			shots := make([]lagcomp.Shot, 256)

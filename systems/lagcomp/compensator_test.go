@@ -17,7 +17,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
@@ -86,7 +85,7 @@ func newScene(t testing.TB, opts lagcomp.Options) *scene {
 	s.target = m.NewWith(&Position{X: 10}, &Facing{Yaw: math.Pi}, &Life{HP: 1}, &hb) // facing the shooter
 	for tick := gw.Tick(1); tick <= 60; tick++ {
 		s.pos.Get(s.target).Y = float32(tick) * 0.1
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		lc.Record(tick)
 	}
 	return s
@@ -321,7 +320,7 @@ func TestBroadphaseNeverChangesAVerdict(t *testing.T) {
 				p.X = -p.X // a teleport
 			}
 		}
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		lc.Record(tick)
 	}
 	hits, shots := 0, 3000
@@ -392,7 +391,7 @@ func TestShotRewindsUpToItsNearestHit(t *testing.T) {
 		row[len(row)-1-i] = m.NewWith(&Position{X: 34 - float32(i)}, &hb) // the nearest made last: its row is the highest
 	}
 	for tick := gw.Tick(1); tick <= 10; tick++ {
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		lc.Record(tick)
 	}
 	shot := lagcomp.Shot{Shooter: shooter, Tick: 10, ViewTick: 8, ViewFraction: 0.5, MaxViewAge: 100, Dir: [3]float32{1, 0, 0}}
@@ -443,7 +442,7 @@ func firstLongShotAllocs(t *testing.T) uint64 {
 		m.NewWith(&Position{X: 5 + float32(i), Y: 0.1 * float32(i%3)}, &hb) // a row along the x axis
 	}
 	for tick := gw.Tick(1); tick <= 10; tick++ {
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		lc.Record(tick)
 	}
 	shot := func(dirY float32) lagcomp.Shot {

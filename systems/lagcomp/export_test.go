@@ -9,33 +9,8 @@ import (
 
 // What the external tests of this package reach that games do not.
 
-// Stats counts what the compensator did; Verdicts by reason.
-type Stats struct {
-	Records, Shots, Rewinds uint64
-	// Rewound counts the entities shots rewound, Tested the reaches
-	// they tested before.
-	Rewound, Tested uint64
-	Verdicts        map[Reason]uint64
-	// Shooters is how many shooters the fire-rate check tracks now (dead
-	// ones are forgotten).
-	Shooters int
-}
-
-// Reasons lists every reason in order.
-func Reasons() []Reason { return reasons[:] }
-
-func (c *Compensator) Stats() Stats {
-	st := Stats{Records: c.stats.records, Shots: c.stats.shots, Rewinds: c.stats.rewinds, Rewound: c.stats.rewound, Tested: c.stats.tested,
-		Verdicts: map[Reason]uint64{}, Shooters: len(c.lastShot)}
-	for i, r := range reasons {
-		st.Verdicts[r] = c.stats.verdicts[i]
-	}
-	return st
-}
-
-func (c *Compensator) Record(tick gw.Tick)                { c.record(tick) }
-func (c *Compensator) Probe(s Shot, present bool) Verdict { return c.probe(s, present) }
-func (c *Compensator) Window() float64                    { return c.window }
+func (c *Compensator) Record(tick gw.Tick) { c.record(tick) }
+func (c *Compensator) Window() float64     { return c.window }
 
 // SetBroadphase turns the test of a shot against the recorded poses
 // before rewinding on (the default) or off.

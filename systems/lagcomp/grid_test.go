@@ -13,8 +13,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/internal/raycast"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
@@ -122,7 +120,7 @@ func (s *gridScene) step() {
 
 // record records the scene as tick.
 func (s *gridScene) record(tick gw.Tick) {
-	ecsx.SetTick(s.w, tick)
+	s.w.SetTick(tick)
 	s.lc.Record(tick)
 	s.last = tick
 }
@@ -269,7 +267,7 @@ func TestGridKeepsWhatTheTestsRoundingPasses(t *testing.T) {
 	got, err := s.lc.Near(1, 0, ray)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
-	v, err := ecsx.View(lagcompx.History(s.lc), 1)
+	v, err := s.lc.History().View(1)
 	require.NoError(t, err)
 	row, ok := v.Row(far)
 	require.True(t, ok)

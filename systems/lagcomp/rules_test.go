@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -47,7 +46,7 @@ func TestForgedOriginAroundAPillar(t *testing.T) {
 
 	honest := newScene(t, lagcomp.Options{Walls: pillar, MaxOriginError: 2})
 	honest.pos.Get(honest.shooter).Y = 1.95
-	ecsx.SetTick(honest.w, 60)
+	honest.w.SetTick(60)
 	honest.lc.Record(60)
 	shot := honest.aim(10, 4, 40)
 	shot.Origin, shot.Dir = forged.Origin, forged.Dir
@@ -71,7 +70,7 @@ func deathScene(t *testing.T, trade time.Duration) *scene {
 	life.Get(s.shooter).HP = 0
 	for tick := gw.Tick(50); tick <= 60; tick++ {
 		s.pos.Get(s.target).Y = float32(tick) * 0.1
-		ecsx.SetTick(s.w, tick)
+		s.w.SetTick(tick)
 		s.lc.Record(tick)
 	}
 	return s
@@ -123,7 +122,7 @@ func TestDeathOlderThanTheHistory(t *testing.T) {
 	life := generic.NewMap[Life](s.w.Arche())
 	require.Zero(t, life.Get(s.shooter).HP)
 	for tick := gw.Tick(61); tick <= 100; tick++ {
-		ecsx.SetTick(s.w, tick)
+		s.w.SetTick(tick)
 		s.lc.Record(tick)
 	}
 	assert.Equal(t, lagcomp.ReasonShooterDead, s.lc.Judge(s.shotAt(100, 75)).Reason)

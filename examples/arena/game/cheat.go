@@ -1,12 +1,9 @@
 package game
 
 import (
-	"encoding/binary"
 	"math"
 
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/components"
 )
 
 // The cheats a bot can play (-cheat); "all" deals them out in this order
@@ -57,99 +54,14 @@ func (c Config) cheatOf(i int) string {
 	return c.Cheat
 }
 
-// backtrackConn is a backtracking cheater's end of the link: it rewrites
-// every input batch it sends to claim a view BacktrackTicks older, shown
-// with no interpolation delay. It sits below the client's packet layer, as
-// a modified client would, and rewrites the unreliable message that holds
-// the inputs (see rewriteUnreliable).
-type backtrackConn struct {
-	transport.Conn
-	schema *codec.Schema
-	batch  protocol.InputBatch
-	buf    []byte
-	msg    []byte
-}
-
-// Entry kinds and sizes of transport/packet's wire (its doc.go).
-const (
-	packetHeader     = 9
-	entryUnreliable  = 0
-	entryReliable    = 1
-	entryFragment    = 2
-	unreliableFixed  = 3 // kind, length
-	reliableFixed    = 5 // kind, id, length
-	fragmentFixed    = 7 // kind, id, index, count, length
-	lengthFieldBytes = 2
-)
-
-// Send rewrites the input batches in p and sends the packet.
-func (b *backtrackConn) Send(p []byte) error {
-	out, ok := rewriteUnreliable(b.buf[:0], p, b.backtrack)
-	if !ok {
-		return b.Conn.Send(p) // not a packet it understands: as is
+// backtrack is a backtracking cheater's claim (systems.ClientOptions.ClaimView):
+// a view BacktrackTicks older than the one it showed, with no
+// interpolation delay, as a modified client would send.
+func backtrack(h *components.InputHeader) {
+	if h.HasView {
+		h.ViewTick = h.ViewTick.Add(-BacktrackTicks)
+		h.InterpolationDelay = 0
 	}
-	b.buf = out
-	return b.Conn.Send(out)
-}
-
-// rewriteUnreliable appends to dst the packet p (transport/packet's wire:
-// a 9-byte header, then per entry a kind byte, a reliable id or fragment
-// fields, and a 2-byte little-endian length) with each unreliable message
-// replaced by what edit returns for it: the message itself to keep it, nil
-// to leave it out. It returns false when p does not parse.
-func rewriteUnreliable(dst, p []byte, edit func(msg []byte) []byte) ([]byte, bool) {
-	if len(p) < packetHeader {
-		return dst, false
-	}
-	dst = append(dst, p[:packetHeader]...)
-	rest := p[packetHeader:]
-	for len(rest) > 0 {
-		fixed := unreliableFixed
-		switch rest[0] {
-		case entryReliable:
-			fixed = reliableFixed
-		case entryFragment:
-			fixed = fragmentFixed
-		}
-		if len(rest) < fixed {
-			return dst, false
-		}
-		n := int(binary.LittleEndian.Uint16(rest[fixed-lengthFieldBytes:]))
-		if len(rest) < fixed+n {
-			return dst, false
-		}
-		data := rest[fixed : fixed+n]
-		if rest[0] == entryUnreliable {
-			data = edit(data)
-		}
-		if data != nil {
-			dst = append(dst, rest[:fixed-lengthFieldBytes]...)
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(data)))
-			dst = append(dst, data...)
-		}
-		rest = rest[fixed+n:]
-	}
-	return dst, true
-}
-
-// backtrack returns the input batch msg with every view moved
-// BacktrackTicks into the past, and any other message as it is.
-func (b *backtrackConn) backtrack(msg []byte) []byte {
-	if t, err := protocol.PeekType(msg); err != nil || t != protocol.MsgInputs {
-		return msg
-	}
-	if err := protocol.DecodeInputs(msg, b.schema, &b.batch); err != nil {
-		return msg
-	}
-	for i := range b.batch.Heads {
-		h := &b.batch.Heads[i]
-		if h.HasView {
-			h.ViewTick = h.ViewTick.Add(-BacktrackTicks)
-			h.InterpolationDelay = 0
-		}
-	}
-	b.msg = protocol.AppendInputs(b.msg[:0], b.schema, &b.batch)
-	return b.msg
 }
 
 // forgeOrigin returns an origin up to forgedOrigin from me, on the far

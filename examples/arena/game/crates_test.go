@@ -12,7 +12,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ghostreg"
 )
 
 func TestCratePointsCoverTheArenaOnTheGrid(t *testing.T) {
@@ -117,7 +116,8 @@ func TestViewRadiusSendsOnlyTheCratesNearby(t *testing.T) {
 	for i, c := range h.Clients {
 		require.NotNil(t, r.Clients[i].MaxGhostStaleness, "client %d: staleness reported", i)
 		assert.LessOrEqual(t, *r.Clients[i].MaxGhostStaleness, 8, "client %d", i)
-		me := m.viewers[(*ghostreg.ClientRegister)(c.Ghosts()).Conn()]
+		conn, _ := c.Conn()
+		me := m.viewers[conn]
 		p := *posOf.Get(me)
 		near, held := 0, 0
 		q := crates.Query(sa)

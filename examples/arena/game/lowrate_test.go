@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -164,7 +162,7 @@ type viewAges struct {
 func (v *viewAges) Rules() []lagcomp.Reason { return v.lc.Rules() }
 
 func (v *viewAges) Judge(s lagcomp.Shot) lagcomp.Verdict {
-	newest, _ := ecsx.Newest(lagcompx.History(v.lc))
+	newest, _ := v.lc.History().Newest()
 	v.oldest = max(v.oldest, float64(newest.Sub(s.ViewTick))-float64(s.ViewFraction))
 	return v.lc.Judge(s)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
@@ -238,8 +237,7 @@ func NewMatch(cfg Config) (*Match, error) {
 		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, RollbackAlways: cfg.Rollback == RollbackAlways,
 			InterpolationDelay: cfg.InterpDelay}}
 		if cfg.cheatOf(i) == CheatBacktrack {
-			cs := (*codec.Schema)(m.Schema.Schema)
-			specs[i].Wrap = func(c transport.Conn) transport.Conn { return &backtrackConn{Conn: c, schema: cs} }
+			specs[i].Options.ClaimView = backtrack
 		}
 		if cfg.Client != nil {
 			cfg.Client(i, &specs[i])

@@ -11,8 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/endpoint"
-	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -313,8 +311,9 @@ func (m *Match) report() *Report {
 		cr := m.clientReport(i, c, h.Time.Now())
 		cr.FinalError, _ = FinalError(c, h.Server)
 		cr.FinalError = round6(cr.FinalError)
-		if vs, ok := endpoint.ServerViewStats(h.Server, (*ghostreg.ClientRegister)(c.Ghosts()).Conn()); ok {
-			cr.MaxGhostStaleness = &vs.MaxStaleness
+		conn, _ := c.Conn()
+		if vs, ok := h.Server.ConnStats(conn); ok {
+			cr.MaxGhostStaleness = &vs.Replication.MaxStaleness
 		}
 		if m.seconds > 0 {
 			cr.InterpDelayMeanMS = round6(ms(m.delaySum[i]) / float64(m.seconds))

@@ -11,9 +11,9 @@ import (
 	"github.com/mlange-42/arche/generic"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/serverbench"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/systems/harness/serverbench"
 	"github.com/ghostwire/ghostwire/transport"
 )
 

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 )
 
 // wrapMatch plays a 20 s match of four bots on a lossy link, the server
@@ -20,7 +19,7 @@ func wrapMatch(t *testing.T, start gw.Tick) (*Report, uint64) {
 	cfg.Duration, cfg.Jitter, cfg.Loss = 20*time.Second, 10*time.Millisecond, 2
 	m, err := NewMatch(cfg)
 	require.NoError(t, err)
-	ecsx.SetTick(m.Harness.Server.World(), start)
+	m.Harness.Server.World().SetTick(start)
 	var early uint64
 	r := m.Run(func(s Second) {
 		if s.At == 10*time.Second {

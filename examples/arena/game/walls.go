@@ -1,10 +1,6 @@
 package game
 
-import (
-	"math"
-
-	"github.com/ghostwire/ghostwire/internal/raycast"
-)
+import "github.com/ghostwire/ghostwire/systems/lagcomp"
 
 // Box is an axis-aligned box of static geometry.
 type Box struct{ Min, Max [3]float32 }
@@ -53,23 +49,14 @@ func pushOutOfWalls(p *Position, v *Velocity) {
 	}
 }
 
-// LineOfSight reports whether no pillar lies between (ax, ay) and (bx, by).
+// LineOfSight reports whether no pillar lies between (ax, ay) and (bx, by),
+// by the test lag compensation judges shots with.
 func LineOfSight(ax, ay, bx, by float32) bool {
-	dx, dy := float64(bx-ax), float64(by-ay)
-	d := math.Hypot(dx, dy)
-	if d == 0 {
-		return true
-	}
-	r := raycast.Ray{Origin: raycast.Vec{float64(ax), float64(ay), 0}, Dir: raycast.Vec{dx / d, dy / d, 0}, Max: d}
-	for i := range Walls {
-		w := &Walls[i]
-		if _, hit := raycast.AABB(r, raycast.Vec{float64(w.Min[0]), float64(w.Min[1]), float64(w.Min[2])},
-			raycast.Vec{float64(w.Max[0]), float64(w.Max[1]), float64(w.Max[2])}); hit {
-			return false
-		}
-	}
-	return true
+	return lagcomp.LineOfSight(wallBoxes, [3]float32{ax, ay, 0}, [3]float32{bx, by, 0})
 }
+
+// wallBoxes is Walls as lag compensation takes them.
+var wallBoxes = wallCorners()
 
 // wallCorners returns Walls as lag compensation takes them: min and max
 // corners.

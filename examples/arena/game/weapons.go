@@ -9,7 +9,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
@@ -142,8 +141,8 @@ func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 		health: generic.NewMap[Health](w.Arche()), ghost: generic.NewMap[components.Ghost](w.Arche()),
 		Stats:  ShotStats{Verdicts: map[string]uint64{}, ByConn: map[components.ConnID]*ConnShots{}},
 		inputs: map[ecs.Entity]*recentInputs{}}
-	s.respawn = int((RespawnDelay*time.Duration(lagcompx.TickRate(lc)) + time.Second - 1) / time.Second)
-	for _, r := range lagcompx.Reasons() {
+	s.respawn = int((RespawnDelay*time.Duration(lc.TickRate()) + time.Second - 1) / time.Second)
+	for _, r := range lagcomp.Reasons() {
 		s.Stats.Verdicts[string(r)] = 0
 	}
 	return s
@@ -196,7 +195,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 		}
 		// The fire rate does not depend on the mode: a shot refused for it
 		// would be refused in the other mode too (Probe does not check it).
-		if v.Reason != lagcomp.ReasonFireRate && lagcompx.Probe(s.LC, shot, !lagcompx.Present(s.LC)).Hit {
+		if v.Reason != lagcomp.ReasonFireRate && s.LC.Probe(shot, !s.LC.Present()).Hit {
 			s.Stats.OtherModeHits++
 		}
 		if !v.Hit {

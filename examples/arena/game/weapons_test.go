@@ -13,9 +13,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/correction"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
@@ -185,7 +182,6 @@ func TestOwnCorrectionsAreSmoothed(t *testing.T) {
 	require.NoError(t, err)
 	c, ps := m.Harness.Clients[0], m.Players[0]
 	own := generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]())
-	offsets := generic.NewMap[correction.Offset](c.World().Arche())
 	var prev [3]float32
 	var have bool
 	var maxJump float32
@@ -193,10 +189,10 @@ func TestOwnCorrectionsAreSmoothed(t *testing.T) {
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
 		for q.Next() {
-			_, h := q.Get()
+			p, h := q.Get()
 			v := ps.Smoother.Visual(q.Entity())
-			if offsets.Has(q.Entity()) && offsets.Get(q.Entity()).X != 0 {
-				smoothed++
+			if v[0] != p.X {
+				smoothed++ // drawn off its position: a correction is being smoothed
 			}
 			if have && h.Alive() {
 				d := length(v[0]-prev[0], v[1]-prev[1])
@@ -255,7 +251,7 @@ func newShotRig(t *testing.T, lagComp bool) *shotRig {
 // tick records tick and runs the trigger, the shooter firing at the target
 // (as it stood one tick earlier) if fire is set.
 func (r *shotRig) tick(tick gw.Tick, fire bool) {
-	ecsx.SetTick(r.w, tick)
+	r.w.SetTick(tick)
 	*r.input.Get(r.shooter) = Command{}
 	*r.head.Get(r.shooter) = components.InputHeader{Tick: tick}
 	if fire {
@@ -294,12 +290,12 @@ func TestTargetKilledOnATickIsDeadInThatTicksHistory(t *testing.T) {
 	for tick := gw.Tick(21); tick < 40; tick++ {
 		r.tick(tick, false)
 	}
-	hp, ok := ecsx.Value[Health](lagcompx.History(r.lc), 20, r.target)
+	hp, ok := gw.ValueAt[Health](r.lc.History(), 20, r.target)
 	require.True(t, ok)
 	assert.False(t, hp.Alive(), "the history of tick 20 holds the target alive: %+v", hp)
 	for _, frac := range []float32{0, 0.5} {
 		shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, ViewFraction: frac, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}, MaxViewAge: 20}
-		assert.Equal(t, lagcomp.ReasonNotVisible, lagcompx.Probe(r.lc, shot, false).Reason, "view 20 + %v", frac)
+		assert.Equal(t, lagcomp.ReasonNotVisible, r.lc.Probe(shot, false).Reason, "view 20 + %v", frac)
 	}
 }
 
@@ -317,11 +313,11 @@ func TestTargetHitNotKilledKeepsThatTicksHistory(t *testing.T) {
 	for tick := gw.Tick(21); tick < 40; tick++ {
 		r.tick(tick, false)
 	}
-	hp, ok := ecsx.Value[Health](lagcompx.History(r.lc), 20, r.target)
+	hp, ok := gw.ValueAt[Health](r.lc.History(), 20, r.target)
 	require.True(t, ok)
 	assert.Equal(t, int16(2*Damage), hp.HP, "tick 20 as recorded before the hit")
 	shot := lagcomp.Shot{Shooter: r.shooter, Tick: 40, ViewTick: 20, Origin: [3]float32{-3, 2, 0}, Dir: [3]float32{1, 0, 0}, MaxViewAge: 20}
-	v := lagcompx.Probe(r.lc, shot, false)
+	v := r.lc.Probe(shot, false)
 	assert.True(t, v.Hit, "alive either way: %+v", v)
 }
 

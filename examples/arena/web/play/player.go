@@ -17,7 +17,6 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
@@ -188,5 +187,5 @@ func (p *Player) confirmed(e ecs.Entity, st systems.ClientStats) (game.Position,
 	if st.SnapshotsReceived == 0 {
 		return game.Position{}, false
 	}
-	return ecsx.Value[game.Position](p.client.World().History(), st.NewestSnapshot, e)
+	return gw.ValueAt[game.Position](p.client.World().History(), st.NewestSnapshot, e)
 }

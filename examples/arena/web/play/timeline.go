@@ -3,7 +3,6 @@ package play
 import (
 	"time"
 
-	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 )
@@ -64,7 +63,7 @@ type timeline struct {
 
 // mispredicted records a misprediction's diagnosis.
 func (tl *timeline) mispredicted(d netsync.FieldDiff) {
-	a, b := codec.FieldDiff(d).Values()
+	a, b := d.Values()
 	tl.t.LastMispredicted = d.Component + "." + d.Field + " predicted " + a + ", server " + b
 }
 

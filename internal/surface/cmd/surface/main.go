@@ -1,31 +1,59 @@
-// Command surface prints the exported names of ghostwire's public packages
-// per package and in total: go run ./internal/surface/cmd/surface [-v].
+// Command surface writes docs/api.txt (the listing of ghostwire's public
+// API) and the package table of docs/architecture.md from the source, and
+// checks the layering rule. Run it from the module root after changing an
+// exported name or an import:
+//
+//	go run ./internal/surface/cmd/surface
+//
+// With -check it writes nothing and exits 1 when either file is stale.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/ghostwire/ghostwire/internal/surface"
 )
 
 func main() {
-	verbose := flag.Bool("v", false, "list every name")
+	check := flag.Bool("check", false, "report stale files instead of writing them")
 	flag.Parse()
-	pkgs, err := surface.Count(".")
-	if err != nil {
+	if err := run(*check); err != nil {
 		fmt.Fprintln(os.Stderr, "surface:", err)
 		os.Exit(1)
 	}
-	total := 0
-	for _, p := range pkgs {
-		total += len(p.Names)
-		fmt.Printf("%4d  %s\n", len(p.Names), p.Dir)
-		if *verbose {
-			fmt.Printf("      %s\n", strings.Join(p.Names, " "))
-		}
+}
+
+func run(check bool) error {
+	m, err := surface.Scan(".")
+	if err != nil {
+		return err
 	}
-	fmt.Printf("%4d  total\n", total)
+	if err := surface.CheckLayers(m); err != nil {
+		return err
+	}
+	arch, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		return err
+	}
+	doc, err := surface.Splice(string(arch), surface.Table(m))
+	if err != nil {
+		return err
+	}
+	files := map[string]string{"docs/api.txt": surface.Listing(m), "docs/architecture.md": doc}
+	for path, want := range files {
+		have, _ := os.ReadFile(path)
+		if string(have) == want {
+			continue
+		}
+		if check {
+			return fmt.Errorf("%s is stale: run go run ./internal/surface/cmd/surface", path)
+		}
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			return err
+		}
+		fmt.Println("wrote", path)
+	}
+	return nil
 }

@@ -1,12 +1,26 @@
+// Package pub is listed: exported names with their signatures.
 package pub
 
-// T is counted, with its exported method and not its unexported one.
-type T[X any] struct{}
+import (
+	_ "example.com/mod/internal/hidden"
+	"example.com/mod/transport"
+)
+
+// T is listed with its exported field and method, not its unexported ones.
+type T[X any] struct {
+	Exported int
+	hidden   int
+}
 
 func (*T[X]) M() {}
 func (T[X]) m()  {}
-func F()         {}
-func f()         {}
+
+// F is listed with its parameters.
+func F(x int) (int, error) { return x, nil }
+
+func G[E any](e E) E { return e }
+
+func f() {}
 
 const A, b = 1, 2
 
@@ -15,3 +29,10 @@ var V int
 type u struct{}
 
 func (u) N() {}
+
+type I interface {
+	Do(n int) error
+	do()
+}
+
+var _ transport.Conn

@@ -1,4 +1,4 @@
-package game
+package ghostreg_test
 
 import (
 	"math"
@@ -10,8 +10,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -30,18 +28,18 @@ func TestSixtyFourPlayersForAnHour(t *testing.T) {
 	if raceDetector {
 		hour /= 6 // ten minutes under the race detector: it checks the concurrency, the plain run the uptime
 	}
-	s := mustSchema(t)
-	cs := (*codec.Schema)(s.Schema)
+	s := newArenaSchema(t)
+	cs := s.Schema
 	w := gw.NewWorld(gw.WorldOptions{})
 	start := gw.Tick(math.MaxUint32 - 1000)
-	ecsx.SetTick(w, start)
+	w.SetTick(start)
 	srv := ghostreg.NewServerRegister(ghostreg.Bind(w, cs))
 	a := w.Arche()
-	pid, vid, fid, hid := ecs.ComponentID[Position](a), ecs.ComponentID[Velocity](a), ecs.ComponentID[Facing](a), ecs.ComponentID[Health](a)
+	pid, vid, fid, hid := ecs.ComponentID[arPosition](a), ecs.ComponentID[arVelocity](a), ecs.ComponentID[arFacing](a), ecs.ComponentID[arHealth](a)
 	var es []ecs.Entity
 	for i := range players {
 		e := a.NewEntity(pid, vid, fid, hid)
-		_, err := srv.Spawn(e, codec.GhostTypeID(s.Player), components.ConnID(i+1))
+		_, err := srv.Spawn(e, s.Player, components.ConnID(i+1))
 		require.NoError(t, err)
 		es = append(es, e)
 	}
@@ -60,30 +58,30 @@ func TestSixtyFourPlayersForAnHour(t *testing.T) {
 	}
 	// A circle of 540 steps (9 s a lap), computed once.
 	var circle [540]struct {
-		p Position
-		v Velocity
-		f Facing
+		p arPosition
+		v arVelocity
+		f arFacing
 	}
 	for j := range circle {
 		phase := 2 * math.Pi * float64(j) / float64(len(circle))
-		circle[j].p = Position{X: float32(20 * math.Cos(phase)), Y: float32(20 * math.Sin(phase))}
-		circle[j].v = Velocity{X: float32(-14 * math.Sin(phase)), Y: float32(14 * math.Cos(phase))}
-		circle[j].f = Facing{Yaw: float32(phase)}
+		circle[j].p = arPosition{X: float32(20 * math.Cos(phase)), Y: float32(20 * math.Sin(phase))}
+		circle[j].v = arVelocity{X: float32(-14 * math.Sin(phase)), Y: float32(14 * math.Cos(phase))}
+		circle[j].f = arFacing{Yaw: float32(phase)}
 	}
 	received := make([][ackDelay]gw.Tick, views)
 	has := make([][ackDelay]bool, views)
 	var firstMax, lastMax, deferred int // deferred after the first second, when every identity is acknowledged
 	for k := 1; k <= hour; k++ {
 		tick := start.Add(k)
-		ecsx.SetTick(w, tick)
+		w.SetTick(tick)
 		for i, e := range es {
 			c := &circle[(k+i*97)%len(circle)] // running in circles
-			*(*Position)(a.Get(e, pid)), *(*Velocity)(a.Get(e, vid)), *(*Facing)(a.Get(e, fid)) = c.p, c.v, c.f
-			h := (*Health)(a.Get(e, hid))
+			*(*arPosition)(a.Get(e, pid)), *(*arVelocity)(a.Get(e, vid)), *(*arFacing)(a.Get(e, fid)) = c.p, c.v, c.f
+			h := (*arHealth)(a.Get(e, hid))
 			if (k+i*131)%1800 == 0 { // dies every 30 s, respawns 3 s later
-				*h = Health{HP: 0, Respawn: tick.Add(180)}
+				*h = arHealth{HP: 0, Respawn: tick.Add(180)}
 			} else if h.HP == 0 && !tick.Before(h.Respawn) {
-				*h = Health{HP: MaxHP}
+				*h = arHealth{HP: arMaxHP}
 			}
 		}
 		srv.Quantize()

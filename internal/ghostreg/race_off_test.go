@@ -1,6 +1,6 @@
 //go:build !race
 
-package game
+package ghostreg_test
 
 // raceDetector is set when the tests run under the race detector (see
 // race_on_test.go).

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/serverbench"
 	"github.com/ghostwire/ghostwire/internal/testgame"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/systems/harness/serverbench"
 	"github.com/ghostwire/ghostwire/transport"
 )
 

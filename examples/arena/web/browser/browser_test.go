@@ -1,6 +1,11 @@
 //go:build browser
 
-package web
+// Package browser_test drives the arena's web page in Debian's Chromium.
+// It is a module of its own so that ghostwire's go.mod does not require
+// chromedp: run it from this directory,
+//
+//	go test -tags browser .
+package browser_test
 
 import (
 	"bytes"
@@ -19,11 +24,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/examples/arena/web"
 )
 
-// The browser tests drive the page in Debian's Chromium:
+// The browser tests drive the page in Debian's Chromium; from this
+// directory:
 //
-//	go test -tags browser ./examples/arena/web -args -screenshot "$PWD/docs/arena-web.png"
+//	go test -tags browser . -args -screenshot "$PWD/../../../../docs/arena-web.png"
 //
 // A missing browser fails them.
 var screenshot = flag.String("screenshot", "", "save the page's screenshot to this file (default: the test's temporary directory)")
@@ -97,7 +105,7 @@ const ownServerX = `(() => { const v = arena.view, tr = arena.truth;
 	return p ? p.X : undefined; })()`
 
 func TestBrowser(t *testing.T) {
-	_, url := startServer(t, Options{Bots: 3, Seed: 5})
+	_, url := startServer(t, web.Options{Bots: 3, Seed: 5})
 	ctx := newBrowser(t)
 	run := func(t *testing.T, actions ...chromedp.Action) {
 		t.Helper()

@@ -1,4 +1,4 @@
-package game
+package ghostreg_test
 
 import (
 	"math"
@@ -10,8 +10,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -29,8 +27,8 @@ import (
 func TestSnapshotSizeDoesNotGrowWithUptime(t *testing.T) {
 	const players = 64
 	const hour = 60 * 60 * 60
-	s := mustSchema(t)
-	cs := (*codec.Schema)(s.Schema)
+	s := newArenaSchema(t)
+	cs := s.Schema
 	sizes := map[int]string{} // steady-state size → the first scenario that had it
 	for _, sc := range []struct {
 		name  string
@@ -43,14 +41,14 @@ func TestSnapshotSizeDoesNotGrowWithUptime(t *testing.T) {
 		{"before the wrap, connections past 2^31", math.MaxUint32 - 30, math.MaxUint32 - 100},
 	} {
 		w := gw.NewWorld(gw.WorldOptions{})
-		ecsx.SetTick(w, sc.start)
+		w.SetTick(sc.start)
 		srv := ghostreg.NewServerRegister(ghostreg.Bind(w, cs))
 		a := w.Arche()
-		pid, vid, fid, hid := ecs.ComponentID[Position](a), ecs.ComponentID[Velocity](a), ecs.ComponentID[Facing](a), ecs.ComponentID[Health](a)
+		pid, vid, fid, hid := ecs.ComponentID[arPosition](a), ecs.ComponentID[arVelocity](a), ecs.ComponentID[arFacing](a), ecs.ComponentID[arHealth](a)
 		var es []ecs.Entity
 		for i := range players {
 			e := a.NewEntity(pid, vid, fid, hid)
-			_, err := srv.Spawn(e, codec.GhostTypeID(s.Player), sc.conn+components.ConnID(i))
+			_, err := srv.Spawn(e, s.Player, sc.conn+components.ConnID(i))
 			require.NoError(t, err)
 			es = append(es, e)
 		}
@@ -58,11 +56,11 @@ func TestSnapshotSizeDoesNotGrowWithUptime(t *testing.T) {
 		sw, err := protocol.NewSnapshotWriter(cs, 0)
 		require.NoError(t, err)
 		send := func(tick gw.Tick) (size, deferred int) {
-			ecsx.SetTick(w, tick)
+			w.SetTick(tick)
 			for i, e := range es {
-				*(*Position)(a.Get(e, pid)) = Position{X: float32(i%8) * 3, Y: float32(i/8) * 3}
+				*(*arPosition)(a.Get(e, pid)) = arPosition{X: float32(i%8) * 3, Y: float32(i/8) * 3}
 				// A respawn tick just ahead of now: its value grows with uptime, its size must not.
-				*(*Health)(a.Get(e, hid)) = Health{HP: MaxHP, Respawn: tick.Add(180)}
+				*(*arHealth)(a.Get(e, hid)) = arHealth{HP: arMaxHP, Respawn: tick.Add(180)}
 			}
 			srv.Quantize()
 			sw.Begin(tick)

@@ -1,4 +1,4 @@
-package lagcompx_test
+package lagcomp_test
 
 import (
 	"testing"
@@ -9,12 +9,10 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/internal/ecsx"
-	"github.com/ghostwire/ghostwire/internal/lagcompx"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 )
 
-type Position struct{ X, Y float32 }
+type probePos struct{ X, Y float32 }
 
 // A target runs up the y axis at 0.1 per tick; the shooter saw it at tick
 // 20.5. Judged at the view tick the shot hits; probed against the present
@@ -22,17 +20,17 @@ type Position struct{ X, Y float32 }
 func TestProbeJudgesTheOtherModeWithoutCounting(t *testing.T) {
 	w := gw.NewWorld(gw.WorldOptions{})
 	lc, err := lagcomp.New(w, lagcomp.Options{Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
-		p := lagcomp.Get[Position](r)
+		p := lagcomp.Get[probePos](r)
 		return [3]float32{p.X, p.Y, 0}, 0
 	}, MinShotInterval: 100})
 	require.NoError(t, err)
-	require.NoError(t, lagcomp.Register[Position](lc))
+	require.NoError(t, lagcomp.Register[probePos](lc))
 	hb := components.Hitboxes{N: 1}
 	hb.Boxes[0] = components.Hitbox{Shape: components.ShapeSphere, Radius: 0.3}
-	spawn := generic.NewMap2[Position, components.Hitboxes](w.Arche())
-	shooter := spawn.NewWith(&Position{}, &hb)
-	target := spawn.NewWith(&Position{X: 10}, &hb)
-	pos := generic.NewMap[Position](w.Arche())
+	spawn := generic.NewMap2[probePos, components.Hitboxes](w.Arche())
+	shooter := spawn.NewWith(&probePos{}, &hb)
+	target := spawn.NewWith(&probePos{X: 10}, &hb)
+	pos := generic.NewMap[probePos](w.Arche())
 	s := gw.NewSchedule()
 	s.Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) { pos.Get(target).Y = float32(w.Tick()) / 10 }))
 	s.Add(gw.StageHistory, lc)
@@ -40,19 +38,19 @@ func TestProbeJudgesTheOtherModeWithoutCounting(t *testing.T) {
 		s.Tick(w)
 	}
 
-	assert.False(t, lagcompx.Present(lc))
-	newest, ok := ecsx.Newest(lagcompx.History(lc))
+	assert.False(t, lc.Present())
+	newest, ok := lc.History().Newest()
 	require.True(t, ok)
 	assert.Equal(t, gw.Tick(30), newest)
-	hp, ok := ecsx.Value[Position](lagcompx.History(lc), 20, target)
+	hp, ok := gw.ValueAt[probePos](lc.History(), 20, target)
 	require.True(t, ok)
 	assert.InDelta(t, 2, hp.Y, 1e-6)
 
 	shot := lagcomp.Shot{Shooter: shooter, Tick: 30, ViewTick: 20, ViewFraction: 0.5, Dir: [3]float32{10, 2.05, 0}, MaxViewAge: 12}
-	assert.Equal(t, lagcomp.ReasonNoTarget, lagcompx.Probe(lc, shot, true).Reason)
-	assert.Equal(t, lagcomp.ReasonHit, lagcompx.Probe(lc, shot, false).Reason)
+	assert.Equal(t, lagcomp.ReasonNoTarget, lc.Probe(shot, true).Reason)
+	assert.Equal(t, lagcomp.ReasonHit, lc.Probe(shot, false).Reason)
 	assert.Equal(t, lagcomp.ReasonHit, lc.Judge(shot).Reason, "probes left the fire-rate book alone")
 	shot.Tick++
 	assert.Equal(t, lagcomp.ReasonFireRate, lc.Judge(shot).Reason)
-	assert.True(t, lagcompx.Probe(lc, shot, false).Hit, "a probe does not check the fire rate")
+	assert.True(t, lc.Probe(shot, false).Hit, "a probe does not check the fire rate")
 }

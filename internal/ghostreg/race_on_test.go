@@ -1,6 +1,6 @@
 //go:build race
 
-package game
+package ghostreg_test
 
 // raceDetector is set when the tests run under the race detector, which
 // makes them about 20 times slower: the longest ones shorten their

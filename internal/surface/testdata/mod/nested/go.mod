@@ -1,0 +1,3 @@
+module example.com/mod/nested
+
+go 1.26

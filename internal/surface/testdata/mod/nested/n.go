@@ -1,0 +1,4 @@
+// Package nested is its own module: never listed.
+package nested
+
+func Nested() {}

@@ -1,3 +1,0 @@
-package udp
-
-func Dial() {}
