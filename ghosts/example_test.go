@@ -35,14 +35,11 @@ func Example() {
 	var crateEntity ecs.Entity
 	var crateID components.GhostID
 	h, err := harness.New(harness.Options{
-		Seed:   1,
-		Schema: schema,
-		Server: systems.ServerOptions{
-			OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-				spawn := generic.NewMap1[Health](w.Arche())
-				return spawn.NewWith(&Health{V: 100}), player, nil
-			},
-		},
+		Seed: 1,
+		Game: &systems.Game{Schema: schema, OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			spawn := generic.NewMap1[Health](w.Arche())
+			return spawn.NewWith(&Health{V: 100}), player, nil
+		}},
 		Clients: []harness.ClientSpec{{}},
 		SetupServer: func(s *systems.Server) error {
 			spawn := generic.NewMap1[Health](s.World().Arche())

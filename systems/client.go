@@ -23,8 +23,6 @@ import (
 
 // ClientOptions configures a [Client]. The zero value is usable.
 type ClientOptions struct {
-	// TickRate must equal the server's; 60 when zero.
-	TickRate int
 	// Input samples the player's input; nil sends the input type's zero
 	// value.
 	Input *InputSource
@@ -248,6 +246,7 @@ type Client struct {
 	iclock     *control.InterpolationClock
 
 	opts ClientOptions
+	rate int // ticks per second (Game.TickRate)
 	src  gw.TimeSource
 	raw  transport.Conn // under link, for its byte counters
 	link *link
@@ -300,13 +299,16 @@ type Client struct {
 	check          syncCheck         // ClientOptions.SyncTest
 }
 
-// NewClient creates a client world reading time from src and talking over
-// conn. It errors naming the value on a bad option.
-func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, opts ClientOptions) (*Client, error) {
-	cs := (*codec.Schema)(schema)
-	if opts.TickRate == 0 {
-		opts.TickRate = 60
+// NewClient creates a client world running game, reading time from src
+// and talking over conn: the netcode systems, then the game's prediction,
+// effect and presentation systems, are installed in its schedule. It
+// errors naming the value on a bad option or a bad Game.
+func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOptions) (*Client, error) {
+	rate, err := game.check()
+	if err != nil {
+		return nil, err
 	}
+	cs := (*codec.Schema)(game.Schema)
 	if opts.HelloInterval == 0 {
 		opts.HelloInterval = 100 * time.Millisecond
 	}
@@ -322,7 +324,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if opts.FixedScale != 0 && !(opts.FixedScale >= 0.5 && opts.FixedScale <= 2) {
 		return nil, fmt.Errorf("systems: fixed clock scale %v outside 0.5..2", opts.FixedScale)
 	}
-	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: opts.TickRate})
+	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: rate})
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +363,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	c := &Client{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
-		opts: opts, src: src, raw: conn, link: newLink(conn, src, 0), sync: sync,
+		opts: opts, rate: rate, src: src, raw: conn, link: newLink(conn, src, 0), sync: sync,
 		latest: &protocol.Snapshot{}, scratch: &protocol.Snapshot{},
 		tx:        make([]byte, 0, protocol.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
@@ -379,7 +381,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	c.hello = protocol.Hello{SchemaHash: cs.Hash(), TickRate: uint16(opts.TickRate),
+	c.hello = protocol.Hello{SchemaHash: cs.Hash(), TickRate: uint16(rate),
 		ComponentHashes: make([]uint64, cs.NumComponents())}
 	for i := range c.hello.ComponentHashes {
 		c.hello.ComponentHashes[i] = cs.ComponentHash(codec.ComponentID(i))
@@ -401,6 +403,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, schema *netsync.Schema, o
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.restoreOthers))
 	c.schedule.Add(gw.StageSend, gw.SystemFunc(c.send))
 	c.schedule.Add(gw.StageInterpolation, gw.SystemFunc(c.interpolate))
+	if err := game.install(c.schedule, w, false); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

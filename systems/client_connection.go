@@ -33,7 +33,7 @@ func (c *Client) poll(now time.Duration) {
 				continue
 			}
 			var w protocol.Welcome
-			if err := protocol.DecodeWelcome(p, &w); err != nil || int(w.TickRate) != c.opts.TickRate {
+			if err := protocol.DecodeWelcome(p, &w); err != nil || int(w.TickRate) != c.rate {
 				c.stats.BadPackets++
 				continue
 			}

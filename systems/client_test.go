@@ -13,6 +13,7 @@ import (
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
+	"github.com/ghostwire/ghostwire/transport"
 )
 
 func TestClientPredictsAheadAndMatchesTheServer(t *testing.T) {
@@ -147,16 +148,51 @@ func TestClientOptionValidation(t *testing.T) {
 		want string
 	}{
 		{systems.ClientOptions{FixedScale: 3}, "fixed clock scale 3 outside 0.5..2"},
-		{systems.ClientOptions{TickRate: 5000}, "tick rate 5000"},
 		{systems.ClientOptions{HistoryCapacity: 1}, "history capacity 1"},
 		{systems.ClientOptions{InputRedundancy: 99}, "redundancy 99"},
 		{systems.ClientOptions{TargetLead: 100}, "target lead 100"},
 		{systems.ClientOptions{HistoryCapacity: 512}, "input stream capacity 256 is below the history capacity 512"},
 	} {
-		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.schema, tc.opts)
+		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.game(), tc.opts)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
+}
+
+// A Game that is wrong is refused by both endpoints, naming the field.
+func TestGameValidation(t *testing.T) {
+	g := newTestGame()
+	net := transport.NewMemoryNetwork(&gw.VirtualTime{}, 1)
+	l, _ := net.Listen("s")
+	for _, tc := range []struct {
+		game *systems.Game
+		want string
+	}{
+		{nil, "no Game given"},
+		{&systems.Game{}, "Game.Schema is required"},
+		{&systems.Game{Schema: g.schema, TickRate: 5000}, "Game.TickRate 5000 outside 1..1000"},
+		{&systems.Game{Schema: g.schema, TickRate: -1}, "Game.TickRate -1"},
+		{&systems.Game{Schema: g.schema, Prediction: []func(*gw.World) gw.System{nil}}, "Game.Prediction[0] is nil"},
+		{&systems.Game{Schema: g.schema, Presentation: []func(*gw.World) gw.System{func(*gw.World) gw.System { return nil }}}, "Game.Presentation[0] made a nil system"},
+	} {
+		conn, err := net.Dial("s", transport.Conditions{})
+		require.NoError(t, err)
+		_, err = systems.NewClient(&gw.VirtualTime{}, conn, tc.game, systems.ClientOptions{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		if tc.game != nil {
+			tc.game.OnConnect = g.spawn
+			tc.game.Presentation = nil // the server makes no presentation
+		}
+		if tc.game == nil || tc.game.Prediction != nil || tc.game.Schema == nil || tc.game.TickRate != 0 {
+			_, err = systems.NewServer(&gw.VirtualTime{}, l, tc.game, systems.ServerOptions{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	_, err := systems.NewServer(&gw.VirtualTime{}, l, &systems.Game{Schema: g.schema}, systems.ServerOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Game.OnConnect is required by a server")
 }
 
 // A client whose frames are slower than the server's ticks receives two

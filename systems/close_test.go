@@ -22,7 +22,7 @@ func TestServerCloseTellsEveryClient(t *testing.T) {
 	g := newTestGame()
 	opts := g.options(3, link(100*time.Millisecond, 0, 0))
 	left := 0
-	opts.Server.OnDisconnect = func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+	opts.Game.OnDisconnect = func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 		for _, e := range owned {
 			w.Arche().RemoveEntity(e)
 			left++

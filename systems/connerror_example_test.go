@@ -34,7 +34,7 @@ func ExampleClient_Err() {
 		panic(err)
 	}
 
-	h, err := harness.New(harness.Options{Schema: serverSchema, Server: systems.ServerOptions{
+	h, err := harness.New(harness.Options{Game: &systems.Game{Schema: serverSchema,
 		OnConnect: func(*gw.World, components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
 			return ecs.Entity{}, 0, errors.New("never called: the client is refused first")
 		},
@@ -47,7 +47,7 @@ func ExampleClient_Err() {
 		panic(err)
 	}
 	quiet := slog.New(slog.DiscardHandler) // the refusal is logged as a warning
-	c, err := systems.NewClient(h.Time, conn, clientSchema, systems.ClientOptions{Logger: quiet})
+	c, err := systems.NewClient(h.Time, conn, &systems.Game{Schema: clientSchema}, systems.ClientOptions{Logger: quiet})
 	if err != nil {
 		panic(err)
 	}

@@ -40,7 +40,7 @@ func dialClient(t *testing.T, h *harness.Harness, schema *netsync.Schema, log *b
 	t.Helper()
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
-	c, err := systems.NewClient(h.Time, conn, schema, systems.ClientOptions{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	c, err := systems.NewClient(h.Time, conn, &systems.Game{Schema: schema}, systems.ClientOptions{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	require.NoError(t, err)
 	return c
 }
@@ -164,7 +164,7 @@ func TestClientCountsHostileRejects(t *testing.T) {
 	require.NoError(t, err)
 	server := newPeer(t, raw, now)
 	var log bytes.Buffer
-	c, err := systems.NewClient(now, conn, g.schema, systems.ClientOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	c, err := systems.NewClient(now, conn, g.game(), systems.ClientOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	require.NoError(t, err)
 	c.Update()
 	reject := func(length int, detail string) []byte {

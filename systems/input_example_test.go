@@ -50,38 +50,46 @@ func ExampleInputFunc() {
 		panic(err)
 	}
 
-	// The prediction system: throttle accelerates, the handbrake stops.
-	cars := generic.NewFilter2[Car, Drive]().With(generic.T[components.Predicted]())
-	drive := gw.SystemFunc(func(w *gw.World) {
-		q := cars.Query(w.Arche())
-		for q.Next() {
-			c, in := q.Get()
-			c.Speed += in.Throttle / 60
-			if in.Handbrake.Pressed() {
-				c.Speed = 0
+	// The prediction system, made once per world: throttle accelerates,
+	// the handbrake stops.
+	drive := func(*gw.World) gw.System {
+		cars := generic.NewFilter2[Car, Drive]().With(generic.T[components.Predicted]())
+		return gw.SystemFunc(func(w *gw.World) {
+			q := cars.Query(w.Arche())
+			for q.Next() {
+				c, in := q.Get()
+				c.Speed += in.Throttle / 60
+				if in.Handbrake.Pressed() {
+					c.Speed = 0
+				}
+				c.X += c.Speed / 60
 			}
-			c.X += c.Speed / 60
-		}
-	})
+		})
+	}
 	serverPulls := 0
-	countPulls := gw.SystemFunc(func(w *gw.World) {
-		q := generic.NewFilter1[Drive]().Query(w.Arche())
-		for q.Next() {
-			if q.Get().Handbrake.Pressed() {
-				serverPulls++
+	countPulls := func(*gw.World) gw.System {
+		drives := generic.NewFilter1[Drive]()
+		return gw.SystemFunc(func(w *gw.World) {
+			q := drives.Query(w.Arche())
+			for q.Next() {
+				if q.Get().Handbrake.Pressed() {
+					serverPulls++
+				}
 			}
-		}
-	})
+		})
+	}
 
 	var handbrake systems.Latch
 	h, err := harness.New(harness.Options{
-		Seed:   1,
-		Schema: schema,
-		Server: systems.ServerOptions{
+		Seed: 1,
+		Game: &systems.Game{
+			Schema: schema,
 			OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
 				spawn := generic.NewMap1[Car](w.Arche())
 				return spawn.NewWith(&Car{}), carType, nil
 			},
+			Prediction: []func(*gw.World) gw.System{drive},
+			Simulation: []func(*gw.World) gw.System{countPulls},
 		},
 		Clients: []harness.ClientSpec{{
 			Link: transport.Conditions{Up: transport.LinkConfig{Latency: 50 * time.Millisecond}, Down: transport.LinkConfig{Latency: 50 * time.Millisecond}},
@@ -89,12 +97,6 @@ func ExampleInputFunc() {
 				return Drive{Throttle: 1, Handbrake: handbrake.Take()}
 			})},
 		}},
-		SetupServer: func(s *systems.Server) error {
-			s.Schedule().Add(gw.StagePrediction, drive)
-			s.Schedule().Add(gw.StageSimulation, countPulls)
-			return nil
-		},
-		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, drive); return nil },
 	})
 	if err != nil {
 		panic(err)
@@ -103,7 +105,7 @@ func ExampleInputFunc() {
 	handbrake.Press() // a key event between two ticks
 	h.Run(time.Second)
 
-	server, _ := h.Server.Ghosts().Entity(1)
+	server, _ := h.Server.Player(h.Server.Conns()[0])
 	sc := *(*Car)(h.Server.World().Arche().Get(server, ecs.ComponentID[Car](h.Server.World().Arche())))
 	fmt.Println("handbrake pulls on the server:", serverPulls)
 	fmt.Println("mispredictions:", h.Clients[0].Stats().Mispredictions)

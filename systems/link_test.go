@@ -265,7 +265,7 @@ func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
 	net := transport.NewMemoryNetwork(now, 1)
 	conn, server, err := net.Pair(transport.Conditions{})
 	require.NoError(t, err)
-	c, err := systems.NewClient(now, conn, g.schema, systems.ClientOptions{})
+	c, err := systems.NewClient(now, conn, g.game(), systems.ClientOptions{})
 	require.NoError(t, err)
 	for i := range flood {
 		require.NoError(t, server.Send(hostileFragment(uint16(i), 0, 255)))

@@ -105,7 +105,7 @@ func newPlatformScene(mode netsync.PredictionMode) *platformScene {
 // players walk one way for three seconds, then back, over the platform's edge.
 func (ps *platformScene) options(rtt time.Duration, loss float64) harness.Options {
 	opts := ps.testGame.options(2, link(rtt, 0, loss))
-	opts.Server.OnConnect = func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+	opts.Game.OnConnect = func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
 		x := float32(0)
 		q := generic.NewFilter1[Deck]().Query(w.Arche())
 		for q.Next() {

@@ -16,7 +16,6 @@ import (
 	"github.com/ghostwire/ghostwire/internal/fixedclock"
 	"github.com/ghostwire/ghostwire/internal/ghostreg"
 	"github.com/ghostwire/ghostwire/internal/protocol"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/transport"
 	"github.com/ghostwire/ghostwire/transport/packet"
 )
@@ -24,8 +23,6 @@ import (
 // ServerOptions configures a [Server]. The zero value is usable once
 // OnConnect is set.
 type ServerOptions struct {
-	// TickRate in ticks per second; 60 when zero.
-	TickRate int
 	// SendInterval is the number of ticks between snapshots; 1 when zero.
 	// Allowed: 1..60.
 	SendInterval int
@@ -83,14 +80,6 @@ type ServerOptions struct {
 	// oldest reliable message has waited that long for its ack (the
 	// client stopped reading; see ServerStats.Backlogged); 5 s when zero.
 	Timeout time.Duration
-	// OnConnect creates the player of a new connection and returns its
-	// entity and ghost type; the server makes it a ghost owned by conn.
-	// Required.
-	OnConnect func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error)
-	// OnDisconnect, if set, is called when a connection ends, with the
-	// entities it owned (a slice valid during the call only); the game
-	// removes them (or keeps them).
-	OnDisconnect func(w *gw.World, conn components.ConnID, owned []ecs.Entity)
 	// StartTick is the tick the server's world starts at (its first tick
 	// is the one after it); 0 when zero. Starting near 2³² tests a game
 	// across the tick wrap without months of uptime.
@@ -225,6 +214,8 @@ type Server struct {
 	binding  *ghostreg.Binding
 
 	opts     ServerOptions
+	game     *Game
+	rate     int // ticks per second (Game.TickRate)
 	src      gw.TimeSource
 	listener transport.Listener
 	conns    []*serverConn // in connection ID order
@@ -275,16 +266,19 @@ type serverConn struct {
 	tokens    float64      // the snapshot budget's bucket, in bytes (BytesPerSecond)
 }
 
-// NewServer creates a server world reading time from src and accepting
-// connections from l. It errors naming the value on a bad option.
-func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, opts ServerOptions) (*Server, error) {
-	cs := (*codec.Schema)(schema)
-	if opts.OnConnect == nil {
-		return nil, errors.New("systems: ServerOptions.OnConnect is required")
+// NewServer creates a server world running game, reading time from src
+// and accepting connections from l: the netcode systems, then the game's
+// prediction and simulation systems, are installed in its schedule. It
+// errors naming the value on a bad option or a bad Game.
+func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerOptions) (*Server, error) {
+	rate, err := game.check()
+	if err != nil {
+		return nil, err
 	}
-	if opts.TickRate == 0 {
-		opts.TickRate = 60
+	if game.OnConnect == nil {
+		return nil, errors.New("systems: Game.OnConnect is required by a server")
 	}
+	cs := (*codec.Schema)(game.Schema)
 	if opts.SendInterval == 0 {
 		opts.SendInterval = 1
 	}
@@ -310,7 +304,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 		return nil, fmt.Errorf("systems: timeout %v outside 100ms..1h", opts.Timeout)
 	}
 	if opts.MaxInterpolationDelay == 0 {
-		opts.MaxInterpolationDelay = max(defaultMaxInterpolationDelay, 8*time.Duration(opts.SendInterval)*time.Second/time.Duration(opts.TickRate))
+		opts.MaxInterpolationDelay = max(defaultMaxInterpolationDelay, 8*time.Duration(opts.SendInterval)*time.Second/time.Duration(rate))
 	}
 	if opts.ViewTolerance == 0 {
 		opts.ViewTolerance = defaultViewTolerance
@@ -327,7 +321,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	if _, err := control.NewInputBuffer(cs, opts.inputBuffer()); err != nil {
 		return nil, err
 	}
-	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: opts.TickRate})
+	clock, err := fixedclock.New(src, fixedclock.Options{TickRate: rate})
 	if err != nil {
 		return nil, err
 	}
@@ -356,11 +350,11 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	b := ghostreg.Bind(w, cs)
 	s := &Server{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
-		opts: opts, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
+		opts: opts, game: game, rate: rate, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
 		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
 		log:           opts.Logger,
-		maxInterp:     float64(opts.MaxInterpolationDelay) * float64(opts.TickRate) / float64(time.Second),
-		viewTolerance: float64(opts.ViewTolerance) * float64(opts.TickRate) / float64(time.Second),
+		maxInterp:     float64(opts.MaxInterpolationDelay) * float64(rate) / float64(time.Second),
+		viewTolerance: float64(opts.ViewTolerance) * float64(rate) / float64(time.Second),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -368,6 +362,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, schema *netsync.Schema, 
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
 	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
+	if err := game.install(s.schedule, w, true); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

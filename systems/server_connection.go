@@ -93,9 +93,9 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 			if reject.Detail == "" {
 				reject.Detail = "ghost types differ" // every component agrees
 			}
-		case int(s.hello.TickRate) != s.opts.TickRate:
+		case int(s.hello.TickRate) != s.rate:
 			reject.Reason = protocol.RejectTickRate
-			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.opts.TickRate)
+			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.rate)
 		case len(s.conns) >= s.opts.MaxClients:
 			reject.Reason = protocol.RejectFull
 		}
@@ -107,7 +107,7 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
 		sc := &serverConn{id: s.newConnID(), link: c, inputs: inputs, heard: now,
 			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64))}
-		e, typ, err := s.opts.OnConnect(s.world, sc.id)
+		e, typ, err := s.game.OnConnect(s.world, sc.id)
 		if err == nil {
 			if sc.player, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {
 				s.world.Arche().RemoveEntity(e) // no orphan player
@@ -174,7 +174,7 @@ func (s *Server) live(id components.ConnID) bool {
 
 func (s *Server) welcome(sc *serverConn, now time.Duration) {
 	s.tx = protocol.AppendWelcome(s.tx[:0], &protocol.Welcome{
-		Conn: sc.id, Player: sc.player, ServerTick: s.world.Tick(), TickRate: uint16(s.opts.TickRate),
+		Conn: sc.id, Player: sc.player, ServerTick: s.world.Tick(), TickRate: uint16(s.rate),
 		EchoTime: sc.helloTime, Hold: uint16(min(ms(now-sc.helloAt), 65535)),
 	})
 	// Sent now: its hold time is measured now. A lost welcome is asked
@@ -225,8 +225,15 @@ func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 	for _, e := range s.owned {
 		s.ghosts.Despawn(e)
 	}
-	if s.opts.OnDisconnect != nil {
-		s.opts.OnDisconnect(s.world, sc.id, s.owned)
+	if s.game.OnDisconnect != nil {
+		s.game.OnDisconnect(s.world, sc.id, s.owned)
+	} else {
+		a := s.world.Arche()
+		for _, e := range s.owned {
+			if a.Alive(e) {
+				a.RemoveEntity(e)
+			}
+		}
 	}
 	s.retire(sc.link)
 }

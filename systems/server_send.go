@@ -26,7 +26,7 @@ func (s *Server) send(w *gw.World) {
 	now := s.src.Now()
 	bps := float64(s.opts.BytesPerSecond)
 	burst := float64(protocol.MaxSnapshotParts * s.opts.SnapshotBytes)
-	fill := bps * float64(s.opts.SendInterval) / float64(s.opts.TickRate)
+	fill := bps * float64(s.opts.SendInterval) / float64(s.rate)
 	floor := min(partFloor, s.opts.SnapshotBytes)
 	for _, sc := range s.conns {
 		parts := 1

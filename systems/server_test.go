@@ -34,13 +34,15 @@ func TestServerRefusesMismatchedClients(t *testing.T) {
 	conn, err := h.Net.Dial("server", transport.Conditions{})
 	require.NoError(t, err)
 	quiet := systems.ClientOptions{Logger: slog.New(slog.DiscardHandler)}
-	wrongSchema, err := systems.NewClient(h.Time, conn, other.schema, quiet)
+	wrongSchema, err := systems.NewClient(h.Time, conn, other.game(), quiet)
 	require.NoError(t, err)
 	conn2, _ := h.Net.Dial("server", transport.Conditions{})
-	wrongRate, err := systems.NewClient(h.Time, conn2, g.schema, systems.ClientOptions{TickRate: 30, Logger: quiet.Logger})
+	slow := g.game()
+	slow.TickRate = 30
+	wrongRate, err := systems.NewClient(h.Time, conn2, slow, quiet)
 	require.NoError(t, err)
 	conn3, _ := h.Net.Dial("server", transport.Conditions{})
-	tooMany, err := systems.NewClient(h.Time, conn3, g.schema, quiet)
+	tooMany, err := systems.NewClient(h.Time, conn3, g.game(), quiet)
 	require.NoError(t, err)
 	for i := 0; i < 500; i++ {
 		h.Step()
@@ -72,7 +74,7 @@ func TestSilentClientsTimeOutAndTheirGhostsDisappear(t *testing.T) {
 	opts := g.options(2, link(50*time.Millisecond, 0, 0))
 	var gone []components.ConnID
 	opts.Server.Timeout = time.Second
-	opts.Server.OnDisconnect = func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
+	opts.Game.OnDisconnect = func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
 		gone = append(gone, conn)
 		for _, e := range owned {
 			w.Arche().RemoveEntity(e)
@@ -115,8 +117,6 @@ func TestServerOptionValidation(t *testing.T) {
 	g := newTestGame()
 	net := transport.NewMemoryNetwork(&gw.VirtualTime{}, 1)
 	l, _ := net.Listen("s")
-	_, err := systems.NewServer(&gw.VirtualTime{}, l, g.schema, systems.ServerOptions{})
-	require.Error(t, err, "OnConnect is required")
 	for _, tc := range []struct {
 		opts systems.ServerOptions
 		want string
@@ -125,12 +125,10 @@ func TestServerOptionValidation(t *testing.T) {
 		{systems.ServerOptions{MaxClients: -1}, "max clients -1"},
 		{systems.ServerOptions{MaxPending: 70000}, "max pending connections 70000 outside 1..65536"},
 		{systems.ServerOptions{Timeout: time.Millisecond}, "timeout 1ms"},
-		{systems.ServerOptions{TickRate: 2000}, "tick rate 2000"},
 		{systems.ServerOptions{SnapshotBytes: 10}, "snapshot size 10"},
 		{systems.ServerOptions{InputCapacity: 2}, "capacity 2"},
 	} {
-		tc.opts.OnConnect = g.spawn
-		_, err := systems.NewServer(&gw.VirtualTime{}, l, g.schema, tc.opts)
+		_, err := systems.NewServer(&gw.VirtualTime{}, l, g.game(), tc.opts)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
@@ -152,7 +150,7 @@ func TestSpawnFailureRefusesTheClient(t *testing.T) {
 	} {
 		var log bytes.Buffer
 		opts := g.options(1, transport.Conditions{})
-		opts.Server.OnConnect = onConnect
+		opts.Game.OnConnect = onConnect
 		opts.Server.Logger = slog.New(slog.NewTextHandler(&log, nil))
 		h, err := harness.New(opts)
 		require.NoError(t, err)

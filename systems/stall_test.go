@@ -40,7 +40,7 @@ func stallHarness(t *testing.T) (h *harness.Harness, maxReplay func() uint64, re
 	}
 	var most uint64
 	gone := 0
-	opts.Server.OnDisconnect = func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
+	opts.Game.OnDisconnect = func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
 		for _, e := range owned {
 			w.Arche().RemoveEntity(e)
 			gone++
@@ -270,7 +270,7 @@ func TestServerReportsTheLeadOfInputsOlderThanItsBuffer(t *testing.T) {
 
 func TestClientTimeoutOptionIsChecked(t *testing.T) {
 	for _, d := range []time.Duration{time.Millisecond, 2 * time.Hour} {
-		_, err := systems.NewClient(&gw.VirtualTime{}, nil, newTestGame().schema, systems.ClientOptions{Timeout: d})
+		_, err := systems.NewClient(&gw.VirtualTime{}, nil, newTestGame().game(), systems.ClientOptions{Timeout: d})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "timeout "+d.String()+" outside 100ms..1h")
 	}

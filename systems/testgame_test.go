@@ -99,16 +99,17 @@ func link(rtt, jitter time.Duration, loss float64) transport.Conditions {
 	return transport.Conditions{Up: l, Down: l}
 }
 
+// game returns the test game for both ends: a player spawned per
+// connection, moved by the move system.
+func (g *testGame) game() *systems.Game {
+	return &systems.Game{Schema: g.schema, OnConnect: g.spawn,
+		Prediction: []func(*gw.World) gw.System{func(*gw.World) gw.System { return g.move() }}}
+}
+
 // options returns harness options for n clients whose inputs alternate
 // direction every second.
 func (g *testGame) options(n int, lk transport.Conditions) harness.Options {
-	opts := harness.Options{
-		Seed:        7,
-		Schema:      g.schema,
-		Server:      systems.ServerOptions{OnConnect: g.spawn},
-		SetupServer: func(s *systems.Server) error { s.Schedule().Add(gw.StagePrediction, g.move()); return nil },
-		SetupClient: func(_ int, c *systems.Client) error { c.Schedule().Add(gw.StagePrediction, g.move()); return nil },
-	}
+	opts := harness.Options{Seed: 7, Game: g.game()}
 	for i := 0; i < n; i++ {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: lk, Options: systems.ClientOptions{
 			Input: systems.InputFunc(func(_ *gw.World, tick gw.Tick) Move {

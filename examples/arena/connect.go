@@ -98,7 +98,7 @@ func (c *arenaClients) dial(ctx context.Context, web *http.Client) (*bot, error)
 	i, opts := c.game.AddPlayer()
 	opts.Logger = c.opts.Logger
 	b := &bot{index: i, conn: conn}
-	if b.client, err = systems.NewClient(c.clock, conn, c.game.Schema(), opts); err == nil {
+	if b.client, err = systems.NewClient(c.clock, conn, c.game.Game(), opts); err == nil {
 		err = c.game.SetupClient(i, b.client)
 	}
 	if err != nil {

@@ -63,7 +63,7 @@ func newArenaServer(o serverOptions) (*arenaServer, error) {
 	s := &arenaServer{opts: o, clock: clock, game: g, listener: l, conns: &trackedListener{l: l}}
 	so := g.ServerOptions()
 	so.MaxClients, so.Logger = cfg.Clients, o.Logger
-	if s.server, err = systems.NewServer(clock, s.conns, g.Schema(), so); err == nil {
+	if s.server, err = systems.NewServer(clock, s.conns, g.Game(), so); err == nil {
 		err = g.SetupServer(s.server)
 	}
 	if err == nil && o.Tokens != "" {

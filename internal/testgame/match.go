@@ -19,26 +19,24 @@ type Player struct {
 	Wrap func(transport.Conn) transport.Conn
 }
 
-// Options returns harness options for a match of the test game under seed:
-// the server spawns a car per connection, server and clients run
-// DriveSystem, and one client connects per player.
-func (s *Schema) Options(seed uint64, players ...Player) harness.Options {
-	opts := harness.Options{
-		Seed:   seed,
-		Schema: s.Schema,
-		Server: systems.ServerOptions{TickRate: TickRate, OnConnect: s.Spawn},
-		SetupServer: func(srv *systems.Server) error {
-			srv.Schedule().Add(gw.StagePrediction, DriveSystem())
-			return nil
-		},
-		SetupClient: func(_ int, c *systems.Client) error {
-			c.Schedule().Add(gw.StagePrediction, DriveSystem())
-			return nil
-		},
+// Game returns the test game for both ends: the server spawns a car per
+// connection, and server and clients predict with DriveSystem.
+func (s *Schema) Game() *systems.Game {
+	return &systems.Game{
+		Schema:     s.Schema,
+		TickRate:   TickRate,
+		OnConnect:  s.Spawn,
+		Prediction: []func(*gw.World) gw.System{func(*gw.World) gw.System { return DriveSystem() }},
 	}
+}
+
+// Options returns harness options for a match of the test game under seed,
+// one client connecting per player.
+func (s *Schema) Options(seed uint64, players ...Player) harness.Options {
+	opts := harness.Options{Seed: seed, Game: s.Game()}
 	for _, p := range players {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: p.Link, Wrap: p.Wrap,
-			Options: systems.ClientOptions{TickRate: TickRate, Input: p.Input}})
+			Options: systems.ClientOptions{Input: p.Input}})
 	}
 	return opts
 }

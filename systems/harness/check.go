@@ -23,7 +23,7 @@ func (h *Harness) CheckOwnState(i int) error {
 	c := h.Clients[i]
 	s := h.Server
 	tick := s.World().Tick()
-	schema := (*codec.Schema)(h.opts.Schema)
+	schema := (*codec.Schema)(h.opts.Game.Schema)
 	creg := (*ghostreg.ClientRegister)(c.Ghosts())
 	sb := (*ghostreg.ServerRegister)(s.Ghosts()).Binding()
 	var err error

@@ -13,7 +13,6 @@ import (
 
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/codec"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -40,13 +39,16 @@ type Options struct {
 	// FrameRate is how often clients run their frame stages, per second of
 	// virtual time; 60 when zero. Allowed: 1..1000.
 	FrameRate int
-	// Schema is the shared replication schema. Required.
-	Schema *netsync.Schema
-	// Server configures the server (OnConnect is required).
+	// Game is the game the server and every client run. Required, with
+	// its OnConnect.
+	Game *systems.Game
+	// Server configures the server.
 	Server systems.ServerOptions
 	// Clients lists the clients; each dials the server at the start.
 	Clients []ClientSpec
-	// SetupServer and SetupClient install the game's systems.
+	// SetupServer and SetupClient, if set, add what the Game does not
+	// describe to the server and to client i once each is made (lag
+	// compensation, a smoother, a test's probes).
 	SetupServer func(s *systems.Server) error
 	SetupClient func(i int, c *systems.Client) error
 	// SyncTest, when not zero, is the determinism check's rollback depth
@@ -84,8 +86,8 @@ type Harness struct {
 // New builds the server and the clients and connects every client's link.
 // It errors naming the value on a bad option.
 func New(opts Options) (*Harness, error) {
-	if opts.Schema == nil {
-		return nil, fmt.Errorf("harness: Options.Schema is required")
+	if opts.Game == nil {
+		return nil, fmt.Errorf("harness: Options.Game is required")
 	}
 	if opts.Step == 0 {
 		opts.Step = time.Millisecond
@@ -114,7 +116,7 @@ func New(opts Options) (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.Server, err = systems.NewServer(h.Time, l, opts.Schema, opts.Server); err != nil {
+	if h.Server, err = systems.NewServer(h.Time, l, opts.Game, opts.Server); err != nil {
 		return nil, err
 	}
 	if opts.SetupServer != nil {
@@ -145,7 +147,7 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	if spec.Options.SyncTest == 0 {
 		spec.Options.SyncTest = h.opts.SyncTest
 	}
-	c, err := systems.NewClient(h.Time, conn, h.opts.Schema, spec.Options)
+	c, err := systems.NewClient(h.Time, conn, h.opts.Game, spec.Options)
 	if err != nil {
 		return err
 	}

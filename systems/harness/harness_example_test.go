@@ -31,9 +31,9 @@ type Move struct{ X float32 }
 func (m *Move) Serialize(s *netsync.Stream) { s.Float(&m.X, netsync.Range(-1, 1, 1.0/64)) }
 
 // The whole path of a ghostwire game: define components and their wire
-// codecs, register a prediction system (shared by server and client) and a
-// side-effect system (client only), and run a server and a client over a
-// 100 ms link on virtual time.
+// codecs, describe the game once (schema, a prediction system shared by
+// server and client, a side effect on the client, the player's spawn) and
+// run a server and a client over a 100 ms link on virtual time.
 func Example() {
 	// 1. Components and the schema that replicates them.
 	var b netsync.SchemaBuilder
@@ -46,28 +46,36 @@ func Example() {
 		panic(err)
 	}
 
-	// 2. The prediction system: reads the tick's input from the entity.
-	movers := generic.NewFilter3[Pos, Speed, Move]().With(generic.T[components.Predicted]())
-	move := gw.SystemFunc(func(w *gw.World) {
-		query := movers.Query(w.Arche())
-		for query.Next() {
-			p, s, in := query.Get()
-			p.X += in.X * s.V / 60
-		}
-	})
+	// 2. The prediction system, made once per world: it reads the tick's
+	// input from the entity.
+	move := func(*gw.World) gw.System {
+		movers := generic.NewFilter3[Pos, Speed, Move]().With(generic.T[components.Predicted]())
+		return gw.SystemFunc(func(w *gw.World) {
+			query := movers.Query(w.Arche())
+			for query.Next() {
+				p, s, in := query.Get()
+				p.X += in.X * s.V / 60
+			}
+		})
+	}
 	// 3. A side effect: once per predicted tick, never in replay.
 	footsteps := 0
-	footstep := gw.SystemFunc(func(w *gw.World) { footsteps++ })
+	footstep := func(*gw.World) gw.System { return gw.SystemFunc(func(w *gw.World) { footsteps++ }) }
+
+	// 4. The game, described once for both ends.
+	game := &systems.Game{
+		Schema: schema,
+		OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+			spawn := generic.NewMap2[Pos, Speed](w.Arche())
+			return spawn.NewWith(&Pos{}, &Speed{V: 3}), player, nil
+		},
+		Prediction: []func(*gw.World) gw.System{move},
+		Effects:    []func(*gw.World) gw.System{footstep},
+	}
 
 	h, err := harness.New(harness.Options{
-		Seed:   1,
-		Schema: schema,
-		Server: systems.ServerOptions{
-			OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-				spawn := generic.NewMap2[Pos, Speed](w.Arche())
-				return spawn.NewWith(&Pos{}, &Speed{V: 3}), player, nil
-			},
-		},
+		Seed: 1,
+		Game: game,
 		Clients: []harness.ClientSpec{{
 			Link: transport.Conditions{
 				Up:   transport.LinkConfig{Latency: 50 * time.Millisecond},
@@ -77,25 +85,19 @@ func Example() {
 				Input: systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} }),
 			},
 		}},
-		SetupServer: func(s *systems.Server) error {
-			s.Schedule().Add(gw.StagePrediction, move)
-			return nil
-		},
-		SetupClient: func(_ int, c *systems.Client) error {
-			c.Schedule().Add(gw.StagePrediction, move)
-			c.Schedule().AddSideEffect(gw.StagePrediction, footstep)
-			return nil
-		},
 	})
 	if err != nil {
 		panic(err)
 	}
 	h.Run(2 * time.Second)
 
+	// 5. Each end finds the player: the client its own, the server the
+	// one of a connection.
 	client := h.Clients[0]
-	e, _ := client.Ghosts().Entity(1)
+	e, _ := client.Player()
+	conn, _ := client.Conn()
+	se, _ := h.Server.Player(conn)
 	clientPos := generic.NewMap[Pos](client.World().Arche())
-	se, _ := h.Server.Ghosts().Entity(1)
 	serverPos := generic.NewMap[Pos](h.Server.World().Arche())
 	predicted, authoritative := clientPos.Get(e).X, serverPos.Get(se).X
 	st := client.Stats()

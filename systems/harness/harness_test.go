@@ -21,11 +21,10 @@ func TestStallPausesOneClientOnly(t *testing.T) {
 	player := b.GhostType("player", netsync.Component[Pos](&b))
 	schema, err := b.Build()
 	require.NoError(t, err)
-	h, err := harness.New(harness.Options{Schema: schema,
-		Server: systems.ServerOptions{OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			m := generic.NewMap1[Pos](w.Arche())
-			return m.New(), player, nil
-		}},
+	h, err := harness.New(harness.Options{Game: &systems.Game{Schema: schema, OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+		m := generic.NewMap1[Pos](w.Arche())
+		return m.New(), player, nil
+	}},
 		Clients: []harness.ClientSpec{{}, {}}})
 	require.NoError(t, err)
 	h.Run(time.Second)
@@ -54,11 +53,10 @@ func TestOnServerTickTimesEachServerTick(t *testing.T) {
 	require.NoError(t, err)
 	var calls int
 	var total time.Duration
-	h, err := harness.New(harness.Options{Schema: schema,
-		Server: systems.ServerOptions{OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			m := generic.NewMap1[Pos](w.Arche())
-			return m.New(), player, nil
-		}},
+	h, err := harness.New(harness.Options{Game: &systems.Game{Schema: schema, OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+		m := generic.NewMap1[Pos](w.Arche())
+		return m.New(), player, nil
+	}},
 		Clients:      []harness.ClientSpec{{}},
 		OnServerTick: func(d time.Duration) { calls, total = calls+1, total+d },
 	})

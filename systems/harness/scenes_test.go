@@ -299,11 +299,10 @@ func sceneOptions(schema *sceneSchema, clients int, setup func(*systems.Server) 
 	for i := range specs {
 		specs[i].Link = sceneLink()
 	}
-	return harness.Options{Seed: 1, Schema: schema.Schema,
-		Server: systems.ServerOptions{OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			m := generic.NewMap1[viewer](w.Arche())
-			return m.New(), schema.viewer, nil
-		}},
+	return harness.Options{Seed: 1, Game: &systems.Game{Schema: schema.Schema, OnConnect: func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+		m := generic.NewMap1[viewer](w.Arche())
+		return m.New(), schema.viewer, nil
+	}},
 		SetupServer: setup, Clients: specs}
 }
 

@@ -6,6 +6,10 @@
 package game
 
 import (
+	"github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 )
@@ -112,4 +116,12 @@ func NewSchema() (*Schema, error) {
 		return nil, err
 	}
 	return &Schema{Schema: s, Player: player, Crate: crate}, nil
+}
+
+// SpawnPlayer is the arena's OnConnect: a player with full health and
+// its hitboxes at the spawn point of its connection.
+func (s *Schema) SpawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+	spawn := generic.NewMap5[Position, Velocity, Facing, Health, components.Hitboxes](w.Arche())
+	p, hb := SpawnPoint(conn), PlayerHitboxes()
+	return spawn.NewWith(&p, &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &hb), s.Player, nil
 }

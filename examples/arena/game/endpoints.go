@@ -4,7 +4,6 @@ import (
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -34,20 +33,21 @@ func NewEndpoints(cfg Config, clock gw.TimeSource) (*Endpoints, error) {
 	return &Endpoints{m: &Match{Config: cfg, Schema: schema, stopAt: cfg.Duration, clock: clock}}, nil
 }
 
-// Schema returns the replication schema both sides must share.
-func (e *Endpoints) Schema() *netsync.Schema { return e.m.Schema.Schema }
+// Game returns the arena both ends run: the schema, the tick rate, the
+// physics, the server's respawns, the player's spawn on connect and its
+// removal on disconnect.
+func (e *Endpoints) Game() *systems.Game { return e.m.game() }
 
-// ServerOptions returns the server's options: the tick rate, the player's
-// spawn on connect and its removal on disconnect. The caller may set the
+// ServerOptions returns the server's options. The caller may set the
 // fields the game leaves zero (MaxClients, Timeout, Logger).
 func (e *Endpoints) ServerOptions() systems.ServerOptions { return e.m.serverOptions() }
 
-// SetupServer installs the game's systems on a server made with
-// ServerOptions. Call it once.
+// SetupServer adds lag compensation, the shots and the crates to a server
+// made with Game and ServerOptions. Call it once.
 func (e *Endpoints) SetupServer(s *systems.Server) error { return e.m.setupServer(s) }
 
 // AddPlayer adds a bot player and returns its index and the options of the
-// client that plays it: tick rate, rollback policy, interpolation, the bot
+// client that plays it: rollback policy, interpolation, the bot
 // as input source and the hooks that measure corrections. It returns -1
 // once cfg.Clients players were added.
 func (e *Endpoints) AddPlayer() (int, systems.ClientOptions) {
@@ -57,14 +57,14 @@ func (e *Endpoints) AddPlayer() (int, systems.ClientOptions) {
 	}
 	i := len(m.Players)
 	m.Players = append(m.Players, &PlayerStats{})
-	o := systems.ClientOptions{TickRate: m.Config.TickRate, RollbackAlways: m.Config.Rollback == RollbackAlways,
+	o := systems.ClientOptions{RollbackAlways: m.Config.Rollback == RollbackAlways,
 		InterpolationDelay: m.Config.InterpDelay}
 	m.playerOptions(i, &o)
 	return i, o
 }
 
-// SetupClient installs the game's systems on the client of player i, made
-// with the options AddPlayer returned. It panics when i is not a player's
+// SetupClient adds the measurements and the smoother to the client of
+// player i, made with Game and the options AddPlayer returned. It panics when i is not a player's
 // index.
 func (e *Endpoints) SetupClient(i int, c *systems.Client) error { return e.m.setupClient(i, c) }
 

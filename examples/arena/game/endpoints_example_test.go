@@ -32,7 +32,7 @@ func ExampleEndpoints() {
 	}
 	so := g.ServerOptions()
 	so.Logger = quiet
-	server, err := systems.NewServer(clock, l, g.Schema(), so)
+	server, err := systems.NewServer(clock, l, g.Game(), so)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func ExampleEndpoints() {
 			log.Fatal(err)
 		}
 		o.Logger = quiet
-		c, err := systems.NewClient(clock, conn, g.Schema(), o)
+		c, err := systems.NewClient(clock, conn, g.Game(), o)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -24,14 +24,14 @@ func TestEndpointsValidateAndCapPlayers(t *testing.T) {
 	for want := range 2 {
 		i, o := g.AddPlayer()
 		assert.Equal(t, want, i)
-		assert.Equal(t, 30, o.TickRate)
 		assert.Equal(t, 50*time.Millisecond, o.InterpolationDelay)
 		assert.NotNil(t, o.Input, "a bot plays")
 		assert.NotNil(t, o.BeforeCorrection)
 	}
 	i, _ := g.AddPlayer()
 	assert.Equal(t, -1, i, "no more players than cfg.Clients")
-	assert.Equal(t, 30, g.ServerOptions().TickRate)
-	assert.NotNil(t, g.ServerOptions().OnConnect)
+	assert.Equal(t, 30, g.Game().TickRate)
+	assert.NotNil(t, g.Game().OnConnect)
+	assert.Len(t, g.Game().Prediction, 3, "collide, move, shove")
 	assert.Equal(t, 2, g.ReportConfig().Clients)
 }

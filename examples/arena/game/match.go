@@ -223,7 +223,7 @@ func NewMatch(cfg Config) (*Match, error) {
 	specs := make([]harness.ClientSpec, cfg.Clients)
 	opts := harness.Options{
 		Seed:        cfg.Seed,
-		Schema:      m.Schema.Schema,
+		Game:        m.game(),
 		Server:      m.serverOptions(),
 		SetupServer: m.setupServer,
 		SetupClient: m.setupClient,
@@ -234,7 +234,7 @@ func NewMatch(cfg Config) (*Match, error) {
 		},
 	}
 	for i := range specs {
-		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{TickRate: cfg.TickRate, RollbackAlways: cfg.Rollback == RollbackAlways,
+		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{RollbackAlways: cfg.Rollback == RollbackAlways,
 			InterpolationDelay: cfg.InterpDelay}}
 		if cfg.cheatOf(i) == CheatBacktrack {
 			specs[i].Options.ClaimView = backtrack
@@ -275,23 +275,26 @@ func newMatch(cfg Config) (*Match, error) {
 	return m, nil
 }
 
-// serverOptions are the server's options: the tick rate, the player's
-// spawn and its removal on disconnect.
+// game is the arena for both ends of this match: its players spawn with
+// spawnPlayer and leave the view radius's bookkeeping when they go.
+func (m *Match) game() *systems.Game {
+	return NewGame(m.Schema, m.Config.TickRate, m.spawnPlayer, func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
+		delete(m.viewers, conn)
+		for _, e := range owned {
+			w.Arche().RemoveEntity(e)
+		}
+	})
+}
+
+// serverOptions are the server's options: how far a fixed interpolation
+// delay may go, the determinism check and the view radius.
 func (m *Match) serverOptions() systems.ServerOptions {
 	return systems.ServerOptions{
-		TickRate: m.Config.TickRate,
 		// A player who fixes its interpolation delay has it counted
 		// toward the view of its shots (0: the adaptive delay's default).
 		MaxInterpolationDelay: m.Config.InterpDelay,
 		SyncTest:              m.Config.SyncTest,
-		OnConnect:             m.spawnPlayer,
-		OnDisconnect: func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
-			delete(m.viewers, conn)
-			for _, e := range owned {
-				w.Arche().RemoveEntity(e)
-			}
-		},
-		Relevant: m.relevant(),
+		Relevant:              m.relevant(),
 	}
 }
 
@@ -362,14 +365,12 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 
 // spawnPlayer creates a connection's player at its spawn point.
 func (m *Match) spawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-	spawn := generic.NewMap5[Position, Velocity, Facing, Health, components.Hitboxes](w.Arche())
-	p, hb := SpawnPoint(conn), PlayerHitboxes()
-	e := spawn.NewWith(&p, &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &hb)
+	e, t, _ := m.Schema.SpawnPlayer(w, conn)
 	if m.viewers == nil {
 		m.viewers, m.posID = map[components.ConnID]ecs.Entity{}, ecs.ComponentID[Position](w.Arche())
 	}
 	m.viewers[conn] = e
-	return e, m.Schema.Player, nil
+	return e, t, nil
 }
 
 // setupServer installs the shared prediction systems, respawn, lag
@@ -408,8 +409,6 @@ func (m *Match) setupServer(s *systems.Server) error {
 	if err := m.spawnCrates(s); err != nil {
 		return err
 	}
-	AddPhysics(s.Schedule(), s.World(), cfg.TickRate)
-	s.Schedule().Add(gw.StageSimulation, NewRespawnSystem())
 	s.Schedule().Add(gw.StageHistory, lc)
 	s.Schedule().Add(gw.StageHistory, m.Shots)
 	return nil
@@ -419,7 +418,6 @@ func (m *Match) setupServer(s *systems.Server) error {
 // side effects.
 func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
-	AddPhysics(c.Schedule(), c.World(), m.Config.TickRate)
 	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
 	// Input delay: ticks between sampling a key press and the predicted
 	// tick that applies it (ghostwire applies it on the same tick).

@@ -10,18 +10,39 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/netsync"
+	"github.com/ghostwire/ghostwire/systems"
 )
 
-// AddPhysics adds the arena's prediction systems to an endpoint's
-// schedule, in the order every endpoint must run them. The collisions come
-// first: a client knows the other players only as past ticks ended them,
-// and after the movement the server would see some elsewhere (one pressed
-// into a pillar is out of it until its neighbour pushes it back), which a
-// client touching them would mispredict on every snapshot, at rest too.
-func AddPhysics(sc *gw.Schedule, w *gw.World, tickRate int) {
-	sc.Add(gw.StagePrediction, NewCollideSystem(w))
-	sc.Add(gw.StagePrediction, NewMoveSystem(tickRate))
-	sc.Add(gw.StagePrediction, NewShoveSystem())
+// Physics returns the arena's prediction systems (systems.Game.Prediction),
+// in the order every endpoint must run them. The collisions come first: a
+// client knows the other players only as past ticks ended them, and after
+// the movement the server would see some elsewhere (one pressed into a
+// pillar is out of it until its neighbour pushes it back), which a client
+// touching them would mispredict on every snapshot, at rest too.
+func Physics(tickRate int) []func(*gw.World) gw.System {
+	return []func(*gw.World) gw.System{
+		func(w *gw.World) gw.System { return NewCollideSystem(w) },
+		func(*gw.World) gw.System { return NewMoveSystem(tickRate) },
+		func(*gw.World) gw.System { return NewShoveSystem() },
+	}
+}
+
+// NewGame returns the arena for both ends at a tick rate: its schema, its
+// physics and the server's respawns, with spawn as the server's
+// OnConnect and leave (nil: the player is removed) as its OnDisconnect.
+// Lag compensation, the shots and the measurements are added to each
+// endpoint after (see Endpoints).
+func NewGame(schema *Schema, tickRate int, spawn func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error),
+	leave func(w *gw.World, conn components.ConnID, owned []ecs.Entity)) *systems.Game {
+	return &systems.Game{
+		Schema:       schema.Schema,
+		TickRate:     tickRate,
+		OnConnect:    spawn,
+		OnDisconnect: leave,
+		Prediction:   Physics(tickRate),
+		Simulation:   []func(*gw.World) gw.System{func(*gw.World) gw.System { return NewRespawnSystem() }},
+	}
 }
 
 // MoveSystem is the arena's movement: it steers each living predicted
@@ -98,7 +119,7 @@ func length(x, y float32) float32 {
 // player computes exactly what the server does, given the same positions.
 // Which players are tested against which (see candidates) never changes
 // the result: it is bit-identical to testing every pair. Run first in the
-// tick (AddPhysics), it finds every player where the previous tick's
+// tick (Physics), it finds every player where the previous tick's
 // snapshot left it.
 type CollideSystem struct {
 	players   *generic.Filter3[components.Ghost, Position, Health]

@@ -266,20 +266,15 @@ func TestStillPileAgainstAPillarConverges(t *testing.T) {
 	row := []Position{{X: 0.7734375}, {X: 1.7695312}, {X: 2.7617188}, {X: 3.7578125}} // on the wire's grid
 	require.Less(t, Walls[0].Min[0]-row[3].X, Radius, "the last one overlaps the pillar")
 	link := transport.LinkConfig{Latency: 50 * time.Millisecond}
-	opts := harness.Options{
-		Seed:   1,
-		Schema: schema.Schema,
-		Server: systems.ServerOptions{TickRate: 60, OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			spawn := generic.NewMap4[Position, Velocity, Facing, Health](w.Arche())
-			return spawn.NewWith(&row[conn-1], &Velocity{}, &Facing{}, &Health{HP: MaxHP}), schema.Player, nil
-		}},
-		SetupServer: func(s *systems.Server) error { AddPhysics(s.Schedule(), s.World(), 60); return nil },
-		SetupClient: func(_ int, c *systems.Client) error { AddPhysics(c.Schedule(), c.World(), 60); return nil },
+	spawn := func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
+		m := generic.NewMap4[Position, Velocity, Facing, Health](w.Arche())
+		return m.NewWith(&row[conn-1], &Velocity{}, &Facing{}, &Health{HP: MaxHP}), schema.Player, nil
 	}
+	opts := harness.Options{Seed: 1, Game: NewGame(schema, 60, spawn, nil)}
 	still := systems.InputFunc(func(*gw.World, gw.Tick) Command { return Command{} })
 	for range row {
 		opts.Clients = append(opts.Clients, harness.ClientSpec{Link: transport.Conditions{Up: link, Down: link},
-			Options: systems.ClientOptions{TickRate: 60, Input: still}})
+			Options: systems.ClientOptions{Input: still}})
 	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)

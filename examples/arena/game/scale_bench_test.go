@@ -74,7 +74,7 @@ func (m *scaleMeter) twin(b *testing.B) *serverbench.Twin {
 		}
 		so := twin.serverOptions()
 		so.Logger = slog.New(slog.DiscardHandler)
-		s, err := systems.NewServer(clock, l, twin.Schema.Schema, so)
+		s, err := systems.NewServer(clock, l, twin.game(), so)
 		if err != nil {
 			return nil, err
 		}

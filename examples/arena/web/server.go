@@ -25,13 +25,10 @@ import (
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
-	"github.com/mlange-42/arche/generic"
 
-	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web/play"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 	"github.com/ghostwire/ghostwire/transport"
@@ -164,18 +161,7 @@ func (s *Server) setupGame() error {
 		return err
 	}
 	s.ws = websocket.NewListener(websocket.ListenerOptions{})
-	s.game, err = systems.NewServer(s.clock, listener{s}, schema.Schema, systems.ServerOptions{
-		TickRate: play.TickRate,
-		OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			spawn := generic.NewMap5[game.Position, game.Velocity, game.Facing, game.Health, components.Hitboxes](w.Arche())
-			p, hb := game.SpawnPoint(conn), game.PlayerHitboxes()
-			return spawn.NewWith(&p, &game.Velocity{}, &game.Facing{}, &game.Health{HP: game.MaxHP}, &hb), schema.Player, nil
-		},
-		OnDisconnect: func(w *gw.World, _ components.ConnID, owned []ecs.Entity) {
-			for _, e := range owned {
-				w.Arche().RemoveEntity(e)
-			}
-		},
+	s.game, err = systems.NewServer(s.clock, listener{s}, game.NewGame(schema, play.TickRate, schema.SpawnPlayer, nil), systems.ServerOptions{
 		Logger: s.opts.Logger,
 	})
 	if err != nil {
@@ -189,8 +175,6 @@ func (s *Server) setupGame() error {
 	}
 	s.shots = game.NewShotSystem(s.game.World(), s.rewound)
 	sc := s.game.Schedule()
-	game.AddPhysics(sc, s.game.World(), play.TickRate)
-	sc.Add(gw.StageSimulation, game.NewRespawnSystem())
 	sc.Add(gw.StageHistory, s.rewound)
 	sc.Add(gw.StageHistory, s.present)
 	sc.Add(gw.StageHistory, s.shots)

@@ -141,7 +141,7 @@ func Build(opts harness.Options, setup func(*systems.Server) error) func(*gw.Vir
 		if so.SyncTest == 0 {
 			so.SyncTest = opts.SyncTest
 		}
-		s, err := systems.NewServer(clock, l, opts.Schema, so)
+		s, err := systems.NewServer(clock, l, opts.Game, so)
 		if err != nil {
 			return nil, err
 		}

@@ -83,8 +83,7 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	}
 	var before game.Position
 	hadOwn := false
-	c, err := systems.NewClient(clock, conn, schema.Schema, systems.ClientOptions{
-		TickRate:           TickRate,
+	c, err := systems.NewClient(clock, conn, game.NewGame(schema, TickRate, nil, nil), systems.ClientOptions{
 		Input:              in,
 		InterpolationDelay: opts.InterpDelay,
 		OnMisprediction: func(_ gw.Tick, _ components.GhostID, d netsync.FieldDiff) {
@@ -103,7 +102,6 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	}
 	p.client = c
 	p.bodies = generic.NewMap3[game.Position, game.Facing, game.Health](c.World().Arche())
-	game.AddPhysics(c.Schedule(), c.World(), TickRate)
 	p.smoother, err = systems.NewSmoother(c, systems.SmoothingOptions{Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 		pos := (*game.Position)(a.Get(e, ecs.ComponentID[game.Position](a)))
 		return [3]float32{pos.X, pos.Y, 0}

@@ -4,14 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mlange-42/arche/ecs"
-	"github.com/mlange-42/arche/generic"
-
-	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web/play"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -23,15 +18,7 @@ func ExamplePlayer() {
 	net := transport.NewMemoryNetwork(clock, 1)
 	ln, _ := net.Listen("arena")
 	schema, _ := game.NewSchema()
-	server, _ := systems.NewServer(clock, ln, schema.Schema, systems.ServerOptions{
-		TickRate: play.TickRate,
-		OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			spawn := generic.NewMap4[game.Position, game.Velocity, game.Facing, game.Health](w.Arche())
-			p := game.SpawnPoint(conn)
-			return spawn.NewWith(&p, &game.Velocity{}, &game.Facing{}, &game.Health{HP: game.MaxHP}), schema.Player, nil
-		},
-	})
-	game.AddPhysics(server.Schedule(), server.World(), play.TickRate)
+	server, _ := systems.NewServer(clock, ln, game.NewGame(schema, play.TickRate, schema.SpawnPlayer, nil), systems.ServerOptions{})
 
 	link := transport.LinkConfig{Latency: 50 * time.Millisecond}
 	conn, _ := net.Dial("arena", transport.Conditions{Up: link, Down: link})

@@ -5,16 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web/play"
-	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
 )
@@ -36,16 +33,8 @@ func newArena(t testing.TB) *arena {
 	require.NoError(t, err)
 	schema, err := game.NewSchema()
 	require.NoError(t, err)
-	a.server, err = systems.NewServer(a.clock, ln, schema.Schema, systems.ServerOptions{
-		TickRate: play.TickRate,
-		OnConnect: func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-			spawn := generic.NewMap4[game.Position, game.Velocity, game.Facing, game.Health](w.Arche())
-			p := game.SpawnPoint(conn)
-			return spawn.NewWith(&p, &game.Velocity{}, &game.Facing{}, &game.Health{HP: game.MaxHP}), schema.Player, nil
-		},
-	})
+	a.server, err = systems.NewServer(a.clock, ln, game.NewGame(schema, play.TickRate, schema.SpawnPlayer, nil), systems.ServerOptions{})
 	require.NoError(t, err)
-	game.AddPhysics(a.server.Schedule(), a.server.World(), play.TickRate)
 	return a
 }
 
