@@ -84,7 +84,6 @@ func TestRollbackPoliciesEndTheSameMatches(t *testing.T) {
 			// A server-only shove now and then makes mispredictions.
 			shoved := generic.NewFilter1[Pos]()
 			opts.SetupServer = func(s *systems.Server) error {
-				s.Schedule().Add(gw.StagePrediction, g.move())
 				s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 					if w.Tick()%97 == 0 {
 						q := shoved.Query(w.Arche())
@@ -211,7 +210,6 @@ func TestEveryReceivedSnapshotFeedsInterpolation(t *testing.T) {
 	opts.Clients[1].Options.InterpolationDelay = 100 * time.Millisecond
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())

@@ -37,7 +37,6 @@ func TestUnacknowledgedConfirmationsAreCapped(t *testing.T) {
 	}
 	var judged [2]int
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			for i, conn := range s.Conns() {
 				if p, ok := s.Player(conn); ok && w.Tick()%5 == 0 {

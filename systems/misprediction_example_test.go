@@ -11,13 +11,14 @@ import (
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
-// A client that forgot to install the game's move system mispredicts its
-// own player; the diagnostics name the component and field, with the
-// predicted value and the server's.
+// A client that runs without the game's move system (the server adds it
+// to its own schedule only, the mistake a Game's Prediction rules out)
+// mispredicts its own player; the diagnostics name the component and
+// field, with the predicted value and the server's.
 func ExampleClientOptions_onMisprediction() {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
-	opts.SetupClient = nil // the forgotten prediction system
+	forgetOnClient(g, &opts)
 	first := true
 	opts.Clients[0].Options.OnMisprediction = func(tick gw.Tick, ghost components.GhostID, diff netsync.FieldDiff) {
 		if first {

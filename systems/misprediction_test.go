@@ -40,10 +40,21 @@ func mispredictions(t *testing.T, opts harness.Options) ([]misprediction, system
 	return seen, h.Clients[0].Stats()
 }
 
+// forgetOnClient makes the game of opts a game whose client forgets the
+// move system: the server adds it to its own schedule only, the mistake a
+// Game's Prediction rules out.
+func forgetOnClient(g *testGame, opts *harness.Options) {
+	opts.Game.Prediction = nil
+	opts.SetupServer = func(s *systems.Server) error {
+		s.Schedule().Add(gw.StagePrediction, g.move())
+		return nil
+	}
+}
+
 func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
-	opts.SetupClient = nil // the client forgets the move system
+	forgetOnClient(g, &opts)
 	var logs bytes.Buffer
 	opts.Clients[0].Options.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	seen, st := mispredictions(t, opts)
@@ -63,7 +74,7 @@ func TestForgottenPredictionSystemIsNamed(t *testing.T) {
 func TestCheckOwnStateNamesTheDifference(t *testing.T) {
 	g := newTestGame()
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
-	opts.SetupClient = nil // the client forgets the move system
+	forgetOnClient(g, &opts)
 	h, err := harness.New(opts)
 	require.NoError(t, err)
 	assert.EqualError(t, h.CheckOwnState(0), "harness: client 0 owns no ghost")
@@ -78,7 +89,6 @@ func TestServerOnlyWriteOfAReplicatedFieldIsNamed(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	speeds := generic.NewFilter1[Speed]()
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		// Written only on the server: no client predicts it.
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick()%90 != 0 {
@@ -129,7 +139,6 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Clients[0].Options.SyncTest = 4
 	opts.SetupClient = func(_ int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, hiddenState())
 		return nil
 	}
@@ -184,7 +193,6 @@ func trailMatch(t *testing.T, register bool) *harness.Harness {
 				return err
 			}
 		}
-		c.Schedule().Add(gw.StagePrediction, g.move())
 		c.Schedule().Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
 			q := trail.Query(w.Arche())
 			for q.Next() {
@@ -240,7 +248,6 @@ func TestFailedRollbackIsCountedApart(t *testing.T) {
 	}
 	opts.SetupClient = func(_ int, cl *systems.Client) error {
 		c = cl
-		cl.Schedule().Add(gw.StagePrediction, g.move())
 		return nil
 	}
 	h, err := harness.New(opts)

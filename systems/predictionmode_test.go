@@ -105,6 +105,7 @@ func newPlatformScene(mode netsync.PredictionMode) *platformScene {
 // players walk one way for three seconds, then back, over the platform's edge.
 func (ps *platformScene) options(rtt time.Duration, loss float64) harness.Options {
 	opts := ps.testGame.options(2, link(rtt, 0, loss))
+	opts.Game.Prediction = nil // the scene's systems below replace the move system
 	opts.Game.OnConnect = func(w *gw.World, _ components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
 		x := float32(0)
 		q := generic.NewFilter1[Deck]().Query(w.Arche())
@@ -235,7 +236,6 @@ func TestOwnerOfAnUnpredictedGhostShowsItInThePast(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	serverX := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(1); ok {
 				m := generic.NewMap[Pos](w.Arche())

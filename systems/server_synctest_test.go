@@ -47,7 +47,6 @@ func TestSyncTestOnTheServerNamesHiddenState(t *testing.T) {
 	opts := g.options(1, link(100*time.Millisecond, 0, 0))
 	opts.Server.SyncTest = 4
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StagePrediction, hiddenState())
 		return nil
 	}
@@ -72,7 +71,6 @@ func TestSyncTestOnTheServerAcceptsSimulationAndConnections(t *testing.T) {
 	movers := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
 	respawns := 0
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if uint32(w.Tick())%45 != 0 {
 				return

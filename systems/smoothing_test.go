@@ -27,7 +27,6 @@ func smoothingRun(t *testing.T, kick float32) (drawn []float32, offsets []float3
 	opts.Clients[0].Options.Input = systems.InputFunc(func(*gw.World, gw.Tick) Move { return Move{X: 1} })
 	const kickAt = 180
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		pos := generic.NewFilter1[Pos]()
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if w.Tick() != kickAt {

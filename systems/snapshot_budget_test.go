@@ -31,7 +31,6 @@ func TestSnapshotsWithinABudgetReachEveryGhostAndDespawnSurvivesLoss(t *testing.
 	opts.Server.SnapshotBytes = 300
 	var es []ecs.Entity
 	crate := map[components.GhostID]bool{}
-	setup := opts.SetupServer
 	opts.SetupServer = func(s *systems.Server) error {
 		m := generic.NewMap2[Pos, Speed](s.World().Arche())
 		for i := range crates {
@@ -43,7 +42,7 @@ func TestSnapshotsWithinABudgetReachEveryGhostAndDespawnSurvivesLoss(t *testing.
 			crate[id] = true
 			es = append(es, e)
 		}
-		return setup(s)
+		return nil
 	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
@@ -90,7 +89,6 @@ func TestDeltaSnapshotsUnderLossConvergeOnceAtRest(t *testing.T) {
 	lk := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1, Duplicate: 0.05, Reorder: 0.05}
 	opts := g.options(2, transport.Conditions{Up: lk, Down: lk})
 	var es []ecs.Entity
-	setup := opts.SetupServer
 	opts.SetupServer = func(s *systems.Server) error {
 		m := generic.NewMap2[Pos, Speed](s.World().Arche())
 		for i := range crates {
@@ -109,7 +107,7 @@ func TestDeltaSnapshotsUnderLossConvergeOnceAtRest(t *testing.T) {
 				pos.Get(e).X += float32(i%7) * 0.013 // each its own drift
 			}
 		}))
-		return setup(s)
+		return nil
 	}
 	h, err := harness.New(opts)
 	require.NoError(t, err)
@@ -160,7 +158,6 @@ func TestRelevantKeepsFarGhostsOffTheWire(t *testing.T) {
 	opts := g.options(2, link(60*time.Millisecond, 0, 0))
 	near, far := map[components.GhostID]bool{}, map[components.GhostID]bool{}
 	var srv *systems.Server
-	setup := opts.SetupServer
 	opts.SetupServer = func(s *systems.Server) error {
 		srv = s
 		m := generic.NewMap2[Pos, Speed](s.World().Arche())
@@ -179,7 +176,7 @@ func TestRelevantKeepsFarGhostsOffTheWire(t *testing.T) {
 				far[id] = true
 			}
 		}
-		return setup(s)
+		return nil
 	}
 	pos := func(w *gw.World, e ecs.Entity) float32 {
 		m := generic.NewMap[Pos](w.Arche())
@@ -222,7 +219,6 @@ func TestBytesPerSecondBoundsTheDownloadAndAllowsMorePackets(t *testing.T) {
 		g := newTestGame()
 		opts := g.options(1, link(40*time.Millisecond, 0, 0))
 		opts.Server.BytesPerSecond = bps
-		setup := opts.SetupServer
 		opts.SetupServer = func(s *systems.Server) error {
 			m := generic.NewMap2[Pos, Speed](s.World().Arche())
 			var es []ecs.Entity
@@ -239,7 +235,7 @@ func TestBytesPerSecondBoundsTheDownloadAndAllowsMorePackets(t *testing.T) {
 					pos.Get(e).X += 0.25 // every crate moves every tick
 				}
 			}))
-			return setup(s)
+			return nil
 		}
 		h, err := harness.New(opts)
 		require.NoError(t, err)

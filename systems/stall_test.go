@@ -51,7 +51,6 @@ func stallHarness(t *testing.T) (h *harness.Harness, maxReplay func() uint64, re
 	opts.Clients[0].Options.BeforeCorrection = func(*gw.World) { before = first.Schedule().Stats().ReplayedTicks }
 	opts.Clients[0].Options.AfterCorrection = func(*gw.World) { most = max(most, first.Schedule().Stats().ReplayedTicks-before) }
 	opts.SetupClient = func(i int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move())
 		if i == 0 {
 			first = c
 		}

@@ -65,7 +65,6 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	}
 	serverPos := map[gw.Tick]float32{}
 	opts.SetupServer = func(s *systems.Server) error {
-		s.Schedule().Add(gw.StagePrediction, g.move())
 		s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(func(w *gw.World) {
 			if e, ok := s.Ghosts().Entity(2); ok {
 				m := generic.NewMap[Pos](w.Arche())
@@ -79,7 +78,6 @@ func runAcross(t *testing.T, boundary gw.Tick) wrapRun {
 	// Every frame of the first client, check the remote player against
 	// the server's states around the render tick.
 	opts.SetupClient = func(i int, c *systems.Client) error {
-		c.Schedule().Add(gw.StagePrediction, g.move())
 		if i != 0 {
 			return nil
 		}
