@@ -2,7 +2,10 @@ package fuzzing_test
 
 import (
 	"flag"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +37,48 @@ func TestBoundMinimizing(t *testing.T) {
 	require.NoError(t, flag.Set("test.fuzzminimizetime", "5s"))
 	fuzzing.BoundMinimizing()
 	assert.Equal(t, "5s", f.Value.String(), "a value set on the command line stays")
+}
+
+// TestEveryFuzzPackageBoundsMinimizing checks that every package of the
+// module with a fuzz target calls BoundMinimizing from its TestMain, so a
+// new target on packets or tokens does not spend its rounds minimizing.
+func TestEveryFuzzPackageBoundsMinimizing(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fuzzed := map[string]bool{} // package directory: calls BoundMinimizing
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		src := string(b)
+		if strings.Contains(src, "\nfunc Fuzz") {
+			fuzzed[dir] = fuzzed[dir] || false
+		}
+		if strings.Contains(src, "fuzzing.BoundMinimizing()") {
+			fuzzed[dir] = true
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, fuzzed)
+	for dir, bounded := range fuzzed {
+		rel, _ := filepath.Rel(root, dir)
+		if rel == filepath.Join("internal", "fuzzing") {
+			continue
+		}
+		assert.True(t, bounded, "%s has fuzz targets but its TestMain does not call fuzzing.BoundMinimizing()", rel)
+	}
 }
