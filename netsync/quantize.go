@@ -10,10 +10,24 @@ import (
 
 // Quantizer maps float32 values in [min, max] to integer codes in steps of
 // a fixed resolution, and codes back to floats, identically on every
-// machine: the top code decodes to within half a step of max, every
-// decoded value lies in [min, max], and quantizing a value twice gives the
-// same bits as quantizing it once, so a client predicting with quantized
-// values matches the server bit for bit.
+// machine: every value in [min, max] quantizes to within half a step of
+// itself (give or take one float32 spacing near the range's largest
+// magnitude), whether or not the resolution divides the range evenly;
+// every decoded value lies in [min, max]; 0, when the range holds it,
+// quantizes to exactly 0; and quantizing a value twice gives the same bits
+// as quantizing it once, so a client predicting with quantized values
+// matches the server bit for bit.
+//
+// The grid is min + k·resolution, its last point capped at max (it may lie
+// up to half a step past max, or stop up to half a step short of it). When
+// the range holds 0 and that grid misses 0 by more than float32 rounding,
+// as Range(-1, 1, 0.0013) does, the grid is instead the multiples of the
+// resolution, k·resolution, its first point within half a step of min and
+// clamped to it, so that 0 is a grid point. Such a range codes the same
+// number of steps to within one (so its Bits may differ by one from a
+// min-based grid) and its schema hash marks the moved grid; builds before
+// this grid rule coded those ranges from min and will be refused by the
+// hash. Every other range keeps the grid min + k·resolution.
 //
 // Make one with [Range]. The zero Quantizer is unconfigured: a schema
 // refuses a component that codes a field with it (it would encode every

@@ -12,15 +12,34 @@ import (
 // 0..[Quantizer.MaxCode] in steps of a fixed resolution, and codes back to
 // floats, identically on every machine.
 //
-// Encoding computes round((v - min) × (1/resolution)) in float64, to the
-// nearest step with ties away from zero. Decoding computes min + code*resolution in
-// float64, rounding the product before the sum so that no compiler can fuse
-// them into a multiply-add (which rounds once, and only on some CPUs), then
-// rounds to float32 and caps the result at max; the code of 0 (when the
-// range holds 0) decodes to exactly 0, less than half a step from its grid
-// value. MaxCode is
-// round((max - min) × (1/resolution)), so the top code decodes to within half a
-// step of max, and every decoded value lies in [min, max].
+// The codes stand for the grid points base + code·resolution. The base is
+// min, unless the range holds 0 and 0 is not on that grid (more than one
+// float32 spacing near the range's largest magnitude off it): then the base
+// is the multiple of the resolution within half a step of min, so that 0 is
+// a grid point. Encoding computes round((v - base) × (1/resolution)) in
+// float64, to the nearest step with ties away from zero, after clamping v
+// to [min, max]. Decoding computes base + code*resolution in float64,
+// rounding the product before the sum so that no compiler can fuse them
+// into a multiply-add (which rounds once, and only on some CPUs), then
+// rounds to float32 and clamps the result into [min, max]; the code of 0
+// (when the range holds 0) decodes to exactly 0. MaxCode is
+// round((max - base) × (1/resolution)). So the grid point of the top code
+// lies within half a step of max, above it (and decodes to max) or below
+// it, and likewise the bottom code's for min when the base is not min:
+// every decoded value lies in [min, max], and every value in [min, max]
+// decodes to within half a step of itself, give or take one float32
+// spacing near the range's largest magnitude, however the resolution
+// divides the range.
+//
+// The base moves off min only for ranges that hold 0 and that the
+// resolution does not divide evenly from 0 (Range(-500, 500, 15.01),
+// Range(-1, 1, 0.0013)); it was min for every range before, and its zero
+// code, decoding to exactly 0, could land up to a whole step from the values
+// it stood for. For those ranges the grid moves, MaxCode can differ by one
+// (and Bits, where that crosses a power of two), and the schema
+// description marks the moved base, so the schema hash differs from a
+// build that used min. Every range that holds no 0, or that holds it on the
+// grid from min, keeps its grid and hash.
 //
 // [Range] refuses resolutions finer than twice float32's spacing near
 // the largest magnitude in range. That keeps the float32 rounding of a decoded
@@ -33,13 +52,14 @@ import (
 type Quantizer struct {
 	err      error // why the configuration is invalid, or that there is none
 	min, max float32
-	min64    float64
+	base64   float64 // the grid point of code 0: min, or the multiple of res64 within half a step of it
 	res64    float64
 	inv      float64 // 1/resolution; multiplying by it is cheaper than dividing
 	maxCode  uint32
 	nbits    int
 	zero     uint32 // the code of 0, which decodes to exactly 0, when hasZero
 	hasZero  bool
+	moved    bool // base64 is not min: the range holds 0, off the grid from min
 }
 
 // Range returns a Quantizer for [min, max] at the given resolution. It
@@ -99,17 +119,41 @@ func newQuantizer(min, max, resolution float32) (Quantizer, error) {
 	if least := float32(2 * float32Spacing(float64(magnitude))); resolution < least {
 		return Quantizer{}, fmt.Errorf("netsync: quantizer resolution %v is finer than float32 can hold near %v; it must be at least %v", resolution, magnitude, least)
 	}
-	// span ≤ 2·magnitude < 2²⁵·spacing and res ≥ 2·spacing, so steps < 2²⁴.
 	inv := 1 / res
-	steps := math.Round(span * inv)
+	base := float64(min)
+	moved := false
+	if min <= 0 && max >= 0 {
+		// -z·res, the multiple of res nearest min, with min + z·res in
+		// [-res/2, res/2):
+		// z·res is exact in float64 (z < 2²⁴, res has 24 significant bits),
+		// and so is min + z·res, so the checks below are exact too.
+		z := math.Ceil(-float64(min)/res - 0.5)
+		off := float64(min) + z*res
+		if off >= res/2 {
+			z--
+		} else if off < -res/2 {
+			z++
+		}
+		off = float64(min) + z*res
+		// Off by no more than float32 rounding (a resolution like 0.01 that
+		// float32 cannot hold exactly), 0 is on the grid from min already.
+		if math.Abs(off) > float32Spacing(float64(magnitude)) {
+			base, moved = -(z * res), true
+		}
+	}
+	// span ≤ 2·magnitude < 2²⁵·spacing and res ≥ 2·spacing, so span/res is
+	// at most 2²⁴ - 1, and (max - base)/res < 2²⁴ - 1/2 as base ≥ min - res/2:
+	// MaxCode < 2²⁴.
+	steps := math.Round((float64(max) - base) * inv)
 	q := Quantizer{
 		min:     min,
 		max:     max,
-		min64:   float64(min),
+		base64:  base,
 		res64:   res,
 		inv:     inv,
 		maxCode: uint32(steps),
 		nbits:   bits.Len32(uint32(steps)),
+		moved:   moved,
 	}
 	if min <= 0 && max >= 0 {
 		q.zero, q.hasZero = q.Encode(0), true
@@ -150,7 +194,13 @@ func (q Quantizer) Encode(v float32) uint32 {
 	if v > q.max {
 		v = q.max
 	}
-	return uint32(math.Round((float64(v) - q.min64) * q.inv))
+	k := math.Round((float64(v) - q.base64) * q.inv)
+	if k < 0 {
+		// Only a moved base above min, half a step from it: min's tie
+		// rounds away from zero, to -1.
+		return 0
+	}
+	return uint32(k)
 }
 
 // Decode returns the value of code u, in [min, max]. It returns an error
@@ -164,7 +214,7 @@ func (q Quantizer) Decode(u uint32) (float32, error) {
 
 // decode is Decode for a code known to be in range.
 func (q Quantizer) decode(u uint32) float32 {
-	// min + code·resolution misses 0 by a rounding error when resolution
+	// base + code·resolution misses 0 by a rounding error when resolution
 	// is not a power of two; "no value" must stay exactly 0 (a resting
 	// stick, a stopped body).
 	if q.hasZero && u == q.zero {
@@ -172,9 +222,12 @@ func (q Quantizer) decode(u uint32) float32 {
 	}
 	// The float64 conversion rounds the product on its own, which the Go spec
 	// guarantees prevents fusing it with the addition.
-	d := float32(q.min64 + float64(float64(u)*q.res64))
+	d := float32(q.base64 + float64(float64(u)*q.res64))
 	if d > q.max {
 		d = q.max
+	}
+	if d < q.min {
+		d = q.min // code 0 of a moved base below min
 	}
 	return d
 }

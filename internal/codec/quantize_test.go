@@ -74,7 +74,7 @@ func TestQuantizerBits(t *testing.T) {
 		{0, 1, 1, 1, 1},
 		{0, 1, 0.1, 10, 4},
 		{-1, 1, 1.0 / 1024, 2048, 12},
-		{-1, 1, 0.0013, 1538, 11},     // 1538.46 rounds down: the top code decodes just below max
+		{-1, 1, 0.0013, 1538, 11},     // from -769·0.0013, 1538.23 rounds down: the top code decodes just below max
 		{0, 1, 0.35, 3, 2},            // 2.86 rounds up: the top code is capped at max
 		{0, 255, 1, 255, 8},           // a byte
 		{-500, 500, 0.01, 100000, 17}, // positions to a centimetre
@@ -123,11 +123,13 @@ func TestQuantizerDecode(t *testing.T) {
 		code uint32
 		want uint32
 	}{
-		{mustQuantizer(t, -1, 1, 0.0013), 0, 0xbf800000},    // -1: min exactly
-		{mustQuantizer(t, -1, 1, 0.0013), 768, 0xbad1b700},  // -0.0015999973
-		{mustQuantizer(t, -1, 1, 0.0013), 769, 0x00000000},  // the code of 0 decodes to exactly 0 (its step value is -0.0003)
+		{mustQuantizer(t, -1, 1, 0.0013), 0, 0xbf7fec57},    // -0.9997 = -769·0.0013: 0 is off the grid from -1, so the grid is the multiples of 0.0013
+		{mustQuantizer(t, -1, 1, 0.0013), 768, 0xbaaa64c3},  // -0.0013
+		{mustQuantizer(t, -1, 1, 0.0013), 769, 0x00000000},  // the code of 0 decodes to exactly 0, its grid point
 		{mustQuantizer(t, -1, 1, 1.0/127), 127, 0x00000000}, // exactly 0, where -1 + 127·(1/127) rounds off it
-		{mustQuantizer(t, -1, 1, 0.0013), 1538, 0x3f7fd8ae}, // 0.9994: round(1538.46) steps stop short of max
+		{mustQuantizer(t, -1, 1, 0.0013), 1538, 0x3f7fec57}, // 0.9997: round((1 + 0.9997)/0.0013) = round(1538.23) steps stop short of max
+		{mustQuantizer(t, -3.5, 2, 1), 0, 0xc0400000},       // -3: min's tie puts the grid's first point half a step above min
+		{mustQuantizer(t, -2.7, 7, 1), 0, 0xc02ccccd},       // -2.7: the grid's first point, -3, is below min and decodes to min
 		{mustQuantizer(t, 0, 1, 0.3), 3, 0x3f666667},        // 0.90000004: round(3.33) steps stop short of max
 		{mustQuantizer(t, 0, 1, 0.35), 3, 0x3f800000},       // 1: round(2.86) steps would pass max and are capped
 	}

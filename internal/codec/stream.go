@@ -98,8 +98,15 @@ func (s *Stream) Float(v *float32, q Quantizer) {
 			s.err = err
 			return
 		}
+		// A base moved off min (see Quantizer) is a different grid for the
+		// same min, max and resolution: bit 32 of the first word tells it, so
+		// the hash of every other range is what it was before bases moved.
+		minWord := uint64(math.Float32bits(q.min))
+		if q.moved {
+			minWord |= 1 << 32
+		}
 		s.describe(unsafe.Pointer(v), 4, kindFloat, q.nbits,
-			[3]uint64{uint64(math.Float32bits(q.min)), uint64(math.Float32bits(q.max)), math.Float64bits(q.res64)})
+			[3]uint64{minWord, uint64(math.Float32bits(q.max)), math.Float64bits(q.res64)})
 	case modeCodes:
 		s.codes = append(s.codes, uint64(q.Encode(*v)))
 	}

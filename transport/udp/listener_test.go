@@ -10,13 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostwire/ghostwire/internal/fuzzing"
 	"github.com/ghostwire/ghostwire/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain fails the package's tests if any goroutine outlives them, and
+// bounds the fuzzer's minimizing first (see package fuzzing).
+func TestMain(m *testing.M) {
+	fuzzing.BoundMinimizing()
+	goleak.VerifyTestMain(m)
+}
 
 // deadline bounds every wait on real sockets: generous, so a loaded 2-core
 // machine does not flake, yet a hang still fails.

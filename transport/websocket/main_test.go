@@ -4,8 +4,14 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/ghostwire/ghostwire/internal/fuzzing"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: every
-// connection's reader and writer must end once it is closed.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// connection's reader and writer must end once it is closed. It bounds the
+// fuzzer's minimizing first (see package fuzzing).
+func TestMain(m *testing.M) {
+	fuzzing.BoundMinimizing()
+	goleak.VerifyTestMain(m)
+}
