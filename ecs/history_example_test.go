@@ -3,6 +3,7 @@ package ecs_test
 import (
 	"fmt"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -115,4 +116,55 @@ func ExampleSyncTest_unregistered() {
 	}
 	// Output:
 	// ecs: desync at tick 2: component ecs_test.Ammo is written by the prediction but not registered for history (Register): entity {1 0} field Shots is 4 after replay, was 2 in the first run
+}
+
+// A game reads its own history: where an entity was at a tick still held,
+// and what a whole tick holds, without touching the live world (a
+// kill-cam, a hit review, a replay's scrubber).
+func ExampleValueAt() {
+	type Pos struct{ X float32 }
+
+	w := gw.NewWorld(gw.WorldOptions{})
+	h, _ := gw.EnableHistory[components.Predicted](w, 8)
+	if err := gw.Register[Pos](h); err != nil {
+		panic(err)
+	}
+	spawn := generic.NewMap2[Pos, components.Predicted](w.Arche())
+	e := spawn.NewWith(&Pos{}, &components.Predicted{})
+	filter := generic.NewFilter1[Pos]().With(generic.T[components.Predicted]())
+	sched := gw.NewSchedule()
+	sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := filter.Query(w.Arche())
+		for q.Next() {
+			q.Get().X += 2
+		}
+	}))
+	for range 12 {
+		sched.Tick(w)
+	}
+
+	oldest, _ := h.Oldest()
+	newest, _ := h.Newest()
+	fmt.Println("holds ticks", oldest, "to", newest, "of", h.Capacity())
+	p, ok := gw.ValueAt[Pos](h, 7, e)
+	fmt.Println("x at tick 7:", p.X, ok)
+	_, ok = gw.ValueAt[Pos](h, 2, e)
+	fmt.Println("tick 2 held:", ok, h.Has(2))
+
+	view, err := h.View(10)
+	if err != nil {
+		panic(err)
+	}
+	c := view.Component(ecs.ComponentID[Pos](w.Arche()))
+	for i := range view.Len() {
+		fmt.Println("tick 10:", view.Entity(i) == e, (*Pos)(view.Value(i, c)).X)
+	}
+	_, err = h.View(2)
+	fmt.Println(err)
+	// Output:
+	// holds ticks 5 to 12 of 8
+	// x at tick 7: 14 true
+	// tick 2 held: false false
+	// tick 10: true 20
+	// ecs: tick 2 is not in the history (it holds ticks 5..12)
 }

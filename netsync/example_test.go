@@ -2,6 +2,7 @@ package netsync_test
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/netsync"
@@ -79,4 +80,34 @@ func Example() {
 	// true <nil> 0 1
 	// 12.34375 1.5707964
 	// netsync: component netsync_test.Turret: field 0: netsync: an unconfigured Quantizer (the zero value) would encode every value as 0; make one with Range
+}
+
+// A bare-world test (no endpoints) keeps its state on the wire's grid with
+// Quantize, as the server does at the end of every tick: what a client
+// predicting with the same inputs would get, bit for bit.
+func ExampleQuantize() {
+	var b netsync.SchemaBuilder
+	netsync.Component[Position](&b)
+	schema, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	p := Position{X: 1.0 / 3, Y: 2000}
+	if err := netsync.Quantize(schema, &p); err != nil {
+		panic(err)
+	}
+	fmt.Println(p.X, p.Y) // 1/64 steps; clamped to the range
+	// Output: 0.328125 1000
+}
+
+// A misprediction names the component and field, with both values, for a
+// log line or a debug overlay.
+func ExampleFieldDiff() {
+	d := netsync.FieldDiff{Component: "game.Position", Field: "X", Kind: reflect.Float32, Predicted: 1.5, Server: 2}
+	predicted, server := d.Values()
+	fmt.Println(predicted, server)
+	fmt.Println(d)
+	// Output:
+	// 1.5 2
+	// game.Position.X: 1.5 then 2
 }

@@ -3,6 +3,7 @@ package systems_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -151,6 +152,11 @@ func TestSyncTestOnTheClientNamesHiddenState(t *testing.T) {
 	require.True(t, ok, "got %v", c.Stats().FirstDesync)
 	assert.Equal(t, "systems_test.Pos", d.Component.String())
 	assert.Equal(t, "X", d.Field)
+	player, ok := c.Player()
+	require.True(t, ok)
+	assert.Equal(t, player, d.Entity, "the desync names the client's own player")
+	assert.True(t, d.Tick.After(0) && !d.Tick.After(c.World().Tick()), "tick %d is one the client ran (now %d)", d.Tick, c.World().Tick())
+	assert.Contains(t, c.Stats().FirstDesync.Error(), fmt.Sprintf("desync at tick %d: entity %v component systems_test.Pos field X", d.Tick, d.Entity))
 	assert.Greater(t, c.Stats().Desyncs, uint64(0))
 }
 

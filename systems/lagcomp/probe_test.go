@@ -54,3 +54,32 @@ func TestProbeJudgesTheOtherModeWithoutCounting(t *testing.T) {
 	assert.Equal(t, lagcomp.ReasonFireRate, lc.Judge(shot).Reason)
 	assert.True(t, lc.Probe(shot, false).Hit, "a probe does not check the fire rate")
 }
+
+// LineOfSight is the occlusion test Judge applies: a wall on the segment
+// blocks it, touching no wall or a zero-length segment does not.
+func TestLineOfSight(t *testing.T) {
+	walls := [][2][3]float32{{{4, -1, -1}, {6, 1, 1}}}
+	assert.False(t, lagcomp.LineOfSight(walls, [3]float32{0, 0, 0}, [3]float32{10, 0, 0}), "through the wall")
+	assert.True(t, lagcomp.LineOfSight(walls, [3]float32{0, 2, 0}, [3]float32{10, 2, 0}), "beside it")
+	assert.True(t, lagcomp.LineOfSight(walls, [3]float32{0, 0, 0}, [3]float32{3.9, 0, 0}), "short of it")
+	assert.True(t, lagcomp.LineOfSight(walls, [3]float32{1, 1, 1}, [3]float32{1, 1, 1}), "no length")
+	assert.True(t, lagcomp.LineOfSight(nil, [3]float32{0, 0, 0}, [3]float32{10, 0, 0}), "no walls")
+}
+
+// Reasons lists every reason in the order of the rules, as a copy; Stats
+// counts verdicts by reason.
+func TestReasonsAndStats(t *testing.T) {
+	r := lagcomp.Reasons()
+	require.Equal(t, lagcomp.ReasonHit, r[0])
+	assert.Contains(t, r, lagcomp.ReasonShooterDead)
+	r[0] = "changed"
+	assert.Equal(t, lagcomp.ReasonHit, lagcomp.Reasons()[0], "callers get a copy")
+
+	w := gw.NewWorld(gw.WorldOptions{})
+	lc, err := lagcomp.New(w, lagcomp.Options{Pose: func(*lagcomp.Rewound) ([3]float32, float32) { return [3]float32{}, 0 }})
+	require.NoError(t, err)
+	st := lc.Stats()
+	assert.Len(t, st.Verdicts, len(r))
+	assert.Zero(t, st.Shots)
+	assert.Equal(t, 60, lc.TickRate(), "the default")
+}
