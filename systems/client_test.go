@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -192,6 +193,10 @@ func TestGameValidation(t *testing.T) {
 	_, err := systems.NewServer(&gw.VirtualTime{}, l, &systems.Game{Schema: g.schema}, systems.ServerOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Game.OnConnect is required by a server")
+	_, err = systems.NewServer(&gw.VirtualTime{}, l, &systems.Game{Schema: g.schema, OnConnect: g.spawn,
+		OnStart: func(*systems.Server) error { return errors.New("no map") }}, systems.ServerOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "systems: Game.OnStart: no map")
 }
 
 // A client whose frames are slower than the server's ticks receives two

@@ -38,6 +38,11 @@ type Game struct {
 	// connection (the client sees RejectSpawn; the error stays in the
 	// server's log). Required by NewServer.
 	OnConnect func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error)
+	// OnStart, if set, is called once by NewServer after the systems are
+	// installed, to build the world the match starts with: server-owned
+	// ghosts such as a ball or the map's crates (s.Ghosts().Spawn). An
+	// error fails NewServer.
+	OnStart func(s *Server) error
 	// OnDisconnect, if set, is called on the server when a connection
 	// ends, with the entities it owned (a slice valid during the call
 	// only); the game removes them (or keeps them). Nil destroys them.

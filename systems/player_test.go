@@ -13,15 +13,15 @@ import (
 	"github.com/ghostwire/ghostwire/systems/harness"
 )
 
-// The server spawns three ghosts of the player's own type before any
-// player: ghost 1 is not a player, and a client finds its own through
+// The server spawns three ghosts of the player's own type at its start
+// (Game.OnStart), before any player: ghost 1 is not a player, and a client finds its own through
 // Player, the ghost OnConnect spawned for its connection, as the server
 // does through Server.Player and ConnStats.Player. Once the server
 // despawns it, Player says so.
 func TestPlayerIsTheGhostOnConnectSpawned(t *testing.T) {
 	g := newTestGame()
 	opts := g.options(2, link(60*time.Millisecond, 0, 0))
-	opts.SetupServer = func(s *systems.Server) error {
+	opts.Game.OnStart = func(s *systems.Server) error {
 		m := generic.NewMap2[Pos, Speed](s.World().Arche())
 		for i := range 3 {
 			if _, err := s.Ghosts().Spawn(m.NewWith(&Pos{X: float32(i)}, &Speed{}), g.player, 0); err != nil {

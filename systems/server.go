@@ -365,6 +365,11 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if err := game.install(s.schedule, w, true); err != nil {
 		return nil, err
 	}
+	if game.OnStart != nil {
+		if err := game.OnStart(s); err != nil {
+			return nil, fmt.Errorf("systems: Game.OnStart: %w", err)
+		}
+	}
 	return s, nil
 }
 
