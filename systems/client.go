@@ -141,7 +141,18 @@ type ClientStats struct {
 	SnapshotsReceived uint64
 	SnapshotsStale    uint64 // older than one already received
 	SnapshotParts     uint64 // further packets of a tick's snapshot (see ServerOptions.BytesPerSecond)
-	SnapshotsTooOld   uint64 // older than the history
+	// SnapshotsTooOld counts snapshots whose tick precedes the client's
+	// history: only the ghosts they spawn are taken, nothing is
+	// corrected. The first few after connecting are (the client starts
+	// ahead of the server's tick, so its history begins after them), and
+	// so is any after a stall longer than the history; a steady count
+	// beyond those means HistoryCapacity is shorter than the round trip.
+	SnapshotsTooOld uint64
+	// Unresolved counts ghost records dropped because they came without
+	// an identity and named a ghost this client did not hold (the game
+	// destroyed its entity): such a ghost comes back only when the server
+	// sends its identity again.
+	Unresolved uint64
 	// BaselineMissing counts ghost records dropped because they were
 	// deltas against a state this client did not hold: only a server that
 	// breaks the protocol causes it.
@@ -469,7 +480,8 @@ func (c *Client) Stats() ClientStats {
 		}
 	}
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = c.check.checks(), c.check.desyncs, c.check.first
-	st.BaselineMissing = c.ghosts.Stats().BaselineMissing
+	gs := c.ghosts.Stats()
+	st.BaselineMissing, st.Unresolved = gs.BaselineMissing, gs.Unresolved
 	return st
 }
 
