@@ -93,8 +93,9 @@ func truthOf(s *Server, ghost uint32) (TruthPlayer, Truth, bool) {
 }
 
 // TestNativeClientPlays connects the page's client code, natively, over
-// WebSocket, and plays 5 s of real time against two bots: it connects,
-// predicts, moves on the server and fires.
+// WebSocket, and plays 150 ticks (2.5 s of real time, longer on a starved
+// machine) against two bots: it connects, predicts, moves on the server
+// and fires.
 func TestNativeClientPlays(t *testing.T) {
 	s, url := startServer(t, Options{Bots: 2, Seed: 3})
 	p := dialPlayer(t, url, "native")
@@ -112,14 +113,16 @@ func TestNativeClientPlays(t *testing.T) {
 	require.True(t, ok, "the server has the player")
 
 	// Run right (and a bit up, off the others' spawn circle) and fire
-	// now and then for 5 s.
+	// now and then for 150 ticks: counted in ticks, not seconds, so that
+	// a loaded machine, which drops ticks past the clock's catch-up cap,
+	// plays as much.
 	p.SetControls(play.Controls{MoveX: 1, MoveY: 0.3, AimX: 10, AimY: 0})
-	began := time.Now()
+	const played = 150
 	ticks := p.Client().Stats().Ticks
 	// The bots shoot back, so the player may die and respawn at its spawn
 	// point: the farthest it got counts.
 	farthest := start.X
-	for time.Since(began) < 5*time.Second {
+	for p.Client().Stats().Ticks-ticks < played {
 		step()
 		if p.Client().Stats().Ticks%30 == 0 {
 			p.Fire()
@@ -127,12 +130,13 @@ func TestNativeClientPlays(t *testing.T) {
 		if now, _, ok := truthOf(s, v.Own.Ghost); ok {
 			farthest = max(farthest, now.X)
 		}
+		require.NoError(t, p.Client().Err())
 	}
 	st := p.Client().Stats()
 	assert.True(t, p.Client().Connected())
 	assert.NoError(t, p.Client().Err())
-	assert.Greater(t, st.Ticks-ticks, uint64(200), "about 300 ticks in 5 s")
-	assert.Greater(t, st.SnapshotsReceived, uint64(200))
+	// The server sends a snapshot a tick; half of them is robust.
+	assert.Greater(t, st.SnapshotsReceived, uint64(played/2))
 	assert.True(t, st.HasConfirmed)
 	_, tr, ok := truthOf(s, v.Own.Ghost)
 	require.True(t, ok)
@@ -145,7 +149,7 @@ func TestNativeClientPlays(t *testing.T) {
 	assert.Positive(t, tl.Tick)
 	assert.Positive(t, tl.DownBps)
 	assert.Positive(t, tl.UpBps)
-	assert.GreaterOrEqual(t, len(tl.Errors), 50, "an error sample per 100 ms")
+	assert.GreaterOrEqual(t, len(tl.Errors), 20, "an error sample per 100 ms, over 2.5 s at least")
 }
 
 // TestPlayerCloseDropsAtOnce closes a connected page client, as the page
