@@ -55,7 +55,7 @@ func TestServerServesPageAndClient(t *testing.T) {
 
 	res, wasm := get(t, url+"/client.wasm")
 	assert.Equal(t, "application/wasm", res.Header.Get("Content-Type"))
-	require.Greater(t, len(wasm), 1<<20)
+	require.GreaterOrEqual(t, len(wasm), 4)
 	assert.Equal(t, "\x00asm", string(wasm[:4]), "a WebAssembly module")
 
 	_, b := get(t, url+"/arena.json")
@@ -63,6 +63,18 @@ func TestServerServesPageAndClient(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &a))
 	assert.Equal(t, Arena{HalfSize: 10, Radius: 0.5, TickRate: 60, Walls: [][4]float32{
 		{4.25, -0.75, 5.75, 0.75}, {-5.75, -0.75, -4.25, 0.75}, {-0.75, 4.25, 0.75, 5.75}, {-0.75, -5.75, 0.75, -4.25}}}, a)
+}
+
+// The server builds the page's client for GOOS=js GOARCH=wasm with the
+// local Go toolchain and serves it. Long tier: the build takes a minute
+// with a cold build cache.
+func TestServerBuildsAndServesTheClient(t *testing.T) {
+	skipUnlessLong(t)
+	_, url := startServer(t, Options{})
+	res, wasm := get(t, url+"/client.wasm")
+	assert.Equal(t, "application/wasm", res.Header.Get("Content-Type"))
+	require.Greater(t, len(wasm), 1<<20, "the client, not a stand-in")
+	assert.Equal(t, "\x00asm", string(wasm[:4]), "a WebAssembly module")
 }
 
 // dialPlayer connects a native client to the page's socket of a session.
