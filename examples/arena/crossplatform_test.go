@@ -20,8 +20,10 @@ import (
 // a browser client would run the same code) and the same match natively
 // in this process: the reports agree bit for bit outside "wall". The
 // browser client predicts with this code, so it must reach the same bits
-// as the server it is corrected by.
+// as the server it is corrected by. Long tier: the wasm build alone takes
+// a minute with a cold build cache.
 func TestWasmPlaysTheSameMatch(t *testing.T) {
+	skipUnlessLong(t)
 	args := []string{"-clients", "4", "-duration", "10s", "-seed", "11", "-loss", "2", "-jitter", "10ms", "-quiet"}
 	dir := t.TempDir()
 

@@ -137,8 +137,10 @@ func serverAddr(t *testing.T, line string) string {
 
 // The -serve and -connect processes, built once and started by the test
 // as separate processes on 127.0.0.1 (the server picks a free port and
-// prints it). Real time: every wait has a generous deadline.
+// prints it). Real time: every wait has a generous deadline. Long tier:
+// real processes in real time, and a build of the arena.
 func TestArenaProcesses(t *testing.T) {
+	skipUnlessLong(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "arena")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ghostwire/ghostwire/internal/fuzzing"
+	"github.com/ghostwire/ghostwire/internal/longtest"
 	"github.com/ghostwire/ghostwire/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -312,13 +313,16 @@ func TestUDPSendSizes(t *testing.T) {
 	}
 }
 
-// soakDuration is how long TestUDPSixtyFourClients runs traffic: a couple
-// of seconds by default, longer with UDP_SOAK=<duration>.
+// soakDuration is how long TestUDPSixtyFourClients runs traffic: 2 s by
+// default, 20 s in the long tier (GHOSTWIRE_LONG=1), or UDP_SOAK=<duration>.
 func soakDuration(t *testing.T) time.Duration {
 	if v := os.Getenv("UDP_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)
 		require.NoError(t, err)
 		return d
+	}
+	if longtest.Enabled() {
+		return 20 * time.Second
 	}
 	return 2 * time.Second
 }

@@ -3,6 +3,7 @@ package udp
 import (
 	"crypto/cipher"
 	"encoding/binary"
+	"math"
 	"net/netip"
 	"runtime"
 	"sync"
@@ -505,12 +506,17 @@ func TestServerPendingFlood(t *testing.T) {
 	assert.Len(t, s.history.index, DefaultTokenHistory)
 	assert.Less(t, heap, int64(4<<20), "heap growth %d bytes", heap)
 
-	start = time.Now()
-	const updates = 100
-	for range updates {
-		s.update(t0)
+	// The fastest of ten batches: a loaded machine that descheduled the
+	// test for one batch does not count.
+	const updates = 10
+	perUpdate := time.Duration(math.MaxInt64)
+	for range 10 {
+		start = time.Now()
+		for range updates {
+			s.update(t0)
+		}
+		perUpdate = min(perUpdate, time.Since(start)/updates)
 	}
-	perUpdate := time.Since(start) / updates
 	assert.Less(t, perUpdate, 5*time.Millisecond)
 	t.Logf("flood: %d requests, %v each; pending %d (cap %d), history %d (cap %d); heap +%d KiB; update %v",
 		flood, perRequest, len(s.pending), DefaultMaxPending, len(s.history.index), DefaultTokenHistory, heap>>10, perUpdate)

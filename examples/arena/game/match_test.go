@@ -174,9 +174,22 @@ func TestSameSeedSameReport(t *testing.T) {
 	assert.NotEqual(t, first, js(), "another seed plays another match")
 }
 
+// Ten minutes of a 4-bot match: the heap at the end is within 2 MiB of
+// the heap at minute 1, the server's input buffers and the clients'
+// histories hold no more than their capacity. Long tier (3.3 s); the
+// default tier plays three minutes.
 func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
+	skipUnlessLong(t)
+	buffersStayBounded(t, 10*time.Minute)
+}
+
+func TestBuffersStayBoundedOverThreeMinutes(t *testing.T) {
+	buffersStayBounded(t, 3*time.Minute)
+}
+
+func buffersStayBounded(t *testing.T, d time.Duration) {
 	cfg := DefaultConfig()
-	cfg.Clients, cfg.Duration = 4, 10*time.Minute
+	cfg.Clients, cfg.Duration = 4, d
 	m, err := NewMatch(cfg)
 	require.NoError(t, err)
 	var ms runtime.MemStats
@@ -192,7 +205,7 @@ func TestBuffersStayBoundedOverTenMinutes(t *testing.T) {
 		}
 	})
 	end := heap()
-	assert.Less(t, end, atMinute+2<<20, "heap grew from %d to %d bytes between minute 1 and 10", atMinute, end)
+	assert.Less(t, end, atMinute+2<<20, "heap grew from %d to %d bytes between minute 1 and %v", atMinute, end, d)
 	st := m.Harness.Server.Stats()
 	assert.LessOrEqual(t, st.MaxBuffered, 64, "server input buffers hold at most their capacity")
 	for _, c := range m.Harness.Clients {

@@ -41,6 +41,10 @@ func sourceDir() string {
 	return filepath.Dir(file)
 }
 
+// clientBuild is how New builds the page's client: buildClient, or in this
+// package's tests one build shared by every test.
+var clientBuild = buildClient
+
 // buildClient compiles the page's client for GOOS=js GOARCH=wasm into dir
 // and returns the wasm binary and the Go installation's wasm_exec.js.
 func buildClient(ctx context.Context, dir string) (wasm, execJS []byte, err error) {

@@ -3,6 +3,10 @@ package web
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +16,47 @@ import (
 // slow bounds waits on real time: building the client and connecting on a
 // loaded machine.
 const slow = 3 * time.Minute
+
+// TestMain gives every test's server the page's client. The long tier
+// (GHOSTWIRE_LONG=1) and the browser tests build it, once for all (a build
+// per server took 0.6 s with a warm build cache, a minute with a cold
+// one); the default tier serves a stand-in, since its tests play with the
+// client's code natively.
+func TestMain(m *testing.M) {
+	var (
+		once         sync.Once
+		wasm, execJS []byte
+		err          error
+	)
+	clientBuild = func(ctx context.Context, dir string) ([]byte, []byte, error) {
+		if !longTier() && !browserTests {
+			return stubClient()
+		}
+		once.Do(func() { wasm, execJS, err = buildClient(ctx, dir) })
+		return wasm, execJS, err
+	}
+	os.Exit(m.Run())
+}
+
+// stubClient stands in for the page's client: the header of an empty
+// WebAssembly module, and the Go installation's wasm_exec.js.
+func stubClient() (wasm, execJS []byte, err error) {
+	execJS, err = os.ReadFile(filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"))
+	return []byte("\x00asm\x01\x00\x00\x00"), execJS, err
+}
+
+// skipUnlessLong skips a test of the long tier unless GHOSTWIRE_LONG is 1,
+// as .ci/run sets it: the same switch, and the same message, as
+// internal/longtest, which tests under examples/ do not import.
+func skipUnlessLong(t testing.TB) {
+	t.Helper()
+	if !longTier() {
+		t.Skip("long test: runs with GHOSTWIRE_LONG=1 (.ci/run sets it)")
+	}
+}
+
+// longTier reports whether the long tier runs.
+func longTier() bool { return os.Getenv("GHOSTWIRE_LONG") == "1" }
 
 // startServer builds and runs a web server for the test, serving it on a
 // loopback port; it stops when the test ends.

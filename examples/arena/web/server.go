@@ -137,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	defer os.RemoveAll(dir)
 	s := &Server{opts: opts, clock: gw.NewRealTime(), sessions: sessions{}, done: make(chan struct{})}
 	s.lagComp.Store(true)
-	if s.wasm, s.execJS, err = buildClient(ctx, dir); err != nil {
+	if s.wasm, s.execJS, err = clientBuild(ctx, dir); err != nil {
 		return nil, err
 	}
 	if err := s.setupGame(); err != nil {

@@ -55,7 +55,7 @@ func TestServerServesPageAndClient(t *testing.T) {
 
 	res, wasm := get(t, url+"/client.wasm")
 	assert.Equal(t, "application/wasm", res.Header.Get("Content-Type"))
-	require.Greater(t, len(wasm), 1<<20)
+	require.GreaterOrEqual(t, len(wasm), 4)
 	assert.Equal(t, "\x00asm", string(wasm[:4]), "a WebAssembly module")
 
 	_, b := get(t, url+"/arena.json")
@@ -63,6 +63,18 @@ func TestServerServesPageAndClient(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &a))
 	assert.Equal(t, Arena{HalfSize: 10, Radius: 0.5, TickRate: 60, Walls: [][4]float32{
 		{4.25, -0.75, 5.75, 0.75}, {-5.75, -0.75, -4.25, 0.75}, {-0.75, 4.25, 0.75, 5.75}, {-0.75, -5.75, 0.75, -4.25}}}, a)
+}
+
+// The server builds the page's client for GOOS=js GOARCH=wasm with the
+// local Go toolchain and serves it. Long tier: the build takes a minute
+// with a cold build cache.
+func TestServerBuildsAndServesTheClient(t *testing.T) {
+	skipUnlessLong(t)
+	_, url := startServer(t, Options{})
+	res, wasm := get(t, url+"/client.wasm")
+	assert.Equal(t, "application/wasm", res.Header.Get("Content-Type"))
+	require.Greater(t, len(wasm), 1<<20, "the client, not a stand-in")
+	assert.Equal(t, "\x00asm", string(wasm[:4]), "a WebAssembly module")
 }
 
 // dialPlayer connects a native client to the page's socket of a session.
@@ -93,8 +105,9 @@ func truthOf(s *Server, ghost uint32) (TruthPlayer, Truth, bool) {
 }
 
 // TestNativeClientPlays connects the page's client code, natively, over
-// WebSocket, and plays 5 s of real time against two bots: it connects,
-// predicts, moves on the server and fires.
+// WebSocket, and plays 150 ticks (2.5 s of real time, longer on a starved
+// machine) against two bots: it connects, predicts, moves on the server
+// and fires.
 func TestNativeClientPlays(t *testing.T) {
 	s, url := startServer(t, Options{Bots: 2, Seed: 3})
 	p := dialPlayer(t, url, "native")
@@ -112,14 +125,16 @@ func TestNativeClientPlays(t *testing.T) {
 	require.True(t, ok, "the server has the player")
 
 	// Run right (and a bit up, off the others' spawn circle) and fire
-	// now and then for 5 s.
+	// now and then for 150 ticks: counted in ticks, not seconds, so that
+	// a loaded machine, which drops ticks past the clock's catch-up cap,
+	// plays as much.
 	p.SetControls(play.Controls{MoveX: 1, MoveY: 0.3, AimX: 10, AimY: 0})
-	began := time.Now()
+	const played = 150
 	ticks := p.Client().Stats().Ticks
 	// The bots shoot back, so the player may die and respawn at its spawn
 	// point: the farthest it got counts.
 	farthest := start.X
-	for time.Since(began) < 5*time.Second {
+	for p.Client().Stats().Ticks-ticks < played {
 		step()
 		if p.Client().Stats().Ticks%30 == 0 {
 			p.Fire()
@@ -127,12 +142,13 @@ func TestNativeClientPlays(t *testing.T) {
 		if now, _, ok := truthOf(s, v.Own.Ghost); ok {
 			farthest = max(farthest, now.X)
 		}
+		require.NoError(t, p.Client().Err())
 	}
 	st := p.Client().Stats()
 	assert.True(t, p.Client().Connected())
 	assert.NoError(t, p.Client().Err())
-	assert.Greater(t, st.Ticks-ticks, uint64(200), "about 300 ticks in 5 s")
-	assert.Greater(t, st.SnapshotsReceived, uint64(200))
+	// The server sends a snapshot a tick; half of them is robust.
+	assert.Greater(t, st.SnapshotsReceived, uint64(played/2))
 	assert.True(t, st.HasConfirmed)
 	_, tr, ok := truthOf(s, v.Own.Ghost)
 	require.True(t, ok)
@@ -145,7 +161,7 @@ func TestNativeClientPlays(t *testing.T) {
 	assert.Positive(t, tl.Tick)
 	assert.Positive(t, tl.DownBps)
 	assert.Positive(t, tl.UpBps)
-	assert.GreaterOrEqual(t, len(tl.Errors), 50, "an error sample per 100 ms")
+	assert.GreaterOrEqual(t, len(tl.Errors), 20, "an error sample per 100 ms, over 2.5 s at least")
 }
 
 // TestPlayerCloseDropsAtOnce closes a connected page client, as the page

@@ -34,6 +34,10 @@ import (
 //	go test -tags browser . -args -screenshot "$PWD/../../../../docs/arena-web.png"
 //
 // A missing browser fails them.
+// browserTests is set when the browser tests are built: they need the
+// page's real client.
+const browserTests = true
+
 var screenshot = flag.String("screenshot", "", "save the page's screenshot to this file (default: the test's temporary directory)")
 
 // chromium is Debian's package's browser.
