@@ -33,7 +33,7 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errOut bytes.Buffer
-		err := run(tc.args, &out, &errOut)
+		err := run(t.Context(), tc.args, &out, &errOut)
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want)
 	}
@@ -42,7 +42,7 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 func TestArenaWritesItsReport(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "report.json")
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"-clients", "3", "-duration", "5s", "-seed", "4", "-report", file}, &out, &errOut))
+	require.NoError(t, run(t.Context(), []string{"-clients", "3", "-duration", "5s", "-seed", "4", "-report", file}, &out, &errOut))
 	assert.Contains(t, out.String(), "t=   1s")
 	assert.Contains(t, out.String(), "converged: true")
 	b, err := os.ReadFile(file)
@@ -74,7 +74,7 @@ func TestArenaWritesItsReport(t *testing.T) {
 	assert.Equal(t, true, r["converged"])
 
 	var quiet bytes.Buffer
-	require.NoError(t, run([]string{"-clients", "2", "-duration", "2s", "-quiet", "-lagcomp", "off", "-max-rewind", "250ms", "-interp-delay", "80ms"}, &quiet, &errOut))
+	require.NoError(t, run(t.Context(), []string{"-clients", "2", "-duration", "2s", "-quiet", "-lagcomp", "off", "-max-rewind", "250ms", "-interp-delay", "80ms"}, &quiet, &errOut))
 	assert.Contains(t, quiet.String(), "lagcomp off (250ms)")
 	assert.NotContains(t, quiet.String(), "t=   1s")
 }

@@ -137,9 +137,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	defer os.RemoveAll(dir)
 	s := &Server{opts: opts, clock: gw.NewRealTime(), sessions: sessions{}, done: make(chan struct{})}
 	s.lagComp.Store(true)
+	// The build takes up to a minute on a cold cache: say so, and how long
+	// it took, rather than wait in silence.
+	opts.Logger.Info("web: building the page's WebAssembly client with the local Go toolchain")
+	began := time.Now()
 	if s.wasm, s.execJS, err = buildClient(ctx, dir); err != nil {
 		return nil, err
 	}
+	opts.Logger.Info("web: built the WebAssembly client", "took", time.Since(began).Round(time.Millisecond), "bytes", len(s.wasm))
 	if err := s.setupGame(); err != nil {
 		return nil, err
 	}
@@ -309,5 +314,8 @@ func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
+	st := s.Stats()
+	s.opts.Logger.Info("arena on the web: closed", "ticks", st.Server.Ticks, "page_connections", st.Sockets,
+		"spectator_streams", st.Truth, "shots", s.shots.Stats.Fired, "hits", s.shots.Stats.Hits, "kills", s.shots.Stats.Kills)
 	return errors.Join(runErr, err)
 }
