@@ -56,6 +56,7 @@ var helpGroups = []helpGroup{
 		{name: "cheat", arg: "KIND"},
 		{name: "crates", arg: "N"},
 		{name: "view-radius", arg: "R"},
+		{name: "bot-aim", arg: "perfect|human"},
 	}},
 	{title: "Network server (-serve; see docs/network.md)", network: true, flags: []helpFlag{
 		{name: "serve", arg: "ADDR"},
@@ -80,11 +81,13 @@ var helpGroups = []helpGroup{
 		{name: "seed", arg: "N"},
 		{name: "rollback", arg: "mismatch|always"},
 		{name: "interp-delay", arg: "D"},
+		{name: "bot-aim", arg: "perfect|human"},
 	}},
 	{title: "Web (-web; the page's client is built with your Go toolchain at start)", flags: []helpFlag{
 		{name: "web", arg: "ADDR"},
 		{name: "clients", arg: "N", usage: "number of bots to play against (0..32)"},
 		{name: "seed", arg: "N", usage: "seed of the bots and of the links' conditions"},
+		{name: "bot-aim", arg: "perfect|human", usage: "how the bots aim: human (a reaction time, misses: a person can win) or perfect", def: "human"},
 	}},
 	{title: "Report and output (headless match, -serve, -connect)", flags: []helpFlag{
 		{name: "report", arg: "FILE"},

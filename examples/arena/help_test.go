@@ -28,6 +28,7 @@ func TestHelpShowsEveryModeAndFlag(t *testing.T) {
 		"how long to serve (0..24h; 0: until SIGINT or SIGTERM) (default 0s)",
 		"play before the bots stand still and leave (1s..2h) (default 30s)",
 		"number of bots to play against (0..32) (default 4)",
+		"-bot-aim perfect|human\n    \thow the bots aim: human (a reaction time, misses: a person can win) or perfect (default human)",
 	} {
 		assert.Contains(t, text, s)
 	}

@@ -103,6 +103,39 @@ func (f percentFlag) Set(s string) error {
 	return nil
 }
 
+// aimFlag parses -bot-aim.
+type aimFlag struct{ p *string }
+
+func (f aimFlag) String() string {
+	if f.p == nil {
+		return game.AimPerfect
+	}
+	return *f.p
+}
+
+func (f aimFlag) Set(s string) error {
+	if s != game.AimPerfect && s != game.AimHuman {
+		return fmt.Errorf("%q: allowed values are perfect|human", s)
+	}
+	*f.p = s
+	return nil
+}
+
+// webOptions are -web's options from the parsed flags. The page's bots aim
+// like people unless -bot-aim perfect says otherwise: a person must be
+// able to win.
+func webOptions(fs *flag.FlagSet, cfg game.Config, log *slog.Logger) web.Options {
+	perfect := isSet(fs, "bot-aim") && cfg.BotAim == game.AimPerfect
+	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Logger: log}
+}
+
+// isSet reports whether the command line gave flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // radiusFlag reads a distance into a float32; Config.Validate checks its
 // range.
 type radiusFlag struct{ r *float32 }
@@ -152,6 +185,7 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.IntVar(&cfg.Cheaters, "cheaters", cfg.Cheaters, "how many bots (the last ones) cheat (0..clients)")
 	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
 	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, fmt.Sprintf("server-owned crates at rest, shoved by players running into them (0..%d)", game.MaxCrates))
+	fs.Var(aimFlag{&cfg.BotAim}, "bot-aim", "how the bots aim: perfect (fire at once, never miss: the lag compensator's steady load) or human (a reaction time, misses)")
 	fs.Var(radiusFlag{&cfg.ViewRadius}, "view-radius", fmt.Sprintf("send each client only the ghosts within this distance of its player (0..%v; 0 = everything)", game.MaxViewRadius))
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
@@ -199,8 +233,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.Clients < 0 || cfg.Clients > 32 {
 			return fmt.Errorf("-clients %d: allowed range is 0..32 with -web", cfg.Clients)
 		}
-		log := slog.New(slog.NewTextHandler(stderr, nil))
-		return web.ListenAndServe(ctx, a.web, web.Options{Bots: cfg.Clients, Seed: cfg.Seed, Logger: log})
+		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, slog.New(slog.NewTextHandler(stderr, nil))))
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {
@@ -229,8 +262,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func printSummary(w io.Writer, r *game.Report) {
 	c := r.Config
-	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms)\n",
-		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS)
+	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms), bot aim %s\n",
+		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS, c.BotAim)
 	if r.InterruptedAtS > 0 {
 		fmt.Fprintf(w, "interrupted: the bots stopped at %.0fs of play and stood still %.2fs\n", r.InterruptedAtS, r.SettledS)
 	}

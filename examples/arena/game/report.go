@@ -1,6 +1,7 @@
 package game
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -53,6 +54,7 @@ type ReportConfig struct {
 	InterpDelayMS float64 `json:"interp_delay_ms"`
 	Crates        int     `json:"crates"`
 	ViewRadius    float64 `json:"view_radius"`
+	BotAim        string  `json:"bot_aim"`
 }
 
 // ServerReport holds the server's counters.
@@ -364,6 +366,7 @@ func (m *Match) reportConfig() ReportConfig {
 		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
 		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
+		BotAim: cmp.Or(cfg.BotAim, AimPerfect),
 	}
 }
 

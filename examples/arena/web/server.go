@@ -40,6 +40,10 @@ import (
 type Options struct {
 	// Bots is the number of bot players, 0..32.
 	Bots int
+	// PerfectAim makes the bots aim as the headless match's do: at once,
+	// never missing. By default they aim like people (game.HumanAim), so
+	// that a person playing the page can win a duel.
+	PerfectAim bool
 	// Seed seeds the bots and the link conditioners.
 	Seed uint64
 	// Frame is the game loop's period; 2 ms when zero. Allowed: 1ms..50ms.
@@ -189,6 +193,9 @@ func (s *Server) setupGame() error {
 			return err
 		}
 		bot := game.NewBot(s.opts.Seed*1000+uint64(i)+1, s.clock, time.Duration(1<<62))
+		if !s.opts.PerfectAim {
+			bot.Aim = game.HumanAim
+		}
 		p, err := play.New(s.clock, conn, play.Options{Input: bot.Input, Logger: s.opts.Logger})
 		if err != nil {
 			return err
