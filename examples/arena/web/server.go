@@ -226,6 +226,9 @@ func (s *Server) compensator(present bool) (*lagcomp.Compensator, error) {
 			return [3]float32{p.X, p.Y, 0}, f.Yaw
 		},
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[game.Health](tg).Alive() },
+		// Every verdict goes back to its shooter's page: its tracer and
+		// hit marker. Only the compensator judging sends.
+		Server: s.game,
 	})
 	if err != nil {
 		return nil, err
