@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,10 @@ type clientsOptions struct {
 	Key    [udp.KeySize]byte // tokens made here when TokenURL is ""
 	// TokenURL is the token endpoint to fetch each bot's token from.
 	TokenURL string
-	Logger   *slog.Logger
+	// TokenTimeout is the timeout, in seconds, of the tokens made here
+	// (tokenTimeout when zero): how long a handshake waits for an answer.
+	TokenTimeout int
+	Logger       *slog.Logger
 }
 
 // converged is how many of the server's snapshots in a row a client's
@@ -40,6 +44,9 @@ type bot struct {
 	connected bool
 	end       string // "" while the connection is up
 	clean     bool
+	// noAnswer is set when the handshake timed out: the server never
+	// answered (see noAnswerCauses).
+	noAnswer bool
 	// The snapshot count when the prediction last missed: convergence is
 	// convergedSnapshots snapshots since.
 	mispredictions, missedAt uint64
@@ -85,7 +92,7 @@ func (c *arenaClients) dial(ctx context.Context, web *http.Client) (*bot, error)
 	} else {
 		var id uint64
 		if id, err = randomClientID(); err == nil {
-			token, err = makeToken(c.opts.Key, c.opts.Server, id)
+			token, err = makeToken(c.opts.Key, c.opts.Server, id, cmp.Or(c.opts.TokenTimeout, tokenTimeout))
 		}
 	}
 	if err != nil {
@@ -142,6 +149,13 @@ func (c *arenaClients) update(frame bool) (allEnded bool) {
 func (b *bot) observe() {
 	if b.client.Connected() && b.conn.State() == udp.StateConnected {
 		b.connected = true
+	}
+	if !b.connected && b.conn.State() == udp.StateTimedOut {
+		// Checked first: the endpoint above sees only that its
+		// connection ended.
+		b.noAnswer = true
+		b.finish("never connected: "+b.conn.Err().Error(), false)
+		return
 	}
 	st := b.client.Stats()
 	if st.Mispredictions != b.mispredictions {
@@ -260,6 +274,7 @@ func (c *arenaClients) second(at time.Duration) game.Second {
 		s.Mispredictions += st.Mispredictions
 		s.Rollbacks += st.Rollbacks
 		s.Replayed += st.ReplayedTicks
+		s.ConfirmedHits += st.ConfirmedHits
 		if b.end != "" || !b.connected {
 			continue
 		}

@@ -29,7 +29,7 @@ func TestWasmPlaysTheSameMatch(t *testing.T) {
 
 	native := filepath.Join(dir, "native.json")
 	var out, errOut bytes.Buffer
-	require.NoError(t, run(append(args, "-report", native), &out, &errOut), "%s", errOut.String())
+	require.NoError(t, run(t.Context(), append(args, "-report", native), &out, &errOut), "%s", errOut.String())
 
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err)

@@ -16,17 +16,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	// Every mode ends cleanly on either signal: the headless match stops its
+	// bots and reports, -serve and -connect say goodbye and report, -web
+	// tells the pages it is closing.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "arena:", err)
 		os.Exit(2)
 	}
@@ -95,6 +103,39 @@ func (f percentFlag) Set(s string) error {
 	return nil
 }
 
+// aimFlag parses -bot-aim.
+type aimFlag struct{ p *string }
+
+func (f aimFlag) String() string {
+	if f.p == nil {
+		return game.AimPerfect
+	}
+	return *f.p
+}
+
+func (f aimFlag) Set(s string) error {
+	if s != game.AimPerfect && s != game.AimHuman {
+		return fmt.Errorf("%q: allowed values are perfect|human", s)
+	}
+	*f.p = s
+	return nil
+}
+
+// webOptions are -web's options from the parsed flags. The page's bots aim
+// like people unless -bot-aim perfect says otherwise: a person must be
+// able to win.
+func webOptions(fs *flag.FlagSet, cfg game.Config, log *slog.Logger) web.Options {
+	perfect := isSet(fs, "bot-aim") && cfg.BotAim == game.AimPerfect
+	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Logger: log}
+}
+
+// isSet reports whether the command line gave flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // radiusFlag reads a distance into a float32; Config.Validate checks its
 // range.
 type radiusFlag struct{ r *float32 }
@@ -115,13 +156,19 @@ func (f radiusFlag) Set(s string) error {
 	return nil
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
-	if isNetworkRun(args) {
-		return runNetwork(args, stdout, stderr)
-	}
-	cfg := game.DefaultConfig()
-	fs := flag.NewFlagSet("arena", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// headlessArgs are the flags of the headless match and of -web.
+type headlessArgs struct {
+	cfg    game.Config
+	report string
+	quiet  bool
+	web    string
+}
+
+// headlessFlags defines the headless match's flags (and -web's) into a.
+func headlessFlags(a *headlessArgs) *flag.FlagSet {
+	a.cfg = game.DefaultConfig()
+	cfg := &a.cfg
+	fs := newFlagSet()
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of bot clients (1..64)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "simulated play before the bots stand still (1s..2h)")
 	fs.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "ticks per second (10..240)")
@@ -138,40 +185,72 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Cheaters, "cheaters", cfg.Cheaters, "how many bots (the last ones) cheat (0..clients)")
 	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
 	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, fmt.Sprintf("server-owned crates at rest, shoved by players running into them (0..%d)", game.MaxCrates))
+	fs.Var(aimFlag{&cfg.BotAim}, "bot-aim", "how the bots aim: perfect (fire at once, never miss: the lag compensator's steady load) or human (a reaction time, misses)")
 	fs.Var(radiusFlag{&cfg.ViewRadius}, "view-radius", fmt.Sprintf("send each client only the ghosts within this distance of its player (0..%v; 0 = everything)", game.MaxViewRadius))
-	report := fs.String("report", "", "write the JSON report to this file")
-	quiet := fs.Bool("quiet", false, "no per-second lines")
-	webAddr := fs.String("web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
+	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
+	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
+	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
+	return fs
+}
+
+// newFlagSet returns a flag set that prints nothing: run reports a bad
+// flag in its error, and -h prints every mode's flags (printHelp).
+func newFlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("arena", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args into fs: false with a nil error after -h, which
+// printed the help to stdout.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (bool, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return false, printHelp(stdout)
 		}
-		return err
+		return false, fmt.Errorf("%w (arena -h lists every mode and flag)", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return false, fmt.Errorf("unexpected argument %q (arena -h lists every mode and flag)", fs.Arg(0))
 	}
-	if *webAddr != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
-		return web.ListenAndServe(ctx, *webAddr, web.Options{Bots: cfg.Clients, Seed: cfg.Seed})
+	return true, nil
+}
+
+// run runs the mode args ask for until it is done or ctx ends (main ends
+// it on SIGINT and SIGTERM); every mode then ends cleanly, with its
+// report.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if isNetworkRun(args) {
+		return runNetwork(ctx, args, stdout, stderr)
+	}
+	var a headlessArgs
+	fs := headlessFlags(&a)
+	if ok, err := parse(fs, args, stdout); !ok {
+		return err
+	}
+	cfg := a.cfg
+	if a.web != "" {
+		if cfg.Clients < 0 || cfg.Clients > 32 {
+			return fmt.Errorf("-clients %d: allowed range is 0..32 with -web", cfg.Clients)
+		}
+		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, slog.New(slog.NewTextHandler(stderr, nil))))
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {
 		return err
 	}
 	var onSecond func(game.Second)
-	if !*quiet {
+	if !a.quiet {
 		onSecond = func(s game.Second) { s.Print(stdout) }
 	}
-	r := m.Run(onSecond)
+	r := m.RunContext(ctx, onSecond)
 	printSummary(stdout, r)
-	if *report != "" {
+	if a.report != "" {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*report, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(a.report, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
@@ -183,8 +262,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 func printSummary(w io.Writer, r *game.Report) {
 	c := r.Config
-	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms)\n",
-		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS)
+	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms), bot aim %s\n",
+		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS, c.BotAim)
+	if r.InterruptedAtS > 0 {
+		fmt.Fprintf(w, "interrupted: the bots stopped at %.0fs of play and stood still %.2fs\n", r.InterruptedAtS, r.SettledS)
+	}
 	s := r.Server
 	fmt.Fprintf(w, "server: %d ticks, %d crates, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received, %d ghosts deferred\n",
 		s.Ticks, c.Crates, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived, s.GhostsDeferred)

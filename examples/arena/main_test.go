@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ghostwire/ghostwire/examples/arena/game"
 )
 
 func TestBadFlagValuesAreRefusedByName(t *testing.T) {
@@ -30,10 +32,11 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 		{[]string{"-max-rewind", "5s"}, "-max-rewind 5s: allowed range is one tick..2s"},
 		{[]string{"-interp-delay", "-1ms"}, "-interp-delay -1ms"},
 		{[]string{"-crates", "20000"}, "-crates 20000: allowed range is 0..10000"},
+		{[]string{"-bot-aim", "sloppy"}, `invalid value "sloppy" for flag -bot-aim: "sloppy": allowed values are perfect|human`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errOut bytes.Buffer
-		err := run(tc.args, &out, &errOut)
+		err := run(t.Context(), tc.args, &out, &errOut)
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want)
 	}
@@ -42,7 +45,7 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 func TestArenaWritesItsReport(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "report.json")
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"-clients", "3", "-duration", "5s", "-seed", "4", "-report", file}, &out, &errOut))
+	require.NoError(t, run(t.Context(), []string{"-clients", "3", "-duration", "5s", "-seed", "4", "-report", file}, &out, &errOut))
 	assert.Contains(t, out.String(), "t=   1s")
 	assert.Contains(t, out.String(), "converged: true")
 	b, err := os.ReadFile(file)
@@ -74,7 +77,30 @@ func TestArenaWritesItsReport(t *testing.T) {
 	assert.Equal(t, true, r["converged"])
 
 	var quiet bytes.Buffer
-	require.NoError(t, run([]string{"-clients", "2", "-duration", "2s", "-quiet", "-lagcomp", "off", "-max-rewind", "250ms", "-interp-delay", "80ms"}, &quiet, &errOut))
+	require.NoError(t, run(t.Context(), []string{"-clients", "2", "-duration", "2s", "-quiet", "-lagcomp", "off", "-max-rewind", "250ms", "-interp-delay", "80ms"}, &quiet, &errOut))
 	assert.Contains(t, quiet.String(), "lagcomp off (250ms)")
 	assert.NotContains(t, quiet.String(), "t=   1s")
+}
+
+// The headless match's bots aim perfectly unless -bot-aim human; the web
+// page's aim like people unless -bot-aim perfect.
+func TestBotAimDefaultsByMode(t *testing.T) {
+	for _, tc := range []struct {
+		args          []string
+		headless      string
+		webPerfectAim bool
+	}{
+		{nil, game.AimPerfect, false},
+		{[]string{"-bot-aim", "human"}, game.AimHuman, false},
+		{[]string{"-bot-aim", "perfect"}, game.AimPerfect, true},
+	} {
+		var a headlessArgs
+		fs := headlessFlags(&a)
+		require.NoError(t, fs.Parse(tc.args))
+		assert.Equal(t, tc.headless, a.cfg.BotAim, tc.args)
+		assert.Equal(t, tc.webPerfectAim, webOptions(fs, a.cfg, nil).PerfectAim, tc.args)
+	}
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"-clients", "2", "-duration", "2s", "-quiet", "-bot-aim", "human"}, &out, &bytes.Buffer{}))
+	assert.Contains(t, out.String(), "bot aim human")
 }

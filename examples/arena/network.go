@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,10 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
@@ -42,54 +40,61 @@ func isNetworkRun(args []string) bool {
 	return false
 }
 
-// runNetwork runs the -serve or -connect process (or -genkey) until it is
-// done or SIGINT or SIGTERM arrives; either way it writes its report.
-func runNetwork(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return runNetworkContext(ctx, args, stdout, stderr)
+// networkArgs are the flags of -serve, -connect and -genkey.
+type networkArgs struct {
+	cfg                                         game.Config
+	serve, public, connect, key, tokens, genkey string
+	maxClients                                  int
+	duration                                    time.Duration
+	report                                      string
+	quiet                                       bool
 }
 
-func runNetworkContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := game.DefaultConfig()
+// networkFlags defines the network modes' flags into a.
+func networkFlags(a *networkArgs) *flag.FlagSet {
+	a.cfg = game.DefaultConfig()
+	cfg := &a.cfg
 	cfg.RTT, cfg.Jitter, cfg.Loss = 0, 0, 0 // the network is real: nothing is simulated
-	fs := flag.NewFlagSet("arena", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	serve := fs.String("serve", "", "run a server bound to this UDP address (host:port; port 0 picks one)")
-	public := fs.String("public", "", "the server's address as clients reach it, named in connect tokens (default: the -serve address)")
-	connect := fs.String("connect", "", "run bot clients of the server at this UDP address (its public address)")
-	keyFile := fs.String("key", "", "file holding the 32-byte private key shared by servers and token makers")
-	tokens := fs.String("tokens", "", "-serve: also serve connect tokens over HTTP on this address; -connect: fetch tokens from this URL instead of making them with -key")
-	genkey := fs.String("genkey", "", "write a new random 32-byte key to this file (which must not exist) and exit")
-	maxClients := fs.Int("max-clients", 64, "-serve: client slots (1..64)")
-	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "-connect: number of bot clients, each on its own connection (1..64)")
-	duration := fs.Duration("duration", 0, "-serve: how long to serve (0: until SIGINT or SIGTERM); -connect: play before the bots stand still (1s..2h; default 30s)")
+	fs := newFlagSet()
+	fs.StringVar(&a.serve, "serve", "", "run a server bound to this UDP address (host:port; port 0 picks one)")
+	fs.StringVar(&a.public, "public", "", "the server's address as clients reach it, named in connect tokens (default: the -serve address)")
+	fs.StringVar(&a.connect, "connect", "", "run bot clients of the server at this UDP address (its public address)")
+	fs.StringVar(&a.key, "key", "", "file holding the 32-byte private key shared by servers and token makers")
+	fs.StringVar(&a.tokens, "tokens", "", "-serve: also serve connect tokens over HTTP on this address; -connect: fetch tokens from this URL instead of making them with -key")
+	fs.StringVar(&a.genkey, "genkey", "", "write a new random 32-byte key to this file (which must not exist) and exit")
+	fs.IntVar(&a.maxClients, "max-clients", 64, "client slots (1..64)")
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of bot clients, each on its own connection (1..64)")
+	fs.DurationVar(&a.duration, "duration", 0, "-serve: how long to serve (0..24h; 0: until SIGINT or SIGTERM); -connect: play before the bots stand still (1s..2h; 0: 30s)")
 	fs.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "ticks per second (10..240), the same on server and clients")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the bots")
 	fs.Var(rollbackFlag{&cfg.Rollback}, "rollback", "reconciliation policy: mismatch|always")
 	fs.Var(onOffFlag{&cfg.LagComp}, "lagcomp", "judge shots at the shooter's view tick (on) or against the present (off)")
 	fs.DurationVar(&cfg.MaxRewind, "max-rewind", cfg.MaxRewind, "lag-compensation window (one tick..2s)")
 	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
-	report := fs.String("report", "", "write the JSON report to this file")
-	quiet := fs.Bool("quiet", false, "no per-second lines, and only warnings in the log")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	fs.Var(aimFlag{&cfg.BotAim}, "bot-aim", "how the bots aim: perfect (fire at once, never miss) or human (a reaction time, misses)")
+	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
+	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines, and only warnings in the log")
+	return fs
+}
+
+// runNetwork runs the -serve or -connect process (or -genkey) until it is
+// done or ctx ends; either way it writes its report.
+func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var a networkArgs
+	fs := networkFlags(&a)
+	if ok, err := parse(fs, args, stdout); !ok {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
+	cfg := a.cfg
 	level := slog.LevelInfo
 	var out io.Writer = stdout
-	if *quiet {
+	if a.quiet {
 		level, out = slog.LevelWarn, nil
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	modes := 0
-	for _, m := range []string{*serve, *connect, *genkey} {
+	for _, m := range []string{a.serve, a.connect, a.genkey} {
 		if m != "" {
 			modes++
 		}
@@ -97,34 +102,38 @@ func runNetworkContext(ctx context.Context, args []string, stdout, stderr io.Wri
 	if modes != 1 {
 		return errors.New("give exactly one of -serve ADDR, -connect ADDR and -genkey FILE")
 	}
-	if *genkey != "" {
-		if err := writeKeyFile(*genkey); err != nil {
+	if a.genkey != "" {
+		if err := writeKeyFile(a.genkey); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "arena: wrote a new key to %s\n", *genkey)
-		if root, ok := gitWorkTree(*genkey); ok {
-			fmt.Fprintf(stdout, "arena: warning: %s is inside the git work tree %s; keep it out of commits (the repository's .gitignore ignores *.key, yours may not)\n", *genkey, root)
+		fmt.Fprintf(stdout, "arena: wrote a new key to %s\n", a.genkey)
+		if root, ok := gitWorkTree(a.genkey); ok {
+			fmt.Fprintf(stdout, "arena: warning: %s is inside the git work tree %s; keep it out of commits (the repository's .gitignore ignores *.key, yours may not)\n", a.genkey, root)
 		}
 		return nil
 	}
-	if *serve != "" {
-		if *maxClients < 1 || *maxClients > 64 {
-			return fmt.Errorf("-max-clients %d: allowed range is 1..64", *maxClients)
+	if a.serve != "" {
+		if a.maxClients < 1 || a.maxClients > 64 {
+			return fmt.Errorf("-max-clients %d: allowed range is 1..64", a.maxClients)
 		}
-		if *duration < 0 || *duration > 24*time.Hour {
-			return fmt.Errorf("-duration %v: allowed range is 0 (until a signal)..24h for -serve", *duration)
+		if a.duration < 0 || a.duration > 24*time.Hour {
+			return fmt.Errorf("-duration %v: allowed range is 0 (until a signal)..24h for -serve", a.duration)
 		}
-		cfg.Clients = *maxClients
-		return runServer(ctx, cfg, *serve, *public, *keyFile, *tokens, *duration, *report, out, stdout, log)
+		cfg.Clients = a.maxClients
+		return runServer(ctx, cfg, a.serve, a.public, a.key, a.tokens, a.duration, a.report, out, stdout, log)
 	}
-	if *public != "" {
+	if a.public != "" {
 		return errors.New("-public is a -serve flag: a client connects to the server's public address with -connect")
 	}
 	cfg.Duration = 30 * time.Second
-	if *duration != 0 {
-		cfg.Duration = *duration
+	if a.duration != 0 {
+		cfg.Duration = a.duration
 	}
-	return runClients(ctx, cfg, *connect, *keyFile, *tokens, *report, out, stdout, log)
+	o, err := clientsFromFlags(cfg, a.connect, a.key, a.tokens, log)
+	if err != nil {
+		return err
+	}
+	return runClients(ctx, o, a.report, out, stdout)
 }
 
 func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, tokens string, d time.Duration, report string,
@@ -163,47 +172,87 @@ func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, toke
 	return nil
 }
 
-func runClients(ctx context.Context, cfg game.Config, connect, keyFile, tokens, report string,
-	out, stdout io.Writer, log *slog.Logger) error {
+// clientsFromFlags checks the -connect flags and turns them into the
+// clients' options: the server's address, and the key to make tokens with
+// or the endpoint to fetch them from.
+func clientsFromFlags(cfg game.Config, connect, keyFile, tokens string, log *slog.Logger) (clientsOptions, error) {
 	server, err := resolveAddr("-connect", connect)
 	if err != nil {
-		return err
+		return clientsOptions{}, err
 	}
 	o := clientsOptions{Game: cfg, Server: server, Logger: log}
 	switch {
 	case tokens != "" && keyFile != "":
-		return errors.New("give -key FILE (make tokens here) or -tokens URL (fetch them), not both")
+		return o, errors.New("give -key FILE (make tokens here) or -tokens URL (fetch them), not both")
 	case tokens != "":
-		if o.TokenURL, err = tokenURL(tokens); err != nil {
-			return err
-		}
+		o.TokenURL, err = tokenURL(tokens)
 	case keyFile != "":
-		if o.Key, err = readKeyFile(keyFile); err != nil {
-			return err
-		}
+		o.Key, err = readKeyFile(keyFile)
 	default:
-		return errors.New("-connect needs -key FILE (the server's private key, to make connect tokens) or -tokens URL (a token endpoint)")
+		err = errors.New("-connect needs -key FILE (the server's private key, to make connect tokens) or -tokens URL (a token endpoint)")
 	}
+	return o, err
+}
+
+// runClients runs the -connect process: the bots play until the match is
+// over, every connection ended or ctx ends; then it prints the summary
+// (and why no client connected, if none did) and writes the report.
+func runClients(ctx context.Context, o clientsOptions, report string, out, stdout io.Writer) error {
 	c, err := newArenaClients(ctx, o)
 	if err != nil {
 		return err
 	}
+	if out != nil {
+		fmt.Fprintf(out, "arena: connecting %d clients to %v\n", len(c.bots), o.Server)
+	}
 	r := c.run(ctx, out)
 	fmt.Fprintln(stdout)
 	for _, cl := range r.Clients {
-		fmt.Fprintf(stdout, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d  converged %v  %s\n",
-			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.Converged, cl.End)
+		fmt.Fprintf(stdout, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d  hits confirmed %4d  converged %v  %s\n",
+			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.ConfirmedHits, cl.Converged, cl.End)
 	}
 	fmt.Fprintf(stdout, "clean: %v  converged: %v\n", r.Clean, r.Converged)
+	unanswered := 0
+	for _, b := range c.bots {
+		if b.noAnswer {
+			unanswered++
+		}
+	}
+	if unanswered > 0 {
+		fmt.Fprint(stdout, noAnswerCauses(o, unanswered))
+	}
 	if report != "" {
 		if err := writeReport(report, r); err != nil {
 			return err
 		}
 	}
-	if !r.Clean {
+	switch {
+	case unanswered == len(c.bots):
+		return fmt.Errorf("no answer from the server at %v to any client's handshake (likely causes above)", o.Server)
+	case !r.Clean:
 		return errors.New("a client's connection did not end cleanly (see its end in the summary)")
 	}
 	return nil
+}
+
+// noAnswerCauses explains a handshake nobody answered. A netcode 1.02
+// server answers nothing to a connect token it cannot open (another key,
+// another protocol ID, another address): by design it tells an attacker
+// nothing, and so the client cannot tell a wrong key from no server.
+func noAnswerCauses(o clientsOptions, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "arena: %d of %d clients got no answer from %v to their handshake within %ds. The likely causes:\n",
+		n, o.Game.Clients, o.Server, cmp.Or(o.TokenTimeout, tokenTimeout))
+	fmt.Fprintf(&b, "  - no server runs at %v (start one with -serve), or it is down;\n", o.Server)
+	if o.TokenURL == "" {
+		b.WriteString("  - the server's key is not this -key file's: a netcode 1.02 server silently ignores connect tokens made\n" +
+			"    with another key (by design: it tells an attacker nothing), so a client cannot tell a wrong key from no server;\n")
+	}
+	fmt.Fprintf(&b, "  - %v is not the server's public address (its -public, which every token names), or the server is\n"+
+		"    another game or version (another protocol ID): such tokens are ignored the same way;\n", o.Server)
+	fmt.Fprintf(&b, "  - a firewall or security group drops UDP to port %d.\n", o.Server.Port())
+	b.WriteString("  The server's report counts the tokens it ignored (dropped.bad_token); see docs/network.md.\n")
+	return b.String()
 }
 
 // resolveAddr resolves a host:port flag value to an address.

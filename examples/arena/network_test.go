@@ -104,7 +104,7 @@ func TestNetworkFlagsAreRefusedByName(t *testing.T) {
 		{[]string{"-genkey", filepath.Join(dir, "arena.key")}, "already exists"},
 	} {
 		var out, errOut bytes.Buffer
-		err := run(tc.args, &out, &errOut)
+		err := run(t.Context(), tc.args, &out, &errOut)
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want, tc.args)
 	}
@@ -339,13 +339,13 @@ func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
 func TestGenkeyWarnsInsideAGitWorkTree(t *testing.T) {
 	outside := t.TempDir()
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"-genkey", filepath.Join(outside, "a.key")}, &out, &errOut))
+	require.NoError(t, run(t.Context(), []string{"-genkey", filepath.Join(outside, "a.key")}, &out, &errOut))
 	assert.NotContains(t, out.String(), "warning")
 
 	repo := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(repo, ".git"), 0o755))
 	require.NoError(t, os.Mkdir(filepath.Join(repo, "keys"), 0o755))
 	out.Reset()
-	require.NoError(t, run([]string{"-genkey", filepath.Join(repo, "keys", "b.key")}, &out, &errOut))
+	require.NoError(t, run(t.Context(), []string{"-genkey", filepath.Join(repo, "keys", "b.key")}, &out, &errOut))
 	assert.Contains(t, out.String(), "warning: "+filepath.Join(repo, "keys", "b.key")+" is inside the git work tree "+repo)
 }

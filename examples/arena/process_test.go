@@ -210,3 +210,56 @@ func TestArenaProcesses(t *testing.T) {
 		}
 	})
 }
+
+// long skips a test of the long tier (real time, processes, signals)
+// unless GHOSTWIRE_LONG=1.
+func long(t *testing.T) {
+	if os.Getenv("GHOSTWIRE_LONG") != "1" {
+		t.Skip("long test: set GHOSTWIRE_LONG=1")
+	}
+}
+
+// Every mode, as a process, ends cleanly (exit 0, its summary) on SIGTERM
+// or SIGINT: the headless match, -web and a -connect process (the server's
+// signals are TestArenaProcesses').
+func TestEveryModeEndsCleanlyOnSignals(t *testing.T) {
+	long(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "arena")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	keyPath, _ := newKey(t, dir)
+	const limit = 3 * time.Minute
+
+	t.Run("headless match, SIGTERM", func(t *testing.T) {
+		p := start(t, bin, "-clients", "2", "-duration", "2h")
+		p.waitLine("t=   1s", limit)
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		p.wait(limit)
+		assert.Contains(t, p.output(), "interrupted: the bots stopped at")
+		assert.Contains(t, p.output(), "converged: true")
+	})
+	t.Run("web, SIGTERM", func(t *testing.T) {
+		p := start(t, bin, "-web", "127.0.0.1:0", "-clients", "1")
+		deadline := time.Now().Add(limit)
+		for !strings.Contains(p.output(), "open the page") {
+			require.True(t, time.Now().Before(deadline), p.output())
+			time.Sleep(20 * time.Millisecond)
+		}
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		p.wait(limit)
+		assert.Contains(t, p.output(), "arena on the web: closed")
+	})
+	t.Run("connect, SIGINT", func(t *testing.T) {
+		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-quiet")
+		addr := serverAddr(t, srv.waitLine("arena: serving on udp", limit))
+		cl := start(t, bin, "-connect", addr, "-key", keyPath, "-clients", "2", "-duration", "10m")
+		cl.waitLine("t=", limit)
+		require.NoError(t, cl.cmd.Process.Signal(os.Interrupt))
+		cl.wait(limit)
+		assert.Contains(t, cl.output(), "left: interrupted")
+		assert.Contains(t, cl.output(), "clean: true")
+		require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+		srv.wait(limit)
+	})
+}

@@ -89,6 +89,7 @@ func (s *arenaServer) run(ctx context.Context, out io.Writer) *serverReport {
 	frame := time.NewTicker(time.Second / time.Duration(4*cfg.TickRate))
 	defer frame.Stop()
 	nextLine := time.Second
+	var last systems.ServerStats
 	for {
 		select {
 		case <-ctx.Done():
@@ -98,13 +99,41 @@ func (s *arenaServer) run(ctx context.Context, out io.Writer) *serverReport {
 		s.update()
 		now := s.clock.Now()
 		if out != nil && now >= nextLine {
-			game.Second{At: nextLine, ServerTick: s.server.World().Tick(), Connected: s.server.Stats().Connections}.Print(out)
-			nextLine += time.Second
+			st := s.server.Stats()
+			s.second(nextLine, st, last).print(out)
+			nextLine, last = nextLine+time.Second, st
 		}
 		if s.opts.Duration > 0 && now >= s.opts.Duration {
 			return s.close()
 		}
 	}
+}
+
+// serverSecond is the -serve process's per-second line: what the server
+// sees. The clients' side (prediction, rollbacks) is in their own lines.
+type serverSecond struct {
+	at                 time.Duration
+	tick               gw.Tick
+	clients            int
+	rtt                time.Duration // the packet layer's, averaged over the connections
+	applied, missing   uint64        // inputs so far
+	fired, hits, kills uint64        // shots judged so far
+	received, sent     float64       // bytes per second over the last second
+}
+
+// second reads the line of the second ending at at; last is the server's
+// stats of the line before.
+func (s *arenaServer) second(at time.Duration, st, last systems.ServerStats) serverSecond {
+	sh := s.game.ServerReport(s.server).Shots
+	return serverSecond{at: at, tick: s.server.World().Tick(), clients: st.Connections, rtt: st.LinkRTT,
+		applied: st.InputsApplied, missing: st.InputsMissing, fired: sh.Fired, hits: sh.Hits, kills: sh.Kills,
+		received: float64(st.BytesReceived - last.BytesReceived), sent: float64(st.BytesSent - last.BytesSent)}
+}
+
+func (l serverSecond) print(w io.Writer) {
+	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.1fms  inputs applied %7d missing %5d  shots %6d hits %6d kills %5d  received %6.1f KB/s  sent %7.1f KB/s\n",
+		l.at.Seconds(), l.tick, l.clients, float64(l.rtt)/float64(time.Millisecond), l.applied, l.missing, l.fired, l.hits, l.kills,
+		l.received/1024, l.sent/1024)
 }
 
 // close tells every client the server is closing, twice over: the

@@ -34,8 +34,9 @@ const (
 const tokenPath = "/token"
 
 // makeToken makes a connect token for client ID id naming the server's
-// public address, as a matchmaker does once it has authenticated a player.
-func makeToken(key [udp.KeySize]byte, server netip.AddrPort, id uint64) ([]byte, error) {
+// public address, as a matchmaker does once it has authenticated a player;
+// either side gives up after timeout seconds without a packet.
+func makeToken(key [udp.KeySize]byte, server netip.AddrPort, id uint64, timeout int) ([]byte, error) {
 	now := time.Now()
 	b, _, err := udp.MakeConnectToken(udp.TokenParams{
 		PrivateKey:      key,
@@ -44,7 +45,7 @@ func makeToken(key [udp.KeySize]byte, server netip.AddrPort, id uint64) ([]byte,
 		ServerAddresses: []netip.AddrPort{server},
 		Create:          now,
 		Expire:          now.Add(tokenLife),
-		TimeoutSeconds:  tokenTimeout,
+		TimeoutSeconds:  int32(timeout),
 	})
 	return b, err
 }
@@ -102,7 +103,7 @@ func startTokenServer(addr string, key [udp.KeySize]byte, server netip.AddrPort,
 func (ts *tokenServer) URL() string { return "http://" + ts.ln.Addr().String() + tokenPath }
 
 func (ts *tokenServer) serveToken(w http.ResponseWriter, _ *http.Request) {
-	b, err := makeToken(ts.key, ts.server, ts.next.Add(1))
+	b, err := makeToken(ts.key, ts.server, ts.next.Add(1), tokenTimeout)
 	if err != nil {
 		http.Error(w, "cannot make a token", http.StatusInternalServerError)
 		return

@@ -52,8 +52,11 @@ type Bot struct {
 	// the server confirmed as hits: the hits cheating gained.
 	Cheat                 string
 	CheatShots, CheatHits uint64
-	cheatTicks            map[gw.Tick]bool
-	past                  map[ecs.Entity]*[BacktrackTicks + 1]Position
+	// Aim is how the bot aims; the zero value aims perfectly.
+	Aim        Aim
+	aimer      aimer
+	cheatTicks map[gw.Tick]bool
+	past       map[ecs.Entity]*[BacktrackTicks + 1]Position
 }
 
 // NewBot returns a bot with its own seed that stops at virtual time stopAt
@@ -65,12 +68,14 @@ func NewBot(seed uint64, clock gw.TimeSource, stopAt time.Duration) *Bot {
 		stopAt: stopAt,
 		others: generic.NewFilter2[Position, Health]().With(generic.T[components.Interpolated]()),
 		own:    generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]()),
+		aimer:  aimer{rng: rand.New(rand.NewPCG(seed^0x6a09e667f3bcc908, seed))},
 	}
 }
 
 // Input samples the bot's command for a tick: a move by its current mode,
-// and, when its weapon is ready and a living player is in view, a shot
-// aimed exactly at where its client draws that player.
+// and, when its weapon is ready and a living player is in view, a shot at
+// where its client draws that player (exactly, or as Aim says: after a
+// reaction time, with an error).
 func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 	cmd := Command{Aim: b.aim, Shot: b.shot, OriginX: b.shotX, OriginY: b.shotY}
 	if b.clock.Now() >= b.stopAt {
@@ -130,14 +135,19 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 			}
 		}
 	}
-	if alive && seen && ready {
-		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)))
+	var inView ecs.Entity
+	if seen {
+		inView = te
+	}
+	reacted := b.aimer.sees(b.Aim, inView, b.clock.Now())
+	if alive && seen && ready && reacted {
+		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)) + b.aimer.miss(b.Aim))
 		cmd.Aim = b.aim
 		cmd.Fire = 1
 		cmd.ShotFrom(tick, origin.X, origin.Y)
 		b.shot, b.shotX, b.shotY = cmd.Shot, cmd.OriginX, cmd.OriginY
 		if !cheat || b.Cheat != CheatFireRate {
-			b.ready = tick.Add(FireInterval)
+			b.ready = tick.Add(FireInterval + b.aimer.pause(b.Aim))
 		}
 		b.Fired++
 		if cheat || b.Cheat == CheatBacktrack { // every view it sends is backtracked

@@ -67,6 +67,9 @@ type Config struct {
 	// CheatAll to deal those out in turn.
 	Cheaters int
 	Cheat    string
+	// BotAim is how the honest and cheating bots aim: AimPerfect (or "")
+	// or AimHuman (see Aim).
+	BotAim string
 	// Crates is how many server-owned crates rest in the arena (see
 	// Crate): 0..MaxCrates.
 	Crates int
@@ -88,7 +91,7 @@ type Config struct {
 // DefaultConfig returns the defaults of the arena's command line.
 func DefaultConfig() Config {
 	return Config{Clients: 4, Duration: 30 * time.Second, TickRate: 60, RTT: 100 * time.Millisecond,
-		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 750 * time.Millisecond}
+		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 750 * time.Millisecond, BotAim: AimPerfect}
 }
 
 // Settle is how long the bots stand still at the end of a match: at least
@@ -131,6 +134,8 @@ func (c Config) Validate() error {
 		return bad("cheaters", c.Cheaters, fmt.Sprintf("0..%d (the clients)", c.Clients))
 	case !validCheat(c.Cheat):
 		return bad("cheat", c.Cheat, "backtrack|origin|firerate|deadshot|all")
+	case !validAim(c.BotAim):
+		return bad("bot-aim", c.BotAim, "perfect|human")
 	case c.Crates < 0 || c.Crates > MaxCrates:
 		return bad("crates", c.Crates, fmt.Sprintf("0..%d", MaxCrates))
 	case !(c.ViewRadius >= 0 && c.ViewRadius <= MaxViewRadius): // NaN too
@@ -326,6 +331,7 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 	if o.Input == nil {
 		ps.Bot = NewBot(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
 		ps.Bot.Cheat = ps.Cheat
+		ps.Bot.Aim = AimOf(m.Config.BotAim)
 		o.Input = systems.InputFunc(ps.Bot.Input)
 	}
 	own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())

@@ -1,6 +1,8 @@
 package game
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -25,9 +27,13 @@ type Report struct {
 	// was compared with the server's state (harness.CheckOwnState);
 	// SettledS is how long the bots stood still before it, at least
 	// Config.SettleS.
-	ComparedTick uint32     `json:"compared_tick"`
-	SettledS     float64    `json:"settled_s"`
-	Wall         WallReport `json:"wall"`
+	ComparedTick uint32  `json:"compared_tick"`
+	SettledS     float64 `json:"settled_s"`
+	// InterruptedAtS is the simulated time at which RunContext's context
+	// ended the play early (the bots then stood still for Settle as at a
+	// normal end, and SettledS counts from there); absent for a full match.
+	InterruptedAtS float64    `json:"interrupted_at_s,omitempty"`
+	Wall           WallReport `json:"wall"`
 }
 
 // ReportConfig echoes the settings used.
@@ -48,6 +54,7 @@ type ReportConfig struct {
 	InterpDelayMS float64 `json:"interp_delay_ms"`
 	Crates        int     `json:"crates"`
 	ViewRadius    float64 `json:"view_radius"`
+	BotAim        string  `json:"bot_aim"`
 }
 
 // ServerReport holds the server's counters.
@@ -202,13 +209,25 @@ const MaxExtraSettle = 10 * time.Second
 // that tick (harness.CheckOwnState). onSecond, if set, is called after
 // every simulated second.
 func (m *Match) Run(onSecond func(Second)) *Report {
+	return m.RunContext(context.Background(), onSecond)
+}
+
+// RunContext is Run, ended early when ctx ends (a signal): at the next
+// simulated second the bots stop and stand still for Settle, then the match
+// settles and reports as at a normal end, with Report.InterruptedAtS set.
+func (m *Match) RunContext(ctx context.Context, onSecond func(Second)) *Report {
 	h := m.Harness
 	end := m.Config.Duration + m.Config.Settle()
 	start := time.Now()
 	m.delaySum = make([]time.Duration, len(h.Clients))
 	// Room for every tick up to the longest settle: no append reallocates.
 	m.tickWall = make([]time.Duration, 0, int((end+MaxExtraSettle+time.Second).Seconds())*m.Config.TickRate)
+	interrupted := time.Duration(0)
 	for next := time.Second; h.Time.Now() < end; next += time.Second {
+		if now := h.Time.Now(); ctx.Err() != nil && now < m.stopAt {
+			interrupted, end = now, now+m.Config.Settle()
+			m.stopBots(now)
+		}
 		h.Run(min(next, end) - h.Time.Now())
 		m.seconds++
 		for i, c := range h.Clients {
@@ -221,10 +240,21 @@ func (m *Match) Run(onSecond func(Second)) *Report {
 	m.settle()
 	wall := time.Since(start).Seconds()
 	r := m.report()
-	r.SettledS = round6((h.Time.Now() - m.Config.Duration).Seconds())
+	r.SettledS = round6((h.Time.Now() - m.stopAt).Seconds())
+	r.InterruptedAtS = round6(interrupted.Seconds())
 	r.Wall = WallReport{Seconds: wall, SimSecondsPerSecond: h.Time.Now().Seconds() / max(wall, 1e-9), ServerTickUS: tickTime(m.tickWall)}
 	m.tickWall = nil
 	return r
+}
+
+// stopBots makes every bot stand still from now on.
+func (m *Match) stopBots(now time.Duration) {
+	m.stopAt = now
+	for _, ps := range m.Players {
+		if ps.Bot != nil {
+			ps.Bot.stopAt = now
+		}
+	}
 }
 
 // settle runs on, one tick at a time, until the server has been quiet
@@ -336,6 +366,7 @@ func (m *Match) reportConfig() ReportConfig {
 		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
 		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
+		BotAim: cmp.Or(cfg.BotAim, AimPerfect),
 	}
 }
 

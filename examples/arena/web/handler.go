@@ -36,6 +36,7 @@ const truthInterval = 33 * time.Millisecond
 //	GET  /arena.json    the arena's geometry
 //	GET  /ws?session=S  the game's WebSocket, conditioned by S's link
 //	GET  /truth         the server's state, as server-sent events (JSON)
+//	GET  /settings?session=S  what the page's controls show on load (JSON Settings)
 //	POST /link?session=S  S's link (JSON Link), applied at once
 //	POST /lagcomp       "on" or "off": how the server judges shots
 func (s *Server) Handler() http.Handler {
@@ -53,6 +54,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /arena.json", s.serveArena)
 	mux.HandleFunc("GET /ws", s.serveSocket)
 	mux.HandleFunc("GET /truth", s.serveTruth)
+	mux.HandleFunc("GET /settings", s.serveSettings)
 	mux.HandleFunc("POST /link", s.serveLink)
 	mux.HandleFunc("POST /lagcomp", s.serveLagComp)
 	return mux
@@ -111,6 +113,28 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	ss.add(lc)
 	s.open = append(slices.DeleteFunc(s.open, (*linkConn).isClosed), lc)
 	s.accepted = append(s.accepted, lc)
+}
+
+// Settings are the server's settings a page's controls show: lag
+// compensation (server-wide) and the session's link (kept across the
+// page's reloads).
+type Settings struct {
+	LagComp bool
+	Link    Link
+}
+
+// serveSettings answers with the settings of a session: a page shows the
+// server's state on load, not its HTML's defaults.
+func (s *Server) serveSettings(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("session")
+	if err := validSession(id); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	l := s.sessions.link(id)
+	s.mu.Unlock()
+	writeJSON(w, Settings{LagComp: s.lagComp.Load(), Link: l})
 }
 
 // serveLink sets a session's link.

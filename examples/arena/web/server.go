@@ -40,6 +40,10 @@ import (
 type Options struct {
 	// Bots is the number of bot players, 0..32.
 	Bots int
+	// PerfectAim makes the bots aim as the headless match's do: at once,
+	// never missing. By default they aim like people (game.HumanAim), so
+	// that a person playing the page can win a duel.
+	PerfectAim bool
 	// Seed seeds the bots and the link conditioners.
 	Seed uint64
 	// Frame is the game loop's period; 2 ms when zero. Allowed: 1ms..50ms.
@@ -137,9 +141,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	defer os.RemoveAll(dir)
 	s := &Server{opts: opts, clock: gw.NewRealTime(), sessions: sessions{}, done: make(chan struct{})}
 	s.lagComp.Store(true)
+	// The build takes up to a minute on a cold cache: say so, and how long
+	// it took, rather than wait in silence.
+	opts.Logger.Info("web: building the page's WebAssembly client with the local Go toolchain")
+	began := time.Now()
 	if s.wasm, s.execJS, err = clientBuild(ctx, dir); err != nil {
 		return nil, err
 	}
+	opts.Logger.Info("web: built the WebAssembly client", "took", time.Since(began).Round(time.Millisecond), "bytes", len(s.wasm))
 	if err := s.setupGame(); err != nil {
 		return nil, err
 	}
@@ -184,6 +193,9 @@ func (s *Server) setupGame() error {
 			return err
 		}
 		bot := game.NewBot(s.opts.Seed*1000+uint64(i)+1, s.clock, time.Duration(1<<62))
+		if !s.opts.PerfectAim {
+			bot.Aim = game.HumanAim
+		}
 		p, err := play.New(s.clock, conn, play.Options{Input: bot.Input, Logger: s.opts.Logger})
 		if err != nil {
 			return err
@@ -214,6 +226,9 @@ func (s *Server) compensator(present bool) (*lagcomp.Compensator, error) {
 			return [3]float32{p.X, p.Y, 0}, f.Yaw
 		},
 		Visible: func(_ ecs.Entity, tg *lagcomp.Rewound) bool { return lagcomp.Get[game.Health](tg).Alive() },
+		// Every verdict goes back to its shooter's page: its tracer and
+		// hit marker. Only the compensator judging sends.
+		Server: s.game,
 	})
 	if err != nil {
 		return nil, err
@@ -309,5 +324,8 @@ func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
+	st := s.Stats()
+	s.opts.Logger.Info("arena on the web: closed", "ticks", st.Server.Ticks, "page_connections", st.Sockets,
+		"spectator_streams", st.Truth, "shots", s.shots.Stats.Fired, "hits", s.shots.Stats.Hits, "kills", s.shots.Stats.Kills)
 	return errors.Join(runErr, err)
 }

@@ -155,6 +155,7 @@ func TestNativeClientPlays(t *testing.T) {
 	assert.Greater(t, farthest-start.X, float32(1), "the server moved the player right")
 	assert.Len(t, tr.Players, 3)
 	assert.Positive(t, p.View().Timeline.ShotsFired)
+	assert.Positive(t, p.View().Timeline.Judged, "the server confirms its verdicts to the page")
 	assert.Positive(t, tr.Shots.Fired)
 	assert.Positive(t, s.Stats().Sockets)
 	tl := p.View().Timeline
@@ -272,6 +273,30 @@ func TestLagCompEndpointSwitchesJudging(t *testing.T) {
 	code, body := post(t, url+"/lagcomp", "maybe")
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Equal(t, "lagcomp: want on or off, got maybe", body)
+}
+
+// A page loads the server's settings: lag compensation as switched, and
+// its session's link as set (the defaults for a session never seen).
+func TestSettingsEndpointTellsTheServersState(t *testing.T) {
+	_, url := startServer(t, Options{})
+	settings := func(session string) Settings {
+		t.Helper()
+		res, b := get(t, url+"/settings?session="+session)
+		require.Equal(t, http.StatusOK, res.StatusCode, string(b))
+		var st Settings
+		require.NoError(t, json.Unmarshal(b, &st))
+		return st
+	}
+	assert.Equal(t, Settings{LagComp: true}, settings("fresh"))
+	code, body := post(t, url+"/link?session=set", `{"RTTms":100,"JitterMS":15,"LossPct":2,"DupPct":0}`)
+	require.Equal(t, http.StatusOK, code, body)
+	code, _ = post(t, url+"/lagcomp", "off")
+	require.Equal(t, http.StatusNoContent, code)
+	assert.Equal(t, Settings{LagComp: false, Link: Link{RTTms: 100, JitterMS: 15, LossPct: 2}}, settings("set"))
+	assert.Equal(t, Settings{}, settings("fresh"), "another session's link is its own")
+	res, b := get(t, url+"/settings?session=")
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+	assert.Equal(t, "session \"\": want 1..64 letters, digits or dashes\n", string(b))
 }
 
 // TestTruthStreams reads the spectator stream and hits its cap.

@@ -58,6 +58,17 @@ func (ss *sessions) get(id string) *session {
 	return s
 }
 
+// link returns the link of session id, the perfect one for a session the
+// server does not know (never seen, or forgotten), without remembering it.
+func (ss *sessions) link(id string) Link {
+	for _, s := range ss.list {
+		if s.id == id {
+			return s.link
+		}
+	}
+	return Link{}
+}
+
 // add records a new connection of s, forgetting the closed ones.
 func (s *session) add(c *linkConn) {
 	s.conns = slices.DeleteFunc(s.conns, (*linkConn).isClosed)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/examples/arena/web/play"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -25,6 +26,8 @@ type TruthPlayer struct {
 	Ghost, Owner uint32
 	X, Y, Yaw    float32
 	HP           int16
+	// RespawnS is, for a dead player, the seconds until it respawns.
+	RespawnS float64
 }
 
 // publish stores the server's state for the spectator streams and its
@@ -41,7 +44,11 @@ func (s *Server) publish() {
 	q := f.Query(w.Arche())
 	for q.Next() {
 		p, fa, h, g := q.Get()
-		t.Players = append(t.Players, TruthPlayer{Ghost: uint32(g.ID), Owner: uint32(g.Owner), X: p.X, Y: p.Y, Yaw: fa.Yaw, HP: h.HP})
+		tp := TruthPlayer{Ghost: uint32(g.ID), Owner: uint32(g.Owner), X: p.X, Y: p.Y, Yaw: fa.Yaw, HP: h.HP}
+		if !h.Alive() {
+			tp.RespawnS = max(float64(h.Respawn.Sub(w.Tick()))/play.TickRate, 0)
+		}
+		t.Players = append(t.Players, tp)
 	}
 	b, err := json.Marshal(t)
 	if err != nil {

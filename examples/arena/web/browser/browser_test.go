@@ -12,6 +12,7 @@ import (
 	"context"
 	"flag"
 	"image/png"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,6 +109,15 @@ const ownServerX = `(() => { const v = arena.view, tr = arena.truth;
 	const p = v && v.HasOwn && tr && tr.Players.find(p => p.Ghost === v.Own.Ghost);
 	return p ? p.X : undefined; })()`
 
+// nearestBot is the page's expression for the page coordinates of the
+// living bot nearest the own player as the client draws it, or [] when
+// there is none or the own player is dead.
+const nearestBot = `(() => { const v = arena.view, me = v.Own;
+	const alive = (v.Others || []).filter(o => o.HP > 0);
+	if (!v.HasOwn || me.HP <= 0 || !alive.length) return [];
+	alive.sort((a, b) => Math.hypot(a.X - me.X, a.Y - me.Y) - Math.hypot(b.X - me.X, b.Y - me.Y));
+	return arena.toPage(alive[0].X, alive[0].Y); })()`
+
 func TestBrowser(t *testing.T) {
 	_, url := startServer(t, web.Options{Bots: 3, Seed: 5})
 	ctx := newBrowser(t)
@@ -178,6 +188,34 @@ func TestBrowser(t *testing.T) {
 		run(t, key(input.KeyUp, "KeyD", "d", 68))
 	})
 
+	t.Run("after a slider is clicked, the keys still move the player", func(t *testing.T) {
+		run(t, chromedp.Click("#dup", chromedp.ByID))
+		poll(t, `document.getElementById('dup').value !== '0' && arena.linkPosts > 0`)
+		// The worst case too: the slider focused, as a tab to it leaves it.
+		var before struct {
+			Value string
+			Posts int
+			X     float64
+		}
+		poll(t, ownServerX+` !== undefined`)
+		run(t, chromedp.Evaluate(`document.getElementById('dup').focus(),
+			({Value: document.getElementById('dup').value, Posts: arena.linkPosts, X: `+ownServerX+`})`, &before))
+		// The arrows would move a focused slider: here they move the player.
+		run(t, key(input.KeyDown, "ArrowLeft", "ArrowLeft", 37))
+		poll(t, ownServerX+` < `+jsFloat(before.X-1))
+		run(t, key(input.KeyUp, "ArrowLeft", "ArrowLeft", 37))
+		var after struct {
+			Value string
+			Posts int
+		}
+		run(t, chromedp.Sleep(200*time.Millisecond), // a link post would leave within 50 ms
+			chromedp.Evaluate(`({Value: document.getElementById('dup').value, Posts: arena.linkPosts})`, &after))
+		assert.Equal(t, before.Value, after.Value, "the slider kept its value")
+		assert.Equal(t, before.Posts, after.Posts, "and the link did not change")
+		run(t, chromedp.SetValue("#dup", "0", chromedp.ByID))
+		poll(t, `arena.linkPosts > `+jsFloat(float64(after.Posts)))
+	})
+
 	t.Run("the latency slider changes the measured RTT", func(t *testing.T) {
 		// Nothing added yet: the round trip of loopback, once the estimate
 		// has forgotten the page's slow start on a loaded machine.
@@ -224,6 +262,54 @@ func TestBrowser(t *testing.T) {
 		poll(t, `arena.predict === true && arena.view.State === 'connected' && arena.view.HasOwn`)
 	})
 
+	t.Run("a reload shows the server's settings", func(t *testing.T) {
+		// Lag compensation switched off by someone else; this session's
+		// link has the 250 ms set above.
+		setLagComp(t, url, "off")
+		run(t, chromedp.Navigate(url+"/"))
+		poll(t, `arena.settingsLoaded && arena.view && arena.view.State === 'connected' && arena.view.HasOwn`)
+		var shown struct {
+			LagComp bool
+			RTT     string
+			RTTText string
+		}
+		run(t, chromedp.Evaluate(`({LagComp: document.getElementById('lagcomp').checked,
+			RTT: document.getElementById('rtt').value, RTTText: document.getElementById('rtt-v').textContent})`, &shown))
+		assert.False(t, shown.LagComp, "the checkbox shows the server's lag compensation")
+		assert.Equal(t, "250", shown.RTT, "the slider shows the session's link")
+		assert.Equal(t, "250 ms", shown.RTTText)
+		// Switched back by someone else: the checkbox follows.
+		setLagComp(t, url, "on")
+		poll(t, `document.getElementById('lagcomp').checked`)
+	})
+
+	t.Run("your shots show tracers and hit markers", func(t *testing.T) {
+		// Click on the nearest living bot as drawn, now and then, until
+		// the server confirms a hit: the bots move and the pillars hide
+		// them at times.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var hit bool
+			run(t, chromedp.Evaluate(`arena.view.Shots.some(s => s.Hit) && arena.hitMarkers > 0`, &hit))
+			if hit {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no hit confirmed within a minute")
+			var at []float64
+			run(t, chromedp.Evaluate(nearestBot, &at))
+			if len(at) == 2 {
+				run(t, chromedp.MouseClickXY(at[0], at[1]))
+			}
+			run(t, chromedp.Sleep(300*time.Millisecond)) // the weapon fires four times a second
+		}
+		var hits string
+		run(t, chromedp.Text("#t-hits", &hits, chromedp.ByID))
+		assert.Regexp(t, `^[1-9]\d* of [1-9]\d*$`, hits)
+		var tracers int
+		run(t, chromedp.Evaluate(`arena.tracers`, &tracers))
+		assert.Positive(t, tracers)
+	})
+
 	t.Run("screenshot", func(t *testing.T) {
 		// A scene worth a picture: the 100 ms preset, some running and
 		// aiming, a shot.
@@ -236,6 +322,13 @@ func TestBrowser(t *testing.T) {
 		var frames int
 		run(t, chromedp.Evaluate(`arena.frames`, &frames))
 		poll(t, `arena.frames > `+jsFloat(float64(frames+30))+` && arena.view.Own.HP > 0 && arena.view.Timeline.Errors.length >= 50`)
+		// A shot at the nearest bot, caught while its tracer shows.
+		var at []float64
+		run(t, chromedp.Evaluate(nearestBot, &at))
+		if len(at) == 2 {
+			run(t, chromedp.MouseClickXY(at[0], at[1]))
+			poll(t, `arena.view.Shots.length > 0`)
+		}
 		var shot []byte
 		run(t, chromedp.CaptureScreenshot(&shot))
 		t.Logf("screenshot after %v", time.Since(start))
@@ -249,6 +342,16 @@ func TestBrowser(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, shot, 0o644))
 		t.Logf("screenshot saved to %s", path)
 	})
+}
+
+// setLagComp switches the server's lag compensation, as another page
+// would.
+func setLagComp(t *testing.T, url, on string) {
+	t.Helper()
+	res, err := http.Post(url+"/lagcomp", "text/plain", strings.NewReader(on))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNoContent, res.StatusCode)
 }
 
 // jsFloat writes a number for a JavaScript expression.

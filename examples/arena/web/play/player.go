@@ -57,11 +57,12 @@ type Player struct {
 	fire     systems.Latch
 	aim      float32
 	shot     game.Command // the latest shot's tick and origin, repeated by every command (game.Command.ShotFrom)
-	own      *generic.Filter2[game.Position, game.Health]
+	ownQ     *generic.Filter2[game.Position, game.Health]
 	remote   *generic.Filter4[game.Position, game.Facing, game.Health, components.Ghost]
 	ghostOf  *generic.Filter1[components.Ghost]
 	bodies   generic.Map3[game.Position, game.Facing, game.Health]
 	timeline timeline
+	shots    shots
 }
 
 // New connects a Player over conn, reading time from clock. It errors
@@ -73,7 +74,7 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	}
 	p := &Player{
 		clock:   clock,
-		own:     generic.NewFilter2[game.Position, game.Health]().With(generic.T[components.Predicted]()),
+		ownQ:    generic.NewFilter2[game.Position, game.Health]().With(generic.T[components.Predicted]()),
 		remote:  generic.NewFilter4[game.Position, game.Facing, game.Health, components.Ghost]().With(generic.T[components.Interpolated]()),
 		ghostOf: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
 	}
@@ -81,19 +82,30 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	if opts.Input != nil {
 		in = systems.InputFunc(opts.Input)
 	}
-	var before game.Position
-	hadOwn := false
+	var before own
 	c, err := systems.NewClient(clock, conn, game.NewGame(schema, TickRate, nil, nil), systems.ClientOptions{
 		Input:              in,
 		InterpolationDelay: opts.InterpDelay,
 		OnMisprediction: func(_ gw.Tick, _ components.GhostID, d netsync.FieldDiff) {
 			p.timeline.mispredicted(d)
 		},
-		BeforeCorrection: func(w *gw.World) { before, hadOwn = p.ownPosition(w) },
+		BeforeCorrection: func(w *gw.World) { before = p.own(w) },
 		AfterCorrection: func(w *gw.World) {
-			if after, ok := p.ownPosition(w); ok && hadOwn {
-				p.timeline.corrected(math.Hypot(float64(after.X-before.X), float64(after.Y-before.Y)))
+			after := p.own(w)
+			if !before.ok || !after.ok {
+				p.timeline.corrected(0, false)
+				return
 			}
+			d := math.Hypot(float64(after.pos.X-before.pos.X), float64(after.pos.Y-before.pos.Y))
+			// A respawn is a teleport the client could not predict (the
+			// server's respawn system runs there alone), not a
+			// misprediction to correct.
+			p.timeline.corrected(d, !before.alive && after.alive || d >= game.TeleportDistance)
+		},
+		// Step holds the lock while the client receives the verdicts.
+		OnConfirm: func(w *gw.World, shot gw.Tick, hit bool, reason string, target ecs.Entity, _ uint8) {
+			p.shots.confirm(p.clock.Now(), shot, hit, reason, p.targetPosition(w, target))
+			p.timeline.confirmed(hit)
 		},
 		Logger: opts.Logger,
 	})
@@ -153,29 +165,37 @@ func (p *Player) sample(w *gw.World, tick gw.Tick) game.Command {
 	if c.MoveX != 0 && c.MoveY != 0 {
 		cmd.MoveX, cmd.MoveY = c.MoveX*math.Sqrt2/2, c.MoveY*math.Sqrt2/2
 	}
-	me, ok := p.ownPosition(w)
-	if ok && (c.AimX != me.X || c.AimY != me.Y) {
+	o := p.own(w)
+	me := o.pos
+	if o.ok && (c.AimX != me.X || c.AimY != me.Y) {
 		p.aim = float32(math.Atan2(float64(c.AimY-me.Y), float64(c.AimX-me.X)))
 		cmd.Aim = p.aim
 	}
-	if cmd.Fire = p.fire.Take(); cmd.Fire.Pressed() && ok {
+	if cmd.Fire = p.fire.Take(); cmd.Fire.Pressed() && o.ok {
 		cmd.ShotFrom(tick, me.X, me.Y)
 		p.shot = cmd
 		p.timeline.shots++
+		p.shots.fire(tick, me.X, me.Y, cmd.Aim)
 	}
 	return cmd
 }
 
-// ownPosition returns the position of the client's own (predicted) player.
-func (p *Player) ownPosition(w *gw.World) (game.Position, bool) {
-	q := p.own.Query(w.Arche())
+// own is the client's own (predicted) player, when ok.
+type own struct {
+	pos       game.Position
+	alive, ok bool
+}
+
+// own returns the client's own player.
+func (p *Player) own(w *gw.World) own {
+	q := p.ownQ.Query(w.Arche())
 	if !q.Next() {
-		return game.Position{}, false
+		return own{}
 	}
-	pos, _ := q.Get()
-	v := *pos
+	pos, h := q.Get()
+	o := own{pos: *pos, alive: h.Alive(), ok: true}
 	q.Close()
-	return v, true
+	return o
 }
 
 // confirmed returns the own player's position at the newest snapshot's

@@ -19,10 +19,17 @@ type Timeline struct {
 	// RollbacksPerS and ReplayedPerS are measured over the last second.
 	RollbacksPerS, ReplayedPerS float64
 	Rollbacks, Replayed         uint64
-	Mispredictions              uint64
+	// Mispredictions is the client's count (ClientStats.Mispredictions):
+	// every snapshot the prediction got wrong, respawns included.
+	Mispredictions uint64
+	// Corrections counts the corrections of the own player's
+	// mispredictions; Respawns the corrections that were respawns, not
+	// counted there nor plotted: a respawn is a teleport the server
+	// decides alone, not a misprediction.
+	Corrections, Respawns uint64
 	// LastMispredicted names the component and field of the newest
-	// misprediction ("game.Position.X"), with the predicted and the
-	// server's value; "" before the first.
+	// corrected misprediction ("game.Position.X"), with the predicted and
+	// the server's value; "" before the first.
 	LastMispredicted string
 	// Errors is the largest correction of the own player per sample
 	// interval (100 ms), in arena units, oldest first: the plot.
@@ -38,8 +45,9 @@ type Timeline struct {
 	// estimated share of snapshots lost.
 	InterpDelayMS float64
 	SnapshotLoss  float64
-	// ShotsFired counts the trigger pulls this client sent.
-	ShotsFired uint64
+	// ShotsFired counts the trigger pulls this client sent; Judged the
+	// verdicts the server confirmed, Hits the hits among them.
+	ShotsFired, Judged, Hits uint64
 }
 
 // Timeline sampling: rates over one second, an error sample per
@@ -59,18 +67,42 @@ type timeline struct {
 	errAt    time.Duration
 	errNow   float64
 	started  bool
+	// pending is the diagnosis of the misprediction the next correction
+	// corrects, when hasPending.
+	pending    netsync.FieldDiff
+	hasPending bool
 }
 
-// mispredicted records a misprediction's diagnosis.
+// mispredicted records a misprediction's diagnosis, until its correction
+// says whether it was a respawn.
 func (tl *timeline) mispredicted(d netsync.FieldDiff) {
-	a, b := d.Values()
-	tl.t.LastMispredicted = d.Component + "." + d.Field + " predicted " + a + ", server " + b
+	tl.pending, tl.hasPending = d, true
 }
 
-// corrected records the size of a correction of the own player.
-func (tl *timeline) corrected(d float64) {
+// corrected records a correction of the own player that moved it by d,
+// or a respawn.
+func (tl *timeline) corrected(d float64, respawn bool) {
+	had := tl.hasPending
+	tl.hasPending = false
+	if respawn {
+		tl.t.Respawns++
+		return
+	}
+	if had {
+		a, b := tl.pending.Values()
+		tl.t.LastMispredicted = tl.pending.Component + "." + tl.pending.Field + " predicted " + a + ", server " + b
+		tl.t.Corrections++
+	}
 	tl.errNow = max(tl.errNow, d)
 	tl.t.MaxError = max(tl.t.MaxError, d)
+}
+
+// confirmed counts a verdict of the own player's shot.
+func (tl *timeline) confirmed(hit bool) {
+	tl.t.Judged++
+	if hit {
+		tl.t.Hits++
+	}
 }
 
 // sample folds the client's counters in at time now.

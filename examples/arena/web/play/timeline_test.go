@@ -30,8 +30,8 @@ func TestTimelineRatesOverASecond(t *testing.T) {
 func TestTimelineErrorPlot(t *testing.T) {
 	var tl timeline
 	tl.sample(0, systems.ClientStats{})
-	tl.corrected(0.5)
-	tl.corrected(0.25)
+	tl.corrected(0.5, false)
+	tl.corrected(0.25, false)
 	tl.sample(150*time.Millisecond, systems.ClientStats{})
 	assert.Equal(t, []float64{0.5}, tl.t.Errors, "the largest correction of the interval")
 	tl.sample(250*time.Millisecond, systems.ClientStats{})
@@ -40,7 +40,7 @@ func TestTimelineErrorPlot(t *testing.T) {
 
 	// The plot holds errorSamples; a long pause does not loop over every
 	// missed step.
-	tl.corrected(2)
+	tl.corrected(2, false)
 	tl.sample(time.Hour, systems.ClientStats{})
 	assert.Len(t, tl.t.Errors, errorSamples)
 	assert.Equal(t, 2.0, tl.t.Errors[0])

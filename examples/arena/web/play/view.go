@@ -3,6 +3,8 @@ package play
 import (
 	"errors"
 
+	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/systems"
 )
 
@@ -12,6 +14,9 @@ type Body struct {
 	X, Y  float32
 	Yaw   float32
 	HP    int16
+	// RespawnS is, for a dead player, the seconds until this client shows
+	// it alive again (0 when alive, or due any moment).
+	RespawnS float64
 }
 
 // View is what the client shows: its own player as predicted and smoothed
@@ -30,7 +35,10 @@ type View struct {
 	// HasConfirmed is false until a snapshot has confirmed the own player.
 	HasConfirmed bool
 	Others       []Body
-	Timeline     Timeline
+	// Shots are the own player's shots judged within ShotShown, oldest
+	// first.
+	Shots    []Shot
+	Timeline Timeline
 }
 
 // state names the client's connection state for the page.
@@ -65,19 +73,33 @@ func (p *Player) View() View {
 		_, f, h := p.bodies.Get(e)
 		vis := p.smoother.Visual(e)
 		v.HasOwn = true
-		v.Own = Body{Ghost: uint32(g.ID), X: vis[0], Y: vis[1], Yaw: f.Yaw, HP: h.HP}
+		// The respawn shows when the snapshot of its tick arrives.
+		respawn := respawnIn(h, st.NewestSnapshot)
+		v.Own = Body{Ghost: uint32(g.ID), X: vis[0], Y: vis[1], Yaw: f.Yaw, HP: h.HP, RespawnS: respawn}
 		if cp, ok := p.confirmed(e, st); ok {
 			v.HasConfirmed = true
-			v.Confirmed = Body{Ghost: uint32(g.ID), X: cp.X, Y: cp.Y, Yaw: f.Yaw, HP: h.HP}
+			v.Confirmed = Body{Ghost: uint32(g.ID), X: cp.X, Y: cp.Y, Yaw: f.Yaw, HP: h.HP, RespawnS: respawn}
 		}
 	}
+	// The others are shown at the render tick, behind the snapshots.
+	render, _ := gw.TickAt(st.RenderTick)
 	r := p.remote.Query(a)
 	for r.Next() {
 		pos, f, h, g := r.Get()
-		v.Others = append(v.Others, Body{Ghost: uint32(g.ID), X: pos.X, Y: pos.Y, Yaw: f.Yaw, HP: h.HP})
+		v.Others = append(v.Others, Body{Ghost: uint32(g.ID), X: pos.X, Y: pos.Y, Yaw: f.Yaw, HP: h.HP, RespawnS: respawnIn(h, render)})
 	}
+	v.Shots = p.shots.shown(p.clock.Now())
 	v.Timeline = p.timeline.t
 	v.Timeline.Tick = uint32(c.World().Tick())
 	v.Timeline.Errors = append([]float64{}, p.timeline.t.Errors...)
 	return v
+}
+
+// respawnIn returns the seconds from tick to a dead player's respawn (0
+// when alive or past it).
+func respawnIn(h *game.Health, tick gw.Tick) float64 {
+	if h.Alive() {
+		return 0
+	}
+	return max(float64(h.Respawn.Sub(tick))/TickRate, 0)
 }

@@ -3,19 +3,27 @@
 // controls, draws its view beside the server's truth and shows the
 // timeline. window.arena holds what is drawn, for tests.
 (() => {
-  const session = Array.from(crypto.getRandomValues(new Uint8Array(8)), b => b.toString(16).padStart(2, '0')).join('');
-  const arena = { session, view: null, truth: null, frames: 0, geometry: null, timelineUpdates: 0, linkPosts: 0, predict: true };
+  // The session outlives a reload of the tab, and with it the link the
+  // server keeps for it (the sliders show it again on load).
+  const session = sessionStorage.getItem('arena-session') ||
+    Array.from(crypto.getRandomValues(new Uint8Array(8)), b => b.toString(16).padStart(2, '0')).join('');
+  sessionStorage.setItem('arena-session', session);
+  const arena = { session, view: null, truth: null, frames: 0, geometry: null, timelineUpdates: 0, linkPosts: 0, predict: true,
+    settingsLoaded: false, tracers: 0, hitMarkers: 0 };
   window.arena = arena;
   const $ = id => document.getElementById(id);
   const canvas = $('views'), ctx = canvas.getContext('2d');
   const plot = $('errors'), pctx = plot.getContext('2d');
   const SIDE = 420, TOP = 20;
-  let scale = 20, predict = true;
+  let scale = 20, predict = $('predict').checked;
+  arena.predict = predict;
 
   // World (arena units, y up) to canvas pixels of the view at ox, and back.
   const px = (ox, x) => ox + SIDE / 2 + x * scale;
   const py = y => TOP + SIDE / 2 - y * scale;
   const world = (ox, cx, cy) => [(cx - ox - SIDE / 2) / scale, -(cy - TOP - SIDE / 2) / scale];
+  // For tests: the page coordinates of a point of the client's view.
+  arena.toPage = (x, y) => { const r = canvas.getBoundingClientRect(); return [r.left + px(0, x), r.top + py(y)]; };
 
   // Controls.
   const keys = new Set();
@@ -29,28 +37,37 @@
     if (window.ghostwire) window.ghostwire.controls(axis('x'), axis('y'), aim[0], aim[1]);
   };
   const movementKey = code => axes.x.flat().includes(code) || axes.y.flat().includes(code);
+  // Only a text field keeps the keys to itself; the page has none, but a
+  // browser extension may add one.
+  const editing = t => t.isContentEditable || t.tagName === 'TEXTAREA' ||
+    (t.tagName === 'INPUT' && !['range', 'checkbox', 'radio', 'button', 'submit', 'reset', 'color'].includes(t.type));
+  // The game's keys move the player whatever control was clicked last:
+  // caught on the way down (capture) and kept from the focused control,
+  // whose arrow keys would otherwise move a slider and change the link.
   window.addEventListener('keydown', e => {
-    if (!movementKey(e.code) || e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT') return;
+    if (!movementKey(e.code) || editing(e.target)) return;
     e.preventDefault();
     keys.add(e.code);
     sendControls();
-  });
+  }, true);
   window.addEventListener('keyup', e => {
     if (!keys.delete(e.code)) return;
     e.preventDefault();
     sendControls();
-  });
+  }, true);
   window.addEventListener('blur', () => { keys.clear(); sendControls(); });
-  canvas.addEventListener('mousemove', e => {
+  const aimAt = e => {
     const r = canvas.getBoundingClientRect();
     const cx = e.clientX - r.left, cy = e.clientY - r.top;
     aim = world(cx >= SIDE ? SIDE : 0, cx, cy);
     sendControls();
-  });
+  };
   canvas.addEventListener('mousedown', e => {
     canvas.focus();
+    aimAt(e); // a click aims where it lands, moved to or not
     if (e.button === 0 && window.ghostwire) window.ghostwire.fire();
   });
+  canvas.addEventListener('mousemove', aimAt);
 
   // Link sliders and presets: posted to the server for this page's
   // connection.
@@ -63,10 +80,10 @@
       fetch('link?session=' + session, { method: 'POST', body }).then(() => arena.linkPosts++);
     }, 50);
   };
-  for (const [id, unit] of Object.entries(sliders)) {
-    const show = () => { $(id + '-v').textContent = $(id).value + unit; };
-    $(id).addEventListener('input', () => { show(); postLink(); });
-    show();
+  const showSlider = id => { $(id + '-v').textContent = $(id).value + sliders[id]; };
+  for (const id of Object.keys(sliders)) {
+    $(id).addEventListener('input', () => { showSlider(id); postLink(); });
+    showSlider(id);
   }
   for (const b of document.querySelectorAll('.presets button')) {
     b.addEventListener('click', () => {
@@ -78,7 +95,30 @@
   }
   $('predict').addEventListener('change', e => { predict = arena.predict = e.target.checked; });
   $('interp').addEventListener('change', e => window.ghostwire.start(session, +e.target.value));
-  $('lagcomp').addEventListener('change', e => fetch('lagcomp', { method: 'POST', body: e.target.checked ? 'on' : 'off' }));
+  // Lag compensation is the server's, for every page: the checkbox follows
+  // the server's truth, except while this page's own switch is on its way.
+  let lagcompPending = null;
+  $('lagcomp').addEventListener('change', e => {
+    const on = e.target.checked;
+    lagcompPending = on;
+    fetch('lagcomp', { method: 'POST', body: on ? 'on' : 'off' })
+      .then(r => { if (!r.ok) lagcompPending = null; }, () => { lagcompPending = null; });
+  });
+  const followLagComp = on => {
+    if (lagcompPending === on) lagcompPending = null;
+    if (lagcompPending === null) $('lagcomp').checked = on;
+  };
+  // A control gives the keyboard back once used (see keydown above).
+  for (const c of document.querySelectorAll('aside input, aside select')) c.addEventListener('change', () => c.blur());
+  for (const b of document.querySelectorAll('aside button')) b.addEventListener('click', () => b.blur());
+
+  // The server's state on load: lag compensation, and this session's link.
+  fetch('settings?session=' + session).then(r => r.json()).then(st => {
+    followLagComp(st.LagComp);
+    const link = { rtt: st.Link.RTTms, jitter: st.Link.JitterMS, loss: st.Link.LossPct, dup: st.Link.DupPct };
+    for (const [id, v] of Object.entries(link)) { $(id).value = v; showSlider(id); }
+    arena.settingsLoaded = true;
+  });
 
   // Drawing.
   const drawArena = (ox, title) => {
@@ -112,6 +152,39 @@
     ctx.stroke();
     ctx.fillStyle = '#2c3e50';
     ctx.fillRect(x - r, y - r - 6, 2 * r * Math.max(b.HP, 0) / 100, 3);
+    if (b.HP <= 0) { // the respawn timer
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText(b.RespawnS > 0 ? b.RespawnS.toFixed(1) + ' s' : 'now', x, y - r - 9);
+      ctx.textAlign = 'start';
+    }
+  };
+  // A shot's tracer, from the server's verdict, fading out; a hit marker
+  // where it hit.
+  const drawShot = s => {
+    const fade = Math.max(0, 1 - s.AgeMS / 600);
+    const x0 = px(0, s.FromX), y0 = py(s.FromY), x1 = px(0, s.ToX), y1 = py(s.ToY);
+    ctx.globalAlpha = fade;
+    ctx.strokeStyle = s.Hit ? '#e67e22' : '#95a5a6';
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.moveTo(x0, y0);
+    ctx.lineTo(x1, y1);
+    ctx.stroke();
+    arena.tracers++;
+    if (s.Hit) {
+      ctx.strokeStyle = '#d35400';
+      ctx.lineWidth = 3;
+      ctx.beginPath();
+      for (const [dx, dy] of [[1, 1], [1, -1]]) {
+        ctx.moveTo(x1 - 7 * dx, y1 - 7 * dy);
+        ctx.lineTo(x1 + 7 * dx, y1 + 7 * dy);
+      }
+      ctx.stroke();
+      arena.hitMarkers++;
+    }
+    ctx.globalAlpha = 1;
+    ctx.lineWidth = 1;
   };
   const draw = () => {
     requestAnimationFrame(draw);
@@ -127,6 +200,14 @@
       if (v.HasConfirmed) drawBody(0, v.Confirmed, '#333', true);
       if (predict) drawBody(0, v.Own, '#1a8f3a');
       else if (v.HasConfirmed) drawBody(0, v.Confirmed, '#1a8f3a');
+    }
+    for (const s of v.Shots || []) drawShot(s);
+    if (v.HasOwn && v.Own.HP <= 0) {
+      ctx.fillStyle = '#c0392b';
+      ctx.font = 'bold 16px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText('you are down: back in ' + v.Own.RespawnS.toFixed(1) + ' s', SIDE / 2, TOP + 24);
+      ctx.textAlign = 'start';
     }
     if (arena.truth) {
       for (const p of arena.truth.Players) drawBody(SIDE, p, v.HasOwn && p.Ghost === v.Own.Ghost ? '#1a8f3a' : '#c0392b');
@@ -150,7 +231,9 @@
     $('t-up').textContent = bytes(t.UpBps);
     $('t-down').textContent = bytes(t.DownBps);
     $('t-interp').textContent = fmt(t.InterpDelayMS, 0) + ' ms';
-    $('t-mispredictions').textContent = t.Mispredictions;
+    $('t-corrections').textContent = t.Corrections;
+    $('t-respawns').textContent = t.Respawns;
+    $('t-hits').textContent = t.Hits + ' of ' + t.Judged;
     $('t-maxerror').textContent = fmt(t.MaxError, 3);
     $('t-shots').textContent = t.ShotsFired;
     $('t-last').textContent = t.LastMispredicted || '–';
@@ -178,7 +261,10 @@
   setInterval(timeline, 200);
 
   // The spectator stream and the client.
-  new EventSource('truth').onmessage = e => { arena.truth = JSON.parse(e.data); };
+  new EventSource('truth').onmessage = e => {
+    arena.truth = JSON.parse(e.data);
+    followLagComp(arena.truth.LagComp);
+  };
   window.ghostwireReady = () => window.ghostwire.start(session, +$('interp').value);
   fetch('arena.json').then(r => r.json()).then(g => {
     arena.geometry = g;
