@@ -216,6 +216,22 @@ func (c *ClientRegister) spawn(g components.Ghost, vals []unsafe.Pointer, predic
 	return e
 }
 
+// Adopt makes e, a predicted spawn of this client (an entity with the
+// ghost type's components, a components.Ghost of ID 0 and the Predicted
+// marker), the entity of ghost g, which the server has just confirmed: its
+// identity is set and later snapshots write into it. It panics if e is
+// dead or lacks a components.Ghost, and if g's ID is already known.
+func (c *ClientRegister) Adopt(e ecs.Entity, g components.Ghost) {
+	a := c.b.world.Arche()
+	*(*components.Ghost)(a.Get(e, c.b.Ghost)) = g
+	i := c.find(g.ID)
+	if i < len(c.ghosts) && c.ghosts[i].id == g.ID {
+		panic("ghostreg: Adopt of a known ghost")
+	}
+	c.ghosts = slices.Insert(c.ghosts, i, clientGhost{id: g.ID, e: e, typ: codec.GhostTypeID(g.Type), predicted: true})
+	c.stats.Spawned++
+}
+
 // Write copies the gi-th ghost's replicated values from snap into e.
 func (c *ClientRegister) Write(e ecs.Entity, snap *protocol.Snapshot, gi int) {
 	gs := &snap.Ghosts[gi]
