@@ -55,12 +55,20 @@ type shellGame struct {
 // newShellGame builds the game; the server's gunners start with ammo
 // shells (the clients do not know it and predict every shot).
 func newShellGame(t *testing.T, ammo int32) *shellGame {
+	t.Helper()
+	return newShellGameFor(ammo)
+}
+
+// newShellGameFor is newShellGame for an example.
+func newShellGameFor(ammo int32) *shellGame {
 	var b netsync.SchemaBuilder
 	gunner := b.GhostType("gunner", netsync.Component[Gunner](&b))
 	sg := &shellGame{shell: b.GhostType("shell", netsync.Component[Shell](&b))}
 	netsync.Input[Trigger](&b, netsync.InputRules[Trigger]{})
 	schema, err := b.Build()
-	require.NoError(t, err)
+	if err != nil {
+		panic(err)
+	}
 	move := func(*gw.World) gw.System {
 		f := generic.NewFilter2[Gunner, Trigger]().With(generic.T[components.Predicted]())
 		return gw.SystemFunc(func(w *gw.World) {
