@@ -119,6 +119,12 @@ type ClientOptions struct {
 	// numbers). Pending spawns are offered oldest first; it must not make
 	// structural changes.
 	MatchSpawn func(w *gw.World, e ecs.Entity, g components.Ghost) bool
+	// SwitchBlend is how long the display takes to slide from where a
+	// ghost was predicted to where the interpolation shows it when
+	// Client.Predict switches it to interpolated (the time constant of an
+	// exponential fade); 100 ms when zero. Allowed: 0..2s (a negative
+	// value switches at once).
+	SwitchBlend time.Duration
 	// SyncTest, when not zero, runs every tick as a determinism check of
 	// this client's prediction (see [gw.SyncTest]): the tick, then a
 	// rollback of SyncTest ticks and their replay, compared with the first
@@ -254,6 +260,9 @@ type ClientStats struct {
 	// spawned after its prediction.
 	SpawnsPredicted, SpawnsMatched, SpawnsUnmatched, SpawnsDiscarded uint64
 	SpawnLag                                                         int
+	// SwitchedToPredicted and SwitchedToInterpolated count the ghosts
+	// Client.Predict switched.
+	SwitchedToPredicted, SwitchedToInterpolated uint64
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -291,6 +300,9 @@ type Client struct {
 	claim      components.InputHeader // the header ClaimView rewrites
 	spawnQ     spawnQueries           // the spawn and despawn requests
 	pending    []pendingSpawn         // predicted spawns not yet confirmed
+	// switchedIn holds the ghosts switched to predicted whose state the
+	// next snapshot holding them establishes by a rollback.
+	switchedIn map[components.GhostID]bool
 	sync       *control.ClockSync
 	rtt        control.RTT
 	latest     *protocol.Snapshot
@@ -346,6 +358,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 		return nil, err
 	}
 	cs := (*codec.Schema)(game.Schema)
+	if opts.SwitchBlend == 0 {
+		opts.SwitchBlend = defaultSwitchBlend
+	}
+	if opts.SwitchBlend > 2*time.Second {
+		return nil, fmt.Errorf("systems: switch blend %v outside 0..2s", opts.SwitchBlend)
+	}
 	if opts.SpawnMatchWindow == 0 {
 		opts.SpawnMatchWindow = 8
 	}
@@ -426,6 +444,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 		c.mispredictedBy[cs.ComponentType(codec.ComponentID(i)).String()] = 0
 	}
 	c.mispredictedBy[despawnedName] = 0
+	c.switchedIn = map[components.GhostID]bool{}
 	c.spawnQ = newSpawnQueries(w)
 	if c.log == nil {
 		c.log = slog.Default()

@@ -103,9 +103,20 @@ func (c *Client) reconcile(w *gw.World) {
 				continue
 			}
 		}
+		if c.switchedIn[g.ID] {
+			// Switched to predicted: its state at tick is the server's,
+			// written by the rollback, not a prediction to judge (a
+			// snapshot older than the history waits for the next).
+			if held {
+				spawning = true
+				delete(c.switchedIn, g.ID)
+			}
+			continue
+		}
 		// A ghost the history does not hold at this tick was spawned later
 		// on this client: the snapshot says nothing new about it.
-		if diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi); recorded && !equal {
+		diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi)
+		if recorded && !equal {
 			mismatch = true
 			c.mispredicted(tick, g.ID, publicDiff(diff))
 		} else if at, gone := c.despawnedAt(tick, e); recorded && gone {
