@@ -216,7 +216,17 @@ type ClientStats struct {
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
 	// when none. Its keys are the schema's components, so it stays small.
+	// Server-owned components (netsync.SchemaBuilder.ServerOwned) are
+	// never compared, so never among them.
 	MispredictionsBy map[string]uint64
+	// ServerOwnedChanges counts the values of server-owned components of
+	// predicted ghosts that a snapshot changed: taken as they arrived,
+	// without comparison or rollback, and logged at Debug as
+	// "ghostwire: server-owned value taken". A count that grows while
+	// the prediction is right is the server deciding (damage, a respawn
+	// time); none at all on a ghost type that declares them means the
+	// declaration is not needed.
+	ServerOwnedChanges uint64
 	// RollbackErrors counts rollbacks that failed (each logged at Error).
 	RollbackErrors uint64
 	// SyncTestChecks counts the replayed ticks the determinism check of
@@ -307,6 +317,7 @@ type Client struct {
 	log       *slog.Logger
 
 	mispredictedBy map[string]uint64 // one key per schema component
+	onOwned        func(codec.FieldDiff) // ownedChanged, made once
 	check          syncCheck         // ClientOptions.SyncTest
 }
 
@@ -392,6 +403,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.onOwned = c.ownedChanged
 	c.hello = protocol.Hello{SchemaHash: cs.Hash(), TickRate: uint16(rate),
 		ComponentHashes: make([]uint64, cs.NumComponents())}
 	for i := range c.hello.ComponentHashes {
@@ -531,6 +543,9 @@ func (c *Client) update(now time.Duration) bool {
 		if c.hold > 0 {
 			c.hold--
 			continue
+		}
+		if c.fresh {
+			c.takeOwned(c.latest) // before the tick that reconciles it: never drawn apart
 		}
 		c.tick()
 		c.stats.Ticks++
