@@ -86,6 +86,10 @@ type Config struct {
 	// the server world (see systems.ServerOptions.SyncTest): for tests, it
 	// costs SyncTest replays per tick. Clients get theirs through Client.
 	SyncTest int
+
+	// healthPredicted declares Health predicted like the other components
+	// instead of server-owned, to measure what that costs.
+	healthPredicted bool
 }
 
 // DefaultConfig returns the defaults of the arena's command line.
@@ -269,7 +273,7 @@ func newMatch(cfg Config) (*Match, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	schema, err := NewSchema()
+	schema, err := newSchema(!cfg.healthPredicted)
 	if err != nil {
 		return nil, err
 	}
