@@ -29,6 +29,16 @@ type syncCheck struct {
 // stages.
 func (k *syncCheck) restart() { k.restarting = k.depth > 0 }
 
+// reset says the world changed outside the prediction between two ticks
+// (a server-owned value taken from a snapshot): the next tick starts a new
+// window, so no replay reaches back across the change.
+func (k *syncCheck) reset() {
+	if k.st != nil {
+		k.done += k.st.Checks()
+		k.st = nil
+	}
+}
+
 // tick runs one tick of s on w, checked when depth is not zero. The first
 // error is kept and logged at Error; every one is counted.
 func (k *syncCheck) tick(s *gw.Schedule, w *gw.World, log *slog.Logger) {
