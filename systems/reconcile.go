@@ -178,6 +178,7 @@ func (c *Client) reconcile(w *gw.World) {
 			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
 		} else {
 			c.stats.Rollbacks++
+			c.check.rolledBack(w.Tick(), tick)
 		}
 	case actAdopt:
 		fix(w)
