@@ -94,7 +94,12 @@ type ServerOptions struct {
 	// SyncTest replays per tick: for tests and debug builds. Allowed:
 	// 0..1024. What changes the replicated state outside the prediction
 	// stages (StageSimulation, hits, players joining and leaving) is not
-	// replayed: windows do not reach back across it (see [gw.SyncTest]).
+	// replayed: windows do not reach back across it (see [gw.SyncTest]),
+	// nor across a ghost's despawn (components.Despawned), which a
+	// rollback cannot undo. State of the game's that the prediction
+	// writes beyond the replicated components (a magazine the server
+	// alone knows) must be registered for the history (gw.Register on
+	// Server.World().History()).
 	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger

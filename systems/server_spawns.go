@@ -44,7 +44,9 @@ func (q *spawnQueries) collect(w *gw.World) {
 // takeSpawns makes the tick's components.SpawnGhost requests ghosts and
 // removes the ghosts marked components.Despawned, before the tick's state
 // is quantized and sent. A request made while replaying (the determinism
-// check's replays) is dropped with its entity: the tick's first run made it.
+// check's replays) is dropped with its entity: the tick's first run made
+// it. A removal starts the determinism check's windows again after the
+// tick, as a connection's coming and going does.
 func (s *Server) takeSpawns(w *gw.World) {
 	q := &s.spawnQ
 	a := w.Arche()
@@ -74,5 +76,10 @@ func (s *Server) takeSpawns(w *gw.World) {
 			s.stats.GhostsDespawned++
 		}
 		a.RemoveEntity(e)
+	}
+	if len(q.took) > 0 && !w.IsReplaying() {
+		// A removed entity is not resurrected by a rollback: the
+		// determinism check's windows must not reach back across it.
+		s.check.restart()
 	}
 }
