@@ -311,11 +311,11 @@ func TestPredictedDespawnIsUndoneWhenTheServerDisagrees(t *testing.T) {
 
 // The server's determinism check runs across predicted spawns and
 // despawns: a shell made in a first run is held dormant through the
-// check's replays, and a despawned one is not resurrected by a rollback,
-// so the check starts its windows again after a despawn's tick (before,
-// every window across one reported the shell as existing in one run
-// only). The server's ammunition, written by the prediction, is
-// registered for the history.
+// check's replays; a despawned one is removed after the tick's record,
+// its mark replayed like any prediction state, so no window replays
+// without it (before, every window across a despawn reported the shell
+// as existing in one run only). The server's ammunition, written by the
+// prediction, is registered for the history.
 func TestServerSyncTestRunsAcrossPredictedSpawnsAndDespawns(t *testing.T) {
 	sg := newShellGame(t, 1000)
 	fired := 0
