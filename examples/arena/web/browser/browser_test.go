@@ -369,6 +369,9 @@ func TestBrowser(t *testing.T) {
 			run(t, chromedp.MouseClickXY(at[0], at[1]))
 			poll(t, `arena.view.Shots.length > 0`)
 		}
+		// And a rocket, caught in flight or exploding.
+		run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69))
+		poll(t, `arena.view.Rockets.some(r => r.Own) || arena.view.Explosions.some(x => x.Own)`)
 		var shot []byte
 		run(t, chromedp.CaptureScreenshot(&shot))
 		t.Logf("screenshot after %v", time.Since(start))
