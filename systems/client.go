@@ -105,6 +105,26 @@ type ClientOptions struct {
 	// client would claim, such as a view older than the one it showed;
 	// a game leaves it nil.
 	ClaimView func(h *components.InputHeader)
+	// SpawnMatchWindow is how many ticks after a predicted spawn's tick
+	// (components.SpawnGhost) the server's ghost may have been spawned on
+	// and still take it over: an input that arrived late runs on a later
+	// server tick. A predicted spawn no ghost took over is removed once a
+	// snapshot SpawnMatchWindow+8 ticks past its tick arrives, about a
+	// round trip plus that many ticks after it was predicted (counted in
+	// ClientStats.SpawnsUnmatched). 8 when zero. Allowed: 0..120.
+	SpawnMatchWindow int
+	// MatchSpawn, if set, decides whether the server's new ghost g takes
+	// over the predicted spawn e of the same type, in place of the tick
+	// window above (a game that numbers its projectiles compares their
+	// numbers). Pending spawns are offered oldest first; it must not make
+	// structural changes.
+	MatchSpawn func(w *gw.World, e ecs.Entity, g components.Ghost) bool
+	// SwitchBlend is how long the display takes to slide from where a
+	// ghost was predicted to where the interpolation shows it when
+	// Client.Predict switches it to interpolated (the time constant of an
+	// exponential fade); 100 ms when zero. Allowed: 0..2s (a negative
+	// value switches at once).
+	SwitchBlend time.Duration
 	// SyncTest, when not zero, runs every tick as a determinism check of
 	// this client's prediction (see [gw.SyncTest]): the tick, then a
 	// rollback of SyncTest ticks and their replay, compared with the first
@@ -230,6 +250,19 @@ type ClientStats struct {
 	// SmoothingSnaps counts the corrections a Smoother found too large
 	// to smooth.
 	SmoothingSnaps uint64
+	// SpawnsPredicted counts the spawns this client predicted
+	// (components.SpawnGhost), SpawnsMatched those a server ghost took
+	// over, SpawnsUnmatched those removed because none did within
+	// ClientOptions.SpawnMatchWindow (or whose entity the game removed
+	// first), and SpawnsDiscarded the requests this client would not
+	// predict (another connection's ghost, an interpolated type, a
+	// missing component). SpawnLag is the most ticks a matched ghost was
+	// spawned after its prediction.
+	SpawnsPredicted, SpawnsMatched, SpawnsUnmatched, SpawnsDiscarded uint64
+	SpawnLag                                                         int
+	// SwitchedToPredicted and SwitchedToInterpolated count the ghosts
+	// Client.Predict switched.
+	SwitchedToPredicted, SwitchedToInterpolated uint64
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -265,6 +298,11 @@ type Client struct {
 	// once and in order; msg is valid during the call only.
 	onReliable func(msg []byte)
 	claim      components.InputHeader // the header ClaimView rewrites
+	spawnQ     spawnQueries           // the spawn and despawn requests
+	pending    []pendingSpawn         // predicted spawns not yet confirmed
+	// switchedIn holds the ghosts switched to predicted whose state the
+	// next snapshot holding them establishes by a rollback.
+	switchedIn map[components.GhostID]bool
 	sync       *control.ClockSync
 	rtt        control.RTT
 	latest     *protocol.Snapshot
@@ -320,6 +358,18 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 		return nil, err
 	}
 	cs := (*codec.Schema)(game.Schema)
+	if opts.SwitchBlend == 0 {
+		opts.SwitchBlend = defaultSwitchBlend
+	}
+	if opts.SwitchBlend > 2*time.Second {
+		return nil, fmt.Errorf("systems: switch blend %v outside 0..2s", opts.SwitchBlend)
+	}
+	if opts.SpawnMatchWindow == 0 {
+		opts.SpawnMatchWindow = 8
+	}
+	if opts.SpawnMatchWindow < 0 || opts.SpawnMatchWindow > 120 {
+		return nil, fmt.Errorf("systems: spawn match window %d ticks outside 0..120", opts.SpawnMatchWindow)
+	}
 	if opts.HelloInterval == 0 {
 		opts.HelloInterval = 100 * time.Millisecond
 	}
@@ -371,6 +421,10 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	if err := registerReplicated(h, cs); err != nil {
 		return nil, err
 	}
+	// A predicted despawn is undone by a rollback to before it.
+	if err := gw.Register[components.Despawned](h); err != nil {
+		return nil, err
+	}
 	c := &Client{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
 		inputs: stream, history: h,
@@ -389,6 +443,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	for i := 0; i < cs.NumComponents(); i++ {
 		c.mispredictedBy[cs.ComponentType(codec.ComponentID(i)).String()] = 0
 	}
+	c.mispredictedBy[despawnedName] = 0
+	c.switchedIn = map[components.GhostID]bool{}
+	c.spawnQ = newSpawnQueries(w)
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -410,6 +467,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	c.schedule.Add(gw.StageInput, gw.SystemFunc(c.sample))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.applyInput))
 	c.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(c.poseOthers))
+	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.takeSpawns))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.quantize))
 	c.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(c.restoreOthers))
 	c.schedule.Add(gw.StageSend, gw.SystemFunc(c.send))

@@ -96,16 +96,35 @@ func (c *Client) reconcile(w *gw.World) {
 		}
 		e, ok := c.ghosts.Entity(g.ID)
 		if !ok {
-			spawning = true
+			// A ghost this client predicted the spawn of takes the
+			// predicted entity over; any other is spawned by the fix.
+			if e, ok = c.adoptSpawn(w, g.Ghost); !ok {
+				spawning = true
+				continue
+			}
+		}
+		if c.switchedIn[g.ID] {
+			// Switched to predicted: its state at tick is the server's,
+			// written by the rollback, not a prediction to judge (a
+			// snapshot older than the history waits for the next).
+			if held {
+				spawning = true
+				delete(c.switchedIn, g.ID)
+			}
 			continue
 		}
 		// A ghost the history does not hold at this tick was spawned later
 		// on this client: the snapshot says nothing new about it.
-		if diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi); recorded && !equal {
+		diff, equal, recorded := c.ghosts.Compare(c.history, tick, e, s, gi)
+		if recorded && !equal {
 			mismatch = true
 			c.mispredicted(tick, g.ID, publicDiff(diff))
+		} else if at, gone := c.despawnedAt(tick, e); recorded && gone {
+			mismatch = true // despawned by the prediction, still there on the server
+			c.mispredicted(tick, g.ID, despawnDiff(at))
 		}
 	}
+	c.expireSpawns(w, tick)
 	c.ghosts.Despawn(s)
 	if w.LayoutVersion() != layout {
 		c.check.restart() // a ghost removed outside the prediction
@@ -137,6 +156,9 @@ func (c *Client) reconcile(w *gw.World) {
 				c.ghosts.Spawn(s, gi)
 			} else if !spawnOnly {
 				c.ghosts.Write(e, s, gi)
+				if a := w.Arche(); a.Has(e, c.spawnQ.despawnID) {
+					a.Remove(e, c.spawnQ.despawnID) // the server still has it
+				}
 			}
 		}
 	}

@@ -192,6 +192,12 @@ type ServerStats struct {
 	// the tick, entity, component and field), or nil.
 	SyncTestChecks, Desyncs uint64
 	FirstDesync             error
+	// GhostsSpawned counts the ghosts spawned from components.SpawnGhost
+	// requests, SpawnsRefused the requests the register refused (the
+	// entity lacks a component of the type, or the type is unknown:
+	// logged at Error, the entity removed), and GhostsDespawned the
+	// ghosts removed for a components.Despawned mark.
+	GhostsSpawned, SpawnsRefused, GhostsDespawned uint64
 	// Confirms counts the shot verdicts queued for their shooters'
 	// clients (lagcomp.Options.Server); ConfirmsDropped those given up
 	// unacknowledged because 256 were pending on one connection.
@@ -223,7 +229,8 @@ type Server struct {
 	pending  []pendingConn
 	nextConn components.ConnID
 	sw       *protocol.SnapshotWriter
-	rx       []byte // a pending connection's first datagram
+	spawnQ   spawnQueries // the spawn and despawn requests
+	rx       []byte       // a pending connection's first datagram
 	tx       []byte
 	batch    protocol.InputBatch
 	hello    protocol.Hello
@@ -246,8 +253,9 @@ type Server struct {
 }
 
 type serverConn struct {
-	id        components.ConnID
-	player    components.GhostID // the ghost OnConnect spawned
+	id     components.ConnID
+	player components.GhostID // the ghost OnConnect spawned
+
 	link      *link
 	inputs    *control.InputBuffer
 	lead      control.LeadTracker
@@ -359,7 +367,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.spawnQ = newSpawnQueries(w)
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
+	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(s.takeSpawns))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
 	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
 	if err := game.install(s.schedule, w, true); err != nil {

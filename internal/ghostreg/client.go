@@ -46,6 +46,9 @@ type ClientRegister struct {
 	// that held it: what the components a delta record leaves out are
 	// taken from.
 	bases map[components.GhostID]*baseline
+	// modes holds the ghosts switched from their type's prediction mode
+	// on this client (SetPredicted): true predicted, false interpolated.
+	modes map[components.GhostID]bool
 	// OnSpawn, if set, is called after a ghost's entity is created, with
 	// its replicated components set, so the game can add its own
 	// components (render state, predicted-only state).
@@ -70,7 +73,7 @@ type clientGhost struct {
 
 // NewClientRegister returns an empty client register.
 func NewClientRegister(b *Binding) *ClientRegister {
-	return &ClientRegister{b: b, bases: map[components.GhostID]*baseline{}}
+	return &ClientRegister{b: b, bases: map[components.GhostID]*baseline{}, modes: map[components.GhostID]bool{}}
 }
 
 // Complete fills in the components that snap's delta records left out
@@ -164,6 +167,11 @@ func (c *ClientRegister) Owned(g *components.Ghost) bool { return c.me != 0 && g
 // PredictOwner, never for PredictNone. A ghost of an unknown type counts
 // as PredictOwner.
 func (c *ClientRegister) Predicts(g *components.Ghost) bool {
+	if len(c.modes) > 0 && g.ID != 0 {
+		if on, ok := c.modes[g.ID]; ok {
+			return on
+		}
+	}
 	gt, _ := c.b.schema.GhostType(codec.GhostTypeID(g.Type))
 	switch gt.Mode {
 	case codec.PredictAll:
@@ -216,6 +224,48 @@ func (c *ClientRegister) spawn(g components.Ghost, vals []unsafe.Pointer, predic
 	return e
 }
 
+// SetPredicted switches ghost id, whose entity e this client holds, to
+// predicted (on) or interpolated: its markers change (Predicted or
+// Interpolated) and from now on Predicts says so, whatever its type's
+// mode, until the ghost is despawned. The caller moves its state between
+// the interpolator and the history. It reports false, changing nothing,
+// when the register does not hold id.
+func (c *ClientRegister) SetPredicted(id components.GhostID, on bool) (e ecs.Entity, ok bool) {
+	i := c.find(id)
+	if i == len(c.ghosts) || c.ghosts[i].id != id {
+		return e, false
+	}
+	g := &c.ghosts[i]
+	c.modes[id] = on
+	if g.predicted == on {
+		return g.e, true
+	}
+	g.predicted = on
+	a := c.b.world.Arche()
+	if on {
+		a.Exchange(g.e, []ecs.ID{c.b.Predicted}, []ecs.ID{c.b.Interpolated})
+	} else {
+		a.Exchange(g.e, []ecs.ID{c.b.Interpolated}, []ecs.ID{c.b.Predicted})
+	}
+	return g.e, true
+}
+
+// Adopt makes e, a predicted spawn of this client (an entity with the
+// ghost type's components, a components.Ghost of ID 0 and the Predicted
+// marker), the entity of ghost g, which the server has just confirmed: its
+// identity is set and later snapshots write into it. It panics if e is
+// dead or lacks a components.Ghost, and if g's ID is already known.
+func (c *ClientRegister) Adopt(e ecs.Entity, g components.Ghost) {
+	a := c.b.world.Arche()
+	*(*components.Ghost)(a.Get(e, c.b.Ghost)) = g
+	i := c.find(g.ID)
+	if i < len(c.ghosts) && c.ghosts[i].id == g.ID {
+		panic("ghostreg: Adopt of a known ghost")
+	}
+	c.ghosts = slices.Insert(c.ghosts, i, clientGhost{id: g.ID, e: e, typ: codec.GhostTypeID(g.Type), predicted: true})
+	c.stats.Spawned++
+}
+
 // Write copies the gi-th ghost's replicated values from snap into e.
 func (c *ClientRegister) Write(e ecs.Entity, snap *protocol.Snapshot, gi int) {
 	gs := &snap.Ghosts[gi]
@@ -245,6 +295,7 @@ func (c *ClientRegister) despawn(id components.GhostID) {
 	}
 	g := c.ghosts[i]
 	c.ghosts = slices.Delete(c.ghosts, i, i+1)
+	delete(c.modes, id)
 	c.stats.Despawned++
 	a := c.b.world.Arche()
 	if !a.Alive(g.e) {

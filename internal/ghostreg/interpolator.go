@@ -120,6 +120,7 @@ type interpGhost struct {
 	from     []byte
 	fade     float64 // weight of from; 1 while extrapolating, 0 when done
 	fadeFrom float64 // render tick the fade's clock starts at
+	fadeTime float64 // the fade's time constant in ticks: recoveryTicks, or a switch's
 	// poseUsed[t%statesPerGhost] is the tick of the state Pose used for the
 	// last recorded prediction of tick t, when poseFor at that slot is t.
 	poseFor  [statesPerGhost]gw.Tick
@@ -457,12 +458,12 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	case jump:
 		ig.fade = 0
 	case extrapolated && ig.n > 1 && rt > ig.ticks[ig.head].Unwrap(rt):
-		ig.fade, ig.fadeFrom = 1, rt
+		ig.fade, ig.fadeFrom, ig.fadeTime = 1, rt, recoveryTicks
 	case ig.fade > 0 && ig.shown:
 		if ig.fade == 1 { // the first frame with data again: freeze what was shown
 			copy(ig.from, ig.last)
 		}
-		ig.fade = math.Exp(-(rt - ig.fadeFrom) / recoveryTicks)
+		ig.fade = math.Exp(-(rt - ig.fadeFrom) / ig.fadeTime)
 		if ig.fade < 0.02 {
 			ig.fade = 0
 			break
@@ -602,3 +603,58 @@ func (ip *Interpolator) put(ig *interpGhost, st []byte) {
 // at returns a pointer to b[off]; off may be len(b) for a zero-size value
 // stored last, which is never read or written through the pointer.
 func at(b []byte, off int) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b[off:])) }
+
+// Release stops interpolating ghost id without despawning its entity (the
+// client predicts it from now on) and reports whether id was buffered.
+// What a Pose wrote is put back first, so the entity holds what was drawn.
+func (ip *Interpolator) Release(id components.GhostID) bool {
+	i, ok := ip.find(id)
+	if !ok {
+		return false
+	}
+	if ip.posing {
+		ip.Restore()
+	}
+	ig := ip.ghosts[i]
+	ip.ghosts = slices.Delete(ip.ghosts, i, i+1)
+	drop := func(list []*interpGhost) []*interpGhost {
+		return slices.DeleteFunc(list, func(x *interpGhost) bool { return x == ig })
+	}
+	ip.active, ip.activate = drop(ip.active), drop(ip.activate)
+	ig.freed, ig.active = true, false
+	ip.free = append(ip.free, ig)
+	return true
+}
+
+// Take starts interpolating ghost g, whose entity e the client predicted
+// until now: its buffer is seeded with states (each a value per
+// component of g's type, in schema order) at ticks, oldest first, and the
+// display fades from e's present values to the interpolated ones with a
+// time constant of fadeTicks render ticks, so the ghost slides back to
+// where the interpolation shows it instead of jumping. It panics if e is
+// dead or g is buffered already.
+func (ip *Interpolator) Take(g components.Ghost, e ecs.Entity, ticks []gw.Tick, states [][]unsafe.Pointer, fadeTicks float64) {
+	i, ok := ip.find(g.ID)
+	if ok {
+		panic("ghostreg: Take of a ghost the interpolator holds")
+	}
+	ig := ip.alloc(g)
+	ip.ghosts = slices.Insert(ip.ghosts, i, ig)
+	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(g.Type))
+	for k, tick := range ticks {
+		ip.advance(ig, tick, false)
+		state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
+		for ci, c := range gt.Components {
+			size := int(ip.b.sizes[c])
+			copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(states[k][ci]), size))
+		}
+	}
+	a := ip.b.world.Arche()
+	for ci, id := range ip.b.types[g.Type] {
+		size := int(ip.b.sizes[gt.Components[ci]])
+		copy(ig.last[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(a.Get(e, id)), size))
+	}
+	ig.e, ig.shown, ig.lastRT = e, true, ip.lastRT
+	ig.fade, ig.fadeFrom, ig.fadeTime = 1, ip.lastRT, max(fadeTicks, 1e-3)
+	ip.wake(ig)
+}

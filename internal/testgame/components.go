@@ -24,6 +24,17 @@ type Counters struct {
 // framework's tests cover a zero-size component at the end of a ghost.
 type Vehicle struct{}
 
+// Cone is a cone a car drops where it pulls the handbrake: a ghost its
+// driver's client predicts the spawn of (components.SpawnGhost), which
+// stands ConeLife ticks and then ends, a predicted despawn.
+type Cone struct {
+	X, Y float32
+	Life uint16 // ticks left
+}
+
+// ConeLife is how long a cone stands: two seconds.
+const ConeLife = 2 * TickRate
+
 // Wire forms: positions in 1/128 unit over the plane, the heading in 2^14
 // steps per turn, the speed in 1/256 unit per second over its range.
 var (
@@ -45,3 +56,10 @@ func (c *Counters) Serialize(s *netsync.Stream) { netsync.Int(s, &c.Handbrakes, 
 
 // Serialize is Vehicle's wire form: nothing.
 func (*Vehicle) Serialize(*netsync.Stream) {}
+
+// Serialize is Cone's wire form.
+func (c *Cone) Serialize(s *netsync.Stream) {
+	s.Float(&c.X, coord)
+	s.Float(&c.Y, coord)
+	netsync.Int(s, &c.Life, 0, ConeLife)
+}

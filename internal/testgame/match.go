@@ -20,13 +20,14 @@ type Player struct {
 }
 
 // Game returns the test game for both ends: the server spawns a car per
-// connection, and server and clients predict with DriveSystem.
+// connection, and server and clients predict with DriveSystem and
+// ConeSystem.
 func (s *Schema) Game() *systems.Game {
 	return &systems.Game{
 		Schema:     s.Schema,
 		TickRate:   TickRate,
 		OnConnect:  s.Spawn,
-		Prediction: []func(*gw.World) gw.System{func(*gw.World) gw.System { return DriveSystem() }},
+		Prediction: []func(*gw.World) gw.System{func(*gw.World) gw.System { return DriveSystem() }, s.ConeSystem},
 	}
 }
 

@@ -49,14 +49,11 @@ func botMatch(t *testing.T, seed uint64, n int, link transport.Conditions, play 
 
 // ownCar returns client c's own car.
 func ownCar(c *systems.Client) (components.GhostID, ecs.Entity, bool) {
-	var id components.GhostID
-	var e ecs.Entity
-	(*ghostreg.ClientRegister)(c.Ghosts()).Each(func(gid components.GhostID, ce ecs.Entity, predicted bool) {
-		if predicted {
-			id, e = gid, ce
-		}
-	})
-	return id, e, id != 0
+	e, ok := c.Player()
+	if !ok {
+		return 0, e, false
+	}
+	return get[components.Ghost](c.World(), e).ID, e, true
 }
 
 // get returns a pointer to e's component T in w.
@@ -83,7 +80,8 @@ func sameCar(t *testing.T, s *Schema, h *harness.Harness, client int, id compone
 
 // The internal test game at 150 ms RTT, 20 ms jitter and 5 % loss for
 // 30 s: a client alone mispredicts at most once, and ends equal to the
-// server bit for bit with every handbrake pull counted exactly once.
+// server bit for bit with every handbrake pull counted exactly once and
+// its cone predicted, taken over by its ghost and ended.
 func TestBadLinkOneClientMispredictsAtMostOnce(t *testing.T) {
 	s, h, bots := botMatch(t, 1, 1, Link(150*time.Millisecond, 20*time.Millisecond, 0.05), 30*time.Second)
 	c := h.Clients[0]
@@ -95,7 +93,14 @@ func TestBadLinkOneClientMispredictsAtMostOnce(t *testing.T) {
 	sameCar(t, s, h, 0, id, ce)
 	assert.Greater(t, bots[0].Pulls, uint64(5), "the bot must pull the handbrake")
 	assert.Equal(t, bots[0].Pulls, uint64(get[Counters](c.World(), ce).Handbrakes), "every pull counts exactly once")
+	// Each pull dropped a cone, predicted by the client and taken over by
+	// its ghost, and each cone ended on both ends after its life.
+	assert.Equal(t, bots[0].Pulls, st.SpawnsPredicted)
+	assert.Equal(t, bots[0].Pulls, st.SpawnsMatched)
+	assert.Zero(t, st.SpawnsUnmatched)
 	ss := h.Server.Stats()
+	assert.Equal(t, bots[0].Pulls, ss.GhostsSpawned)
+	assert.Equal(t, bots[0].Pulls, ss.GhostsDespawned)
 	assert.Greater(t, ss.InputsApplied, uint64(1600), "the server applied the client's own inputs")
 	// The client validates its own input before predicting and sending,
 	// so the server has nothing left to clamp and the prediction holds.

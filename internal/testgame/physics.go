@@ -3,6 +3,7 @@ package testgame
 import (
 	"math"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -87,6 +88,35 @@ func DriveSystem() gw.System {
 		q := cars.Query(w.Arche())
 		for q.Next() {
 			Step(q.Get())
+		}
+	})
+}
+
+// ConeSystem returns the cones' prediction system for one world: a car
+// whose handbrake is pulled drops a cone where it stopped, a ghost its
+// owner's client predicts the spawn of; a cone counts its life down and
+// ends at 0 (components.Despawned), on the server and in prediction
+// alike.
+func (s *Schema) ConeSystem(w *gw.World) gw.System {
+	a := w.Arche()
+	cars := generic.NewFilter3[Body, Drive, components.Ghost]().With(generic.T[components.Predicted]())
+	cones := generic.NewFilter1[Cone]().With(generic.T[components.Predicted]()).Without(generic.T[components.Despawned]())
+	coneID, spawnID, goneID := ecs.ComponentID[Cone](a), ecs.ComponentID[components.SpawnGhost](a), ecs.ComponentID[components.Despawned](a)
+	return gw.SystemFunc(func(w *gw.World) {
+		q := cones.Query(w.Arche())
+		for q.Next() {
+			c := q.Get()
+			if c.Life--; c.Life == 0 {
+				w.Commands().Add(q.Entity(), ecs.Component{ID: goneID, Comp: &components.Despawned{Tick: w.Tick()}})
+			}
+		}
+		cq := cars.Query(w.Arche())
+		for cq.Next() {
+			b, d, g := cq.Get()
+			if d.Handbrake.Pressed() {
+				w.Commands().Spawn(nil, ecs.Component{ID: coneID, Comp: &Cone{X: b.X, Y: b.Y, Life: ConeLife}},
+					ecs.Component{ID: spawnID, Comp: &components.SpawnGhost{Type: uint16(s.Cone), Owner: g.Owner}})
+			}
 		}
 	})
 }

@@ -17,7 +17,7 @@ import (
 // wire IDs agree.
 type Schema struct {
 	*netsync.Schema
-	Car                     netsync.GhostTypeID
+	Car, Cone               netsync.GhostTypeID
 	Body, Counters, Vehicle netsync.ComponentID
 }
 
@@ -40,12 +40,13 @@ func NewSchema() (*Schema, error) {
 	})
 	b.Interpolate(counters, netsync.Interpolation{Snap: true})
 	car := b.GhostType("car", body, counters, vehicle)
+	cone := b.GhostType("cone", netsync.Component[Cone](&b))
 	netsync.Input[Drive](&b, Rules)
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Schema: s, Car: car, Body: body, Counters: counters, Vehicle: vehicle}, nil
+	return &Schema{Schema: s, Car: car, Cone: cone, Body: body, Counters: counters, Vehicle: vehicle}, nil
 }
 
 // Spawn is the server's OnConnect: a standing car for each connection,
