@@ -99,8 +99,9 @@ type MessageRules struct {
 // part of the schema hash, so both ends agree on them. A type that is not
 // plain data, a description that fails, a type declared twice, more than
 // MaxMessageTypes types or rules out of range make Build fail naming the
-// type. The systems package sends and handles messages (systems.Send,
-// systems.Handle).
+// type. The systems package sends and handles messages
+// (systems.SendToServer, systems.SendToClients, systems.Handle;
+// docs/messages.md).
 func Message[T any, PT interface {
 	*T
 	Serializer

@@ -107,6 +107,27 @@ type ServerOptions struct {
 	// Allowed: 0..1s; a game that lets players fix a longer delay raises
 	// it.
 	MaxInterpolationDelay time.Duration
+	// MessageBytesPerSecond is the most bytes of reliable game messages
+	// (docs/messages.md) the server sends each connection per second,
+	// spread over its ticks: each tick's flush sends, after the tick's
+	// snapshot, at most MessageBytesPerSecond/TickRate bytes of them
+	// (first sends, resends and the fragments of a large message, their
+	// entry headers included; the last entry may pass it by up to 1,191
+	// bytes), and the rest waits for the next tick. So a large message
+	// shares the link with the snapshots instead of going in one burst
+	// before them; docs/messages.md states the delay it may add to a
+	// snapshot. 128,000 (1 Mbit/s) when zero. Allowed: 0 or
+	// 1,000..1,000,000,000. Unreliable messages ride the tick's packets
+	// beside the snapshot and are not counted.
+	MessageBytesPerSecond int
+	// MaxRefusedMessages is how many refused messages
+	// (MessageRefusals: unknown, malformed, oversized, over rate) a
+	// connection may send within 10 seconds: the refusals fill a bucket
+	// of that depth that empties at MaxRefusedMessages/10 a second, and
+	// the refusal that finds it full ends the connection with
+	// netsync.RejectMessages (counted in ServerStats.MessageDrops). 20
+	// when zero. Allowed: 1..100,000.
+	MaxRefusedMessages int
 	// ViewTolerance is added to the plausible view age for what the
 	// measurement cannot see of an honest client (a lost first copy of an
 	// input, a jitter spike); 50 ms when zero. Allowed: 0..500ms.
@@ -206,6 +227,12 @@ type ServerStats struct {
 	// interpolation delay than ServerOptions.MaxInterpolationDelay: the
 	// plausible view of their shots counted the bound instead.
 	InterpolationClaimsClamped uint64
+	// Messages counts the game's messages over every connection, closed
+	// ones included (docs/messages.md).
+	Messages MessageStats
+	// MessageDrops counts, of Dropped, the connections ended for sending
+	// too many refused messages (ServerOptions.MaxRefusedMessages).
+	MessageDrops uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -238,10 +265,15 @@ type Server struct {
 	closed   control.InputStats // counters of connections already gone
 	// closedViews adds up the replication counters of connections gone.
 	closedViews ghostreg.ViewStats
-	check       syncCheck // ServerOptions.SyncTest
-	closing     bool      // Close was called
-	stats       ServerStats
-	log         *slog.Logger
+	// msgs sends and receives the game's messages; msgStats adds up the
+	// message counters of connections gone and the sends suppressed.
+	msgs     *messenger
+	msgStats MessageStats
+	linkOpts linkOptions // of every connection's packet layer
+	check    syncCheck   // ServerOptions.SyncTest
+	closing  bool        // Close was called
+	stats    ServerStats
+	log      *slog.Logger
 	// maxInterp and viewTolerance are the options of the plausible view
 	// in ticks.
 	maxInterp, viewTolerance float64
@@ -272,6 +304,8 @@ type serverConn struct {
 	viewAge   viewMeter    // what bounds the view of its shots
 	confirms  confirmQueue // verdicts of its shots not yet acknowledged
 	tokens    float64      // the snapshot budget's bucket, in bytes (BytesPerSecond)
+	msgs      peerMessages // the game's messages with this client
+	refusals  bucket       // its refused messages (MaxRefusedMessages)
 }
 
 // NewServer creates a server world running game, reading time from src
@@ -323,6 +357,15 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if opts.ViewTolerance < 0 || opts.ViewTolerance > 500*time.Millisecond {
 		return nil, fmt.Errorf("systems: view tolerance %v outside 0..500ms", opts.ViewTolerance)
 	}
+	if err := checkMessageBytes(opts.MessageBytesPerSecond); err != nil {
+		return nil, err
+	}
+	if opts.MaxRefusedMessages == 0 {
+		opts.MaxRefusedMessages = 20
+	}
+	if opts.MaxRefusedMessages < 1 || opts.MaxRefusedMessages > 100_000 {
+		return nil, fmt.Errorf("systems: max refused messages %d outside 1..100000", opts.MaxRefusedMessages)
+	}
 	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
 	}
@@ -367,6 +410,11 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	// A client that stops reading is stalled for the server as soon as
+	// one that stops sending is: after the timeout.
+	s.linkOpts.backlog = opts.Timeout
+	s.linkOpts.maxMessage, s.linkOpts.perFlush = messageLink(cs, opts.MessageBytesPerSecond, rate)
+	s.msgs = newMessenger(w, cs, s, nil)
 	s.spawnQ = newSpawnQueries(w)
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(s.takeSpawns))
@@ -439,6 +487,10 @@ func (s *Server) Stats() ServerStats {
 	if n := len(s.conns); n > 0 {
 		st.LinkRTT /= time.Duration(n)
 		st.LinkLoss /= float64(n)
+	}
+	st.Messages = s.msgStats
+	for _, c := range s.conns {
+		st.Messages.add(&c.msgs.stats)
 	}
 	st.BytesSent, st.BytesReceived = w.sent, w.received
 	st.BadPackets += w.malformed
