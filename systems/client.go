@@ -284,6 +284,20 @@ type ClientStats struct {
 	// SwitchedToPredicted and SwitchedToInterpolated count the ghosts
 	// Client.Predict switched.
 	SwitchedToPredicted, SwitchedToInterpolated uint64
+	// Predicted events (see Raise and HandleEvent): EventsPredicted
+	// counts those played at once on a prediction, EventsConfirmed those
+	// of them the server had, EventsCancelled those it did not (cancelled
+	// once its events of their window arrived), EventsLate the server's
+	// events this client had not predicted, played when they arrived,
+	// EventLateTicks the sum and EventLateMax the most of their LateBy.
+	// EventsSettled counts raises a replay made for a tick the server's
+	// events had judged already (never played), EventsDropped raises
+	// beyond MaxPendingEvents, EventsForgotten judged events forgotten
+	// early to make room (a replay raising one again would play it).
+	EventsPredicted, EventsConfirmed, EventsCancelled, EventsLate uint64
+	EventLateTicks                                                uint64
+	EventLateMax                                                  int
+	EventsSettled, EventsDropped, EventsForgotten                 uint64
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -321,6 +335,8 @@ type Client struct {
 	src  gw.TimeSource
 	raw  transport.Conn // under link, for its byte counters
 	link *link
+	// events matches the predicted events with the server's.
+	events clientEvents
 	// onReliable, if set, receives each message of the reliable channel,
 	// once and in order; msg is valid during the call only.
 	onReliable func(msg []byte)
@@ -476,6 +492,7 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	c.mispredictedBy[despawnedName] = 0
 	c.switchedIn = map[components.GhostID]bool{}
 	c.spawnQ = newSpawnQueries(w)
+	c.initEvents(cs)
 	if c.log == nil {
 		c.log = slog.Default()
 	}

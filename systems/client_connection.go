@@ -16,6 +16,10 @@ func (c *Client) poll(now time.Duration) {
 		}
 		c.heard = now
 		if m.Channel == packet.Reliable {
+			if t, err := protocol.PeekType(m.Data); err == nil && t == protocol.MsgEvents && c.events.schema != nil {
+				c.takeEvents(m.Data)
+				continue
+			}
 			if c.onReliable != nil {
 				c.onReliable(m.Data)
 			}

@@ -60,10 +60,11 @@ type component struct {
 // built with other components, ranges or precisions, naming the component.
 // A Schema is safe for concurrent use.
 type Schema struct {
-	comps []component
-	types []GhostType
-	input *Input // nil without an input type
-	hash  uint64
+	comps  []component
+	types  []GhostType
+	input  *Input // nil without an input type
+	events []Event
+	hash   uint64
 }
 
 // SchemaBuilder declares a [Schema]: components with [SchemaBuilder.AddComponent], how they
@@ -297,7 +298,7 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 		binary.LittleEndian.PutUint64(buf[:], s.input.hash)
 		h = fnv(h, buf[:])
 	}
-	s.hash = h
+	s.hash = s.hashEvents(h)
 	return &s, nil
 }
 

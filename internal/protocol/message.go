@@ -14,7 +14,7 @@ import (
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
 // another version is refused.
-const ProtocolVersion = 6
+const ProtocolVersion = 7
 
 // MsgType says what a packet holds; it is the packet's second byte.
 type MsgType uint8
@@ -29,6 +29,7 @@ const (
 	MsgDisconnect MsgType = 6 // either way: goodbye
 	MsgConfirm    MsgType = 7 // server → client: verdicts of the client's shots, resent until acknowledged
 	MsgConfirmAck MsgType = 8 // client → server: every verdict before a sequence number arrived
+	MsgEvents     MsgType = 9 // server → client, reliable: the predicted events of the server's ticks
 )
 
 // String names the message type.
@@ -50,6 +51,8 @@ func (t MsgType) String() string {
 		return "confirm"
 	case MsgConfirmAck:
 		return "confirm-ack"
+	case MsgEvents:
+		return "events"
 	}
 	return fmt.Sprintf("MsgType(%d)", uint8(t))
 }
@@ -65,8 +68,8 @@ func PeekType(p []byte) (MsgType, error) {
 		return 0, fmt.Errorf("netsync: protocol version %d, want %d: %w", p[0], ProtocolVersion, bitstream.ErrOutOfRange)
 	}
 	t := MsgType(p[1])
-	if t < MsgHello || t > MsgConfirmAck {
-		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgConfirmAck, bitstream.ErrOutOfRange)
+	if t < MsgHello || t > MsgEvents {
+		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgEvents, bitstream.ErrOutOfRange)
 	}
 	return t, nil
 }

@@ -32,7 +32,7 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	want := map[protocol.MsgType]string{
 		protocol.MsgHello: "hello", protocol.MsgWelcome: "welcome", protocol.MsgReject: "reject",
 		protocol.MsgInputs: "inputs", protocol.MsgSnapshot: "snapshot", protocol.MsgDisconnect: "disconnect",
-		0: "MsgType(0)", 9: "MsgType(9)", 7: "confirm", 8: "confirm-ack",
+		0: "MsgType(0)", 10: "MsgType(10)", 7: "confirm", 8: "confirm-ack", 9: "events",
 	}
 	for typ, s := range want {
 		assert.Equal(t, s, typ.String())
@@ -262,11 +262,11 @@ func TestPeekTypeErrors(t *testing.T) {
 	_, err = protocol.PeekType([]byte{protocol.ProtocolVersion + 1, byte(protocol.MsgHello)})
 	require.ErrorIs(t, err, bitstream.ErrOutOfRange)
 	assert.Contains(t, err.Error(), fmt.Sprintf("version %d", protocol.ProtocolVersion+1))
-	for _, typ := range []byte{0, 9, 255} {
+	for _, typ := range []byte{0, 10, 255} {
 		_, err := protocol.PeekType([]byte{protocol.ProtocolVersion, typ})
 		assert.ErrorIs(t, err, bitstream.ErrOutOfRange, "type %d", typ)
 	}
-	for typ := protocol.MsgHello; typ <= protocol.MsgConfirmAck; typ++ {
+	for typ := protocol.MsgHello; typ <= protocol.MsgEvents; typ++ {
 		got, err := protocol.PeekType([]byte{protocol.ProtocolVersion, byte(typ)})
 		require.NoError(t, err)
 		assert.Equal(t, typ, got)
