@@ -46,7 +46,7 @@ type clientEvents struct {
 	through    gw.Tick
 	hasThrough bool
 	batch      protocol.Events
-	st         codec.Stream
+	sc         protocol.EventScratch
 	info       eventInfo // a late event's, kept here: no allocation
 }
 
@@ -131,7 +131,7 @@ func (c *Client) raise(w *gw.World, t codec.EventID, e ecs.Entity, g components.
 // cancelled.
 func (c *Client) takeEvents(p []byte) {
 	ev := &c.events
-	if err := protocol.DecodeEvents(p, ev.schema, &ev.st, &ev.batch); err != nil {
+	if err := protocol.DecodeEvents(p, ev.schema, &ev.sc, &ev.batch); err != nil {
 		c.stats.BadPackets++
 		return
 	}

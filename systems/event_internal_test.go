@@ -66,7 +66,7 @@ func serverSays(c *Client, through gw.Tick, ticks []gw.Tick, n []int32) {
 	for i := range ticks {
 		evs[i] = protocol.EventRecord{Type: 0, Tick: ticks[i], Data: unsafe.Pointer(&ping{N: n[i]})}
 	}
-	var st codec.Stream
+	var st protocol.EventScratch
 	c.takeEvents(protocol.AppendEvents(nil, c.events.schema, &st, through, evs))
 }
 
@@ -147,4 +147,41 @@ func TestRaiseRefusesAnUndeclaredType(t *testing.T) {
 	})
 	err := HandleEvent(c, EventHandler[other]{})
 	assert.EqualError(t, err, "systems: systems.other is not an event type of the schema (declare it with netsync.Event)")
+}
+
+// Raising, matching and judging events allocates nothing in steady state:
+// the hot path of a tick with events.
+func TestEventsAllocateNothing(t *testing.T) {
+	c, _ := eventClient(t)
+	played := 0
+	require.NoError(t, HandleEvent(c, EventHandler[ping]{Play: func(Event[ping]) { played++ }, Cancel: func(Event[ping]) { played-- }}))
+	tick := gw.Tick(1000)
+	evs := []protocol.EventRecord{{Type: 0, Data: unsafe.Pointer(&ping{N: 1})}}
+	var st protocol.EventScratch
+	var msg []byte
+	allocs := testing.AllocsPerRun(200, func() {
+		tick += 20
+		raiseAt(c, tick, 0, 1)
+		raiseAt(c, tick, 0, 1)
+		raiseAt(c, tick+5, 0, 2)
+		evs[0].Tick = tick
+		msg = protocol.AppendEvents(msg[:0], c.events.schema, &st, tick+10, evs)
+		c.takeEvents(msg)
+	})
+	assert.Zero(t, allocs)
+	assert.Positive(t, played)
+	assert.Positive(t, c.stats.EventsConfirmed)
+	assert.Positive(t, c.stats.EventsCancelled)
+
+	cs := pingSchema(t)
+	w := gw.NewWorld(gw.WorldOptions{Authoritative: true})
+	s := &Server{world: w, binding: ghostreg.Bind(w, cs)}
+	s.initEvents(cs)
+	p := &ping{N: 3}
+	allocs = testing.AllocsPerRun(200, func() {
+		w.SetTick(w.Tick() + 1)
+		Raise(w, ecs.Entity{}, p)
+		s.sendEvents(w.Tick())
+	})
+	assert.Zero(t, allocs)
 }

@@ -31,8 +31,8 @@ type serverEvents struct {
 	// handlers are the server's own, by event type (HandleServerEvent).
 	handlers []func(*eventInfo, unsafe.Pointer)
 	info     eventInfo // what a handler gets, kept here: no allocation
-	st    codec.Stream
-	tx    []byte
+	sc       protocol.EventScratch
+	tx       []byte
 	// sent is the tick of the last message; none before the first.
 	sent    gw.Tick
 	hasSent bool
@@ -88,7 +88,7 @@ func (s *Server) sendEvents(tick gw.Tick) {
 	if len(ev.list) == 0 && ev.hasSent && tick.Sub(ev.sent) < eventHeartbeat {
 		return
 	}
-	ev.tx = protocol.AppendEvents(ev.tx[:0], s.binding.Schema(), &ev.st, tick, ev.list)
+	ev.tx = protocol.AppendEvents(ev.tx[:0], s.binding.Schema(), &ev.sc, tick, ev.list)
 	for _, sc := range s.conns {
 		if err := sc.link.pc.SendReliable(ev.tx); err != nil {
 			s.stats.EventMessagesRefused++ // the connection's backlog: it is dropped by its link

@@ -36,19 +36,29 @@ type Events struct {
 	arena   []uint64 // the events' data, 8-byte aligned
 }
 
+// EventScratch is the reusable state of AppendEvents and DecodeEvents: a
+// stream, a writer and a reader a description holds on to, kept here so
+// that coding an events message allocates nothing. The zero value is
+// ready.
+type EventScratch struct {
+	st codec.Stream
+	w  bitstream.Writer
+	r  bitstream.Reader
+}
+
 // noData is where an event type without data decodes to.
 var noData uint64
 
 // AppendEvents appends an events message of evs (0..MaxEventsPerMessage,
 // ticks within MaxEventAge before through, data of their types) to buf and
-// returns the extended buffer, as append does; st is scratch. It panics
-// otherwise: the server builds them, never the network.
-func AppendEvents(buf []byte, s *codec.Schema, st *codec.Stream, through ecs.Tick, evs []EventRecord) []byte {
+// returns the extended buffer, as append does. It panics otherwise: the
+// server builds them, never the network.
+func AppendEvents(buf []byte, s *codec.Schema, sc *EventScratch, through ecs.Tick, evs []EventRecord) []byte {
 	if len(evs) > MaxEventsPerMessage {
 		panic(fmt.Sprintf("netsync: %d events in a message; want at most %d", len(evs), MaxEventsPerMessage))
 	}
-	var w bitstream.Writer
-	begin(&w, buf, MsgEvents)
+	w := &sc.w
+	begin(w, buf, MsgEvents)
 	w.WriteBits(uint64(through), 32)
 	w.WriteBits(uint64(len(evs)), 8)
 	for i := range evs {
@@ -61,7 +71,7 @@ func AppendEvents(buf []byte, s *codec.Schema, st *codec.Stream, through ecs.Tic
 		w.WriteBits(uint64(ev.Type), 6)
 		w.WriteBits(uint64(ev.Ghost), 32)
 		w.WriteBits(uint64(age), 16)
-		s.Encode(st, t.Comp, &w, ev.Data)
+		s.Encode(&sc.st, t.Comp, w, ev.Data)
 	}
 	return w.Bytes()
 }
@@ -70,9 +80,9 @@ func AppendEvents(buf []byte, s *codec.Schema, st *codec.Stream, through ecs.Tic
 // event type or a field out of its range, naming it; on error e's
 // contents are unspecified. The data of e.List point into e's memory,
 // valid until the next decode.
-func DecodeEvents(p []byte, s *codec.Schema, st *codec.Stream, e *Events) error {
-	var r bitstream.Reader
-	if err := open(&r, p, MsgEvents); err != nil {
+func DecodeEvents(p []byte, s *codec.Schema, sc *EventScratch, e *Events) error {
+	r := &sc.r
+	if err := open(r, p, MsgEvents); err != nil {
 		return err
 	}
 	through, _ := r.ReadBits(32)
@@ -109,11 +119,11 @@ func DecodeEvents(p []byte, s *codec.Schema, st *codec.Stream, e *Events) error 
 			clear(slot)
 			data = unsafe.Pointer(&slot[0])
 		}
-		if err := s.Decode(st, t.Comp, &r, data); err != nil {
+		if err := s.Decode(&sc.st, t.Comp, r, data); err != nil {
 			return fmt.Errorf("netsync: event %d: %w", i, err)
 		}
 		e.List = append(e.List, EventRecord{Type: codec.EventID(typ), Ghost: components.GhostID(ghost),
 			Tick: e.Through.Add(-int(age)), Data: data})
 	}
-	return end(&r)
+	return end(r)
 }

@@ -57,7 +57,7 @@ func eventsAt(through gw.Tick, n int) ([]protocol.EventRecord, []hitEvent) {
 // Events travel with their type, ghost, tick and data, across the tick
 // counter's wrap too; an empty message carries its tick alone.
 func TestEventsRoundTrip(t *testing.T) {
-	var st codec.Stream
+	var st protocol.EventScratch
 	var got protocol.Events
 	for _, through := range []gw.Tick{0, 1000, math.MaxUint32, math.MaxUint32 - 2} {
 		evs, hits := eventsAt(through, 3)
@@ -82,7 +82,7 @@ func TestEventsRoundTrip(t *testing.T) {
 
 // A message naming an event type the schema lacks is refused, naming it.
 func TestEventsRefuseAnUnknownType(t *testing.T) {
-	var st codec.Stream
+	var st protocol.EventScratch
 	evs, _ := eventsAt(10, 1)
 	p := protocol.AppendEvents(nil, evSchema, &st, 10, evs[:1])
 	// The type is the first 6 bits after the tick (32) and the count (8).
@@ -97,7 +97,7 @@ func TestEventsRefuseAnUnknownType(t *testing.T) {
 // The server builds events messages: too many events, or one older than
 // the message can say, is a bug it panics on.
 func TestAppendEventsPanicsOnABadMessage(t *testing.T) {
-	var st codec.Stream
+	var st protocol.EventScratch
 	evs, _ := eventsAt(1000, 128)
 	assert.Panics(t, func() { protocol.AppendEvents(nil, evSchema, &st, 1000, evs) }, "256 events")
 	old, _ := eventsAt(1000, 1)
@@ -106,7 +106,7 @@ func TestAppendEventsPanicsOnABadMessage(t *testing.T) {
 }
 
 func FuzzDecodeEvents(f *testing.F) {
-	var st codec.Stream
+	var st protocol.EventScratch
 	for _, n := range []int{0, 1, 5, 100} {
 		evs, _ := eventsAt(gw.Tick(n*1000+99), n)
 		if len(evs) > protocol.MaxEventsPerMessage {
@@ -116,7 +116,7 @@ func FuzzDecodeEvents(f *testing.F) {
 	}
 	f.Add([]byte{protocol.ProtocolVersion, byte(protocol.MsgEvents), 0, 0, 0, 0, 255})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		var st codec.Stream
+		var st protocol.EventScratch
 		var got protocol.Events
 		if err := protocol.DecodeEvents(p, evSchema, &st, &got); err != nil {
 			requireDecodeError(t, err)
