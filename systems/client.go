@@ -44,6 +44,12 @@ type ClientOptions struct {
 	// carries, confirmed or not, so one lost packet costs nothing; 4 when
 	// zero. Allowed: 1..32.
 	InputRedundancy int
+	// InputDelay delays the player's input by a fixed or an adaptive
+	// number of ticks, trading responsiveness for fewer and shorter
+	// rollbacks (see InputDelay); none when zero. Client.SetInputDelay
+	// changes it mid-game. InputHistory must hold HistoryCapacity plus
+	// the longest delay it asks for.
+	InputDelay InputDelay
 	// TargetLead is the margin, in ticks, by which the client wants its
 	// worst recent input to arrive before the server needs it; 1 when
 	// zero. Allowed: 0.25..30.
@@ -189,8 +195,13 @@ type ClientStats struct {
 	BadPackets      uint64 // undecodable datagrams or messages
 	ClockJumps      uint64
 	SkippedTicks    uint64 // due after a stall, skipped instead of run late (see Client.Update)
-	BytesSent       uint64 // datagram bytes, packet headers included
-	BytesReceived   uint64
+	// InputDelay is the input delay in use, in ticks (see
+	// ClientOptions.InputDelay); InputDelayChanges counts the one-tick
+	// steps it took to get there and since.
+	InputDelay        int
+	InputDelayChanges uint64
+	BytesSent         uint64 // datagram bytes, packet headers included
+	BytesReceived     uint64
 	// LinkRTT and LinkLoss are the packet layer's estimates: the round
 	// trip of its packets and acks, and the share of packets lost.
 	LinkRTT  time.Duration
@@ -245,7 +256,17 @@ type ClientStats struct {
 	// MispredictionsBy counts mispredicted ghosts by the type name of the
 	// first component that differed (netsync.FieldDiff.Component); nil
 	// when none. Its keys are the schema's components, so it stays small.
+	// Server-owned components (netsync.SchemaBuilder.ServerOwned) are
+	// never compared, so never among them.
 	MispredictionsBy map[string]uint64
+	// ServerOwnedChanges counts the values of server-owned components of
+	// predicted ghosts that a snapshot changed: taken as they arrived,
+	// without comparison or rollback, and logged at Debug as
+	// "ghostwire: server-owned value taken". A count that grows while
+	// the prediction is right is the server deciding (damage, a respawn
+	// time); none at all on a ghost type that declares them means the
+	// declaration is not needed.
+	ServerOwnedChanges uint64
 	// RollbackErrors counts rollbacks that failed (each logged at Error).
 	RollbackErrors uint64
 	// SyncTestChecks counts the replayed ticks the determinism check of
@@ -272,6 +293,20 @@ type ClientStats struct {
 	// SwitchedToPredicted and SwitchedToInterpolated count the ghosts
 	// Client.Predict switched.
 	SwitchedToPredicted, SwitchedToInterpolated uint64
+	// Predicted events (see Raise and HandleEvent): EventsPredicted
+	// counts those played at once on a prediction, EventsConfirmed those
+	// of them the server had, EventsCancelled those it did not (cancelled
+	// once its events of their window arrived), EventsLate the server's
+	// events this client had not predicted, played when they arrived,
+	// EventLateTicks the sum and EventLateMax the most of their LateBy.
+	// EventsSettled counts raises a replay made for a tick the server's
+	// events had judged already (never played), EventsDropped raises
+	// beyond MaxPendingEvents, EventsForgotten judged events forgotten
+	// early to make room (a replay raising one again would play it).
+	EventsPredicted, EventsConfirmed, EventsCancelled, EventsLate uint64
+	EventLateTicks                                                uint64
+	EventLateMax                                                  int
+	EventsSettled, EventsDropped, EventsForgotten                 uint64
 	// Messages counts the game's messages with the server
 	// (docs/messages.md).
 	Messages MessageStats
@@ -299,13 +334,21 @@ type Client struct {
 	posed   bool
 	// correcting is set while a correction's rollback replays.
 	correcting bool
-	iclock     *control.InterpolationClock
+	// delay is the input delay in use, delayWant the one it moves toward
+	// (see InputDelay), re-evaluated when delayEval due ticks have
+	// passed; sampledNow is set when the tick recorded a new input, which
+	// it then sends.
+	delay, delayWant, delayEval int
+	sampledNow                  bool
+	iclock                      *control.InterpolationClock
 
 	opts ClientOptions
 	rate int // ticks per second (Game.TickRate)
 	src  gw.TimeSource
 	raw  transport.Conn // under link, for its byte counters
 	link *link
+	// events matches the predicted events with the server's.
+	events clientEvents
 	// msgs sends and receives the game's messages, msgPeer keeps their
 	// state and counters.
 	msgs    *messenger
@@ -357,8 +400,9 @@ type Client struct {
 	stats     ClientStats
 	log       *slog.Logger
 
-	mispredictedBy map[string]uint64 // one key per schema component
-	check          syncCheck         // ClientOptions.SyncTest
+	mispredictedBy map[string]uint64     // one key per schema component
+	onOwned        func(codec.FieldDiff) // ownedChanged, made once
+	check          syncCheck             // ClientOptions.SyncTest
 }
 
 // NewClient creates a client world running game, reading time from src
@@ -413,6 +457,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	if err != nil {
 		return nil, err
 	}
+	if opts.InputDelay, err = opts.InputDelay.check(); err != nil {
+		return nil, err
+	}
 	if opts.Input != nil && opts.Input.typ != cs.InputType() {
 		return nil, fmt.Errorf("systems: the input source samples %v but the cs's input type is %v", opts.Input.typ, cs.InputType())
 	}
@@ -426,9 +473,8 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	if err != nil {
 		return nil, err
 	}
-	if stream.Capacity() < h.Capacity() {
-		return nil, fmt.Errorf("systems: input stream capacity %d is below the history capacity %d: a long rollback would replay without inputs",
-			stream.Capacity(), h.Capacity())
+	if err := roomForDelay(stream.Capacity(), h.Capacity(), opts.InputDelay); err != nil {
+		return nil, err
 	}
 	if opts.SyncTest >= h.Capacity() {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d (history capacity - 1)", opts.SyncTest, h.Capacity()-1)
@@ -465,9 +511,11 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	c.switchedIn = map[components.GhostID]bool{}
 	c.spawnQ = newSpawnQueries(w)
 	c.msgs = newMessenger(w, cs, nil, c)
+	c.initEvents(cs)
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.onOwned = c.ownedChanged
 	c.hello = protocol.Hello{SchemaHash: cs.Hash(), TickRate: uint16(rate),
 		ComponentHashes: make([]uint64, cs.NumComponents())}
 	for i := range c.hello.ComponentHashes {
@@ -528,6 +576,7 @@ func (c *Client) Connected() bool { return c.state == stateConnected }
 func (c *Client) Stats() ClientStats {
 	st := c.stats
 	st.ReplayedTicks = c.schedule.Stats().ReplayedTicks
+	st.InputDelay = c.delay
 	st.ClockJumps = c.sync.Jumps()
 	st.RTT, st.Jitter = c.rtt.Smoothed(), c.rtt.Variation()
 	cs := c.raw.Stats()
@@ -610,11 +659,25 @@ func (c *Client) update(now time.Duration) bool {
 			c.hold--
 			continue
 		}
-		c.tick()
-		c.stats.Ticks++
 		ran = true
+		c.retarget()
+		if c.raiseDelay(c.world) {
+			continue
+		}
+		c.lowerDelay()
+		c.runTick()
 	}
 	return ran
+}
+
+// runTick runs the next tick, after taking the server-owned values of the
+// snapshot it reconciles (right before it: never drawn apart).
+func (c *Client) runTick() {
+	if c.fresh {
+		c.takeOwned(c.latest)
+	}
+	c.tick()
+	c.stats.Ticks++
 }
 
 // Frame runs the per-frame stages (interpolation, presentation).

@@ -27,8 +27,12 @@ func (c *Client) poll(now time.Duration) {
 			}
 			continue
 		}
-		if m.Channel != packet.Unreliable { // the reliable channels carry game messages only
-			c.stats.BadPackets++
+		if m.Channel != packet.Unreliable { // the reliable channels carry events and game messages only
+			if m.Channel == packet.Reliable && t == protocol.MsgEvents && c.events.schema != nil {
+				c.takeEvents(p)
+			} else {
+				c.stats.BadPackets++
+			}
 			continue
 		}
 		switch t {
@@ -118,6 +122,10 @@ func (c *Client) start(now time.Duration) {
 	c.rtt.Sample(rtt)
 	interval := c.clock.Interval()
 	ahead := math.Ceil(float64(rtt)/float64(interval) + c.sync.TargetLead() + 1)
-	c.world.SetTick(c.welcome.ServerTick.Add(int(ahead)))
+	// The inputs are stamped that far ahead; the prediction runs the input
+	// delay behind them.
+	c.delay = c.delayTarget()
+	c.delayWant, c.delayEval = c.delay, c.rate
+	c.world.SetTick(c.welcome.ServerTick.Add(int(ahead) - c.delay))
 	c.log.Debug("ghostwire: connected", "conn", c.welcome.Conn, "tick", c.world.Tick(), "rtt", rtt)
 }

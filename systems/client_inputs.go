@@ -19,22 +19,34 @@ type InputSource struct {
 }
 
 // InputFunc adapts a function returning the game's input type T for a
-// tick. A client refuses it when T is not the schema's input type.
+// tick: the tick the input will be applied on, the client's tick plus its
+// input delay (ClientOptions.InputDelay), which w, the client's world, has
+// not reached yet when there is a delay. A client refuses it when T is
+// not the schema's input type.
 func InputFunc[T any](f func(w *gw.World, tick gw.Tick) T) *InputSource {
 	return &InputSource{typ: reflect.TypeFor[T](), sample: func(w *gw.World, tick gw.Tick, out unsafe.Pointer) {
 		*(*T)(out) = f(w, tick)
 	}}
 }
 
-// sample records the local player's input for the tick. Until the client's
-// own ghost exists it sends neutral input: there is nothing to control, and
-// the server must not move a player the client cannot see.
+// sample records the local player's input for the tick the input delay
+// puts it on: the world's tick plus the delay. A tick whose input is
+// recorded already (the delay just fell) samples nothing, so no tick is
+// given two inputs. Until the client's own ghost exists it sends neutral
+// input: there is nothing to control, and the server must not move a
+// player the client cannot see.
 func (c *Client) sample(w *gw.World) {
+	tick := w.Tick().Add(c.delay)
+	if newest, ok := c.inputs.Newest(); ok && !tick.After(newest) {
+		c.sampledNow = false
+		return
+	}
+	c.sampledNow = true
 	clear(c.sampled)
 	if c.opts.Input != nil && c.ownsGhost(w) {
-		c.opts.Input.sample(w, w.Tick(), unsafe.Pointer(unsafe.SliceData(c.sampled)))
+		c.opts.Input.sample(w, tick, unsafe.Pointer(unsafe.SliceData(c.sampled)))
 	}
-	h := components.InputHeader{Tick: w.Tick()}
+	h := components.InputHeader{Tick: tick}
 	// What the player sees is the last frame's render tick (once a frame
 	// showed one): the server rewinds to it for lag compensation.
 	if c.rendered {
@@ -97,8 +109,14 @@ func (c *Client) applyInput(w *gw.World) {
 	}
 }
 
-// send transmits the input batch of the tick.
+// send transmits the input batch of the tick, when the tick recorded a new
+// input: a tick predicted with an input recorded before (the input delay
+// just fell) would send the same batch again.
 func (c *Client) send(w *gw.World) {
+	if !c.sampledNow {
+		return
+	}
+	c.sampledNow = false
 	c.inputs.Batch(&c.batch)
 	if len(c.batch.Heads) == 0 {
 		return

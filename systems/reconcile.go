@@ -76,7 +76,8 @@ func (c *Client) reconcile(w *gw.World) {
 	if s.HasConfirmed {
 		c.inputs.Confirm(s.Confirmed)
 		if c.opts.FixedScale == 0 {
-			scale, jump := c.sync.Feedback(float64(s.Lead), s.Confirmed, w.Tick())
+			// The lead is the inputs': they run the input delay ahead.
+			scale, jump := c.sync.Feedback(float64(s.Lead), s.Confirmed, w.Tick().Add(c.delay))
 			c.clock.SetScale(scale)
 			if jump > 0 {
 				c.catchUp += min(jump, 60)
@@ -177,6 +178,7 @@ func (c *Client) reconcile(w *gw.World) {
 			c.log.Error("ghostwire: rollback failed", "tick", tick, "err", err)
 		} else {
 			c.stats.Rollbacks++
+			c.check.rolledBack(w.Tick(), tick)
 		}
 	case actAdopt:
 		fix(w)

@@ -223,6 +223,14 @@ type ServerStats struct {
 	// clients (lagcomp.Options.Server); ConfirmsDropped those given up
 	// unacknowledged because 256 were pending on one connection.
 	Confirms, ConfirmsDropped uint64
+	// EventsRaised counts the predicted events the server's prediction
+	// raised (systems.Raise) and sent to every client, EventsDropped those
+	// beyond MaxEventsPerSend between two sends; EventMessages counts the
+	// events messages (one per send with events, and one every 6 ticks
+	// without), EventMessagesRefused the sends a connection's full
+	// reliable queue refused (the connection is then dropped).
+	EventsRaised, EventsDropped         uint64
+	EventMessages, EventMessagesRefused uint64
 	// InterpolationClaimsClamped counts the inputs claiming a longer
 	// interpolation delay than ServerOptions.MaxInterpolationDelay: the
 	// plausible view of their shots counted the bound instead.
@@ -257,6 +265,7 @@ type Server struct {
 	nextConn components.ConnID
 	sw       *protocol.SnapshotWriter
 	spawnQ   spawnQueries // the spawn and despawn requests
+	events   serverEvents // the predicted events raised since the last send
 	rx       []byte       // a pending connection's first datagram
 	tx       []byte
 	batch    protocol.InputBatch
@@ -416,6 +425,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	s.linkOpts.maxMessage, s.linkOpts.perFlush = messageLink(cs, opts.MessageBytesPerSecond, rate)
 	s.msgs = newMessenger(w, cs, s, nil)
 	s.spawnQ = newSpawnQueries(w)
+	s.initEvents(cs)
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(s.takeSpawns))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))

@@ -29,6 +29,29 @@ type syncCheck struct {
 // stages.
 func (k *syncCheck) restart() { k.restarting = k.depth > 0 }
 
+// rolledBack says a correction's rollback wrote the server's state at
+// tick, now the newest tick run: a window holding tick would replay the
+// prediction across the correction and report it as a desync, so the
+// current tick's result is dropped and a new window starts after it (see
+// restart). A client at most depth ticks ahead of its snapshots (a short
+// round trip, or an input delay taking most of it) rolls back inside the
+// window.
+func (k *syncCheck) rolledBack(now, tick gw.Tick) {
+	if int(now.Sub(tick)) < k.depth {
+		k.restart()
+	}
+}
+
+// reset says the world changed outside the prediction between two ticks
+// (a server-owned value taken from a snapshot): the next tick starts a new
+// window, so no replay reaches back across the change.
+func (k *syncCheck) reset() {
+	if k.st != nil {
+		k.done += k.st.Checks()
+		k.st = nil
+	}
+}
+
 // tick runs one tick of s on w, checked when depth is not zero. The first
 // error is kept and logged at Error; every one is counted.
 func (k *syncCheck) tick(s *gw.Schedule, w *gw.World, log *slog.Logger) {

@@ -52,6 +52,7 @@ var helpGroups = []helpGroup{
 		{name: "lagcomp", arg: "on|off"},
 		{name: "max-rewind", arg: "D"},
 		{name: "interp-delay", arg: "D"},
+		{name: "input-delay", arg: "N|auto"},
 		{name: "cheaters", arg: "N"},
 		{name: "cheat", arg: "KIND"},
 		{name: "crates", arg: "N"},
@@ -81,6 +82,7 @@ var helpGroups = []helpGroup{
 		{name: "seed", arg: "N"},
 		{name: "rollback", arg: "mismatch|always"},
 		{name: "interp-delay", arg: "D"},
+		{name: "input-delay", arg: "N|auto", usage: "ticks each client's input waits before it applies, or auto (adaptive, 0..4)"},
 		{name: "bot-aim", arg: "perfect|human"},
 	}},
 	{title: "Web (-web; the page's client is built with your Go toolchain at start)", flags: []helpFlag{

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web"
+	"github.com/ghostwire/ghostwire/systems"
 )
 
 func main() {
@@ -121,6 +122,25 @@ func (f aimFlag) Set(s string) error {
 	return nil
 }
 
+// inputDelayFlag parses -input-delay: ticks or auto.
+type inputDelayFlag struct{ p *systems.InputDelay }
+
+func (f inputDelayFlag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return game.InputDelayFlag(*f.p)
+}
+
+func (f inputDelayFlag) Set(s string) error {
+	d, err := game.ParseInputDelay(s)
+	if err != nil {
+		return err
+	}
+	*f.p = d
+	return nil
+}
+
 // webOptions are -web's options from the parsed flags. The page's bots aim
 // like people unless -bot-aim perfect says otherwise: a person must be
 // able to win.
@@ -182,6 +202,7 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.Var(onOffFlag{&cfg.LagComp}, "lagcomp", "judge shots at the shooter's view tick (on) or against the present (off)")
 	fs.DurationVar(&cfg.MaxRewind, "max-rewind", cfg.MaxRewind, "lag-compensation window (one tick..2s)")
 	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
+	fs.Var(inputDelayFlag{&cfg.InputDelay}, "input-delay", fmt.Sprintf("ticks each client's input waits before it applies (0..%d), or auto: adaptive from the measured RTT and jitter (0..4)", systems.MaxInputDelay))
 	fs.IntVar(&cfg.Cheaters, "cheaters", cfg.Cheaters, "how many bots (the last ones) cheat (0..clients)")
 	fs.StringVar(&cfg.Cheat, "cheat", cfg.Cheat, "how the cheaters cheat: backtrack|origin|firerate|deadshot|all (dealt out in turn)")
 	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, fmt.Sprintf("server-owned crates at rest, shoved by players running into them (0..%d)", game.MaxCrates))

@@ -31,6 +31,8 @@ func TestBadFlagValuesAreRefusedByName(t *testing.T) {
 		{[]string{"-lagcomp", "maybe"}, `invalid value "maybe" for flag -lagcomp: "maybe": allowed values are on|off`},
 		{[]string{"-max-rewind", "5s"}, "-max-rewind 5s: allowed range is one tick..2s"},
 		{[]string{"-interp-delay", "-1ms"}, "-interp-delay -1ms"},
+		{[]string{"-input-delay", "31"}, `invalid value "31" for flag -input-delay: "31" is not an input delay (0..30 ticks, or auto)`},
+		{[]string{"-input-delay", "soon"}, `"soon" is not an input delay (0..30 ticks, or auto)`},
 		{[]string{"-crates", "20000"}, "-crates 20000: allowed range is 0..10000"},
 		{[]string{"-bot-aim", "sloppy"}, `invalid value "sloppy" for flag -bot-aim: "sloppy": allowed values are perfect|human`},
 		{[]string{"extra"}, `unexpected argument "extra"`},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/systems"
 )
 
 // networkModes are the flags that turn the arena into a process of a real
@@ -71,6 +72,7 @@ func networkFlags(a *networkArgs) *flag.FlagSet {
 	fs.Var(onOffFlag{&cfg.LagComp}, "lagcomp", "judge shots at the shooter's view tick (on) or against the present (off)")
 	fs.DurationVar(&cfg.MaxRewind, "max-rewind", cfg.MaxRewind, "lag-compensation window (one tick..2s)")
 	fs.DurationVar(&cfg.InterpDelay, "interp-delay", cfg.InterpDelay, "interpolation delay of remote players (0 = adaptive, up to 1s)")
+	fs.Var(inputDelayFlag{&cfg.InputDelay}, "input-delay", fmt.Sprintf("-connect: ticks each client's input waits before it applies (0..%d), or auto: adaptive from the measured RTT and jitter (0..4)", systems.MaxInputDelay))
 	fs.Var(aimFlag{&cfg.BotAim}, "bot-aim", "how the bots aim: perfect (fire at once, never miss) or human (a reaction time, misses)")
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines, and only warnings in the log")

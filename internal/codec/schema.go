@@ -29,11 +29,15 @@ const MaxComponentsPerGhost = 32
 const MaxComponents = 128
 
 // GhostType says which components a kind of ghost replicates, in order,
-// and which clients predict it.
+// which clients predict it, and which of its components those clients
+// take from the server without predicting them.
 type GhostType struct {
 	Name       string
 	Components []ComponentID
 	Mode       PredictionMode
+	// ServerOwned has bit i set when Components[i] is server-owned
+	// (see [SchemaBuilder.ServerOwned]); MaxComponentsPerGhost fits.
+	ServerOwned uint32
 }
 
 // component is what the schema knows of one replicated type: its one
@@ -59,6 +63,7 @@ type Schema struct {
 	comps    []component
 	types    []GhostType
 	input    *Input // nil without an input type
+	events   []Event
 	messages []MessageType
 	hash     uint64
 }
@@ -305,11 +310,17 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 			h = fnv(h, buf[:2])
 		}
 		h = fnv(h, []byte{0xff, byte(t.Mode)})
+		// Only a type that declares server-owned components hashes them,
+		// so every schema without keeps the hash it had.
+		if m := t.ServerOwned; m != 0 {
+			h = fnv(h, []byte{0xfe, byte(m), byte(m >> 8), byte(m >> 16), byte(m >> 24)})
+		}
 	}
 	if s.input != nil {
 		binary.LittleEndian.PutUint64(buf[:], s.input.hash)
 		h = fnv(h, buf[:])
 	}
+	h = s.hashEvents(h)
 	// A schema without message types hashes as before they existed.
 	for _, m := range s.messages {
 		binary.LittleEndian.PutUint64(buf[:], m.hash)
@@ -370,9 +381,9 @@ func (s *Schema) GhostType(id GhostTypeID) (GhostType, bool) {
 }
 
 // Hash identifies the schema: every component's wire form (see
-// [Schema.ComponentHash]) and the ghost types with their component lists
-// and prediction modes, in order. Two schemas with the same hash decode
-// each other's snapshots.
+// [Schema.ComponentHash]) and the ghost types with their component lists,
+// prediction modes and server-owned components, in order. Two schemas
+// with the same hash decode each other's snapshots.
 func (s *Schema) Hash() uint64 { return s.hash }
 
 // Mismatch compares per-component hashes received from a peer with this

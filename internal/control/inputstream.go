@@ -103,6 +103,9 @@ func (s *InputStream) Get(tick ecs.Tick) (h components.InputHeader, rec []byte, 
 	return s.heads[i], s.rec(i), true
 }
 
+// Newest returns the newest tick recorded; ok is false before the first.
+func (s *InputStream) Newest() (tick ecs.Tick, ok bool) { return s.newest, s.has }
+
 // Confirm notes that the server has applied inputs up to tick.
 func (s *InputStream) Confirm(tick ecs.Tick) {
 	if !s.confirmedOK || tick.After(s.confirmed) {

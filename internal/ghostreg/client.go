@@ -311,15 +311,19 @@ func (c *ClientRegister) despawn(id components.GhostID) {
 
 // Compare reports whether the values the history recorded for e at tick
 // have the same wire codes as the gi-th ghost of snap: whether the
-// prediction at that tick was right. When not, diff names the first
-// component and field that differ, with the predicted value as A and the
-// server's as B. recorded is false (and the rest meaningless) when the
-// history does not hold e at tick.
+// prediction at that tick was right. The type's server-owned components
+// are not compared: the client does not predict them (see TakeOwned).
+// When not right, diff names the first component and field that differ,
+// with the predicted value as A and the server's as B. recorded is false
+// (and the rest meaningless) when the history does not hold e at tick.
 func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap *protocol.Snapshot, gi int) (diff codec.FieldDiff, equal, recorded bool) {
 	gs := &snap.Ghosts[gi]
 	gt, _ := c.b.schema.GhostType(codec.GhostTypeID(gs.Type))
 	equal = true
 	for ci, id := range c.b.types[gs.Type] {
+		if gt.Owned(ci) {
+			continue
+		}
 		p, err := h.Lookup(tick, e, id)
 		if err != nil || p == nil {
 			return codec.FieldDiff{}, false, false
@@ -329,6 +333,41 @@ func (c *ClientRegister) Compare(h *gw.History, tick gw.Tick, e ecs.Entity, snap
 		}
 	}
 	return diff, equal, true
+}
+
+// TakeOwned writes the values of the server-owned components of the gi-th
+// ghost of snap (codec.SchemaBuilder.ServerOwned) into e, its predicted
+// entity: the client takes them as they arrive, without comparison. It
+// calls changed, when not nil, for each component whose wire codes it
+// changed, with the difference (the client's value as A, the server's as
+// B), and reports whether any changed. A type without server-owned
+// components costs one test.
+func (c *ClientRegister) TakeOwned(e ecs.Entity, snap *protocol.Snapshot, gi int, changed func(codec.FieldDiff)) bool {
+	gs := &snap.Ghosts[gi]
+	gt, _ := c.b.schema.GhostType(codec.GhostTypeID(gs.Type))
+	if gt.ServerOwned == 0 {
+		return false
+	}
+	a := c.b.world.Arche()
+	took := false
+	for ci, id := range c.b.types[gs.Type] {
+		if !gt.Owned(ci) {
+			continue
+		}
+		cid := gt.Components[ci]
+		dst, src := a.Get(e, id), snap.Value(gi, ci)
+		d, same := c.b.rt.Diff(c.b.schema, cid, dst, src)
+		if same {
+			continue
+		}
+		took = true
+		if changed != nil {
+			changed(d)
+		}
+		size := c.b.sizes[cid]
+		copy(unsafe.Slice((*byte)(dst), size), unsafe.Slice((*byte)(src), size))
+	}
+	return took
 }
 
 // Resolve completes the records of snap sent without their identity

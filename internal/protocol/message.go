@@ -14,7 +14,7 @@ import (
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
 // another version is refused.
-const ProtocolVersion = 7
+const ProtocolVersion = 8
 
 // MsgType says what a packet holds; it is the packet's second byte.
 type MsgType uint8
@@ -29,7 +29,8 @@ const (
 	MsgDisconnect MsgType = 6 // either way: goodbye
 	MsgConfirm    MsgType = 7 // server → client: verdicts of the client's shots, resent until acknowledged
 	MsgConfirmAck MsgType = 8 // client → server: every verdict before a sequence number arrived
-	MsgGame       MsgType = 9 // either way: one of the game's own messages (see game.go)
+	MsgEvents     MsgType = 9  // server → client, reliable: the predicted events of the server's ticks
+	MsgGame       MsgType = 10 // either way: one of the game's own messages (see game.go)
 )
 
 // String names the message type.
@@ -51,6 +52,8 @@ func (t MsgType) String() string {
 		return "confirm"
 	case MsgConfirmAck:
 		return "confirm-ack"
+	case MsgEvents:
+		return "events"
 	case MsgGame:
 		return "game message"
 	}

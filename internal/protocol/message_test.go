@@ -32,7 +32,7 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	want := map[protocol.MsgType]string{
 		protocol.MsgHello: "hello", protocol.MsgWelcome: "welcome", protocol.MsgReject: "reject",
 		protocol.MsgInputs: "inputs", protocol.MsgSnapshot: "snapshot", protocol.MsgDisconnect: "disconnect",
-		0: "MsgType(0)", 10: "MsgType(10)", 7: "confirm", 8: "confirm-ack", 9: "game message",
+		0: "MsgType(0)", 11: "MsgType(11)", 7: "confirm", 8: "confirm-ack", 9: "events", 10: "game message",
 	}
 	for typ, s := range want {
 		assert.Equal(t, s, typ.String())
@@ -263,7 +263,7 @@ func TestPeekTypeErrors(t *testing.T) {
 	_, err = protocol.PeekType([]byte{protocol.ProtocolVersion + 1, byte(protocol.MsgHello)})
 	require.ErrorIs(t, err, bitstream.ErrOutOfRange)
 	assert.Contains(t, err.Error(), fmt.Sprintf("version %d", protocol.ProtocolVersion+1))
-	for _, typ := range []byte{0, 10, 255} {
+	for _, typ := range []byte{0, 11, 255} {
 		_, err := protocol.PeekType([]byte{protocol.ProtocolVersion, typ})
 		assert.ErrorIs(t, err, bitstream.ErrOutOfRange, "type %d", typ)
 	}

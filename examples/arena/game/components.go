@@ -76,7 +76,8 @@ func (h *Health) Serialize(s *netsync.Stream) {
 const TeleportDistance = 3
 
 // Schema is the arena's replication schema: the player, replicating
-// Position, Velocity, Facing and Health, and the crate, replicating
+// Position, Velocity, Facing and Health (server-owned: its client does not
+// predict it), and the crate, replicating
 // Position and the Crate tag. Server and clients build it with this same
 // function, so their wire IDs agree.
 type Schema struct {
@@ -86,7 +87,12 @@ type Schema struct {
 
 // NewSchema builds the schema. It errors only if a declaration is wrong,
 // which a test of the arena would catch.
-func NewSchema() (*Schema, error) {
+func NewSchema() (*Schema, error) { return newSchema(true) }
+
+// newSchema builds the schema, with Health server-owned or, to measure
+// what that saves (TestServerOwnedHealthNeverMispredicts), predicted like
+// the other components.
+func newSchema(healthServerOwned bool) (*Schema, error) {
 	var b netsync.SchemaBuilder
 	pos := netsync.Component[Position](&b)
 	vel := netsync.Component[Velocity](&b)
@@ -109,6 +115,12 @@ func NewSchema() (*Schema, error) {
 		}),
 	})
 	player := b.GhostType("player", pos, vel, facing, health)
+	// Only the server's shots and respawns change Health: the client
+	// takes it as it arrives instead of mispredicting every hit. Its
+	// prediction reads it (the dead do not move) and never writes it.
+	if healthServerOwned {
+		b.ServerOwned(player, health)
+	}
 	crate := b.GhostType("crate", pos, netsync.Component[Crate](&b))
 	netsync.Input[Command](&b, netsync.InputRules[Command]{Validate: ValidateCommand})
 	s, err := b.Build()

@@ -47,7 +47,7 @@ func (e *Endpoints) ServerOptions() systems.ServerOptions { return e.m.serverOpt
 func (e *Endpoints) SetupServer(s *systems.Server) error { return e.m.setupServer(s) }
 
 // AddPlayer adds a bot player and returns its index and the options of the
-// client that plays it: rollback policy, interpolation, the bot
+// client that plays it: rollback policy, interpolation, input delay, the bot
 // as input source and the hooks that measure corrections. It returns -1
 // once cfg.Clients players were added.
 func (e *Endpoints) AddPlayer() (int, systems.ClientOptions) {
@@ -58,7 +58,7 @@ func (e *Endpoints) AddPlayer() (int, systems.ClientOptions) {
 	i := len(m.Players)
 	m.Players = append(m.Players, &PlayerStats{})
 	o := systems.ClientOptions{RollbackAlways: m.Config.Rollback == RollbackAlways,
-		InterpolationDelay: m.Config.InterpDelay}
+		InterpolationDelay: m.Config.InterpDelay, InputDelay: m.Config.InputDelay}
 	m.playerOptions(i, &o)
 	return i, o
 }

@@ -2,6 +2,7 @@ package game
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
@@ -62,6 +63,9 @@ type Config struct {
 	MaxRewind time.Duration
 	// InterpDelay fixes the interpolation delay; 0 adapts it.
 	InterpDelay time.Duration
+	// InputDelay delays every client's input by a fixed or an adaptive
+	// number of ticks (systems.InputDelay); none when zero.
+	InputDelay systems.InputDelay
 	// Cheaters is how many bots (the last ones) cheat, and Cheat how:
 	// CheatBacktrack, CheatOrigin, CheatFireRate, CheatDeadshot, or
 	// CheatAll to deal those out in turn.
@@ -86,6 +90,10 @@ type Config struct {
 	// the server world (see systems.ServerOptions.SyncTest): for tests, it
 	// costs SyncTest replays per tick. Clients get theirs through Client.
 	SyncTest int
+
+	// healthPredicted declares Health predicted like the other components
+	// instead of server-owned, to measure what that costs.
+	healthPredicted bool
 }
 
 // DefaultConfig returns the defaults of the arena's command line.
@@ -130,6 +138,8 @@ func (c Config) Validate() error {
 		return bad("max-rewind", c.MaxRewind, "one tick..2s")
 	case c.InterpDelay < 0 || c.InterpDelay > time.Second:
 		return bad("interp-delay", c.InterpDelay, "0..1s (0 = adaptive)")
+	case !c.InputDelay.Adaptive && (c.InputDelay.Ticks < 0 || c.InputDelay.Ticks > systems.MaxInputDelay):
+		return bad("input-delay", c.InputDelay.Ticks, fmt.Sprintf("0..%d (ticks) or auto", systems.MaxInputDelay))
 	case c.Cheaters < 0 || c.Cheaters > c.Clients:
 		return bad("cheaters", c.Cheaters, fmt.Sprintf("0..%d (the clients)", c.Clients))
 	case !validCheat(c.Cheat):
@@ -193,10 +203,14 @@ type PlayerStats struct {
 	// MaxCorrection is the largest jump of the own player's position that
 	// a rollback caused, in arena units (respawn teleports excluded).
 	MaxCorrection float64
-	// InputDelay is the most ticks between sampling a key press and the
-	// predicted tick that applied it; Presses counts the presses.
-	InputDelay int
-	Presses    uint64
+	// MoveLatency is the most ticks between sampling the start of a move
+	// and the first predicted tick that applied it: the input delay as
+	// the player feels it (known for bots only); Presses counts the
+	// starts. sampledAt holds the client's tick at each sample, by the
+	// input's tick.
+	MoveLatency int
+	Presses     uint64
+	sampledAt   [256]gw.Tick
 	// ShotsFired counts the client's shot effect (muzzle flash): a side
 	// effect of first-time predicted ticks whose input pulls the trigger.
 	ShotsFired uint64
@@ -240,7 +254,7 @@ func NewMatch(cfg Config) (*Match, error) {
 	}
 	for i := range specs {
 		specs[i] = harness.ClientSpec{Link: cfg.Link(), Options: systems.ClientOptions{RollbackAlways: cfg.Rollback == RollbackAlways,
-			InterpolationDelay: cfg.InterpDelay}}
+			InterpolationDelay: cfg.InterpDelay, InputDelay: cfg.InputDelay}}
 		if cfg.cheatOf(i) == CheatBacktrack {
 			specs[i].Options.ClaimView = backtrack
 		}
@@ -269,7 +283,7 @@ func newMatch(cfg Config) (*Match, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	schema, err := NewSchema()
+	schema, err := newSchema(!cfg.healthPredicted)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +346,10 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 		ps.Bot = NewBot(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
 		ps.Bot.Cheat = ps.Cheat
 		ps.Bot.Aim = AimOf(m.Config.BotAim)
-		o.Input = systems.InputFunc(ps.Bot.Input)
+		o.Input = systems.InputFunc(func(w *gw.World, tick gw.Tick) Command {
+			ps.sampledAt[uint8(tick)] = w.Tick() // tick is the input's: the client's plus the input delay
+			return ps.Bot.Input(w, tick)
+		})
 	}
 	own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
 	ownPos := func(w *gw.World) (Position, bool) {
@@ -425,8 +442,8 @@ func (m *Match) setupServer(s *systems.Server) error {
 func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
 	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
-	// Input delay: ticks between sampling a key press and the predicted
-	// tick that applies it (ghostwire applies it on the same tick).
+	// The move latency: ticks between sampling the start of a move and the
+	// predicted tick that applies it first (the input delay in use).
 	c.Schedule().AddSideEffect(gw.StagePrePrediction, gw.SystemFunc(func(w *gw.World) {
 		q := own.Query(w.Arche())
 		for q.Next() {
@@ -434,7 +451,9 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 			moving := in.Moving()
 			if moving && !ps.prevMoving {
 				ps.Presses++
-				ps.InputDelay = max(ps.InputDelay, int(w.Tick().Sub(h.Tick)))
+				if ps.Bot != nil {
+					ps.MoveLatency = max(ps.MoveLatency, int(w.Tick().Sub(ps.sampledAt[uint8(h.Tick)])))
+				}
 			}
 			ps.prevMoving = moving
 		}
@@ -489,4 +508,30 @@ func getPV(a *ecs.World, e ecs.Entity) (Position, Velocity) {
 	m := generic.NewMap2[Position, Velocity](a)
 	p, v := m.Get(e)
 	return *p, *v
+}
+
+// autoInputDelay is the input delay -input-delay auto asks for: adaptive
+// within systems.InputDelay's default bounds.
+var autoInputDelay = systems.InputDelay{Adaptive: true, Max: 4}
+
+// InputDelayFlag is an input delay as -input-delay takes it: its ticks,
+// or "auto" for an adaptive one.
+func InputDelayFlag(d systems.InputDelay) string {
+	if d.Adaptive {
+		return "auto"
+	}
+	return strconv.Itoa(d.Ticks)
+}
+
+// ParseInputDelay reads -input-delay's value: ticks (0..systems.MaxInputDelay)
+// or "auto" (adaptive, 0..4 ticks).
+func ParseInputDelay(s string) (systems.InputDelay, error) {
+	if s == "auto" {
+		return autoInputDelay, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > systems.MaxInputDelay {
+		return systems.InputDelay{}, fmt.Errorf("%q is not an input delay (0..%d ticks, or auto)", s, systems.MaxInputDelay)
+	}
+	return systems.InputDelay{Ticks: n}, nil
 }

@@ -52,9 +52,11 @@ type ReportConfig struct {
 	LagComp       string  `json:"lagcomp"`
 	MaxRewindMS   float64 `json:"max_rewind_ms"`
 	InterpDelayMS float64 `json:"interp_delay_ms"`
-	Crates        int     `json:"crates"`
-	ViewRadius    float64 `json:"view_radius"`
-	BotAim        string  `json:"bot_aim"`
+	// InputDelay is the -input-delay flag: ticks, or "auto".
+	InputDelay string  `json:"input_delay"`
+	Crates     int     `json:"crates"`
+	ViewRadius float64 `json:"view_radius"`
+	BotAim     string  `json:"bot_aim"`
 }
 
 // ServerReport holds the server's counters.
@@ -104,10 +106,17 @@ type ClientReport struct {
 	MovingInputs    uint64  `json:"moving_inputs"`
 	RTTms           float64 `json:"rtt_ms"`
 	AheadTicks      float64 `json:"ahead_ticks"`
-	InputDelayTicks int     `json:"input_delay_ticks"`
-	BytesDownPerS   float64 `json:"bytes_down_per_s"`
-	BytesUpPerS     float64 `json:"bytes_up_per_s"`
-	Converged       bool    `json:"converged"`
+	// InputDelayTicks is the input delay in use at the end
+	// (systems.ClientStats.InputDelay), InputDelayChanges the one-tick
+	// steps it took; MoveLatencyTicks the most ticks the bot's moves
+	// waited between sampling and their first prediction, measured: the
+	// delay as the player feels it.
+	InputDelayTicks   int     `json:"input_delay_ticks"`
+	InputDelayChanges uint64  `json:"input_delay_changes"`
+	MoveLatencyTicks  int     `json:"move_latency_ticks"`
+	BytesDownPerS     float64 `json:"bytes_down_per_s"`
+	BytesUpPerS       float64 `json:"bytes_up_per_s"`
+	Converged         bool    `json:"converged"`
 	// Divergence says what differed at the compared tick, when not
 	// Converged.
 	Divergence    string  `json:"divergence,omitempty"`
@@ -365,7 +374,8 @@ func (m *Match) reportConfig() ReportConfig {
 		Clients: cfg.Clients, DurationS: cfg.Duration.Seconds(), SettleS: cfg.Settle().Seconds(), TickRate: cfg.TickRate,
 		RTTms: ms(cfg.RTT), JitterMS: ms(cfg.Jitter), LossPct: cfg.Loss, DupPct: cfg.Dup, ReorderPct: cfg.Reorder,
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
-		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
+		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), InputDelay: InputDelayFlag(cfg.InputDelay),
+		Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
 		BotAim: cmp.Or(cfg.BotAim, AimPerfect),
 	}
 }
@@ -398,7 +408,8 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 		ID: i + 1, Ticks: st.Ticks, Mispredictions: st.Mispredictions, Rollbacks: st.Rollbacks,
 		ReplayedTicks: st.ReplayedTicks, HardCorrections: st.HardCorrections, MaxCorrection: round6(ps.MaxCorrection),
 		Footsteps: ps.Footsteps, RTTms: round6(ms(st.RTT)), AheadTicks: round6(st.Ahead),
-		InputDelayTicks: ps.InputDelay, BytesDownPerS: round6(float64(st.BytesReceived) / sim),
+		InputDelayTicks: st.InputDelay, InputDelayChanges: st.InputDelayChanges, MoveLatencyTicks: ps.MoveLatency,
+		BytesDownPerS: round6(float64(st.BytesReceived) / sim),
 		BytesUpPerS:   round6(float64(st.BytesSent) / sim),
 		InterpDelayMS: round6(ms(st.InterpolationDelay)), ExtrapolatedTicks: round6(st.ExtrapolatedTicks),
 		MaxExtrapolation: round6(st.MaxExtrapolation), HeldTicks: round6(st.HeldTicks), MaxRemoteStep: round6(ps.MaxRemoteStep),
