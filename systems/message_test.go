@@ -310,3 +310,42 @@ func TestMessageSendAndHandleErrors(t *testing.T) {
 	assert.Equal(t, uint64(5), st.Messages.Received, "four ToServerOnly and the blob")
 	assert.Equal(t, uint64(1), st.Messages.Unhandled, "the blob")
 }
+
+// Sending, carrying, receiving and handling messages of every channel,
+// both ways, allocates nothing once the buffers have grown: the hot path
+// of a game that chats every tick.
+func TestMessagesAllocateNothing(t *testing.T) {
+	g := newMessageGame()
+	h, _ := connectOne(t, g, transport.Conditions{}, nil)
+	sw, cw := h.Server.World(), h.Clients[0].World()
+	var in, out inbox
+	in.listen(t, sw)
+	out.listen(t, cw)
+	round := func() {
+		for n := range 4 {
+			must(systems.SendToServer(cw, cw.Tick(), &Ordered{N: uint32(n)}))
+			must(systems.SendToServer(cw, cw.Tick(), &Unordered{N: uint32(n)}))
+			must(systems.SendToClients(sw, systems.ToAll(), sw.Tick(), &Loose{N: uint32(n)}))
+			must(systems.SendToClients(sw, systems.ToAll(), sw.Tick(), &Latest{N: uint32(n)}))
+		}
+		for t := cw.Tick(); cw.Tick() == t; {
+			h.Step()
+		}
+	}
+	// The packet layer's record of each of its 1,024 latest packets grows
+	// once to the reliable entries a packet carries.
+	for range 1200 {
+		round()
+	}
+	received := len(in.got[1]) + len(out.got[4])
+	in.got, out.got = [5][]int{}, [5][]int{}
+	in.ordered, out.ordered = make([]int, 0, 4000), nil
+	in.ticks = make([]gw.Tick, 0, 4000)
+	for i := range in.got {
+		in.got[i], out.got[i] = make([]int, 0, 4000), make([]int, 0, 4000)
+	}
+	assert.Zero(t, testing.AllocsPerRun(200, round))
+	assert.Positive(t, received)
+	assert.Len(t, in.got[1], 4*201, "every ordered message arrived")
+	assert.Len(t, out.got[3], 4*201, "and every unreliable one, on a perfect link")
+}

@@ -2,6 +2,10 @@ package protocol_test
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -191,4 +195,40 @@ func FuzzDecodeGame(f *testing.F) {
 			require.Equal(t, out, out2)
 		}
 	})
+}
+
+// chatLine is docs/wire.md's example game message.
+type chatLine struct {
+	From uint32
+	Text [64]byte
+	Len  uint32
+}
+
+func (m *chatLine) Serialize(s *codec.Stream) {
+	codec.Int(s, &m.From, 0, 1<<32-1)
+	s.Text(m.Text[:], &m.Len)
+}
+
+// docs/wire.md shows a game message byte for byte: these bytes.
+func TestGameMessageBytesAreTheDocumentedOnes(t *testing.T) {
+	var b codec.SchemaBuilder
+	id := wiretest.Message[chatLine](&b, codec.MessageRules{})
+	s, err := b.Build()
+	require.NoError(t, err)
+	m := chatLine{From: 2, Len: 2}
+	copy(m.Text[:], "gg")
+	var st codec.Stream
+	var w bitstream.Writer
+	p, _ := protocol.AppendGame(nil, s, &st, &w, &protocol.GameHeader{ID: id, Tick: 500}, unsafe.Pointer(&m))
+	doc, err := os.ReadFile("../../docs/wire.md")
+	require.NoError(t, err)
+	want := fmt.Sprintf("%02x %02x |", p[0], p[1])
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, want) {
+			shown := strings.NewReplacer(" ", "", "|", "", "\n", "").Replace(line)
+			assert.Equal(t, hex.EncodeToString(p), strings.TrimSpace(shown))
+			return
+		}
+	}
+	t.Fatalf("docs/wire.md shows no game message starting %q", want)
 }
