@@ -12,6 +12,7 @@ import (
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
 )
 
@@ -268,6 +269,17 @@ func TestMessageSendAndHandleErrors(t *testing.T) {
 	tooLong := blob(0)
 	tooLong.N = 3001
 	require.NoError(t, systems.SendToServer(cw, 1, tooLong), "a length past the buffer is clamped")
+	// A type capped below what its description codes refuses a longer value.
+	capped := newTestGameWith(func(b *netsync.SchemaBuilder) {
+		netsync.Message[Chat](b, netsync.MessageRules{MaxBytes: 10})
+	})
+	hc, err := harness.New(capped.options(0, transport.Conditions{}))
+	require.NoError(t, err)
+	long := &Chat{Len: 7}
+	assert.EqualError(t, systems.SendToClients(hc.Server.World(), systems.ToAll(), 1, long),
+		"systems: message systems_test.Chat of 12 bytes; its MaxBytes is 10")
+	long.Len = 5
+	assert.NoError(t, systems.SendToClients(hc.Server.World(), systems.ToAll(), 1, long), "4 bytes of From, 7 bits of length and 5 bytes")
 
 	assert.EqualError(t, systems.Handle(other, func(*gw.World, systems.Envelope, *Ordered) {}), "systems: Handle needs the world of a Server or a Client")
 	assert.EqualError(t, systems.Handle(cw, func(*gw.World, systems.Envelope, *ToServerOnly) {}), "systems: message systems_test.ToServerOnly travels to the server only")
