@@ -83,7 +83,9 @@ type MessageRules struct {
 	// connection and by each client for itself: PerSecond messages a
 	// second on average, at most Burst at once. A client's send beyond it
 	// is an error (systems.ErrMessageRate) and a server refuses a message
-	// beyond it as over rate (counted). 0 means 10 a second and a burst of
+	// beyond it as over rate (counted; its bucket holds a second of
+	// PerSecond more than Burst, for what the network does to an honest
+	// client's spacing: docs/messages.md). 0 means 10 a second and a burst of
 	// max(1, ⌈PerSecond⌉). Allowed: 0..10,000 a second, bursts of
 	// 0..100,000.
 	PerSecond float64

@@ -21,14 +21,14 @@ type MsgType uint8
 
 // The message types.
 const (
-	MsgHello      MsgType = 1 // client → server: please connect
-	MsgWelcome    MsgType = 2 // server → client: connected, here is the clock
-	MsgReject     MsgType = 3 // server → client: refused, with a reason
-	MsgInputs     MsgType = 4 // client → server: the newest input commands
-	MsgSnapshot   MsgType = 5 // server → client: ghost states of one tick
-	MsgDisconnect MsgType = 6 // either way: goodbye
-	MsgConfirm    MsgType = 7 // server → client: verdicts of the client's shots, resent until acknowledged
-	MsgConfirmAck MsgType = 8 // client → server: every verdict before a sequence number arrived
+	MsgHello      MsgType = 1  // client → server: please connect
+	MsgWelcome    MsgType = 2  // server → client: connected, here is the clock
+	MsgReject     MsgType = 3  // server → client: refused, with a reason
+	MsgInputs     MsgType = 4  // client → server: the newest input commands
+	MsgSnapshot   MsgType = 5  // server → client: ghost states of one tick
+	MsgDisconnect MsgType = 6  // either way: goodbye
+	MsgConfirm    MsgType = 7  // server → client: verdicts of the client's shots, resent until acknowledged
+	MsgConfirmAck MsgType = 8  // client → server: every verdict before a sequence number arrived
 	MsgEvents     MsgType = 9  // server → client, reliable: the predicted events of the server's ticks
 	MsgGame       MsgType = 10 // either way: one of the game's own messages (see game.go)
 )
