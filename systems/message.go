@@ -87,7 +87,6 @@ const defaultMessageBytesPerSecond = 128_000
 // the world they are given.
 type messenger struct {
 	schema *codec.Schema
-	world  *gw.World
 	server *Server // one of server and client is set
 	client *Client
 	ids    map[reflect.Type]codec.MessageID
@@ -106,7 +105,7 @@ type messenger struct {
 // resources.
 func newMessenger(w *gw.World, s *codec.Schema, server *Server, client *Client) *messenger {
 	n := s.NumMessages()
-	mb := &messenger{schema: s, world: w, server: server, client: client, ids: make(map[reflect.Type]codec.MessageID, n),
+	mb := &messenger{schema: s, server: server, client: client, ids: make(map[reflect.Type]codec.MessageID, n),
 		out: make([]unsafe.Pointer, n), in: make([]unsafe.Pointer, n), handlers: make([][]func(Envelope, unsafe.Pointer), n)}
 	for i := range n {
 		m, _ := s.Message(codec.MessageID(i))
