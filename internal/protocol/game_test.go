@@ -18,23 +18,27 @@ import (
 	"github.com/ghostwire/ghostwire/internal/wiretest"
 )
 
-// note is a game message with a number, text and a flag.
+// note is a game message with a number, text, a flag and bytes.
 type note struct {
 	Kind uint8 // 0..9
 	Text [30]byte
 	Len  uint32
 	Loud bool
+	Blob [5]byte
+	N    uint32
 }
 
 func (m *note) Serialize(s *codec.Stream) {
 	codec.Int(s, &m.Kind, 0, 9)
 	s.Text(m.Text[:], &m.Len)
 	s.Bool(&m.Loud)
+	s.Bytes(m.Blob[:], &m.N)
 }
 
-func newNote(kind uint8, text string, loud bool) note {
+func newNote(kind uint8, text string, loud bool, blob ...byte) note {
 	m := note{Kind: kind, Loud: loud}
 	m.Len = uint32(copy(m.Text[:], text))
+	m.N = uint32(copy(m.Blob[:], blob))
 	return m
 }
 
@@ -83,10 +87,10 @@ func TestGameMessageRoundTrip(t *testing.T) {
 	for _, id := range []codec.MessageID{g.ordered, g.unordered, g.unreliable, g.sequenced} {
 		m, _ := g.Message(id)
 		h := protocol.GameHeader{ID: id, Tick: 0xfffffffe, Seq: 0xbeef}
-		sent := newNote(7, "gg ✓", true)
+		sent := newNote(7, "gg ✓", true, 0xff, 0)
 		p, fieldBytes := appendNote(h, sent)
 		n := protocol.GameHeaderBytes(m.Rules.Channel)
-		assert.Equal(t, (4+5+8*int(sent.Len)+1+7)/8, fieldBytes, "type %d", id)
+		assert.Equal(t, (4+5+8*int(sent.Len)+1+3+16+7)/8, fieldBytes, "type %d", id)
 		assert.Len(t, p, n+fieldBytes)
 		assert.Equal(t, []byte{protocol.ProtocolVersion, byte(protocol.MsgGame), byte(id), 0xfe, 0xff, 0xff, 0xff}, p[:7])
 		var got protocol.GameHeader
@@ -163,7 +167,7 @@ func TestGameMessageRefusals(t *testing.T) {
 func FuzzDecodeGame(f *testing.F) {
 	g := gameMessages
 	for _, id := range []codec.MessageID{g.ordered, g.unordered, g.unreliable, g.sequenced} {
-		p, _ := appendNote(protocol.GameHeader{ID: id, Tick: 77, Seq: 3}, newNote(9, "ab\u00e9", true))
+		p, _ := appendNote(protocol.GameHeader{ID: id, Tick: 77, Seq: 3}, newNote(9, "ab\u00e9", true, 1, 2, 3))
 		f.Add(p)
 	}
 	f.Add([]byte{protocol.ProtocolVersion, byte(protocol.MsgGame), 3, 0, 0, 0, 0, 0})
