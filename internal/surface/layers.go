@@ -29,7 +29,8 @@ var Layers = []Layer{
 	{"foundation", []string{"ecs", "components", "transport", "transport/packet", "transport/udp", "transport/websocket"}},
 	{"internal", []string{"internal/bitstream", "internal/raycast", "internal/fixedclock", "internal/correction",
 		"internal/codec", "internal/protocol", "internal/control", "internal/ghostreg"}},
-	{"public", []string{"netsync", "ghosts", "systems/lagcomp", "systems", "systems/harness", "systems/harness/serverbench"}},
+	{"public", []string{"netsync", "ghosts", "systems/lagcomp", "systems", "systems/harness", "systems/harness/serverbench",
+		"systems/agones", "systems/agones/agonestest"}},
 	{"test helpers and tools", []string{"internal/fuzzing", "internal/longtest", "transport/internal/conntest", "internal/wiretest", "internal/testgame",
 		"internal/perfdoc", "internal/perfdoc/cmd/perfdoc", "internal/surface", "internal/surface/cmd/surface"}},
 }
