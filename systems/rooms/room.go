@@ -10,6 +10,13 @@ import (
 	"github.com/ghostwire/ghostwire/systems"
 )
 
+// TickBounds are the upper bounds of RoomStats.Updates' buckets: an
+// update's wall time falls in the first bucket whose bound it does not
+// exceed, or in the last, past them all.
+var TickBounds = [...]time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond,
+	500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	16 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+
 // RoomStats is what a room measured of itself, published by its goroutine
 // every few updates (never read from the server while it runs).
 type RoomStats struct {
@@ -25,6 +32,9 @@ type RoomStats struct {
 	// of them: the room's CPU time on its goroutine.
 	TickP50, TickP99, TickMax time.Duration
 	Busy                      time.Duration
+	// Updates counts the room's updates by wall time, in the buckets of
+	// TickBounds and one past them (a histogram's, not cumulative).
+	Updates [len(TickBounds) + 1]uint64
 	// BytesIn and BytesOut are the datagram bytes of its connections;
 	// Dropped the connections it dropped (timeouts, backlogs, bad input).
 	BytesIn, BytesOut uint64
@@ -114,6 +124,11 @@ func (r *room) record(took, late time.Duration, st *systems.ServerStats, now tim
 	r.n++
 	s := &r.stats
 	s.Busy += took
+	b := 0
+	for b < len(TickBounds) && took > TickBounds[b] {
+		b++
+	}
+	s.Updates[b]++
 	s.TickMax = max(s.TickMax, took)
 	s.Clients, s.Peak = st.Connections, max(s.Peak, st.Connections)
 	s.Ticks = st.Ticks
