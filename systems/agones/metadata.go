@@ -32,22 +32,30 @@ type keyValue struct {
 	Value string `json:"value"`
 }
 
-// ValidLabel checks a label as Kubernetes does: the key 1..63 characters
-// and the value 0..63, each of letters, digits, '-', '_' and '.', starting
-// and ending with a letter or digit. The error names the bad part.
+// MaxLabelKey is the longest key SetLabel and SetAnnotation take: Agones
+// stores key as "agones.dev/sdk-"+key, whose name part ("sdk-"+key) may
+// have 63 characters. The in-cluster sidecar accepts a longer key (it
+// checks the key alone), then Kubernetes refuses the patch and every
+// label set after it is lost too.
+const MaxLabelKey = 63 - len("sdk-")
+
+// ValidLabel checks a label as Kubernetes will once Agones has prefixed
+// it: the key 1..MaxLabelKey characters and the value 0..63, each of
+// letters, digits, '-', '_' and '.', starting and ending with a letter or
+// digit. The error names the bad part.
 func ValidLabel(key, value string) error {
-	if err := labelPart(key, 1); err != nil {
+	if err := labelPart(key, 1, MaxLabelKey); err != nil {
 		return fmt.Errorf("agones: label key %q: %w", key, err)
 	}
-	if err := labelPart(value, 0); err != nil {
+	if err := labelPart(value, 0, 63); err != nil {
 		return fmt.Errorf("agones: label value %q: %w", value, err)
 	}
 	return nil
 }
 
-func labelPart(s string, least int) error {
-	if len(s) < least || len(s) > 63 {
-		return fmt.Errorf("length %d outside %d..63", len(s), least)
+func labelPart(s string, least, most int) error {
+	if len(s) < least || len(s) > most {
+		return fmt.Errorf("length %d outside %d..%d", len(s), least, most)
 	}
 	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 	for i := 0; i < len(s); i++ {

@@ -136,8 +136,9 @@ func TestHealthEveryHalfPeriodThroughAnOutage(t *testing.T) {
 	assert.Error(t, f.sdk.KeepHealthy(ctx, 500*time.Millisecond))
 }
 
-// The rooms counter follows the rooms: +1 and −1 per room, and a count
-// outside the capacity is the sidecar's error.
+// The rooms counter follows the rooms: +1 and −1 per room, a capacity
+// below the count lowers the count, and a count outside the capacity is
+// the sidecar's error.
 func TestRoomsCounter(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -148,7 +149,13 @@ func TestRoomsCounter(t *testing.T) {
 	c, err := f.sdk.AddCount(ctx, "rooms", -1)
 	require.NoError(t, err)
 	assert.Equal(t, agones.Counter{Count: 2, Capacity: 16}, c)
+	c, err = f.sdk.SetCapacity(ctx, "rooms", 1)
+	require.NoError(t, err)
+	assert.Equal(t, agones.Counter{Count: 1, Capacity: 1}, c, "a capacity below the count lowers the count (in cluster)")
 	c, err = f.sdk.SetCapacity(ctx, "rooms", 2)
+	require.NoError(t, err)
+	assert.Equal(t, agones.Counter{Count: 1, Capacity: 2}, c)
+	c, err = f.sdk.AddCount(ctx, "rooms", 1)
 	require.NoError(t, err)
 	assert.Equal(t, agones.Counter{Count: 2, Capacity: 2}, c)
 	_, err = f.sdk.AddCount(ctx, "rooms", 1)
@@ -209,9 +216,14 @@ func TestLabels(t *testing.T) {
 	err := f.sdk.SetLabel(ctx, "bad key!", "x")
 	assert.EqualError(t, err, `agones: label key "bad key!": character ' ' at 3 is not a letter, digit, '-', '_' or '.'`)
 	assert.Error(t, f.sdk.SetLabel(ctx, "k", strings.Repeat("v", 64)))
-	assert.Len(t, f.calls("/metadata/label"), 1, "refused labels never reach the sidecar")
+	longest := strings.Repeat("k", agones.MaxLabelKey)
+	require.NoError(t, f.sdk.SetLabel(ctx, longest, "v"))
+	err = f.sdk.SetLabel(ctx, longest+"k", "v")
+	assert.EqualError(t, err, `agones: label key "`+longest+`k": length 60 outside 1..59`, "too long once prefixed with sdk-")
+	assert.Len(t, f.calls("/metadata/label"), 2, "refused labels never reach the sidecar")
 	g := f.sidecar.GameServer()
 	assert.Equal(t, "dust2", g.ObjectMeta.Labels["agones.dev/sdk-map"])
+	assert.Equal(t, "v", g.ObjectMeta.Labels["agones.dev/sdk-"+longest])
 	assert.Equal(t, "3 of 16, free text allowed", g.ObjectMeta.Annotations["agones.dev/sdk-rooms"])
 }
 

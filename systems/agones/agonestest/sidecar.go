@@ -1,10 +1,17 @@
 // Package agonestest has a fake Agones sidecar for tests: an http.Handler
 // speaking the sidecar's REST gateway and enforcing its in-cluster
-// contract, as observed (docs/operations.md): an empty health body is a
-// 400, an unknown path a 404 and a wrong verb a 501, errors are
-// {"code","message","details"}, int64 values are strings, a misspelled
-// counter field is refused, label keys are validated, and the sidecar can
-// be made unreachable for a while.
+// contract, as observed and checked against the real sidecar
+// (docs/operations.md): an empty health body is a 400 with no body, an
+// unknown path a 404 and a wrong verb a 501, errors are
+// {"code","message","details"}, int64 values are strings, unknown JSON
+// fields are ignored but a counter update that sets nothing is refused, a
+// capacity below the count lowers the count, label keys are validated,
+// and the sidecar can be made unreachable for a while.
+//
+// Where the real sidecar's local mode (sdk-server --local) is laxer than
+// in cluster — it stores any label key, keeps a count above a lowered
+// capacity, takes a counter update that sets nothing, and does not watch
+// counter changes — the fake does what the in-cluster one does.
 package agonestest
 
 import (
@@ -107,6 +114,13 @@ func (s *Sidecar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if r.URL.Path == "/health" && len(body) == 0 {
+		// The sidecar refuses an empty health body before its gateway,
+		// with a bare 400: no JSON, no content type.
+		s.record(r, http.StatusBadRequest)
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	if r.URL.Path == "/watch/gameserver" && r.Method == http.MethodGet {
 		s.record(r, http.StatusOK)
 		s.serveWatch(w, r)
@@ -159,12 +173,9 @@ func (s *Sidecar) handle(method, path string, body []byte) (int, any) {
 	defer s.mu.Unlock()
 	switch path {
 	case "/health":
-		if len(bytes.TrimSpace(body)) == 0 {
-			return fail(http.StatusBadRequest, 3, "unexpected EOF")
-		}
 		return http.StatusOK, struct{}{}
 	case "/ready", "/allocate", "/shutdown":
-		if err := strictEmpty(body); err != nil {
+		if err := decode(body, &struct{}{}); err != nil {
 			return fail(http.StatusBadRequest, 3, "%v", err)
 		}
 		s.gs.Status.State = map[string]string{"/ready": "Ready", "/allocate": "Allocated", "/shutdown": "Shutdown"}[path]
@@ -174,11 +185,13 @@ func (s *Sidecar) handle(method, path string, body []byte) (int, any) {
 		var in struct {
 			Seconds json.RawMessage `json:"seconds"`
 		}
-		if err := strict(body, &in); err != nil {
+		if err := decode(body, &in); err != nil {
 			return fail(http.StatusBadRequest, 3, "%v", err)
 		}
-		if _, err := int64Field(in.Seconds); err != nil {
-			return fail(http.StatusBadRequest, 3, "seconds: %v", err)
+		if in.Seconds != nil { // absent: 0, reserved until told otherwise
+			if _, err := int64Field(in.Seconds); err != nil {
+				return fail(http.StatusBadRequest, 3, "seconds: %v", err)
+			}
 		}
 		s.gs.Status.State = "Reserved"
 		s.changed()
@@ -190,7 +203,7 @@ func (s *Sidecar) handle(method, path string, body []byte) (int, any) {
 			Key   string `json:"key"`
 			Value string `json:"value"`
 		}
-		if err := strict(body, &kv); err != nil {
+		if err := decode(body, &kv); err != nil {
 			return fail(http.StatusBadRequest, 3, "%v", err)
 		}
 		value := kv.Value
@@ -222,34 +235,9 @@ func (s *Sidecar) counter(method, name string, body []byte) (int, any) {
 		return fail(http.StatusInternalServerError, 2, "counter not found: %s", name)
 	}
 	if method == http.MethodPatch {
-		var in struct {
-			Count     json.RawMessage `json:"count"`
-			CountDiff json.RawMessage `json:"countDiff"`
-			Capacity  json.RawMessage `json:"capacity"`
-		}
-		if err := strict(body, &in); err != nil {
-			return fail(http.StatusInternalServerError, 2, "%v", err) // in-cluster: a misspelled field is a 500
-		}
-		next := c
-		for _, f := range []struct {
-			raw json.RawMessage
-			set func(v int64)
-		}{
-			{in.Capacity, func(v int64) { next.Capacity = v }},
-			{in.Count, func(v int64) { next.Count = v }},
-			{in.CountDiff, func(v int64) { next.Count += v }},
-		} {
-			if f.raw == nil {
-				continue
-			}
-			v, err := int64Field(f.raw)
-			if err != nil {
-				return fail(http.StatusBadRequest, 3, "%v", err)
-			}
-			f.set(v)
-		}
-		if next.Capacity < 0 || next.Count < 0 || next.Count > next.Capacity {
-			return fail(http.StatusInternalServerError, 2, "out of range: count %d, capacity %d", next.Count, next.Capacity)
+		next, status, out := updateCounter(c, body)
+		if status != http.StatusOK {
+			return status, out
 		}
 		c = next
 		s.gs.Status.Counters[name] = c
@@ -262,21 +250,73 @@ func (s *Sidecar) counter(method, name string, body []byte) (int, any) {
 	}{name, strconv.FormatInt(c.Count, 10), strconv.FormatInt(c.Capacity, 10)}
 }
 
-// strict decodes body into v refusing unknown fields, as the in-cluster
-// sidecar does.
-func strict(body []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
+// updateCounter applies a PATCH of a counter as the in-cluster sidecar
+// does: the gateway ignores unknown fields, so an update that sets nothing
+// (a misspelled field, a zero countDiff) is refused; capacity, count and
+// countDiff apply in that order, each checked; and a capacity below the
+// count lowers the count to it. It returns the counter and 200, or the
+// status and error body.
+func updateCounter(c agones.Counter, body []byte) (agones.Counter, int, any) {
+	refuse := func(status, code int, format string, args ...any) (agones.Counter, int, any) {
+		st, out := fail(status, code, format, args...)
+		return c, st, out
+	}
+	var in struct {
+		Count     json.RawMessage `json:"count"`
+		CountDiff json.RawMessage `json:"countDiff"`
+		Capacity  json.RawMessage `json:"capacity"`
+	}
+	if err := decode(body, &in); err != nil {
+		return refuse(http.StatusBadRequest, 3, "%v", err)
+	}
+	var set [3]*int64 // capacity, count, countDiff
+	for i, raw := range []json.RawMessage{in.Capacity, in.Count, in.CountDiff} {
+		if raw == nil || string(raw) == "null" {
+			continue
+		}
+		v, err := int64Field(raw)
+		if err != nil {
+			return refuse(http.StatusBadRequest, 3, "%v", err)
+		}
+		if i < 2 || v != 0 { // proto3: a zero countDiff is no countDiff
+			set[i] = &v
+		}
+	}
+	capacity, count, diff := set[0], set[1], set[2]
+	if capacity == nil && count == nil && diff == nil {
+		return refuse(http.StatusInternalServerError, 2, "invalid argument. Malformed CounterUpdateRequest: %s", bytes.TrimSpace(body))
+	}
+	next := c
+	if capacity != nil {
+		if *capacity < 0 {
+			return refuse(http.StatusInternalServerError, 2, "out of range. Capacity must be greater than or equal to 0. Found Capacity: %d", *capacity)
+		}
+		next.Capacity = *capacity
+	}
+	outOfRange := func(n int64) bool { return n < 0 || n > next.Capacity }
+	if count != nil {
+		if outOfRange(*count) {
+			return refuse(http.StatusInternalServerError, 2, "out of range. Count must be within range [0,Capacity]. Found Count: %d, Capacity: %d", *count, next.Capacity)
+		}
+		next.Count = *count
+	}
+	if diff != nil {
+		if n := next.Count + *diff; outOfRange(n) {
+			return refuse(http.StatusInternalServerError, 2, "out of range. Count must be within range [0,Capacity]. Found Count: %d, Capacity: %d", n, next.Capacity)
+		}
+		next.Count += *diff
+	}
+	next.Count = min(next.Count, next.Capacity)
+	return next, http.StatusOK, nil
 }
 
-// strictEmpty accepts {} or an empty body.
-func strictEmpty(body []byte) error {
+// decode reads a request body as the gateway does: unknown fields
+// ignored, an empty body an empty message.
+func decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	var v struct{}
-	return strict(body, &v)
+	return json.Unmarshal(body, v)
 }
 
 // int64Field reads an int64 as the gateway takes it: "5" or 5.
