@@ -2,9 +2,10 @@
 // replicated component and the input type describe their wire form once,
 // in a Serialize method that calls one [Stream] method per field, and a
 // [SchemaBuilder] declares them with the ghost types, how clients predict
-// and interpolate them, and the rules of the input. The endpoints of
+// and interpolate them, the rules of the input, and the game's own message
+// types with their channels and limits ([Message]). The endpoints of
 // package systems take the built [Schema] and do the rest: snapshots,
-// input batches, the connection protocol.
+// input batches, messages, the connection protocol.
 //
 // Two rules shape everything here.
 //

@@ -14,8 +14,10 @@ const (
 	RejectTimeout  = RejectReason(protocol.RejectTimeout)  // nothing heard for too long
 	RejectClosed   = RejectReason(protocol.RejectClosed)   // the peer closed
 	RejectSpawn    = RejectReason(protocol.RejectSpawn)    // the game's OnConnect or the ghost spawn failed
+	RejectMessages = RejectReason(protocol.RejectMessages) // the client kept sending messages the server refused
 )
 
 // String describes the reason: "schema mismatch", "tick rate mismatch",
-// "server full", "timeout", "closed" or "the game refused the player".
+// "server full", "timeout", "closed", "the game refused the player" or
+// "too many refused messages".
 func (r RejectReason) String() string { return protocol.RejectReason(r).String() }

@@ -15,8 +15,8 @@ type ComponentID codec.ComponentID
 // GhostTypeID is a ghost type's index in the [Schema].
 type GhostTypeID codec.GhostTypeID
 
-// Schema is the shared declaration of replicated components, ghost types
-// and the input type, built once with a [SchemaBuilder] and never changed
+// Schema is the shared declaration of replicated components, ghost types,
+// the input type and message types, built once with a [SchemaBuilder] and never changed
 // after: server and clients build it with the same code, and its hash
 // (with a hash per component) is compared at connection to refuse a
 // client built with other components, ranges or precisions, naming the
@@ -25,8 +25,8 @@ type GhostTypeID codec.GhostTypeID
 type Schema codec.Schema
 
 // SchemaBuilder declares a [Schema]: components with [Component], how they
-// are interpolated, ghost types, the input type with [Input], then
-// [SchemaBuilder.Build]. A declaration that is wrong (an unconfigured
+// are interpolated, ghost types, the input type with [Input], message types
+// with [Message], then [SchemaBuilder.Build]. A declaration that is wrong (an unconfigured
 // quantizer, a type declared twice, an unknown component in a ghost type)
 // is remembered and returned by Build, so a game declares everything in a
 // row and checks one error. The zero value is ready to use.

@@ -64,3 +64,31 @@ func (s *Stream) Tick(v *ecs.Tick) { (*codec.Stream)(s).Tick(v) }
 func Int[T ~int8 | ~int16 | ~int32 | ~uint8 | ~uint16 | ~uint32](s *Stream, v *T, lo, hi T) {
 	codec.Int((*codec.Stream)(s), v, lo, hi)
 }
+
+// Bytes codes the first *n bytes of b, for message types: *n in as many
+// bits as len(b) needs, then the bytes. Encoding clamps *n to len(b);
+// decoding refuses a length above len(b), fills b[:*n] and zeroes the rest,
+// so a decoded value depends on the wire alone. b and n are fields of the
+// value (an array and its length):
+//
+//	type Blob struct {
+//		Data [4096]byte
+//		Len  uint32
+//	}
+//
+//	func (m *Blob) Serialize(s *netsync.Stream) { s.Bytes(m.Data[:], &m.Len) }
+//
+// A fixed array keeps the type plain data, so it is copied and checked as
+// a component is, and bounds the message without a length to trust. A
+// component or the input type may not use Bytes or Text (snapshots and
+// input batches code each field in one width): Build refuses it, as a
+// buffer of 0 or more than MaxMessageBytes bytes.
+func (s *Stream) Bytes(b []byte, n *uint32) { (*codec.Stream)(s).Bytes(b, n) }
+
+// Text is [Stream.Bytes] for text: UTF-8 without control characters (a
+// chat line, a player's name), which a peer can show and log as it
+// arrives. Encoding sends a '?' for each byte of invalid UTF-8 and a space
+// for each byte of a control character (newlines and tabs included), so
+// it never fails; decoding refuses text that is not valid, and the message
+// with it.
+func (s *Stream) Text(b []byte, n *uint32) { (*codec.Stream)(s).Text(b, n) }

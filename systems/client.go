@@ -139,6 +139,15 @@ type ClientOptions struct {
 	// SyncTest replays per tick: for tests and debug builds. Allowed:
 	// 0..HistoryCapacity-1.
 	SyncTest int
+	// MessageBytesPerSecond is the most bytes of reliable game messages
+	// (docs/messages.md) the client sends per second, spread over its
+	// ticks: each tick's flush sends, after the tick's inputs, at most
+	// MessageBytesPerSecond/TickRate bytes of them (the last entry may
+	// pass it by up to 1,191 bytes), and the rest waits for the next
+	// tick, so a large message never holds the inputs back (see
+	// ServerOptions.MessageBytesPerSecond). 128,000 (1 Mbit/s) when zero.
+	// Allowed: 0 or 1,000..1,000,000,000.
+	MessageBytesPerSecond int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
 }
@@ -284,6 +293,23 @@ type ClientStats struct {
 	// SwitchedToPredicted and SwitchedToInterpolated count the ghosts
 	// Client.Predict switched.
 	SwitchedToPredicted, SwitchedToInterpolated uint64
+	// Predicted events (see Raise and HandleEvent): EventsPredicted
+	// counts those played at once on a prediction, EventsConfirmed those
+	// of them the server had, EventsCancelled those it did not (cancelled
+	// once its events of their window arrived), EventsLate the server's
+	// events this client had not predicted, played when they arrived,
+	// EventLateTicks the sum and EventLateMax the most of their LateBy.
+	// EventsSettled counts raises a replay made for a tick the server's
+	// events had judged already (never played), EventsDropped raises
+	// beyond MaxPendingEvents, EventsForgotten judged events forgotten
+	// early to make room (a replay raising one again would play it).
+	EventsPredicted, EventsConfirmed, EventsCancelled, EventsLate uint64
+	EventLateTicks                                                uint64
+	EventLateMax                                                  int
+	EventsSettled, EventsDropped, EventsForgotten                 uint64
+	// Messages counts the game's messages with the server
+	// (docs/messages.md).
+	Messages MessageStats
 }
 
 // Client is a predicting endpoint: one world with history, its schedule
@@ -321,12 +347,15 @@ type Client struct {
 	src  gw.TimeSource
 	raw  transport.Conn // under link, for its byte counters
 	link *link
-	// onReliable, if set, receives each message of the reliable channel,
-	// once and in order; msg is valid during the call only.
-	onReliable func(msg []byte)
-	claim      components.InputHeader // the header ClaimView rewrites
-	spawnQ     spawnQueries           // the spawn and despawn requests
-	pending    []pendingSpawn         // predicted spawns not yet confirmed
+	// events matches the predicted events with the server's.
+	events clientEvents
+	// msgs sends and receives the game's messages, msgPeer keeps their
+	// state and counters.
+	msgs    *messenger
+	msgPeer peerMessages
+	claim   components.InputHeader // the header ClaimView rewrites
+	spawnQ  spawnQueries           // the spawn and despawn requests
+	pending []pendingSpawn         // predicted spawns not yet confirmed
 	// switchedIn holds the ghosts switched to predicted whose state the
 	// next snapshot holding them establishes by a rollback.
 	switchedIn map[components.GhostID]bool
@@ -410,6 +439,9 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	if opts.SyncTest < 0 {
 		return nil, fmt.Errorf("systems: sync test rollback %d is negative", opts.SyncTest)
 	}
+	if err := checkMessageBytes(opts.MessageBytesPerSecond); err != nil {
+		return nil, err
+	}
 	if opts.FixedScale != 0 && !(opts.FixedScale >= 0.5 && opts.FixedScale <= 2) {
 		return nil, fmt.Errorf("systems: fixed clock scale %v outside 0.5..2", opts.FixedScale)
 	}
@@ -455,10 +487,12 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	if err := gw.Register[components.Despawned](h); err != nil {
 		return nil, err
 	}
+	var lo linkOptions
+	lo.maxMessage, lo.perFlush = messageLink(cs, opts.MessageBytesPerSecond, rate)
 	c := &Client{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewClientRegister(b), binding: b,
-		inputs: stream, history: h,
-		opts: opts, rate: rate, src: src, raw: conn, link: newLink(conn, src, 0), sync: sync,
+		inputs: stream, history: h, msgPeer: newPeerMessages(cs),
+		opts: opts, rate: rate, src: src, raw: conn, link: newLink(conn, src, lo), sync: sync,
 		latest: &protocol.Snapshot{}, scratch: &protocol.Snapshot{},
 		tx:        make([]byte, 0, protocol.MaxDatagram),
 		predicted: generic.NewFilter2[components.Ghost, components.InputHeader]().With(generic.T[components.Predicted]()),
@@ -476,6 +510,8 @@ func NewClient(src gw.TimeSource, conn transport.Conn, game *Game, opts ClientOp
 	c.mispredictedBy[despawnedName] = 0
 	c.switchedIn = map[components.GhostID]bool{}
 	c.spawnQ = newSpawnQueries(w)
+	c.msgs = newMessenger(w, cs, nil, c)
+	c.initEvents(cs)
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -572,6 +608,7 @@ func (c *Client) Stats() ClientStats {
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = c.check.checks(), c.check.desyncs, c.check.first
 	gs := c.ghosts.Stats()
 	st.BaselineMissing, st.Unresolved = gs.BaselineMissing, gs.Unresolved
+	st.Messages = c.msgPeer.stats
 	return st
 }
 

@@ -15,16 +15,24 @@ func (c *Client) poll(now time.Duration) {
 			return
 		}
 		c.heard = now
-		if m.Channel == packet.Reliable {
-			if c.onReliable != nil {
-				c.onReliable(m.Data)
-			}
-			continue
-		}
 		p := m.Data
 		t, err := protocol.PeekType(p)
 		if err != nil {
 			c.stats.BadPackets++
+			continue
+		}
+		if t == protocol.MsgGame {
+			if c.state == stateConnected {
+				c.msgs.receive(&c.msgPeer, m.Channel, p, 0, now)
+			}
+			continue
+		}
+		if m.Channel != packet.Unreliable { // the reliable channels carry events and game messages only
+			if m.Channel == packet.Reliable && t == protocol.MsgEvents && c.events.schema != nil {
+				c.takeEvents(p)
+			} else {
+				c.stats.BadPackets++
+			}
 			continue
 		}
 		switch t {

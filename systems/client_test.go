@@ -152,6 +152,7 @@ func TestClientOptionValidation(t *testing.T) {
 		{systems.ClientOptions{InputRedundancy: 99}, "redundancy 99"},
 		{systems.ClientOptions{TargetLead: 100}, "target lead 100"},
 		{systems.ClientOptions{HistoryCapacity: 512}, "input stream capacity 256 is below the history capacity 512"},
+		{systems.ClientOptions{MessageBytesPerSecond: 2_000_000_000}, "message budget 2000000000 bytes per second outside 1000..1000000000"},
 	} {
 		_, err := systems.NewClient(&gw.VirtualTime{}, nil, g.game(), tc.opts)
 		require.Error(t, err)

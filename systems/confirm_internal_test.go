@@ -50,7 +50,7 @@ func TestClientDeliversConfirmationsOnceInOrder(t *testing.T) {
 	peer, err := packet.NewConn(b, clock, packet.Options{})
 	require.NoError(t, err)
 	var got []uint32
-	c := &Client{link: newLink(a, clock, 0)}
+	c := &Client{link: newLink(a, clock, linkOptions{})}
 	c.opts.OnConfirm = func(_ *gw.World, shot gw.Tick, hit bool, reason string, _ ecs.Entity, _ uint8) {
 		got = append(got, uint32(shot))
 	}

@@ -31,6 +31,8 @@ type ConnStats struct {
 	// Link is the packet layer's counters (packets, bytes, acks, the
 	// reliable queue).
 	Link packet.Stats
+	// Messages counts the game's messages with the client.
+	Messages MessageStats
 }
 
 // InputStats counts what the server did with one connection's inputs.
@@ -104,6 +106,7 @@ func (s *Server) ConnStats(conn components.ConnID) (st ConnStats, ok bool) {
 		Acked:       l.acked,
 		HasAcked:    l.hasAcked,
 		Link:        l.pc.Stats(),
+		Messages:    sc.msgs.stats,
 	}, true
 }
 

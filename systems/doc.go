@@ -8,9 +8,11 @@
 //
 // Each endpoint speaks through the packet layer (package transport/packet)
 // on every connection, whatever the transport: snapshots, inputs, hellos,
-// welcomes and goodbyes ride its unreliable channel, and a connection
-// whose reliable channel backs up (a client that stopped reading) is
-// dropped. A reject or disconnect travels in three packets, as the
+// welcomes and goodbyes ride its unreliable channel; predicted events and
+// the game's own messages (SendToServer, SendToClients, Handle;
+// docs/messages.md) its reliable channels, within a budget per tick after
+// the snapshot or the inputs; and a connection whose reliable channel
+// backs up (a client that stopped reading) is dropped. A reject or disconnect travels in three packets, as the
 // connection closes right after and nothing can be resent.
 //
 // Package harness runs a server and clients in one process on virtual time

@@ -46,15 +46,25 @@ type sentSnapshot struct {
 	ok   bool
 }
 
-// newLink wraps c in a packet layer reading time from clock. backlog is
-// how long a reliable message may wait for its ack before the peer counts
-// as stalled (see packet.Conn.Backlogged); zero means the packet layer's
-// default.
-func newLink(c transport.Conn, clock transport.Clock, backlog time.Duration) *link {
+// linkOptions are what an endpoint sets of its links' packet layers; the
+// zero value means the packet layer's defaults.
+type linkOptions struct {
+	// backlog is how long a reliable message may wait for its ack before
+	// the peer counts as stalled (see packet.Conn.Backlogged).
+	backlog time.Duration
+	// maxMessage is the largest reliable message (the schema's largest
+	// message type), perFlush the reliable bytes a flush sends (the
+	// message budget of one tick); see messageLink.
+	maxMessage, perFlush int
+}
+
+// newLink wraps c in a packet layer reading time from clock.
+func newLink(c transport.Conn, clock transport.Clock, o linkOptions) *link {
 	l := &link{}
-	pc, err := packet.NewConn(c, clock, packet.Options{AckInterval: ackInterval, BacklogTimeout: backlog, OnAck: l.onAck})
+	pc, err := packet.NewConn(c, clock, packet.Options{AckInterval: ackInterval, BacklogTimeout: o.backlog, OnAck: l.onAck,
+		MaxMessageSize: o.maxMessage, ReliableBytesPerFlush: o.perFlush})
 	if err != nil {
-		panic(err) // the options are constant and valid: a bug, not a runtime condition
+		panic(err) // the options are checked when the endpoint is made: a bug, not a runtime condition
 	}
 	l.pc = pc
 	return l

@@ -19,21 +19,6 @@ import (
 	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
-// reliableMessage returns message i of a test stream: its index, then
-// bytes derived from it, sizes from 4 bytes to three fragments.
-func reliableMessage(i int) []byte {
-	size := 4 + i*37%1200
-	if i%50 == 49 {
-		size = 3000 // fragmented
-	}
-	msg := make([]byte, size)
-	binary.LittleEndian.PutUint32(msg, uint32(i))
-	for j := 4; j < size; j++ {
-		msg[j] = byte(i + j)
-	}
-	return msg
-}
-
 // connectOne builds a harness with one client over lk and waits for it to
 // connect; it returns the harness and the client's connection ID.
 func connectOne(t *testing.T, g *testGame, lk transport.Conditions, mod func(*harness.Options)) (*harness.Harness, components.ConnID) {
@@ -45,55 +30,6 @@ func connectOne(t *testing.T, g *testGame, lk transport.Conditions, mod func(*ha
 	require.NoError(t, err)
 	require.True(t, h.RunUntil(func() bool { return h.Clients[0].Connected() }, 10*time.Second))
 	return h, h.Server.Conns()[0]
-}
-
-// The reliable channel from the server to a client delivers every message
-// once and in order through 20 % loss, duplication and reordering, on the
-// harness's memory link: the code a game ships over UDP.
-func TestReliableMessagesArriveOnceAndInOrder(t *testing.T) {
-	g := newTestGame()
-	lc := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 15 * time.Millisecond, Loss: 0.2, Duplicate: 0.2, Reorder: 0.2}
-	h, conn := connectOne(t, g, transport.Conditions{Up: lc, Down: lc}, nil)
-	var got []int
-	corrupt := 0
-	h.Clients[0].OnReliable(func(msg []byte) {
-		i := int(binary.LittleEndian.Uint32(msg))
-		if string(msg) != string(reliableMessage(i)) {
-			corrupt++
-		}
-		got = append(got, i)
-	})
-
-	const total = 600
-	for i := 0; i < total; {
-		// A sender keeps within the send queue's cap (256 KiB), or the
-		// server takes the client for one that stopped reading.
-		if l, ok := h.Server.ConnStats(conn); ok && l.Link.QueuedBytes < 64<<10 {
-			require.NoError(t, h.Server.SendReliable(conn, reliableMessage(i)), "message %d", i)
-			i++
-			continue
-		}
-		h.Run(16 * time.Millisecond)
-	}
-	require.True(t, h.RunUntil(func() bool { return len(got) >= total }, time.Minute), "delivered %d of %d", len(got), total)
-	h.Run(time.Second) // late duplicates would show now
-	want := make([]int, total)
-	for i := range want {
-		want[i] = i
-	}
-	assert.Equal(t, want, got, "every message once, in order")
-	assert.Zero(t, corrupt)
-	l, ok := h.Server.ConnStats(conn)
-	require.True(t, ok)
-	assert.Positive(t, l.Link.ReliableResent, "losses were made good by resends")
-	assert.Positive(t, l.Link.FragmentsSent, "large messages went as fragments")
-	assert.Zero(t, l.Link.ReliablePending, "everything acknowledged")
-	assert.True(t, h.Clients[0].Connected())
-
-	err := h.Server.SendReliable(conn+1, []byte{1})
-	assert.EqualError(t, err, "systems: no open connection 2")
-	err = h.Server.SendReliable(conn, make([]byte, 1<<20))
-	assert.ErrorIs(t, err, packet.ErrMessageSize)
 }
 
 // The packet layer's estimates reach the endpoints: RTT and loss per
@@ -126,14 +62,14 @@ func TestEndpointsReportTheLinkEstimates(t *testing.T) {
 // reliable queue fills, and the server ends the connection before its
 // timeout would.
 func TestAClientThatStopsReadingIsDropped(t *testing.T) {
-	g := newTestGame()
+	g := newMessageGame()
 	h, conn := connectOne(t, g, link(50*time.Millisecond, 0, 0), nil)
 	h.Stall(0, time.Minute)
-	msg := make([]byte, 1000)
+	msg := &Blob{N: 1000}
 	start := h.Time.Now()
 	maxQueued := 0
 	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 10*time.Second {
-		require.NoError(t, h.Server.SendReliable(conn, msg), "the server drops the client before its queue refuses")
+		require.NoError(t, systems.SendToClients(h.Server.World(), systems.ToConn(conn), 0, msg), "the server drops the client before its queue refuses")
 		if l, ok := h.Server.ConnStats(conn); ok {
 			maxQueued = max(maxQueued, l.Link.QueuedBytes)
 		}
@@ -279,7 +215,7 @@ func TestFragmentFloodsAreRefusedAndCounted(t *testing.T) {
 // reliable channel: the server drops it once the oldest reliable message
 // has waited for the timeout, although its inputs keep arriving.
 func TestAClientThatSendsButNeverReadsIsDropped(t *testing.T) {
-	g := newTestGame()
+	g := newMessageGame()
 	opts := g.options(0, transport.Conditions{})
 	opts.Server.Timeout = time.Second
 	h, err := harness.New(opts)
@@ -291,7 +227,7 @@ func TestAClientThatSendsButNeverReadsIsDropped(t *testing.T) {
 	h.Run(20 * time.Millisecond)
 	conns := h.Server.Conns()
 	require.Len(t, conns, 1)
-	require.NoError(t, h.Server.SendReliable(conns[0], []byte("hit confirmed")))
+	require.NoError(t, systems.SendToClients(h.Server.World(), systems.ToConn(conns[0]), 0, &Ordered{N: 1}))
 	start := h.Time.Now()
 	for h.Server.Stats().Connections == 1 && h.Time.Now()-start < 3*time.Second {
 		deaf.send(protocol.AppendInputs(nil, (*codec.Schema)(g.schema), &protocol.InputBatch{ClientTime: 1,

@@ -111,6 +111,27 @@ type ServerOptions struct {
 	// Allowed: 0..1s; a game that lets players fix a longer delay raises
 	// it.
 	MaxInterpolationDelay time.Duration
+	// MessageBytesPerSecond is the most bytes of reliable game messages
+	// (docs/messages.md) the server sends each connection per second,
+	// spread over its ticks: each tick's flush sends, after the tick's
+	// snapshot, at most MessageBytesPerSecond/TickRate bytes of them
+	// (first sends, resends and the fragments of a large message, their
+	// entry headers included; the last entry may pass it by up to 1,191
+	// bytes), and the rest waits for the next tick. So a large message
+	// shares the link with the snapshots instead of going in one burst
+	// before them; docs/messages.md states the delay it may add to a
+	// snapshot. 128,000 (1 Mbit/s) when zero. Allowed: 0 or
+	// 1,000..1,000,000,000. Unreliable messages ride the tick's packets
+	// beside the snapshot and are not counted.
+	MessageBytesPerSecond int
+	// MaxRefusedMessages is how many refused messages
+	// (MessageRefusals: unknown, malformed, oversized, over rate) a
+	// connection may send within 10 seconds: the refusals fill a bucket
+	// of that depth that empties at MaxRefusedMessages/10 a second, and
+	// the refusal that finds it full ends the connection with
+	// netsync.RejectMessages (counted in ServerStats.MessageDrops). 20
+	// when zero. Allowed: 1..100,000.
+	MaxRefusedMessages int
 	// ViewTolerance is added to the plausible view age for what the
 	// measurement cannot see of an honest client (a lost first copy of an
 	// input, a jitter spike); 50 ms when zero. Allowed: 0..500ms.
@@ -206,10 +227,24 @@ type ServerStats struct {
 	// clients (lagcomp.Options.Server); ConfirmsDropped those given up
 	// unacknowledged because 256 were pending on one connection.
 	Confirms, ConfirmsDropped uint64
+	// EventsRaised counts the predicted events the server's prediction
+	// raised (systems.Raise) and sent to every client, EventsDropped those
+	// beyond MaxEventsPerSend between two sends; EventMessages counts the
+	// events messages (one per send with events, and one every 6 ticks
+	// without), EventMessagesRefused the sends a connection's full
+	// reliable queue refused (the connection is then dropped).
+	EventsRaised, EventsDropped         uint64
+	EventMessages, EventMessagesRefused uint64
 	// InterpolationClaimsClamped counts the inputs claiming a longer
 	// interpolation delay than ServerOptions.MaxInterpolationDelay: the
 	// plausible view of their shots counted the bound instead.
 	InterpolationClaimsClamped uint64
+	// Messages counts the game's messages over every connection, closed
+	// ones included (docs/messages.md).
+	Messages MessageStats
+	// MessageDrops counts, of Dropped, the connections ended for sending
+	// too many refused messages (ServerOptions.MaxRefusedMessages).
+	MessageDrops uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -234,6 +269,7 @@ type Server struct {
 	nextConn components.ConnID
 	sw       *protocol.SnapshotWriter
 	spawnQ   spawnQueries // the spawn and despawn requests
+	events   serverEvents // the predicted events raised since the last send
 	rx       []byte       // a pending connection's first datagram
 	tx       []byte
 	batch    protocol.InputBatch
@@ -242,10 +278,15 @@ type Server struct {
 	closed   control.InputStats // counters of connections already gone
 	// closedViews adds up the replication counters of connections gone.
 	closedViews ghostreg.ViewStats
-	check       syncCheck // ServerOptions.SyncTest
-	closing     bool      // Close was called
-	stats       ServerStats
-	log         *slog.Logger
+	// msgs sends and receives the game's messages; msgStats adds up the
+	// message counters of connections gone and the sends suppressed.
+	msgs     *messenger
+	msgStats MessageStats
+	linkOpts linkOptions // of every connection's packet layer
+	check    syncCheck   // ServerOptions.SyncTest
+	closing  bool        // Close was called
+	stats    ServerStats
+	log      *slog.Logger
 	// maxInterp and viewTolerance are the options of the plausible view
 	// in ticks.
 	maxInterp, viewTolerance float64
@@ -276,6 +317,8 @@ type serverConn struct {
 	viewAge   viewMeter    // what bounds the view of its shots
 	confirms  confirmQueue // verdicts of its shots not yet acknowledged
 	tokens    float64      // the snapshot budget's bucket, in bytes (BytesPerSecond)
+	msgs      peerMessages // the game's messages with this client
+	refusals  bucket       // its refused messages (MaxRefusedMessages)
 }
 
 // NewServer creates a server world running game, reading time from src
@@ -327,6 +370,15 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if opts.ViewTolerance < 0 || opts.ViewTolerance > 500*time.Millisecond {
 		return nil, fmt.Errorf("systems: view tolerance %v outside 0..500ms", opts.ViewTolerance)
 	}
+	if err := checkMessageBytes(opts.MessageBytesPerSecond); err != nil {
+		return nil, err
+	}
+	if opts.MaxRefusedMessages == 0 {
+		opts.MaxRefusedMessages = 20
+	}
+	if opts.MaxRefusedMessages < 1 || opts.MaxRefusedMessages > 100_000 {
+		return nil, fmt.Errorf("systems: max refused messages %d outside 1..100000", opts.MaxRefusedMessages)
+	}
 	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
 	}
@@ -376,7 +428,13 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	// A client that stops reading is stalled for the server as soon as
+	// one that stops sending is: after the timeout.
+	s.linkOpts.backlog = opts.Timeout
+	s.linkOpts.maxMessage, s.linkOpts.perFlush = messageLink(cs, opts.MessageBytesPerSecond, rate)
+	s.msgs = newMessenger(w, cs, s, nil)
 	s.spawnQ = newSpawnQueries(w)
+	s.initEvents(cs)
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(s.takeSpawns))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
@@ -449,6 +507,10 @@ func (s *Server) Stats() ServerStats {
 	if n := len(s.conns); n > 0 {
 		st.LinkRTT /= time.Duration(n)
 		st.LinkLoss /= float64(n)
+	}
+	st.Messages = s.msgStats
+	for _, c := range s.conns {
+		st.Messages.add(&c.msgs.stats)
 	}
 	st.BytesSent, st.BytesReceived = w.sent, w.received
 	st.BadPackets += w.malformed

@@ -33,9 +33,7 @@ func (s *Server) poll(now time.Duration) {
 	}
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
-		// A client that stops reading is stalled for the server as soon
-		// as one that stops sending is: after the timeout.
-		if l := pc.open(s.src, s.rx, s.opts.Timeout); l != nil && s.handshake(l, now) {
+		if l := pc.open(s.src, s.rx, s.linkOpts); l != nil && s.handshake(l, now) {
 			continue
 		}
 		kept = append(kept, pc)
@@ -50,7 +48,17 @@ func (s *Server) poll(now time.Duration) {
 			if !ok {
 				break
 			}
-			if m.Channel != packet.Unreliable { // clients send nothing reliable
+			if t, err := protocol.PeekType(m.Data); err == nil && t == protocol.MsgGame {
+				if s.receiveMessage(sc, m.Channel, m.Data, now) {
+					i--
+					break
+				}
+				if s.closing { // a handler closed the server
+					return
+				}
+				continue
+			}
+			if m.Channel != packet.Unreliable { // the reliable channels carry game messages only
 				s.stats.BadPackets++
 				continue
 			}
@@ -105,7 +113,7 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 			return true
 		}
 		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
-		sc := &serverConn{id: s.newConnID(), link: c, inputs: inputs, heard: now,
+		sc := &serverConn{id: s.newConnID(), link: c, inputs: inputs, heard: now, msgs: newPeerMessages(s.binding.Schema()),
 			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64))}
 		e, typ, err := s.game.OnConnect(s.world, sc.id)
 		if err == nil {
@@ -218,6 +226,7 @@ func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 	}
 	add(&s.closed, sc.inputs.Stats())
 	addView(&s.closedViews, sc.view.Stats())
+	s.msgStats.add(&sc.msgs.stats)
 	sc.view.Close()
 	s.stats.Dropped++
 	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())

@@ -17,14 +17,14 @@ type pendingConn struct {
 
 // open returns the connection's packet layer, made around its first
 // datagram (read into rx) when none exists yet, or nil when nothing has
-// arrived. backlog is passed to newLink.
-func (pc *pendingConn) open(clock transport.Clock, rx []byte, backlog time.Duration) *link {
+// arrived.
+func (pc *pendingConn) open(clock transport.Clock, rx []byte, o linkOptions) *link {
 	if pc.link == nil {
 		n, ok := pc.raw.Receive(rx)
 		if !ok {
 			return nil
 		}
-		pc.link = newLink(&primed{Conn: pc.raw, first: append([]byte(nil), rx[:n]...)}, clock, backlog)
+		pc.link = newLink(&primed{Conn: pc.raw, first: append([]byte(nil), rx[:n]...)}, clock, o)
 	}
 	return pc.link
 }
@@ -33,7 +33,7 @@ func (pc *pendingConn) open(clock transport.Clock, rx []byte, backlog time.Durat
 // say goodbye through.
 func (pc *pendingConn) say(clock transport.Clock) *link {
 	if pc.link == nil {
-		pc.link = newLink(pc.raw, clock, 0)
+		pc.link = newLink(pc.raw, clock, linkOptions{})
 	}
 	return pc.link
 }

@@ -75,4 +75,5 @@ func (s *Server) send(w *gw.World) {
 		s.stats.GhostsDeferred += uint64(deferred)
 		s.sendConfirms(sc)
 	}
+	s.sendEvents(tick)
 }

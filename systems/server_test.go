@@ -127,6 +127,8 @@ func TestServerOptionValidation(t *testing.T) {
 		{systems.ServerOptions{Timeout: time.Millisecond}, "timeout 1ms"},
 		{systems.ServerOptions{SnapshotBytes: 10}, "snapshot size 10"},
 		{systems.ServerOptions{InputCapacity: 2}, "capacity 2"},
+		{systems.ServerOptions{MessageBytesPerSecond: 999}, "message budget 999 bytes per second outside 1000..1000000000 (or 0: the default)"},
+		{systems.ServerOptions{MaxRefusedMessages: -1}, "max refused messages -1 outside 1..100000"},
 	} {
 		_, err := systems.NewServer(&gw.VirtualTime{}, l, g.game(), tc.opts)
 		require.Error(t, err)

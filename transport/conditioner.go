@@ -17,7 +17,16 @@ const maxLinkDelay = time.Hour
 const reorderMinDelay = time.Millisecond
 
 // LinkConfig describes one direction of a link. The zero value is a perfect
-// link: no delay, no loss, no duplication, no reordering.
+// link: no delay, no loss, no duplication, no reordering, no bandwidth
+// limit.
+//
+// With a Bandwidth, a datagram first waits for the link to finish sending
+// the ones before it, then takes len/Bandwidth seconds to send: it leaves
+// at max(now, when the link is free) + len/Bandwidth, and the rest below
+// counts from then, not from now. A burst of datagrams therefore delays
+// the ones behind it, as a real link's queue does (lost datagrams spent
+// their time on the link too). The queue holds at most the in-flight bound
+// of datagrams (see NewMemoryNetwork); it has no byte bound.
 //
 // Each datagram is treated independently. It is lost with probability Loss.
 // Otherwise its delivery time is now + Latency + a uniform draw from
@@ -34,7 +43,12 @@ type LinkConfig struct {
 	Loss      float64       // probability a datagram is lost, in [0, 1]
 	Duplicate float64       // probability a delivered datagram arrives twice, in [0, 1]
 	Reorder   float64       // probability a delivered datagram may be overtaken, in [0, 1]
+	Bandwidth int           // bytes per second the link sends, in [0, 1e10]; 0 is unlimited
 }
+
+// maxBandwidth bounds LinkConfig.Bandwidth: beyond it a datagram takes less
+// than a nanosecond to send.
+const maxBandwidth = 10_000_000_000
 
 // validate returns nil when every field is in range, and otherwise an error
 // matching errInvalidConfig that names the first bad field (prefix.Field),
@@ -59,6 +73,10 @@ func (c LinkConfig) validate(prefix string) error {
 			return &configError{field: prefix + "." + f.name,
 				value: strconv.FormatFloat(f.v, 'g', -1, 64), allowed: "[0, 1]"}
 		}
+	}
+	if c.Bandwidth < 0 || c.Bandwidth > maxBandwidth {
+		return &configError{field: prefix + ".Bandwidth", value: strconv.Itoa(c.Bandwidth),
+			allowed: "[0, " + strconv.Itoa(maxBandwidth) + "]"}
 	}
 	return nil
 }
@@ -107,6 +125,7 @@ type conditioner struct {
 	cfg  LinkConfig
 	rng  *rand.Rand
 	last time.Duration // delivery time of the latest in-order datagram
+	free time.Duration // when the link has sent every datagram so far (Bandwidth)
 }
 
 func newConditioner(cfg LinkConfig, seed, stream uint64) conditioner {
@@ -115,10 +134,12 @@ func newConditioner(cfg LinkConfig, seed, stream uint64) conditioner {
 	return conditioner{cfg: cfg, rng: rand.New(rand.NewPCG(s1, s2))}
 }
 
-// decide draws the fate of one datagram sent at now. It only draws for the
-// effects that are enabled, so a perfect link costs no random numbers.
-func (c *conditioner) decide(now time.Duration) verdict {
+// decide draws the fate of a datagram of size bytes sent at now. It only
+// draws for the effects that are enabled, so a perfect link costs no random
+// numbers.
+func (c *conditioner) decide(now time.Duration, size int) verdict {
 	var v verdict
+	now = c.send(now, size)
 	if c.hit(c.cfg.Loss) {
 		v.lost = true
 		return v
@@ -135,6 +156,16 @@ func (c *conditioner) decide(now time.Duration) verdict {
 		v.dupAt = c.inOrder(c.delay(now))
 	}
 	return v
+}
+
+// send returns when a datagram of size bytes handed to the link at now has
+// left it, after the ones before it (Bandwidth); now without a bandwidth.
+func (c *conditioner) send(now time.Duration, size int) time.Duration {
+	if c.cfg.Bandwidth == 0 {
+		return now
+	}
+	c.free = max(c.free, now) + time.Duration(int64(size)*int64(time.Second)/int64(c.cfg.Bandwidth))
+	return c.free
 }
 
 func (c *conditioner) hit(p float64) bool { return p > 0 && c.rng.Float64() < p }

@@ -34,6 +34,8 @@ func TestLinkConfigValidate(t *testing.T) {
 		{transport.LinkConfig{Loss: -0.1}, "transport: invalid LinkConfig.Loss = -0.1, want a value in [0, 1]"},
 		{transport.LinkConfig{Duplicate: math.NaN()}, "transport: invalid LinkConfig.Duplicate = NaN, want a value in [0, 1]"},
 		{transport.LinkConfig{Reorder: math.Inf(1)}, "transport: invalid LinkConfig.Reorder = +Inf, want a value in [0, 1]"},
+		{transport.LinkConfig{Bandwidth: -1}, "transport: invalid LinkConfig.Bandwidth = -1, want a value in [0, 10000000000]"},
+		{transport.LinkConfig{Bandwidth: 10_000_000_001}, "transport: invalid LinkConfig.Bandwidth = 10000000001, want a value in [0, 10000000000]"},
 	}
 	for _, tc := range invalid {
 		err := transport.ValidateLink(tc.cfg)
@@ -149,6 +151,66 @@ func TestLatencyIsExact(t *testing.T) {
 	n, ok = client.Receive(buf)
 	require.True(t, ok)
 	assert.Equal(t, "down", string(buf[:n]))
+}
+
+// With a bandwidth, datagrams leave one after another, each taking its
+// size over the bandwidth: a burst queues, and a datagram sent once the
+// link is idle again goes at once. Lost datagrams took their time on the
+// link too.
+func TestBandwidthQueuesABurst(t *testing.T) {
+	clock := &testClock{}
+	const latency = 10 * time.Millisecond
+	client, server, err := transport.NewMemoryNetwork(clock, 1).Pair(transport.Conditions{
+		Up: transport.LinkConfig{Latency: latency, Bandwidth: 100_000}})
+	require.NoError(t, err)
+	msg := make([]byte, 1000) // 10 ms at 100,000 bytes/s
+	for i := range 5 {
+		msg[0] = byte(i)
+		require.NoError(t, client.Send(msg))
+	}
+	buf := make([]byte, transport.MaxDatagramSize)
+	var at []time.Duration
+	for clock.Now() < 200*time.Millisecond {
+		clock.Advance(time.Millisecond)
+		for {
+			_, ok := server.Receive(buf)
+			if !ok {
+				break
+			}
+			require.Equal(t, byte(len(at)), buf[0], "in order")
+			at = append(at, clock.Now())
+		}
+		if clock.Now() == 100*time.Millisecond { // idle since 50 ms
+			msg[0] = 5
+			require.NoError(t, client.Send(msg[:500]))
+		}
+	}
+	assert.Equal(t, []time.Duration{20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond,
+		50 * time.Millisecond, 60 * time.Millisecond, 115 * time.Millisecond}, at, "each waits for the ones before it")
+
+	// A lost datagram spent its time on the link: the ones after it leave
+	// when they would have.
+	client, server, err = transport.NewMemoryNetwork(clock, 3).Pair(transport.Conditions{
+		Up: transport.LinkConfig{Bandwidth: 100_000, Loss: 0.5}})
+	require.NoError(t, err)
+	start := clock.Now()
+	for i := range 20 {
+		msg[0] = byte(i)
+		require.NoError(t, client.Send(msg))
+	}
+	got := 0
+	for clock.Now() < start+time.Second {
+		clock.Advance(time.Millisecond)
+		for {
+			if _, ok := server.Receive(buf); !ok {
+				break
+			}
+			got++
+			assert.Equal(t, time.Duration(buf[0]+1)*10*time.Millisecond, clock.Now()-start, "datagram %d", buf[0])
+		}
+	}
+	assert.Equal(t, int(client.Stats().Lost), 20-got)
+	assert.Positive(t, client.Stats().Lost)
 }
 
 func TestJitterStaysInBoundsAndKeepsOrder(t *testing.T) {

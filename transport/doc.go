@@ -6,8 +6,8 @@
 // loop driven by a virtual clock stays deterministic.
 //
 // MemoryNetwork is an in-memory implementation for tests and simulations. Its
-// links can be conditioned (latency, jitter, loss, duplication, reordering;
-// see LinkConfig) with a seeded random source, so the same seed and the same
+// links can be conditioned (latency, jitter, loss, duplication, reordering,
+// bandwidth; see LinkConfig) with a seeded random source, so the same seed and the same
 // sends give the same deliveries, tick by tick.
 //
 // The package is not a protocol: it knows nothing of ECS, snapshots,

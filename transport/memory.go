@@ -70,7 +70,8 @@ func newMemoryNetwork(clock Clock, seed uint64, opts memoryOptions) *MemoryNetwo
 
 // Pair creates a connected client/server pair with the given conditions. It
 // returns an error naming the first field of c out of range (Latency and
-// Jitter in [0, 1h], Loss, Duplicate and Reorder in [0, 1]).
+// Jitter in [0, 1h], Loss, Duplicate and Reorder in [0, 1], Bandwidth in
+// [0, 1e10]).
 func (n *MemoryNetwork) Pair(c Conditions) (client, server Conn, err error) {
 	if err := c.validate(); err != nil {
 		return nil, nil, err
@@ -275,7 +276,7 @@ func (c *memConn) Send(p []byte) error {
 		st.Dropped++
 		return nil
 	}
-	v := d.cond.decide(now)
+	v := d.cond.decide(now, len(p))
 	if v.lost {
 		st.Lost++
 		return nil

@@ -81,6 +81,8 @@ type netcodeReport struct {
 	Timeout            uint64 `json:"timeout"`
 	PendingFull        uint64 `json:"pending_full"`
 	PendingAddressFull uint64 `json:"pending_address_full"`
+	PendingDisplaced   uint64 `json:"pending_displaced"`
+	SpentTokensFull    uint64 `json:"spent_tokens_full"`
 	PendingExpired     uint64 `json:"pending_expired"`
 	TokenHistoryFull   uint64 `json:"token_history_full"`
 	QueueFull          uint64 `json:"queue_full"`

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/systems"
 )
 
 // The court: a ball bounces between the top and bottom walls and off the
@@ -33,6 +34,10 @@ type Ball struct{ X, Y, VX, VY float32 }
 // Score is the points of each side, kept on the ball.
 type Score struct{ Left, Right int16 }
 
+// Bounce is the ball bouncing off a wall or a paddle: a predicted event,
+// a sound on each client that plays once per bounce the server had.
+type Bounce struct{ Paddle bool }
+
 // Stick is a player's input on one tick: -1 down to 1 up.
 type Stick struct{ Dir float32 }
 
@@ -48,8 +53,8 @@ func NewPaddleSystem(*gw.World) gw.System {
 	})
 }
 
-// NewBallSystem moves the ball, bounces it off the walls and the paddles,
-// and scores when it leaves the court.
+// NewBallSystem moves the ball, bounces it off the walls and the paddles
+// (raising a Bounce), and scores when it leaves the court.
 func NewBallSystem(*gw.World) gw.System {
 	balls := generic.NewFilter2[Ball, Score]().With(generic.T[components.Predicted]())
 	paddles := generic.NewFilter1[Paddle]()
@@ -60,6 +65,7 @@ func NewBallSystem(*gw.World) gw.System {
 			b.X, b.Y = b.X+b.VX*dt, b.Y+b.VY*dt
 			if b.Y > HalfHeight || b.Y < -HalfHeight {
 				b.VY = -b.VY
+				systems.Raise(w, q.Entity(), &Bounce{})
 			}
 			pq := paddles.Query(w.Arche())
 			for pq.Next() {
@@ -67,6 +73,7 @@ func NewBallSystem(*gw.World) gw.System {
 				x := float32(p.Side) * PaddleX
 				if (b.X-x)*float32(p.Side) >= 0 && (b.X-b.VX*dt-x)*float32(p.Side) < 0 && b.Y > p.Y-PaddleHalf && b.Y < p.Y+PaddleHalf {
 					b.VX = -b.VX // crossed the paddle's line this tick, within its height
+					systems.Raise(w, q.Entity(), &Bounce{Paddle: true})
 				}
 			}
 			switch {

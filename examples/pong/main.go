@@ -39,19 +39,40 @@ func main() {
 	fmt.Print(m)
 }
 
-// Match is what a match ended with: the server's score, each client's
-// prediction of the score at the server's last tick (clients run ahead
-// of the server), and each client's mispredictions.
+// Match is what a match ended with: the server's score and bounces, each
+// client's prediction of the score at the server's last tick (clients run
+// ahead of the server), mispredictions and bounce sounds.
 type Match struct {
 	Server         Score
+	Bounces        uint64
 	Clients        []Score
 	Mispredictions []uint64
+	Sounds         []Sounds
 }
 
+// Sounds counts a client's bounce sounds: played at once on a prediction,
+// cancelled (the server had no such bounce) and played late (one the
+// client did not predict). Played − Cancelled + Late is the bounces heard.
+type Sounds struct{ Played, Cancelled, Late int }
+
+// play plays a bounce's sound: here, counts it.
+func (s *Sounds) play(ev systems.Event[Bounce]) {
+	if ev.Late {
+		s.Late++
+	} else {
+		s.Played++
+	}
+}
+
+// cancel stops a bounce's sound the server did not have.
+func (s *Sounds) cancel(systems.Event[Bounce]) { s.Cancelled++ }
+
 func (m Match) String() string {
-	s := fmt.Sprintf("server: left %d, right %d\n", m.Server.Left, m.Server.Right)
+	s := fmt.Sprintf("server: left %d, right %d, %d bounces\n", m.Server.Left, m.Server.Right, m.Bounces)
 	for i, c := range m.Clients {
-		s += fmt.Sprintf("client %d: left %d, right %d (%d mispredictions)\n", i, c.Left, c.Right, m.Mispredictions[i])
+		n := m.Sounds[i]
+		s += fmt.Sprintf("client %d: left %d, right %d (%d mispredictions), %d bounces heard (%d predicted, %d cancelled, %d late)\n",
+			i, c.Left, c.Right, m.Mispredictions[i], n.Played-n.Cancelled+n.Late, n.Played, n.Cancelled, n.Late)
 	}
 	return s
 }
@@ -73,9 +94,15 @@ func Play(n int, d time.Duration, seed uint64) (Match, error) {
 	if err != nil {
 		return Match{}, err
 	}
+	m := Match{Sounds: make([]Sounds, n)}
+	for i, c := range h.Clients { // each client's bounce sounds
+		if err := systems.HandleEvent(c, systems.EventHandler[Bounce]{Play: m.Sounds[i].play, Cancel: m.Sounds[i].cancel}); err != nil {
+			return Match{}, err
+		}
+	}
 	h.Run(d)
 	tick := h.Server.World().Tick()
-	m := Match{Server: score(h.Server.World())}
+	m.Server, m.Bounces = score(h.Server.World()), h.Server.Stats().EventsRaised
 	for _, c := range h.Clients {
 		q := generic.NewFilter1[Score]().Query(c.World().Arche())
 		for q.Next() {

@@ -24,7 +24,11 @@ func (b *Ball) Serialize(s *netsync.Stream) {
 	s.Float(&b.VX, coord)
 	s.Float(&b.VY, coord)
 }
-func (c *Score) Serialize(s *netsync.Stream) { netsync.Int(s, &c.Left, 0, 999); netsync.Int(s, &c.Right, 0, 999) }
+func (c *Score) Serialize(s *netsync.Stream) {
+	netsync.Int(s, &c.Left, 0, 999)
+	netsync.Int(s, &c.Right, 0, 999)
+}
+func (e *Bounce) Serialize(s *netsync.Stream) { s.Bool(&e.Paddle) }
 
 // NewGame describes pong once for the server and every client: a paddle
 // per player, predicted by its owner; the ball, predicted by every client
@@ -35,6 +39,7 @@ func NewGame() (*systems.Game, error) {
 	ball := b.GhostType("ball", netsync.Component[Ball](&b), netsync.Component[Score](&b))
 	b.Predict(ball, netsync.PredictAll)
 	netsync.Input[Stick](&b, netsync.InputRules[Stick]{})
+	netsync.Event[Bounce](&b, netsync.EventRules{})
 	schema, err := b.Build()
 	if err != nil {
 		return nil, err

@@ -45,9 +45,9 @@ func ExamplePlay() {
 	}
 	fmt.Print(m)
 	// Output:
-	// server: left 15, right 14
-	// client 0: left 15, right 14 (2 mispredictions)
-	// client 1: left 15, right 14 (3 mispredictions)
+	// server: left 15, right 14, 35 bounces
+	// client 0: left 15, right 14 (2 mispredictions), 35 bounces heard (36 predicted, 1 cancelled, 0 late)
+	// client 1: left 15, right 14 (3 mispredictions), 35 bounces heard (35 predicted, 1 cancelled, 1 late)
 }
 
 // update rewrites the pong code shown in docs/getting-started.md.

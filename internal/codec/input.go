@@ -106,6 +106,10 @@ func (b *SchemaBuilder) AddInput(t reflect.Type, serialize func(p unsafe.Pointer
 		b.fail(fmt.Errorf("netsync: input type %v: %w", t, err))
 		return
 	}
+	if err := fixedWidth(fields, fieldNames(t, fields)); err != nil {
+		b.fail(fmt.Errorf("netsync: input type %v: %w", t, err))
+		return
+	}
 	in.fields = fields
 	in.uncarried = uncarried(t.Size(), fields)
 	for _, f := range fields {

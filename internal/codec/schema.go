@@ -60,10 +60,12 @@ type component struct {
 // built with other components, ranges or precisions, naming the component.
 // A Schema is safe for concurrent use.
 type Schema struct {
-	comps []component
-	types []GhostType
-	input *Input // nil without an input type
-	hash  uint64
+	comps    []component
+	types    []GhostType
+	input    *Input // nil without an input type
+	events   []Event
+	messages []MessageType
+	hash     uint64
 }
 
 // SchemaBuilder declares a [Schema]: components with [SchemaBuilder.AddComponent], how they
@@ -124,6 +126,9 @@ func (b *SchemaBuilder) AddComponent(t reflect.Type, serialize func(p unsafe.Poi
 	}
 	c.fields = fields
 	c.names = fieldNames(t, fields)
+	if err := fixedWidth(fields, c.names); err != nil {
+		b.fail(fmt.Errorf("netsync: component %v: %w", t, err))
+	}
 	c.hash = hashComponent(c.name, t.Size(), fields)
 	b.s.comps = append(b.s.comps, c)
 	return id
@@ -142,8 +147,23 @@ func describe(serialize func(unsafe.Pointer, *Stream), p unsafe.Pointer, t refle
 		if f.off+f.size > t.Size() {
 			return nil, fmt.Errorf("field %d codes memory outside the value (offset %d, size %d of %d bytes)", i, f.off, f.size, t.Size())
 		}
+		if f.variable() && uintptr(f.param[0])+4 > t.Size() {
+			return nil, fmt.Errorf("field %d keeps its length outside the value (offset %d of %d bytes)", i, f.param[0], t.Size())
+		}
 	}
 	return st.fields, nil
+}
+
+// fixedWidth refuses a description with a field whose width varies
+// (Stream.Bytes, Stream.Text): snapshots and input batches size and copy
+// fields by their one width.
+func fixedWidth(fields []field, names []string) error {
+	for i, f := range fields {
+		if f.variable() {
+			return fmt.Errorf("field %s codes a variable number of bytes, which only message types may (netsync.Message)", names[i])
+		}
+	}
+	return nil
 }
 
 // fieldNames names each described field by its path in t, found by its
@@ -170,6 +190,9 @@ func fieldNames(t reflect.Type, fields []field) []string {
 			for i := 0; i < t.Len(); i++ {
 				walk(t.Elem(), off+uintptr(i)*t.Elem().Size(), name+"["+strconv.Itoa(i)+"]")
 			}
+			// After its elements, which a field of one element's size
+			// names: a byte field (Stream.Bytes) codes the whole array.
+			leaves = append(leaves, leaf{off, t.Size(), name})
 		default:
 			leaves = append(leaves, leaf{off, t.Size(), name})
 		}
@@ -295,6 +318,12 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 	}
 	if s.input != nil {
 		binary.LittleEndian.PutUint64(buf[:], s.input.hash)
+		h = fnv(h, buf[:])
+	}
+	h = s.hashEvents(h)
+	// A schema without message types hashes as before they existed.
+	for _, m := range s.messages {
+		binary.LittleEndian.PutUint64(buf[:], m.hash)
 		h = fnv(h, buf[:])
 	}
 	s.hash = h

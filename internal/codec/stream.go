@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/ghostwire/ghostwire/components"
@@ -34,6 +36,8 @@ const (
 	kindInt
 	kindUint
 	kindFloat32
+	kindBytes // a length and that many bytes: messages only (see Stream.Bytes)
+	kindText  // the same, UTF-8 without control characters
 )
 
 // field describes one Stream call of a Serialize method.
@@ -42,8 +46,12 @@ type field struct {
 	off   uintptr // offset of the field in the value
 	size  uintptr // bytes of the field
 	bits  int
-	param [3]uint64 // what else changes the bits (ranges, resolution)
+	param [3]uint64 // what else changes the bits (ranges, resolution; the length's offset of bytes and text)
 }
+
+// variable reports whether the field's width varies with its value: such
+// fields are for messages only.
+func (f field) variable() bool { return f.kind == kindBytes || f.kind == kindText }
 
 // Stream is what a netsync.Serializer writes its fields to. A stream is made by
 // the schema for one direction at a time; games only call its methods from
@@ -293,4 +301,98 @@ func Int[T Integer](s *Stream, v *T, lo, hi T) {
 	case modeCodes:
 		s.codes = append(s.codes, uint64(int64(min(hi, max(lo, *v)))-int64(lo)))
 	}
+}
+
+// MaxFieldBytes bounds the buffer of a [Stream.Bytes] or [Stream.Text]
+// field: a message's fields are at most MaxMessageBytes in all.
+const MaxFieldBytes = MaxMessageBytes
+
+// Bytes codes the first *n bytes of b: *n in as many bits as len(b)
+// needs, then the bytes. Encoding clamps *n to len(b); decoding refuses a
+// length above len(b), fills b[:*n] and zeroes the rest of b, so a decoded
+// value depends on the wire alone. b and n must be fields of the value
+// described (typically an array field and its length): a schema refuses
+// Bytes in a component or the input type, whose fields have one width, and
+// a buffer of 0 or more than MaxFieldBytes bytes.
+func (s *Stream) Bytes(b []byte, n *uint32) { s.bytes(b, n, kindBytes) }
+
+// Text is [Stream.Bytes] for text: UTF-8 without control characters (a
+// chat line, a player's name), so what a peer sends can be shown and
+// logged as it is. Encoding sends a '?' for each byte of invalid UTF-8 and
+// a space for each byte of a control character (newlines and tabs too),
+// so the value need not be valid and encoding never fails; decoding
+// refuses text that is not valid.
+func (s *Stream) Text(b []byte, n *uint32) { s.bytes(b, n, kindText) }
+
+func (s *Stream) bytes(b []byte, n *uint32, k fieldKind) {
+	if s.err != nil {
+		return
+	}
+	s.n++
+	lenBits := bits.Len(uint(len(b)))
+	switch s.mode {
+	case modeEncode:
+		m := min(int(*n), len(b))
+		s.w.WriteBits(uint64(m), lenBits)
+		if k == kindBytes {
+			s.w.WriteBytes(b[:m])
+			return
+		}
+		for t := b[:m]; len(t) > 0; {
+			r, size := utf8.DecodeRune(t)
+			switch {
+			case r == utf8.RuneError && size == 1:
+				s.w.WriteBits('?', 8)
+			case unicode.IsControl(r):
+				for range size {
+					s.w.WriteBits(' ', 8)
+				}
+			default:
+				s.w.WriteBytes(t[:size])
+			}
+			t = t[size:]
+		}
+	case modeDecode:
+		u, err := s.r.ReadBits(lenBits)
+		if err != nil {
+			s.err = err
+			return
+		}
+		if u > uint64(len(b)) {
+			s.err = s.r.Fail(fmt.Errorf("netsync: %d bytes in a field of %d: %w", u, len(b), bitstream.ErrOutOfRange))
+			return
+		}
+		if _, err := s.r.ReadBytes(int(u), b[:0]); err != nil {
+			s.err = err
+			return
+		}
+		if k == kindText {
+			if i := badText(b[:u]); i >= 0 {
+				s.err = s.r.Fail(fmt.Errorf("netsync: text has invalid UTF-8 or a control character at byte %d of %d: %w", i, u, bitstream.ErrMalformed))
+				return
+			}
+		}
+		clear(b[u:])
+		*n = uint32(u)
+	case modeDescribe:
+		if len(b) == 0 || len(b) > MaxFieldBytes {
+			s.err = fmt.Errorf("netsync: a byte field of %d bytes; allowed 1..%d", len(b), MaxFieldBytes)
+			return
+		}
+		off := uintptr(unsafe.Pointer(n)) - s.base
+		s.describe(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)), k, lenBits+8*len(b), [3]uint64{uint64(off)})
+	}
+}
+
+// badText returns the offset of the first invalid UTF-8 sequence or
+// control character in t, or -1.
+func badText(t []byte) int {
+	for i := 0; i < len(t); {
+		r, size := utf8.DecodeRune(t[i:])
+		if (r == utf8.RuneError && size == 1) || unicode.IsControl(r) {
+			return i
+		}
+		i += size
+	}
+	return -1
 }

@@ -1,5 +1,5 @@
 // Package protocol is the message protocol between the endpoints: the
-// handshake (hello, welcome, reject), input batches, snapshots and the
-// disconnect, each a versioned packet whose decoder refuses anything a
-// writer never produces.
+// handshake (hello, welcome, reject), input batches, snapshots, the
+// disconnect, predicted events and the game's own messages, each a
+// versioned packet whose decoder refuses anything a writer never produces.
 package protocol

@@ -303,7 +303,7 @@ func FuzzDecodeHandshake(f *testing.F) {
 		for _, mt := range []protocol.MsgType{protocol.MsgReject, protocol.MsgDisconnect} {
 			var r protocol.Reject
 			check(mt, protocol.DecodeReject(p, mt, &r), func() []byte {
-				require.True(t, r.Reason >= protocol.RejectSchema && r.Reason <= protocol.RejectSpawn)
+				require.True(t, r.Reason >= protocol.RejectSchema && r.Reason <= protocol.RejectMessages)
 				require.LessOrEqual(t, len(r.Detail), protocol.MaxRejectDetail)
 				require.True(t, utf8.ValidString(r.Detail))
 				for _, c := range r.Detail {

@@ -14,21 +14,23 @@ import (
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
 // another version is refused.
-const ProtocolVersion = 6
+const ProtocolVersion = 8
 
 // MsgType says what a packet holds; it is the packet's second byte.
 type MsgType uint8
 
 // The message types.
 const (
-	MsgHello      MsgType = 1 // client → server: please connect
-	MsgWelcome    MsgType = 2 // server → client: connected, here is the clock
-	MsgReject     MsgType = 3 // server → client: refused, with a reason
-	MsgInputs     MsgType = 4 // client → server: the newest input commands
-	MsgSnapshot   MsgType = 5 // server → client: ghost states of one tick
-	MsgDisconnect MsgType = 6 // either way: goodbye
-	MsgConfirm    MsgType = 7 // server → client: verdicts of the client's shots, resent until acknowledged
-	MsgConfirmAck MsgType = 8 // client → server: every verdict before a sequence number arrived
+	MsgHello      MsgType = 1  // client → server: please connect
+	MsgWelcome    MsgType = 2  // server → client: connected, here is the clock
+	MsgReject     MsgType = 3  // server → client: refused, with a reason
+	MsgInputs     MsgType = 4  // client → server: the newest input commands
+	MsgSnapshot   MsgType = 5  // server → client: ghost states of one tick
+	MsgDisconnect MsgType = 6  // either way: goodbye
+	MsgConfirm    MsgType = 7  // server → client: verdicts of the client's shots, resent until acknowledged
+	MsgConfirmAck MsgType = 8  // client → server: every verdict before a sequence number arrived
+	MsgEvents     MsgType = 9  // server → client, reliable: the predicted events of the server's ticks
+	MsgGame       MsgType = 10 // either way: one of the game's own messages (see game.go)
 )
 
 // String names the message type.
@@ -50,6 +52,10 @@ func (t MsgType) String() string {
 		return "confirm"
 	case MsgConfirmAck:
 		return "confirm-ack"
+	case MsgEvents:
+		return "events"
+	case MsgGame:
+		return "game message"
 	}
 	return fmt.Sprintf("MsgType(%d)", uint8(t))
 }
@@ -65,8 +71,8 @@ func PeekType(p []byte) (MsgType, error) {
 		return 0, fmt.Errorf("netsync: protocol version %d, want %d: %w", p[0], ProtocolVersion, bitstream.ErrOutOfRange)
 	}
 	t := MsgType(p[1])
-	if t < MsgHello || t > MsgConfirmAck {
-		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgConfirmAck, bitstream.ErrOutOfRange)
+	if t < MsgHello || t > MsgGame {
+		return 0, fmt.Errorf("netsync: message type %d outside %d..%d: %w", p[1], MsgHello, MsgGame, bitstream.ErrOutOfRange)
 	}
 	return t, nil
 }
@@ -235,6 +241,7 @@ const (
 	RejectTimeout  RejectReason = 4 // nothing heard for too long
 	RejectClosed   RejectReason = 5 // the peer closed
 	RejectSpawn    RejectReason = 6 // the game's OnConnect or the ghost spawn failed
+	RejectMessages RejectReason = 7 // the client kept sending messages the server refused
 )
 
 // String describes the reason.
@@ -252,12 +259,14 @@ func (r RejectReason) String() string {
 		return "closed"
 	case RejectSpawn:
 		return "the game refused the player"
+	case RejectMessages:
+		return "too many refused messages"
 	}
 	return fmt.Sprintf("RejectReason(%d)", uint8(r))
 }
 
 // lastReason is the highest reason on the wire.
-const lastReason = RejectSpawn
+const lastReason = RejectMessages
 
 // MaxRejectDetail bounds the detail of a [Reject], in bytes.
 const MaxRejectDetail = 200

@@ -32,7 +32,7 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	want := map[protocol.MsgType]string{
 		protocol.MsgHello: "hello", protocol.MsgWelcome: "welcome", protocol.MsgReject: "reject",
 		protocol.MsgInputs: "inputs", protocol.MsgSnapshot: "snapshot", protocol.MsgDisconnect: "disconnect",
-		0: "MsgType(0)", 9: "MsgType(9)", 7: "confirm", 8: "confirm-ack",
+		0: "MsgType(0)", 11: "MsgType(11)", 7: "confirm", 8: "confirm-ack", 9: "events", 10: "game message",
 	}
 	for typ, s := range want {
 		assert.Equal(t, s, typ.String())
@@ -40,7 +40,8 @@ func TestMsgTypeAndReasonStrings(t *testing.T) {
 	reasons := map[protocol.RejectReason]string{
 		protocol.RejectSchema: "schema mismatch", protocol.RejectTickRate: "tick rate mismatch",
 		protocol.RejectFull: "server full", protocol.RejectTimeout: "timeout", protocol.RejectClosed: "closed",
-		protocol.RejectSpawn: "the game refused the player", 0: "RejectReason(0)", 7: "RejectReason(7)", 200: "RejectReason(200)",
+		protocol.RejectSpawn: "the game refused the player", protocol.RejectMessages: "too many refused messages",
+		0: "RejectReason(0)", 8: "RejectReason(8)", 200: "RejectReason(200)",
 	}
 	for r, s := range reasons {
 		assert.Equal(t, s, r.String())
@@ -165,7 +166,7 @@ func TestWelcomeRefusesZeroConnOrTickRate(t *testing.T) {
 
 func TestRejectRoundTrip(t *testing.T) {
 	for _, typ := range []protocol.MsgType{protocol.MsgReject, protocol.MsgDisconnect} {
-		for r := protocol.RejectSchema; r <= protocol.RejectSpawn; r++ {
+		for r := protocol.RejectSchema; r <= protocol.RejectMessages; r++ {
 			for _, detail := range []string{"", "component game.Position differs", "é⌘ 🎮", strings.Repeat("x", protocol.MaxRejectDetail)} {
 				m := protocol.Reject{Reason: r, Detail: detail}
 				buf := make([]byte, 0, 256)
@@ -183,7 +184,7 @@ func TestRejectRoundTrip(t *testing.T) {
 	p := protocol.AppendReject(nil, protocol.MsgReject, &protocol.Reject{Reason: protocol.RejectFull})
 	var m protocol.Reject
 	assert.ErrorIs(t, protocol.DecodeReject(p, protocol.MsgDisconnect, &m), bitstream.ErrMalformed, "a reject is not a disconnect")
-	for _, bad := range []protocol.RejectReason{0, protocol.RejectSpawn + 1, 255} {
+	for _, bad := range []protocol.RejectReason{0, protocol.RejectMessages + 1, 255} {
 		err := protocol.DecodeReject(protocol.AppendReject(nil, protocol.MsgDisconnect, &protocol.Reject{Reason: bad}), protocol.MsgDisconnect, &m)
 		require.ErrorIs(t, err, bitstream.ErrOutOfRange, "reason %d", bad)
 	}
@@ -262,11 +263,11 @@ func TestPeekTypeErrors(t *testing.T) {
 	_, err = protocol.PeekType([]byte{protocol.ProtocolVersion + 1, byte(protocol.MsgHello)})
 	require.ErrorIs(t, err, bitstream.ErrOutOfRange)
 	assert.Contains(t, err.Error(), fmt.Sprintf("version %d", protocol.ProtocolVersion+1))
-	for _, typ := range []byte{0, 9, 255} {
+	for _, typ := range []byte{0, 11, 255} {
 		_, err := protocol.PeekType([]byte{protocol.ProtocolVersion, typ})
 		assert.ErrorIs(t, err, bitstream.ErrOutOfRange, "type %d", typ)
 	}
-	for typ := protocol.MsgHello; typ <= protocol.MsgConfirmAck; typ++ {
+	for typ := protocol.MsgHello; typ <= protocol.MsgGame; typ++ {
 		got, err := protocol.PeekType([]byte{protocol.ProtocolVersion, byte(typ)})
 		require.NoError(t, err)
 		assert.Equal(t, typ, got)

@@ -20,14 +20,17 @@ type Player struct {
 }
 
 // Game returns the test game for both ends: the server spawns a car per
-// connection, and server and clients predict with DriveSystem and
-// ConeSystem.
+// connection, server and clients predict with DriveSystem and ConeSystem,
+// and each client honks at its own handbrake pulls (HornEffect), which
+// the server counts and tells every client (Horns).
 func (s *Schema) Game() *systems.Game {
 	return &systems.Game{
 		Schema:     s.Schema,
 		TickRate:   TickRate,
 		OnConnect:  s.Spawn,
+		OnStart:    startHorns,
 		Prediction: []func(*gw.World) gw.System{func(*gw.World) gw.System { return DriveSystem() }, s.ConeSystem},
+		Effects:    []func(*gw.World) gw.System{HornEffect},
 	}
 }
 

@@ -11,14 +11,15 @@ import (
 	"github.com/ghostwire/ghostwire/netsync"
 )
 
-// Schema is the test game's replication schema: one ghost type, the car,
-// replicating Body, Counters and Vehicle (zero-size, last), with Drive as
-// the input type. Server and clients build it with NewSchema, so their
-// wire IDs agree.
+// Schema is the test game's replication schema: the car, replicating
+// Body, Counters and Vehicle (zero-size, last), and the cone, with Drive
+// as the input type, and the messages Honk and Honks. Server and clients
+// build it with NewSchema, so their wire IDs agree.
 type Schema struct {
 	*netsync.Schema
 	Car, Cone               netsync.GhostTypeID
 	Body, Counters, Vehicle netsync.ComponentID
+	Honk, Honks             netsync.MessageID
 }
 
 // NewSchema builds the schema. It errors only if a declaration is wrong,
@@ -42,11 +43,13 @@ func NewSchema() (*Schema, error) {
 	car := b.GhostType("car", body, counters, vehicle)
 	cone := b.GhostType("cone", netsync.Component[Cone](&b))
 	netsync.Input[Drive](&b, Rules)
+	honk := netsync.Message[Honk](&b, honkRules)
+	honks := netsync.Message[Honks](&b, honksRules)
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Schema: s, Car: car, Cone: cone, Body: body, Counters: counters, Vehicle: vehicle}, nil
+	return &Schema{Schema: s, Car: car, Cone: cone, Body: body, Counters: counters, Vehicle: vehicle, Honk: honk, Honks: honks}, nil
 }
 
 // Spawn is the server's OnConnect: a standing car for each connection,

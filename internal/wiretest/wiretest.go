@@ -266,6 +266,14 @@ func Component[T any, PT interface {
 	return b.AddComponent(reflect.TypeFor[T](), func(p unsafe.Pointer, s *codec.Stream) { PT((*T)(p)).Serialize(s) })
 }
 
+// Message is netsync.Message without the public wrapper.
+func Message[T any, PT interface {
+	*T
+	Serialize(s *codec.Stream)
+}](b *codec.SchemaBuilder, rules codec.MessageRules) codec.MessageID {
+	return b.AddMessage(reflect.TypeFor[T](), func(p unsafe.Pointer, s *codec.Stream) { PT((*T)(p)).Serialize(s) }, rules)
+}
+
 // InputRulesOf is netsync.InputRules.
 type InputRulesOf[T any] struct {
 	Validate   func(in *T) (clamped bool, refuse string)

@@ -17,12 +17,18 @@ const (
 	// Reliable messages arrive exactly once and in the order sent: match
 	// events, chat, RPCs, hit confirmations.
 	Reliable
+	// ReliableUnordered messages arrive exactly once, each as soon as a
+	// packet carrying it does: none waits for an earlier one that was lost.
+	ReliableUnordered
 )
 
-// String returns "unreliable" or "reliable".
+// String returns "unreliable", "reliable" or "reliable-unordered".
 func (c Channel) String() string {
-	if c == Reliable {
+	switch c {
+	case Reliable:
 		return "reliable"
+	case ReliableUnordered:
+		return "reliable-unordered"
 	}
 	return "unreliable"
 }
@@ -36,8 +42,9 @@ type Message struct {
 }
 
 // Conn is the packet layer over one transport.Conn: it numbers packets,
-// acknowledges the peer's, carries an unreliable and a reliable ordered
-// channel, fragments large reliable messages and keeps within a send budget.
+// acknowledges the peer's, carries an unreliable, a reliable ordered and a
+// reliable unordered channel, fragments large reliable messages and keeps
+// within a send budget.
 //
 // It is polled from one goroutine (the game loop) and is not safe for
 // concurrent use. Nothing happens between calls: SendUnreliable packs
@@ -50,13 +57,17 @@ type Conn struct {
 	opts  Options
 
 	// Sending.
-	out        []byte                   // the open packet; empty when none is open
-	units      []unitRef                // reliable units written into out
-	nextSeq    Seq                      // sequence of the open or next packet
-	history    *[historySize]sentRecord // allocated by the first send, so a peer that never gets an answer costs little
-	judged     Seq                      // oldest sent packet not yet counted in the loss estimate
-	budget     bucket
-	queue      sendQueue
+	out       []byte                   // the open packet; empty when none is open
+	units     []unitRef                // reliable units written into out
+	nextSeq   Seq                      // sequence of the open or next packet
+	history   *[historySize]sentRecord // allocated by the first send, so a peer that never gets an answer costs little
+	judged    Seq                      // oldest sent packet not yet counted in the loss estimate
+	budget    bucket
+	queue     sendQueue // the reliable ordered channel
+	unordered sendQueue // the reliable unordered channel
+	// left is what Options.ReliableBytesPerFlush still allows before the
+	// next Flush ends.
+	left       int
 	ackOnlyAny bool          // an ack-only packet went out
 	lastAckOn  time.Duration // when the last one went out
 
@@ -68,6 +79,7 @@ type Conn struct {
 	known      recvAcks // the acks of our packets taken so far, in the peer's header form
 	ackPending bool     // a packet that wants an ack arrived since the last send
 	window     recvWindow
+	seen       seenWindow // the unordered messages received
 
 	pool      bufferPool
 	rtt       time.Duration
@@ -107,6 +119,8 @@ func NewConn(conn transport.Conn, clock transport.Clock, opts Options) (*Conn, e
 		errBudget: &wrapped{target: ErrOverBudget, msg: "packet: send budget of " +
 			strconv.Itoa(opts.SendBudget) + " bytes/s spent; retry on a later tick"},
 	}
+	c.unordered.unordered = true
+	c.left = c.perFlush()
 	return c, nil
 }
 
@@ -123,8 +137,8 @@ func (c *Conn) Close() error {
 // Stats returns a snapshot of the counters and gauges.
 func (c *Conn) Stats() Stats {
 	s := c.stats
-	s.QueuedBytes = c.queue.bytes
-	s.ReliablePending = c.queue.count
+	s.QueuedBytes = c.queue.bytes + c.unordered.bytes
+	s.ReliablePending = c.queue.count + c.unordered.count
 	s.HeldBytes = c.window.held
 	s.ReassemblyBytes = cap(c.window.asm.buf)
 	return s
@@ -152,18 +166,23 @@ func (c *Conn) Acked(s Seq) bool {
 	return r.inUse && r.seq == s && r.acked && !r.ackOnly
 }
 
-// Backlogged returns nil while the reliable channel keeps up, and an error
-// matching ErrBacklogged when the send queue is full (the next message of
-// the largest class would be refused) or the oldest reliable message has
-// waited for its ack longer than Options.BacklogTimeout. Either means the
-// peer stopped acknowledging or reading; a server should disconnect it.
+// Backlogged returns nil while the reliable channels keep up, and an error
+// matching ErrBacklogged when a send queue is full (the next message of the
+// largest class would be refused) or the oldest reliable message of either
+// channel has waited for its ack longer than Options.BacklogTimeout. Either
+// means the peer stopped acknowledging or reading; a server should
+// disconnect it.
 func (c *Conn) Backlogged() error {
-	q := &c.queue
-	if q.count >= c.opts.MaxReliablePending || q.bytes+classSizes[len(classSizes)-1] > c.opts.MaxQueuedBytes {
+	if c.queue.count >= c.opts.MaxReliablePending || c.unordered.count >= c.opts.MaxReliablePending ||
+		c.queue.bytes+c.unordered.bytes+classSizes[len(classSizes)-1] > c.opts.MaxQueuedBytes {
 		return c.backlogError("full: " + c.queueState())
 	}
-	if q.count > 0 {
-		if waited := c.clock.Now() - q.at(0).queuedAt; waited > c.opts.BacklogTimeout {
+	now := c.clock.Now()
+	for _, q := range [...]*sendQueue{&c.queue, &c.unordered} {
+		if q.count == 0 {
+			continue
+		}
+		if waited := now - q.at(0).queuedAt; waited > c.opts.BacklogTimeout {
 			return c.backlogError("oldest message unacknowledged for " + waited.String() +
 				" (BacklogTimeout " + c.opts.BacklogTimeout.String() + ")")
 		}
@@ -171,11 +190,20 @@ func (c *Conn) Backlogged() error {
 	return nil
 }
 
-// queueState describes the send queue against its caps.
+// queueState describes the send queues against their caps.
 func (c *Conn) queueState() string {
-	return "it holds " + strconv.Itoa(c.queue.count) + " messages (cap " +
-		strconv.Itoa(c.opts.MaxReliablePending) + ") in " + strconv.Itoa(c.queue.bytes) +
-		" bytes (cap " + strconv.Itoa(c.opts.MaxQueuedBytes) + ")"
+	return "they hold " + strconv.Itoa(c.queue.count) + " ordered and " + strconv.Itoa(c.unordered.count) +
+		" unordered messages (cap " + strconv.Itoa(c.opts.MaxReliablePending) + " each) in " +
+		strconv.Itoa(c.queue.bytes+c.unordered.bytes) + " bytes (cap " + strconv.Itoa(c.opts.MaxQueuedBytes) + ")"
+}
+
+// perFlush is what Options.ReliableBytesPerFlush allows between two Flush
+// calls: unlimited when zero.
+func (c *Conn) perFlush() int {
+	if c.opts.ReliableBytesPerFlush == 0 {
+		return maxBytesLimit
+	}
+	return c.opts.ReliableBytesPerFlush
 }
 
 func (c *Conn) backlogError(what string) error {

@@ -378,7 +378,7 @@ func TestBacklogRefusesALargeMessage(t *testing.T) {
 	err := s.a.SendReliable(make([]byte, 64<<10))
 	require.ErrorIs(t, err, packet.ErrBacklogged)
 	assert.Equal(t, "packet: reliable send queue backlogged: no room for a message of 65536 bytes: "+
-		"it holds 1 messages (cap 1024) in 10000 bytes (cap 70000)", err.Error())
+		"they hold 1 ordered and 0 unordered messages (cap 1024 each) in 10000 bytes (cap 70000)", err.Error())
 	assert.NoError(t, s.a.Backlogged(), "small messages still fit")
 	assert.Equal(t, uint64(1), s.a.Stats().BacklogRefused)
 	s.settle(nil, nil)
@@ -443,6 +443,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.a.SendReliable(small))
 		require.NoError(t, s.b.SendReliable(small))
+		require.NoError(t, s.a.SendUnordered(small))
 		s.step(10*time.Millisecond, nil, nil)
 	}
 	for range 2000 { // grow the pools, rings and records to the traffic
@@ -510,7 +511,7 @@ func TestReliablePendingCap(t *testing.T) {
 	}
 	err := s.a.SendReliable([]byte("x"))
 	require.ErrorIs(t, err, packet.ErrBacklogged)
-	assert.Contains(t, err.Error(), "it holds 3 messages (cap 3)")
+	assert.Contains(t, err.Error(), "they hold 3 ordered and 0 unordered messages (cap 3 each)")
 	require.ErrorIs(t, s.a.Backlogged(), packet.ErrBacklogged)
 	assert.Equal(t, uint64(1), s.a.Stats().BacklogRefused)
 	s.settle(nil, nil)

@@ -61,6 +61,16 @@ type Options struct {
 	// unlimited.
 	SendBudget int
 
+	// ReliableBytesPerFlush is the most bytes of reliable entries (whole
+	// messages of either channel and fragments, first sends and resends,
+	// their 5 or 7 bytes of entry header included) sent from one Flush to
+	// the next, so that a large message goes out over several Flushes
+	// beside the unreliable traffic instead of in one burst. A Flush sends
+	// entries while some of it is left, so it always sends at least one and
+	// passes it by less than one entry (1,191 bytes). Zero means unlimited;
+	// at most 1 GiB.
+	ReliableBytesPerFlush int
+
 	// AckInterval is the least time between two ack-only packets, which
 	// Flush sends when a packet needing an ack arrived and nothing else
 	// went out. Zero means at most one per Flush.
@@ -92,6 +102,7 @@ func (o Options) Validate() error {
 		{"MaxReliablePending", o.MaxReliablePending, 1, maxReliablePendingLimit},
 		{"MaxReceiveBytes", o.MaxReceiveBytes, maxSmallReliable, maxBytesLimit},
 		{"SendBudget", o.SendBudget, 0, maxBytesLimit},
+		{"ReliableBytesPerFlush", o.ReliableBytesPerFlush, 0, maxBytesLimit},
 	}
 	for _, f := range ints {
 		if f.v < f.lo || f.v > f.hi {

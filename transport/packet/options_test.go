@@ -22,6 +22,7 @@ func TestOptionsValidate(t *testing.T) {
 		{packet.Options{MaxReliablePending: 40000}, "packet: invalid Options.MaxReliablePending = 40000, want a value in [1, 32768]"},
 		{packet.Options{MaxReceiveBytes: 10}, "packet: invalid Options.MaxReceiveBytes = 10, want a value in [1186, 1073741824]"},
 		{packet.Options{SendBudget: -1}, "packet: invalid Options.SendBudget = -1, want a value in [0, 1073741824]"},
+		{packet.Options{ReliableBytesPerFlush: -1}, "packet: invalid Options.ReliableBytesPerFlush = -1, want a value in [0, 1073741824]"},
 		{packet.Options{AckInterval: -time.Second}, "packet: invalid Options.AckInterval = -1s, want a value in [0s, ∞)"},
 	} {
 		err := tc.o.Validate()

@@ -3,9 +3,11 @@ package packet
 import "time"
 
 // Receive returns the next message: first the reliable messages that are
-// next in order, then the unreliable messages of the datagram being read,
-// then it reads the next datagram from the transport. It returns false when
-// no datagram is left to read by now, or after Close.
+// next in order, then the unreliable and unordered messages of the datagram
+// being read (in the order of the datagram; an unordered message received
+// before is skipped and counted in Stats.ReliableDuplicates), then it reads
+// the next datagram from the transport. It returns false when no datagram
+// is left to read by now, or after Close.
 //
 // Each datagram is checked whole before anything in it is used. A datagram
 // that does not decode is dropped (Stats.Malformed); a duplicate or too old
@@ -32,9 +34,16 @@ func (c *Conn) Receive() (Message, bool) {
 				c.reading = false
 				break
 			}
-			if e.kind == kindUnreliable {
+			switch e.kind {
+			case kindUnreliable:
 				c.stats.UnreliableDelivered++
 				return Message{Channel: Unreliable, Data: e.data}, true
+			case kindUnordered:
+				if c.seen.first(e.id) {
+					c.stats.UnorderedDelivered++
+					return Message{Channel: ReliableUnordered, Data: e.data}, true
+				}
+				c.stats.ReliableDuplicates++
 			}
 		}
 		n, ok := c.conn.Receive(c.rx)
@@ -76,7 +85,7 @@ func (c *Conn) process(d []byte, now time.Duration) {
 			break
 		}
 		c.ackPending = true
-		if e.kind == kindUnreliable {
+		if e.kind == kindUnreliable || e.kind == kindUnordered { // returned as the datagram is read
 			continue
 		}
 		if !c.window.fresh(e) {
@@ -103,7 +112,7 @@ func (c *Conn) admit(d []byte) bool {
 		if !ok {
 			return true
 		}
-		if e.kind == kindUnreliable {
+		if e.kind == kindUnreliable || e.kind == kindUnordered { // nothing is held for them
 			continue
 		}
 		switch c.window.admit(e, &a) {
@@ -167,13 +176,18 @@ func (c *Conn) processAcks(h header, now time.Duration) {
 			c.sampleRTT(now - r.sentAt)
 		}
 		for _, u := range r.units {
-			c.queue.ack(u)
+			if u.unordered {
+				c.unordered.ack(u)
+			} else {
+				c.queue.ack(u)
+			}
 		}
 		if c.opts.OnAck != nil {
 			c.opts.OnAck(s)
 		}
 	}
 	c.queue.release(&c.pool)
+	c.unordered.release(&c.pool)
 }
 
 func (c *Conn) sampleRTT(sample time.Duration) {

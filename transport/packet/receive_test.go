@@ -60,6 +60,53 @@ func reliable(id uint16, n int) entry {
 	return entry{kind: kindReliable, id: id, data: bytes.Repeat([]byte{byte(id)}, n)}
 }
 
+func unordered(id uint16, n int) entry {
+	return entry{kind: kindUnordered, id: id, data: bytes.Repeat([]byte{byte(id)}, n)}
+}
+
+// Unordered messages are handed out as their datagram is read, each id
+// once: a copy in the same datagram, in a later one, or one so far behind
+// the newest that an honest sender cannot have left it unacknowledged, is
+// a duplicate. Nothing is held for them, whatever arrives.
+func TestUnorderedMessagesOnceWithoutHolding(t *testing.T) {
+	h := newHostile(t, Options{MaxReceiveBytes: maxSmallReliable})
+	h.send(unordered(3, 10), unordered(3, 10), unordered(1, 10))
+	h.send(unordered(1, 10), unordered(2, 10), unordered(300, 10))
+	h.send(unordered(300-reliableWindow, 10), unordered(300-reliableWindow+1, 10), unordered(65535, 10))
+	var ids []byte
+	for _, m := range h.drain() {
+		ids = append(ids, m[0])
+	}
+	assert.Equal(t, []byte{3, 1, 2, byte(300 % 256), byte((300 - reliableWindow + 1) % 256)}, ids)
+	st := h.c.Stats()
+	assert.Equal(t, uint64(5), st.UnorderedDelivered)
+	assert.Equal(t, uint64(4), st.ReliableDuplicates, "3 again, 1 again, 44 and 65535 too far behind 300")
+	assert.Zero(t, st.HeldBytes)
+	assert.Zero(t, st.OutOfWindow+st.ReceiveBytesFull, "no cap applies: nothing waits")
+}
+
+func TestSeenWindowAcrossTheWrap(t *testing.T) {
+	var w seenWindow
+	for i := range 200_000 { // ids wrap three times; a few of each arrive twice
+		id := uint16(i)
+		require.True(t, w.first(id), "id %d", i)
+		require.False(t, w.first(id), "id %d again", i)
+		if i >= reliableWindow-1 {
+			require.False(t, w.first(id-reliableWindow+1), "id %d, the oldest remembered", i)
+			require.False(t, w.first(id-reliableWindow), "id %d, one too far behind", i)
+		}
+	}
+	// Out of order within the window: each once.
+	w = seenWindow{}
+	perm := rand.New(rand.NewPCG(1, 2)).Perm(reliableWindow)
+	for _, k := range perm {
+		require.True(t, w.first(uint16(k)+65400), "id %d", k)
+	}
+	for _, k := range perm {
+		require.False(t, w.first(uint16(k)+65400))
+	}
+}
+
 func TestMalformedDuplicateAndStalePackets(t *testing.T) {
 	h := newHostile(t, Options{})
 	require.NoError(t, h.raw.Send([]byte("garbage that is no packet")))
@@ -199,6 +246,10 @@ func FuzzReceive(f *testing.F) {
 	))
 	f.Add(frame(encode(header{seq: 5}, fragmentOf(0, 0, 9, FragmentSize)), []byte{0x11}))
 	f.Add(frame(encode(header{seq: 65535, ack: 0, ackBits: 0xffffffff, hasAck: true}, reliable(300, 1))))
+	f.Add(frame(
+		encode(header{seq: 1}, unordered(5, 3), unordered(5, 3)),
+		encode(header{seq: 2}, unordered(40000, 3), unordered(4, 1)),
+	))
 	opts := Options{MaxMessageSize: 8 * FragmentSize, MaxReceiveBytes: 2 * maxSmallReliable, MaxReliablePending: 16}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		h := newHostile(t, opts)

@@ -67,24 +67,64 @@ func (c *Conn) SendReliable(msg []byte) error {
 	if len(msg) > c.opts.MaxMessageSize {
 		return &sizeError{channel: "reliable", size: len(msg), limit: c.opts.MaxMessageSize}
 	}
-	q := &c.queue
-	if q.count >= c.opts.MaxReliablePending || q.bytes+cost(len(msg)) > c.opts.MaxQueuedBytes {
-		c.stats.BacklogRefused++
-		return c.backlogError("no room for a message of " + strconv.Itoa(len(msg)) + " bytes: " + c.queueState())
+	if err := c.queueRoom(&c.queue, len(msg)); err != nil {
+		return err
 	}
-	q.push(msg, c.clock.Now(), c.opts.MaxReliablePending, &c.pool)
+	c.queue.push(msg, c.clock.Now(), c.opts.MaxReliablePending, &c.pool)
 	c.stats.ReliableQueued++
 	return nil
 }
 
+// SendUnordered queues a copy of msg for the reliable unordered channel. It
+// goes out on the next Flush and again after each RTO without an ack, until
+// a packet carrying it is acknowledged; the peer's Receive returns it
+// exactly once, as soon as a packet carrying it arrives, whatever was lost
+// before it (Channel ReliableUnordered). It is never fragmented: msg is at
+// most 1186 bytes. It shares MaxQueuedBytes with SendReliable, and
+// MaxReliablePending caps its own messages as it caps those.
+//
+// It returns an error matching ErrMessageSize for a message longer than
+// 1186 bytes, one matching ErrBacklogged (counted in Stats.BacklogRefused)
+// when the message would pass MaxReliablePending or MaxQueuedBytes, and
+// transport.ErrClosed after Close. It reuses a pooled buffer.
+func (c *Conn) SendUnordered(msg []byte) error {
+	if c.closed {
+		return transport.ErrClosed
+	}
+	if len(msg) > maxSmallReliable {
+		return &sizeError{channel: "unordered", size: len(msg), limit: maxSmallReliable}
+	}
+	if err := c.queueRoom(&c.unordered, len(msg)); err != nil {
+		return err
+	}
+	c.unordered.push(msg, c.clock.Now(), c.opts.MaxReliablePending, &c.pool)
+	c.stats.UnorderedQueued++
+	return nil
+}
+
+// queueRoom returns nil when q can take a message of n bytes within the
+// caps, and otherwise counts and returns the refusal.
+func (c *Conn) queueRoom(q *sendQueue, n int) error {
+	if q.count >= c.opts.MaxReliablePending || c.queue.bytes+c.unordered.bytes+cost(n) > c.opts.MaxQueuedBytes {
+		c.stats.BacklogRefused++
+		return c.backlogError("no room for a message of " + strconv.Itoa(n) + " bytes: " + c.queueState())
+	}
+	return nil
+}
+
 // Flush sends the open packet, then packets for the reliable messages and
-// fragments that are due while the send budget allows, then, if nothing
-// went out and a packet that wants an ack has arrived, an ack-only packet
-// (at most one per Options.AckInterval). Work the budget holds back waits
-// for a later Flush and is counted in Stats.BudgetDeferred. Flush returns
+// fragments that are due while the send budget and
+// Options.ReliableBytesPerFlush allow, then, if nothing went out and a
+// packet that wants an ack has arrived, an ack-only packet (at most one per
+// Options.AckInterval). The unordered channel's due messages go before the
+// ordered channel's, so a large ordered message being fragmented holds back
+// only the ordered messages after it. Work the send budget holds back waits
+// for a later Flush and is counted in Stats.BudgetDeferred, work
+// ReliableBytesPerFlush holds back in Stats.ReliableCapped. Flush returns
 // the transport's error (transport.ErrClosed after Close). It allocates
 // nothing in steady state.
 func (c *Conn) Flush() error {
+	defer func() { c.left = c.perFlush() }()
 	if c.closed {
 		return transport.ErrClosed
 	}
@@ -97,13 +137,17 @@ func (c *Conn) Flush() error {
 		}
 	}
 	rto := c.rto()
-	for c.queue.hasDue(now, rto) {
+	for c.reliableDue(now, rto) {
+		if c.left <= 0 {
+			c.stats.ReliableCapped++
+			break
+		}
 		if !c.budget.allows() {
 			c.stats.BudgetDeferred++
 			return nil
 		}
-		c.out, c.units = c.queue.fill(c.out[:HeaderSize], c.units, now, rto, &c.stats)
-		if len(c.out) == HeaderSize { // hasDue and fill disagree only if a unit cannot fit an empty packet
+		c.out, c.units = c.fillReliable(c.out[:HeaderSize], c.units, now, rto)
+		if len(c.out) == HeaderSize { // due and fill disagree only if a unit cannot fit an empty packet
 			c.out = c.out[:0]
 			break
 		}
@@ -133,7 +177,7 @@ func (c *Conn) Flush() error {
 // another packet.
 func (c *Conn) sendOpen(now time.Duration, fill bool) error {
 	if fill {
-		c.out, c.units = c.queue.fill(c.out, c.units, now, c.rto(), &c.stats)
+		c.out, c.units = c.fillReliable(c.out, c.units, now, c.rto())
 	}
 	if c.history == nil {
 		c.history = new([historySize]sentRecord)
@@ -165,6 +209,19 @@ func (c *Conn) sendOpen(now time.Duration, fill bool) error {
 	}
 	c.units = c.units[:0]
 	return err
+}
+
+// reliableDue reports whether either reliable channel has a unit due.
+func (c *Conn) reliableDue(now, rto time.Duration) bool {
+	return c.unordered.hasDue(now, rto) || c.queue.hasDue(now, rto)
+}
+
+// fillReliable appends to packet b the due units of the unordered channel,
+// then of the ordered one, that fit and that what is left of
+// Options.ReliableBytesPerFlush allows.
+func (c *Conn) fillReliable(b []byte, units []unitRef, now, rto time.Duration) ([]byte, []unitRef) {
+	b, units = c.unordered.fill(b, units, &c.left, now, rto, &c.stats)
+	return c.queue.fill(b, units, &c.left, now, rto, &c.stats)
 }
 
 // judge counts in the loss estimate the packets acked or old enough to be

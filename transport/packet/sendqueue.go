@@ -16,11 +16,13 @@ const reliableWindow = 256
 const maxUnitsPerPacket = 64
 
 // unitRef names one reliable unit sent in a packet: a whole message, or one
-// fragment of a fragmented one.
+// fragment of a fragmented one, of the ordered channel, or a message of the
+// unordered one.
 type unitRef struct {
-	id    uint16
-	index uint8
-	frag  bool
+	id        uint16
+	index     uint8
+	frag      bool
+	unordered bool
 }
 
 // sendEntry is one reliable message waiting for its acknowledgement.
@@ -38,16 +40,18 @@ type sendEntry struct {
 	fragAckedN int
 }
 
-// sendQueue is the reliable channel's sending end: a ring of the messages
-// from the oldest unacknowledged one on, in id order. A fragmented message is
-// sent only once it is the oldest, and alone, so the receiver reassembles one
-// message at a time and never holds more than one reassembly buffer.
+// sendQueue is a reliable channel's sending end: a ring of the messages
+// from the oldest unacknowledged one on, in id order. On the ordered channel
+// a fragmented message is sent only once it is the oldest, and alone, so the
+// receiver reassembles one message at a time and never holds more than one
+// reassembly buffer. The unordered channel's messages are never fragmented.
 type sendQueue struct {
-	ring   []sendEntry // allocated on the first SendReliable
-	head   int         // ring index of the oldest message
-	count  int
-	oldest uint16 // id of the oldest message; the next id when count is 0
-	bytes  int
+	unordered bool        // the unordered channel's queue
+	ring      []sendEntry // allocated on the first SendReliable
+	head      int         // ring index of the oldest message
+	count     int
+	oldest    uint16 // id of the oldest message; the next id when count is 0
+	bytes     int
 
 	// Send times of the fragments of the oldest message, when fragmented.
 	fragFor   uint16
@@ -168,22 +172,29 @@ func (q *sendQueue) hasDue(now, rto time.Duration) bool {
 	return false
 }
 
-// fill appends to packet b the due units that fit, oldest first, and
-// records them in units. It returns both extended.
+// fill appends to packet b the due units that fit, oldest first, while
+// *left is positive, takes their size from *left and records them in units.
+// It returns b and units extended.
 //
-// While the oldest message is fragmented, a packet carries only its
-// fragments. A packet that carries the oldest message carries after it only
-// an unbroken run: every message between the oldest and one it carries is
-// acknowledged or in the packet too. The receiver always admits such a
-// packet, whatever its caps, so the message everything waits for cannot be
-// locked out by the ones after it.
-func (q *sendQueue) fill(b []byte, units []unitRef, now, rto time.Duration, st *Stats) ([]byte, []unitRef) {
+// While the oldest ordered message is fragmented, the ordered channel's
+// units in a packet are its fragments only. A packet that carries the
+// oldest ordered message carries after it only an unbroken run: every
+// message between the oldest and one it carries is acknowledged or in the
+// packet too. The receiver always admits such a packet, whatever its caps,
+// so the message everything waits for cannot be locked out by the ones
+// after it. The unordered channel's receiver holds nothing back, so its
+// messages go in any order that fits.
+func (q *sendQueue) fill(b []byte, units []unitRef, left *int, now, rto time.Duration, st *Stats) ([]byte, []unitRef) {
 	if q.count > 0 && q.at(0).frags > 0 {
-		return q.fillFragments(b, units, now, rto, st)
+		return q.fillFragments(b, units, left, now, rto, st)
+	}
+	k := kindReliable
+	if q.unordered {
+		k = kindUnordered
 	}
 	withOldest := false
 	for i := range q.inWindow() {
-		if len(units) == cap(units) || transport.MaxDatagramSize-len(b) <= reliableOverhead {
+		if *left <= 0 || len(units) == cap(units) || transport.MaxDatagramSize-len(b) <= reliableOverhead {
 			break
 		}
 		e := q.at(i)
@@ -196,28 +207,30 @@ func (q *sendQueue) fill(b []byte, units []unitRef, now, rto time.Duration, st *
 			}
 			continue
 		}
-		withOldest = withOldest || i == 0
+		withOldest = !q.unordered && (withOldest || i == 0)
 		if e.sent {
 			st.ReliableResent++
 		}
-		b = appendEntry(b, entry{kind: kindReliable, id: e.id, data: e.data})
+		b = appendEntry(b, entry{kind: k, id: e.id, data: e.data})
+		*left -= reliableOverhead + len(e.data)
 		e.sent, e.sentAt = true, now
-		units = append(units, unitRef{id: e.id})
+		units = append(units, unitRef{id: e.id, unordered: q.unordered})
 	}
 	return b, units
 }
 
 // fillFragments is fill while the oldest message is fragmented.
-func (q *sendQueue) fillFragments(b []byte, units []unitRef, now, rto time.Duration, st *Stats) ([]byte, []unitRef) {
+func (q *sendQueue) fillFragments(b []byte, units []unitRef, left *int, now, rto time.Duration, st *Stats) ([]byte, []unitRef) {
 	e := q.at(0)
 	q.fragmentsFor(e)
-	for f := 0; f < e.frags && len(units) < cap(units); f++ {
+	for f := 0; f < e.frags && len(units) < cap(units) && *left > 0; f++ {
 		chunk := e.fragment(f)
 		ever := q.fragEver.has(f)
 		if e.fragAcked.has(f) || !due(ever, q.fragSent[f], now, rto) ||
 			len(b)+fragmentOverhead+len(chunk) > transport.MaxDatagramSize {
 			continue
 		}
+		*left -= fragmentOverhead + len(chunk)
 		if ever {
 			st.ReliableResent++
 		}

@@ -20,8 +20,10 @@ type Stats struct {
 	UnreliableDelivered uint64 // unreliable messages returned by Receive
 	ReliableQueued      uint64 // reliable messages accepted by SendReliable
 	ReliableDelivered   uint64 // reliable messages returned by Receive
-	ReliableResent      uint64 // reliable messages or fragments sent again after no ack came in time
-	ReliableDuplicates  uint64 // reliable messages or fragments received again and ignored
+	UnorderedQueued     uint64 // reliable unordered messages accepted by SendUnordered
+	UnorderedDelivered  uint64 // reliable unordered messages returned by Receive
+	ReliableResent      uint64 // reliable messages (either channel) or fragments sent again after no ack came in time
+	ReliableDuplicates  uint64 // reliable messages (either channel) or fragments received again and ignored
 	FragmentsSent       uint64 // fragments sent, resends included
 	FragmentsReceived   uint64 // fragments stored for reassembly
 
@@ -36,10 +38,11 @@ type Stats struct {
 	// Send-side caps.
 	BudgetRefused  uint64 // SendUnreliable calls refused because the send budget was spent
 	BudgetDeferred uint64 // Flush calls that left due reliable data or an ack for later because of the budget
-	BacklogRefused uint64 // SendReliable calls refused by MaxQueuedBytes or MaxReliablePending
+	BacklogRefused uint64 // SendReliable and SendUnordered calls refused by MaxQueuedBytes or MaxReliablePending
+	ReliableCapped uint64 // Flush calls that left due reliable data for later because of Options.ReliableBytesPerFlush
 
-	QueuedBytes     int // now: bytes held for (re)sending reliable messages
-	ReliablePending int // now: reliable messages not yet acknowledged
+	QueuedBytes     int // now: bytes held for (re)sending reliable messages, both channels
+	ReliablePending int // now: reliable messages not yet acknowledged, both channels
 	HeldBytes       int // now: bytes held by reliable messages waiting for an earlier one or to be read
 	ReassemblyBytes int // now: capacity of the reassembly buffer (allocated on the first fragment)
 }

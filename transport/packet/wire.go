@@ -34,7 +34,7 @@ const (
 	flagAck     = 0x10 // the header's ack fields are valid
 
 	unreliableOverhead = 3 // kind, length
-	reliableOverhead   = 5 // kind, id, length
+	reliableOverhead   = 5 // kind, id, length (an unordered entry too)
 	fragmentOverhead   = 7 // kind, id, index, count, length
 )
 
@@ -45,6 +45,7 @@ const (
 	kindUnreliable kind = 0
 	kindReliable   kind = 1
 	kindFragment   kind = 2
+	kindUnordered  kind = 3
 )
 
 // Decoding errors. They are sentinels so a flood of malformed datagrams
@@ -99,7 +100,7 @@ func parseHeader(b []byte) (header, error) {
 // entry is one message entry of a packet. data aliases the datagram.
 type entry struct {
 	kind  kind
-	id    uint16 // reliable message id (reliable and fragment kinds)
+	id    uint16 // reliable message id (reliable, fragment and unordered kinds)
 	index uint8  // fragment index, < count
 	count uint8  // fragment count, >= 2
 	data  []byte
@@ -110,7 +111,7 @@ func (e entry) size() int {
 	switch e.kind {
 	case kindUnreliable:
 		return unreliableOverhead + len(e.data)
-	case kindReliable:
+	case kindReliable, kindUnordered:
 		return reliableOverhead + len(e.data)
 	default:
 		return fragmentOverhead + len(e.data)
@@ -122,7 +123,7 @@ func (e entry) size() int {
 func appendEntry(b []byte, e entry) []byte {
 	b = append(b, byte(e.kind))
 	switch e.kind {
-	case kindReliable:
+	case kindReliable, kindUnordered:
 		b = binary.LittleEndian.AppendUint16(b, e.id)
 	case kindFragment:
 		b = binary.LittleEndian.AppendUint16(b, e.id)
@@ -155,7 +156,7 @@ func (r *entryReader) next() (entry, bool, error) {
 	switch e.kind {
 	case kindUnreliable:
 		fixed = unreliableOverhead
-	case kindReliable:
+	case kindReliable, kindUnordered:
 		fixed = reliableOverhead
 	case kindFragment:
 		fixed = fragmentOverhead

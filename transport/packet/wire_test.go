@@ -48,10 +48,12 @@ func TestWireRoundTrip(t *testing.T) {
 		{kind: kindReliable, id: 65535, data: []byte("chat")},
 		{kind: kindUnreliable, data: []byte{}},
 		fragmentOf(3, 1, 2, 17),
+		{kind: kindUnordered, id: 513, data: []byte("ready")},
 	}
 	b := encode(h, entries...)
 	assert.Equal(t, []byte{0x11, 0xff, 0xff, 7, 0, 0xef, 0xbe, 0xad, 0xde}, b[:HeaderSize], "doc.go's layout")
 	assert.Equal(t, []byte{1, 0xff, 0xff, 4, 0, 'c', 'h', 'a', 't'}, b[HeaderSize+11:HeaderSize+20])
+	assert.Equal(t, []byte{3, 1, 2, 5, 0, 'r', 'e', 'a', 'd', 'y'}, b[len(b)-10:], "an unordered entry: kind 3, id, length, data")
 	got, gotEntries, err := decodeAll(b)
 	require.NoError(t, err)
 	assert.Equal(t, h, got)
@@ -78,7 +80,8 @@ func TestWireRejectsMalformed(t *testing.T) {
 		{"version 2", append([]byte{0x02}, ok[1:]...), errVersion},
 		{"unknown flag", append([]byte{0x21}, ok[1:]...), errVersion},
 		{"ack fields without the ack flag", encode(header{seq: 1, ackBits: 1}), errVersion},
-		{"unknown kind", append(bytes.Clone(ok), 3), errKind},
+		{"unknown kind", append(bytes.Clone(ok), 4), errKind},
+		{"unordered entry cut", append(bytes.Clone(ok), 3, 0, 0, 5, 0, 'a'), errTrunc},
 		{"entry header cut", append(bytes.Clone(ok), 1, 0), errTrunc},
 		{"data cut", ok[:len(ok)-1], errTrunc},
 		{"one fragment", encode(header{}, fragmentOf(0, 0, 1, 5)), errFragment},
@@ -105,6 +108,7 @@ func FuzzDecode(f *testing.F) {
 		entry{kind: kindReliable, id: 40000, data: []byte("event")}))
 	f.Add(encode(header{seq: 3, hasAck: true}, fragmentOf(7, 0, 3, FragmentSize)))
 	f.Add(encode(header{seq: 4}, fragmentOf(7, 2, 3, 100)))
+	f.Add(encode(header{seq: 5}, entry{kind: kindUnordered, id: 12, data: []byte("kill feed")}))
 	f.Add([]byte{0x11, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0})
 	f.Add([]byte{0x01, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -56,10 +56,12 @@
 //     replay window per connection and direction, with the overflow-safe
 //     test of the netcode errata. A replayed request earns at most a
 //     challenge the replayer cannot answer; a token seen from one address is
-//     refused from another, and a token that connected once is refused for
-//     good, since a second connection under the same keys would repeat the
-//     server's nonces (history keyed on the token's MAC, bounded, oldest
-//     forgotten first).
+//     refused from another (a ring of first source addresses keyed on the
+//     token's MAC, oldest forgotten first, TokenHistory), and a token that
+//     connected once is refused until it expires, however many connections
+//     follow, since a second connection under the same keys would repeat
+//     the server's nonces: that record (SpentTokens) never forgets a live
+//     token; full, it refuses new handshakes (SpentTokensFull).
 //   - Spoofing: connections are keyed on the source address; a packet with
 //     a valid client's header from another address reaches no connection
 //     and is counted as UnknownClient. The challenge round trip proves the
@@ -74,10 +76,18 @@
 //     if that stops being true, and each handshake keeps the byte balance
 //     explicitly.
 //   - Resource exhaustion: pending handshakes are capped in total
-//     (MaxPending; the oldest makes room) and per source IP
-//     (MaxPendingPerIP), and expire after HandshakeTimeout whatever arrives;
-//     packets from addresses without a connection pass a per-IP token bucket
-//     (a fixed table, keyed hash) before any crypto; authenticated packets
+//     (MaxPending; the oldest makes room) and per source (MaxPendingPerIP),
+//     and expire after HandshakeTimeout whatever arrives. A source is an
+//     IPv4 address or an IPv6 /64, the block one host is given. Fair share
+//     at a source: when its quota is full, a request takes the place of
+//     the source's oldest handshake once that one has waited
+//     PendingFairAge (500 ms) unanswered, and the displaced token is not
+//     admitted again. An honest client answers within a round trip, so it
+//     is never displaced, and an attacker squatting its IP's quota with N
+//     tokens (spoofed ports, never answered) delays it by at most
+//     PendingFairAge, spending a token per displacement. Packets from
+//     addresses without a connection pass a per-source token bucket (a
+//     fixed table, keyed hash) before any crypto; authenticated packets
 //     pass a per-connection bucket; received payloads wait in a bounded
 //     queue per connection, and a peer that fills it (its application
 //     stopped reading) is disconnected. Junk never refreshes a connection's

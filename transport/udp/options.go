@@ -17,6 +17,7 @@ const (
 	DefaultAddressSlots     = 4096
 	DefaultQueueBytes       = 64 << 10
 	DefaultTokenHistory     = 8192
+	DefaultSpentTokens      = 1 << 18
 
 	// MaxClientsLimit is the largest MaxClients a Listener accepts.
 	MaxClientsLimit = 4096
@@ -61,8 +62,10 @@ type Options struct {
 	// MaxPending caps the handshakes waiting for a challenge response; past
 	// it the oldest makes room. Zero means DefaultMaxPending.
 	MaxPending int
-	// MaxPendingPerIP caps the waiting handshakes from one source IP (any
-	// port); zero means DefaultMaxPendingPerIP.
+	// MaxPendingPerIP caps the waiting handshakes from one source (an IPv4
+	// address or an IPv6 /64, any port); past it, a request takes the place
+	// of the source's oldest handshake once that one has waited
+	// PendingFairAge, or is refused. Zero means DefaultMaxPendingPerIP.
 	MaxPendingPerIP int
 	// AddressRate limits, per source IP, the packets from addresses with no
 	// connection, before any crypto. The zero Rate means DefaultAddressRate;
@@ -82,6 +85,15 @@ type Options struct {
 	// address) that stop a token being used from a second address; past it
 	// the oldest is forgotten. Zero means DefaultTokenHistory.
 	TokenHistory int
+	// SpentTokens caps the record of connect tokens that completed a
+	// connection, each kept until it expires so it is never admitted again
+	// (a second connection with the same keys would repeat AEAD nonces).
+	// When it is full of unexpired tokens, new handshakes are refused
+	// (Stats.SpentTokensFull). Size it as the most connections a server
+	// completes per second times the tokens' lifetime: the default,
+	// 262,144 (about 15 MB at most), holds 300 connections a minute of
+	// tokens valid for 14 hours. Zero means DefaultSpentTokens.
+	SpentTokens int
 	// Logger receives connection events at debug level; nil discards them.
 	Logger *slog.Logger
 }
@@ -115,6 +127,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TokenHistory == 0 {
 		o.TokenHistory = DefaultTokenHistory
 	}
+	if o.SpentTokens == 0 {
+		o.SpentTokens = DefaultSpentTokens
+	}
 	if o.AddressRate == (Rate{}) {
 		o.AddressRate = DefaultAddressRate
 	}
@@ -134,6 +149,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: QueueBytes %d cannot hold one full datagram (%d bytes)", ErrInvalidOptions, o.QueueBytes, 2+1200)
 	case o.TokenHistory < 1:
 		return o, fmt.Errorf("%w: TokenHistory %d is below 1", ErrInvalidOptions, o.TokenHistory)
+	case o.SpentTokens < 1:
+		return o, fmt.Errorf("%w: SpentTokens %d is below 1", ErrInvalidOptions, o.SpentTokens)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -70,8 +70,9 @@ func (l *addressLimiter) allow(ip netip.Addr, now int64, n int) bool {
 	return l.table[l.slot(ip)].allow(&l.rate, now, n)
 }
 
-// slot returns the table index of ip.
+// slot returns the table index of ip's source (sourceKey: an IPv6
+// address's /64 shares one bucket).
 func (l *addressLimiter) slot(ip netip.Addr) uint64 {
-	b := ip.As16()
+	b := sourceKey(ip).As16()
 	return maphash.Bytes(l.seed, b[:]) % uint64(len(l.table))
 }

@@ -48,6 +48,12 @@ type pending struct {
 	// proved it reads what the server sends.
 	received, sent int
 	prev, next     *pending // admission order
+	// srcPrev and srcNext link the handshakes of one source (sourceKey),
+	// oldest first; admitted is the server clock at admission and
+	// tokenExpire the token's expiry, unix seconds.
+	srcPrev, srcNext *pending
+	admitted         int64
+	tokenExpire      uint64
 }
 
 // server is the netcode server without its socket: receive processes one
@@ -69,8 +75,9 @@ type server struct {
 	byAddr        map[netip.AddrPort]*ServerConn
 	byID          map[uint64]*ServerConn
 	pending       map[netip.AddrPort]*pending
-	pendingPerIP  map[netip.Addr]int
+	pendingPerIP  map[netip.Addr]*sourcePending // by sourceKey
 	history       *tokenHistory
+	spent         *spentTokens
 	oldest        *pending // the pending handshakes, oldest first
 	newest        *pending
 	limiter       *addressLimiter
@@ -115,8 +122,9 @@ func newServer(opts Options, out packetWriter, start time.Time) (*server, error)
 		byAddr:        make(map[netip.AddrPort]*ServerConn, opts.MaxClients),
 		byID:          make(map[uint64]*ServerConn, opts.MaxClients),
 		pending:       make(map[netip.AddrPort]*pending),
-		pendingPerIP:  make(map[netip.Addr]int),
+		pendingPerIP:  make(map[netip.Addr]*sourcePending),
 		history:       newTokenHistory(opts.TokenHistory),
+		spent:         newSpentTokens(opts.SpentTokens),
 		limiter:       newAddressLimiter(opts.AddressRate, opts.AddressSlots),
 	}, nil
 }
@@ -202,15 +210,30 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		s.stats.ClientInUse++
 		return
 	}
-	if !s.history.check(mac, from) {
+	unix := uint64(max(now.Unix(), 0))
+	if !s.history.check(mac, from) || s.spent.has(mac) {
 		s.stats.TokenReused++
 		return
 	}
-	if s.pendingPerIP[from.Addr()] >= s.opts.MaxPendingPerIP {
-		s.stats.PendingAddressFull++
+	if !s.spent.room(unix) {
+		s.stats.SpentTokensFull++
 		return
 	}
-	if s.history.add(mac, from, r.expire, uint64(max(now.Unix(), 0))) {
+	src := sourceKey(from.Addr())
+	if sp := s.pendingPerIP[src]; sp != nil && sp.n >= s.opts.MaxPendingPerIP {
+		old := sp.oldest
+		if mono-old.admitted < int64(PendingFairAge) {
+			s.stats.PendingAddressFull++
+			return
+		}
+		// The source's quota is held by handshakes nobody answered for
+		// PendingFairAge: the oldest gives its place, and its token is not
+		// admitted again, so each token holds a place once.
+		s.stats.PendingDisplaced++
+		s.history.spend(old.mac)
+		s.removePending(old)
+	}
+	if s.history.add(mac, from, r.expire, unix) {
 		s.stats.TokenHistoryFull++
 	}
 	c2s, err1 := chacha20poly1305.New(priv.c2s[:])
@@ -231,14 +254,16 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 		s.removePending(s.oldest)
 	}
 	p := &pending{
-		addr:     from,
-		clientID: priv.clientID,
-		timeout:  priv.timeoutSeconds,
-		expire:   mono + int64(s.opts.HandshakeTimeout),
-		mac:      mac,
-		c2s:      c2s,
-		s2c:      s2c,
-		received: len(pkt),
+		addr:        from,
+		clientID:    priv.clientID,
+		timeout:     priv.timeoutSeconds,
+		expire:      mono + int64(s.opts.HandshakeTimeout),
+		mac:         mac,
+		c2s:         c2s,
+		s2c:         s2c,
+		received:    len(pkt),
+		admitted:    mono,
+		tokenExpire: r.expire,
 	}
 	p.challengeSeq = s.nextGlobal()
 	body := s.sc.body[:]
@@ -247,7 +272,12 @@ func (s *server) receiveRequest(now time.Time, mono int64, from netip.AddrPort, 
 	sealChallengeToken(body[8:], &s.sc, s.challengeAEAD, p.challengeSeq, &s.ch)
 	p.challengeLen = len(sealPacket(p.challenge[:], &s.sc, s2c, s.opts.ProtocolID, packetChallenge, p.challengeSeq, body))
 	s.pending[from] = p
-	s.pendingPerIP[from.Addr()]++
+	sp := s.pendingPerIP[src]
+	if sp == nil {
+		sp = &sourcePending{}
+		s.pendingPerIP[src] = sp
+	}
+	sp.push(p)
 	p.prev = s.newest
 	if s.newest != nil {
 		s.newest.next = p
@@ -314,6 +344,7 @@ func (s *server) receiveResponse(p *pending, mono int64, pkt []byte, seq uint64,
 	}
 	s.removePending(p)
 	s.history.spend(p.mac)
+	s.spent.add(p.mac, p.tokenExpire)
 	s.connect(p, mono)
 }
 
@@ -331,11 +362,11 @@ func (s *server) removePending(p *pending) {
 	}
 	p.prev, p.next = nil, nil
 	delete(s.pending, p.addr)
-	ip := p.addr.Addr()
-	if n := s.pendingPerIP[ip] - 1; n > 0 {
-		s.pendingPerIP[ip] = n
-	} else {
-		delete(s.pendingPerIP, ip)
+	src := sourceKey(p.addr.Addr())
+	if sp := s.pendingPerIP[src]; sp != nil {
+		if sp.remove(p); sp.n == 0 {
+			delete(s.pendingPerIP, src)
+		}
 	}
 }
 
