@@ -178,7 +178,7 @@ func (f radiusFlag) Set(s string) error {
 
 // headlessArgs are the flags of the headless match and of -web.
 type headlessArgs struct {
-	cfg    game.Config
+	cfg         game.Config
 	report      string
 	quiet       bool
 	web         string
