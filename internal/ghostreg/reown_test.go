@@ -24,7 +24,7 @@ func TestReownMovesAGhostToTheNewConnection(t *testing.T) {
 	se := p.spawn(t, p.s.player, lost, Pos{1, 2}, HP{V: 3})
 	crate := p.spawn(t, p.s.crate, 0, Pos{4, 5}, HP{V: 6})
 	for tick := range 3 {
-		p.sw.SetTick(gw.Tick(10+tick))
+		p.sw.SetTick(gw.Tick(10 + tick))
 		getPos(p.sw, se).X++
 		p.srv.Quantize()
 		snap, _ := writeSnapshot(t, p.s, p.srv, 0, gw.Tick(10+tick), observer)
