@@ -382,3 +382,21 @@ func TestReconnectIgnoresALongIdentity(t *testing.T) {
 	st, _ = r.h.Server.ConnStats(exact)
 	assert.Equal(t, strings.Repeat("y", systems.MaxIdentity), st.Identity)
 }
+
+// A held place costs its ghosts' neutral input each tick and nothing
+// allocated: the server's ticks with one held and one open connection
+// allocate nothing in steady state, nor do the clients'.
+func TestReconnectHeldPlaceAllocatesNothingPerTick(t *testing.T) {
+	r := newReconnectRig(t, systems.ServerOptions{ReconnectGrace: time.Hour, Timeout: 500 * time.Millisecond}, "alice", "bob")
+	r.connected(t, 0)
+	r.connected(t, 1)
+	r.cut(0)
+	require.True(t, r.h.RunUntil(func() bool { return r.h.Server.Stats().Held == 1 }, 2*time.Second))
+	r.h.Run(2 * time.Second)
+	ticks := r.h.Server.Stats().Ticks
+	assert.Zero(t, testing.AllocsPerRun(1000, r.h.Step))
+	st := r.h.Server.Stats()
+	assert.Equal(t, 1, st.Held)
+	assert.Equal(t, 1, st.Connections)
+	assert.Greater(t, st.Ticks, ticks+55, "a second of ticks measured")
+}
