@@ -350,7 +350,7 @@ type Server struct {
 
 type serverConn struct {
 	id       components.ConnID
-	player   components.GhostID // the ghost OnConnect spawned
+	player   components.GhostID // the ghost OnConnect spawned, or the one taken back
 	identity string             // the player it is (ServerOptions.Identity); "" when none
 
 	link      *link
@@ -615,7 +615,8 @@ func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegister)(s.ghosts) }
 
 // Player returns the entity of connection conn's player: the ghost
-// OnConnect spawned for it. ok is false when no such connection is open
+// OnConnect spawned for it, or the one it took back
+// (ServerOptions.ReconnectGrace). ok is false when no such connection is open
 // or the player's ghost was despawned.
 func (s *Server) Player(conn components.ConnID) (e ecs.Entity, ok bool) {
 	sc := s.conn(conn)
