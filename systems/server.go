@@ -26,7 +26,8 @@ type ServerOptions struct {
 	// SendInterval is the number of ticks between snapshots; 1 when zero.
 	// Allowed: 1..60.
 	SendInterval int
-	// MaxClients bounds the connections; 64 when zero. Allowed: 1..4096.
+	// MaxClients bounds the connections, and the places held for a
+	// reconnect with them (ReconnectGrace); 64 when zero. Allowed: 1..4096.
 	MaxClients int
 	// MaxPending bounds the accepted connections still waiting for their
 	// hello; 4×MaxClients when zero. Allowed: 1..65536. When it is full,
