@@ -28,11 +28,12 @@ type SpawnGhost struct {
 }
 
 // Despawned marks a ghost its prediction removed on Tick: a projectile
-// that hit a wall. The server removes the ghost at the end of that tick;
-// a client keeps the entity (systems select with .Without, and nothing
-// should draw it) until the server's despawn arrives, and takes the mark
-// back if the server's state shows the ghost still there after Tick: the
-// client's history records the mark, so a rollback undoes it.
+// that hit a wall. The server removes the ghost at the end of that tick
+// (after its StageSimulation, whose systems still see it); a client keeps
+// the entity (systems select with .Without, and nothing should draw it)
+// until the server's despawn arrives, and takes the mark back if the
+// server's state shows the ghost still there after Tick: the client's
+// history records the mark, so a rollback undoes it.
 type Despawned struct {
 	Tick ecs.Tick
 }

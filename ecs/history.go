@@ -80,7 +80,8 @@ var errNoHistory = errors.New("ecs: the world has no history (call EnableHistory
 //   - an entity that existed at T but has died is skipped (and counted);
 //     it is not resurrected;
 //   - a predicted entity created after T (a predicted spawn) is set to the
-//     state recorded at its first tick B and held dormant (its Predicted
+//     state recorded at its first tick B (the registered components it had
+//     then, with their values) and held dormant (its Predicted
 //     marker removed) until the replay has re-run tick B; one created after
 //     the newest record stays dormant until the replay ends. Replay thus
 //     neither steps a spawn twice nor loses it. Spawning itself belongs in a
@@ -729,13 +730,16 @@ func (h *History) changedSince(d *dormantEntity) bool {
 	return false
 }
 
-// writeEntity copies e's values from rec into the world; false if e is not
-// in rec.
+// writeEntity gives e the registered components it had in rec (a
+// predicted spawn that gained one later, such as its despawn mark, is
+// held as it was born) and copies their values from rec into the world;
+// false if e is not in rec.
 func (h *History) writeEntity(rec *record, ep *epoch, e ecs.Entity) bool {
 	ri, i, ok := ep.locate(e)
 	if !ok {
 		return false
 	}
+	h.reshape(e, &h.slots[ep.runs[ri].slot].mask)
 	a := h.world.Arche()
 	nc := len(h.comps)
 	for _, c := range h.slots[ep.runs[ri].slot].comps {

@@ -205,10 +205,13 @@ func (st *SyncTest) check() error {
 			d.Tick = t
 			return d
 		}
+		// Every entity has the same values: only their order in storage
+		// differs (a component a replay removed and added again moves
+		// its entity to the end of its archetype), which is no desync.
 		if u != nil {
 			return u
 		}
-		return fmt.Errorf("ecs: desync at tick %d: checksums differ but no value does", t)
+		return nil
 	})
 }
 

@@ -139,3 +139,30 @@ func TestSyncTestAcceptsPredictedSpawnsFromSideEffects(t *testing.T) {
 	assert.Equal(t, uint64((40-3)*3), st.Checks())
 	assert.Positive(t, g.history.Stats().Dormant)
 }
+
+// Marked is a registered component a prediction system adds once.
+type Marked struct{ Tick gw.Tick }
+
+// A prediction system that adds a registered component moves its entity
+// to another archetype; a replay from before removes it (the entity goes
+// to the end of its old archetype) and adds it again, so the replay's
+// storage order differs from the first run's while every value is the
+// same: no desync.
+func TestSyncTestAcceptsAnotherStorageOrder(t *testing.T) {
+	g := newGame(t, 4, 64)
+	require.NoError(t, gw.Register[Marked](g.history))
+	first := g.entities[0]
+	markedID := ecs.ComponentID[Marked](g.world.Arche())
+	g.sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		if w.Tick() == 6 {
+			w.Commands().Add(first, ecs.Component{ID: markedID, Comp: &Marked{Tick: w.Tick()}})
+		}
+	}))
+	st, err := gw.NewSyncTest(g.sched, g.world, 3)
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		require.NoError(t, st.Tick(), "tick %d", g.world.Tick())
+	}
+	assert.Equal(t, uint64((20-3)*3), st.Checks())
+	assert.True(t, g.world.Arche().Has(first, markedID), "marked, as the first run left it")
+}

@@ -178,3 +178,37 @@ func TestRollbackRestoresWhichRegisteredComponentsAnEntityHas(t *testing.T) {
 	}
 	assert.Positive(t, g.history.Stats().Reshaped)
 }
+
+// Stopped is a registered mark the prediction adds to a counter: a
+// stopped one no longer counts (a projectile marked despawned).
+type Stopped struct{}
+
+// A spawn born after the restored tick that the prediction marked later
+// is held as it was born: without the mark, which the replay adds again
+// on the same tick, so it counts as far as in the first run. Before, it
+// was held with the mark and never counted again.
+func TestDormantSpawnIsHeldWithTheComponentsItWasBornWith(t *testing.T) {
+	g := newCounterGame(t)
+	require.NoError(t, gw.Register[Stopped](g.history))
+	stoppedID := ecs.ComponentID[Stopped](g.world.Arche())
+	var spawned ecs.Entity
+	g.sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		if w.Tick() == 8 {
+			w.Commands().Add(spawned, ecs.Component{ID: stoppedID, Comp: &Stopped{}})
+		}
+	}))
+	filter := generic.NewFilter1[Counter]().With(generic.T[components.Predicted]()).Without(generic.T[Stopped]())
+	g.sched.Add(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := filter.Query(w.Arche())
+		for q.Next() {
+			q.Get().N += 10 // the stopped ones count by 1 only
+		}
+	}))
+	g.ticks(5)
+	spawned = g.spawn(0)
+	g.ticks(5)
+	first := g.counter.Get(spawned).N
+	require.NoError(t, g.sched.Rollback(g.world, 3, nil))
+	assert.Equal(t, first, g.counter.Get(spawned).N, "the replay counts as the first run did")
+	assert.True(t, g.world.Arche().Has(spawned, stoppedID))
+}

@@ -162,3 +162,42 @@ func TestPredictRefusesUnknownGhosts(t *testing.T) {
 	require.NoError(t, c.Predict(id, true))
 	assert.Zero(t, c.Stats().SwitchedToPredicted, "already predicted")
 }
+
+// A ball at rest switched to predicted and back to interpolated rests:
+// the server sends nothing more of a ghost its client holds at rest, and
+// the interpolation shows it still, without extrapolating past its newest
+// state (before the fix it was held at the cap from then on).
+func TestGhostSwitchedBackAtRestIsNotExtrapolated(t *testing.T) {
+	g := newTestGameWith(func(b *netsync.SchemaBuilder) { b.GhostType("ball", 0, 1) })
+	const ballType = 1
+	opts := g.options(1, link(100*time.Millisecond, 0, 0))
+	opts.Game.OnStart = func(s *systems.Server) error {
+		m := generic.NewMap2[Pos, Speed](s.World().Arche())
+		_, err := s.Ghosts().Spawn(m.NewWith(&Pos{X: 2}, &Speed{}), ballType, 0)
+		return err
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(time.Second)
+	c := h.Clients[0]
+	var ball components.GhostID
+	q := generic.NewFilter1[components.Ghost]().Query(c.World().Arche())
+	for q.Next() {
+		if g := q.Get(); g.Type == ballType {
+			ball = g.ID
+		}
+	}
+	require.NotZero(t, ball, "the ball reached the client")
+	require.NoError(t, c.Predict(ball, true))
+	h.Run(time.Second)
+	require.NoError(t, c.Predict(ball, false))
+	h.Run(2 * time.Second)
+	st := c.Stats()
+	assert.Equal(t, uint64(1), st.SwitchedToInterpolated)
+	assert.Zero(t, st.ExtrapolatedTicks, "shown at rest, not extrapolated")
+	assert.Zero(t, st.HeldTicks)
+	e, ok := c.Ghosts().Entity(ball)
+	require.True(t, ok)
+	pos := generic.NewMap[Pos](c.World().Arche())
+	assert.Equal(t, float32(2), pos.Get(e).X)
+}

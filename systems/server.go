@@ -94,8 +94,12 @@ type ServerOptions struct {
 	// ServerStats.FirstDesync and counted in ServerStats.Desyncs. It costs
 	// SyncTest replays per tick: for tests and debug builds. Allowed:
 	// 0..1024. What changes the replicated state outside the prediction
-	// stages (StageSimulation, hits, players joining and leaving) is not
-	// replayed: windows do not reach back across it (see [gw.SyncTest]).
+	// stages (StageSimulation, hits, players joining and leaving, a
+	// ghost's despawn) is not replayed: windows do not reach back across
+	// it (see [gw.SyncTest]). State of the game's that the prediction
+	// writes beyond the replicated components (a magazine the server
+	// alone knows) must be registered for the history (gw.Register on
+	// Server.World().History()).
 	SyncTest int
 	// Logger receives connection events; slog.Default() when nil.
 	Logger *slog.Logger
@@ -466,6 +470,11 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 		if err := registerReplicated(h, cs); err != nil {
 			return nil, err
 		}
+		// A predicted despawn's mark is prediction state: a replay from
+		// before it must start without it.
+		if err := gw.Register[components.Despawned](h); err != nil {
+			return nil, err
+		}
 	}
 	b := ghostreg.Bind(w, cs)
 	s := &Server{
@@ -489,6 +498,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	s.schedule.Add(gw.StagePrePrediction, gw.SystemFunc(s.applyInputs))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(s.takeSpawns))
 	s.schedule.Add(gw.StagePostPrediction, gw.SystemFunc(func(*gw.World) { s.ghosts.Quantize() }))
+	s.schedule.Add(gw.StageHistory, gw.SystemFunc(s.takeDespawns))
 	s.schedule.Add(gw.StageSend, gw.SystemFunc(s.send))
 	if err := game.install(s.schedule, w, true); err != nil {
 		return nil, err

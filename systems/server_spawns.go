@@ -41,10 +41,10 @@ func (q *spawnQueries) collect(w *gw.World) {
 	}
 }
 
-// takeSpawns makes the tick's components.SpawnGhost requests ghosts and
-// removes the ghosts marked components.Despawned, before the tick's state
-// is quantized and sent. A request made while replaying (the determinism
-// check's replays) is dropped with its entity: the tick's first run made it.
+// takeSpawns makes the tick's components.SpawnGhost requests ghosts,
+// before the tick's state is quantized and sent. A request made while
+// replaying (the determinism check's replays) is dropped with its entity:
+// the tick's first run made it.
 func (s *Server) takeSpawns(w *gw.World) {
 	q := &s.spawnQ
 	a := w.Arche()
@@ -64,6 +64,18 @@ func (s *Server) takeSpawns(w *gw.World) {
 		}
 		s.stats.GhostsSpawned++
 	}
+}
+
+// takeDespawns removes the ghosts marked components.Despawned, first in
+// StageHistory: after the tick's state is recorded and the game's
+// StageSimulation has seen them (a projectile's splash damage), before
+// lag compensation records the tick and the snapshot is sent. A removal
+// after the record is a change outside the prediction stages, which the
+// determinism check's windows do not reach back across: a rollback could
+// not bring the entity back.
+func (s *Server) takeDespawns(w *gw.World) {
+	q := &s.spawnQ
+	a := w.Arche()
 	q.took = q.took[:0]
 	it := q.despawns.Query(a)
 	for it.Next() {

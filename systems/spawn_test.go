@@ -308,3 +308,36 @@ func TestPredictedDespawnIsUndoneWhenTheServerDisagrees(t *testing.T) {
 	}
 	assert.Len(t, r.removedAt, 20, "every shell ended on the client too")
 }
+
+// The server's determinism check runs across predicted spawns and
+// despawns: a shell made in a first run is held dormant through the
+// check's replays; a despawned one is removed after the tick's record,
+// its mark replayed like any prediction state, so no window replays
+// without it (before, every window across a despawn reported the shell
+// as existing in one run only). The server's ammunition, written by the
+// prediction, is registered for the history.
+func TestServerSyncTestRunsAcrossPredictedSpawnsAndDespawns(t *testing.T) {
+	sg := newShellGame(t, 1000)
+	fired := 0
+	opts := harness.Options{Seed: 11, Game: sg.game, Server: systems.ServerOptions{SyncTest: 8},
+		SetupServer: func(s *systems.Server) error { return gw.Register[Ammo](s.World().History()) },
+		Clients: []harness.ClientSpec{{Link: link(150*time.Millisecond, 5*time.Millisecond, 0.05),
+			Options: systems.ClientOptions{Input: systems.InputFunc(func(_ *gw.World, tick gw.Tick) Trigger {
+				in := Trigger{Move: 1}
+				if tick%30 == 0 && fired < 10 {
+					fired++
+					in.Fire = 1
+				}
+				return in
+			})}}}}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(8 * time.Second)
+	st := h.Server.Stats()
+	require.NoError(t, st.FirstDesync)
+	assert.Zero(t, st.Desyncs)
+	assert.Equal(t, uint64(10), st.GhostsSpawned)
+	assert.Equal(t, uint64(10), st.GhostsDespawned, "every shell reached its range within the run")
+	assert.Greater(t, st.SyncTestChecks, uint64(8*300), "most of 480 ticks are checked 8 deep")
+	assert.Equal(t, uint64(10), h.Clients[0].Stats().SpawnsMatched)
+}

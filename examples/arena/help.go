@@ -58,6 +58,8 @@ var helpGroups = []helpGroup{
 		{name: "crates", arg: "N"},
 		{name: "view-radius", arg: "R"},
 		{name: "bot-aim", arg: "perfect|human"},
+		{name: "ball", arg: "on|off"},
+		{name: "rockets", arg: "on|off"},
 	}},
 	{title: "Network server (-serve; see docs/network.md)", network: true, flags: []helpFlag{
 		{name: "serve", arg: "ADDR"},
@@ -86,7 +88,8 @@ var helpGroups = []helpGroup{
 		{name: "bot-aim", arg: "perfect|human"},
 	}},
 	{title: "Web (-web; the page's client is built with your Go toolchain at start)", flags: []helpFlag{
-		{name: "web", arg: "ADDR"},
+		{name: "web", arg: "ADDR", usage: "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time: " +
+			"WASD or arrows move, the mouse aims, a click fires the gun, a right-click or E fires a rocket"},
 		{name: "clients", arg: "N", usage: "number of bots to play against (0..32)"},
 		{name: "seed", arg: "N", usage: "seed of the bots and of the links' conditions"},
 		{name: "bot-aim", arg: "perfect|human", usage: "how the bots aim: human (a reaction time, misses: a person can win) or perfect", def: "human"},

@@ -208,6 +208,8 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.IntVar(&cfg.Crates, "crates", cfg.Crates, fmt.Sprintf("server-owned crates at rest, shoved by players running into them (0..%d)", game.MaxCrates))
 	fs.Var(aimFlag{&cfg.BotAim}, "bot-aim", "how the bots aim: perfect (fire at once, never miss: the lag compensator's steady load) or human (a reaction time, misses)")
 	fs.Var(radiusFlag{&cfg.ViewRadius}, "view-radius", fmt.Sprintf("send each client only the ghosts within this distance of its player (0..%v; 0 = everything)", game.MaxViewRadius))
+	fs.Var(onOffFlag{&cfg.Ball}, "ball", "a ball the players push, predicted by a client while its player is near it")
+	fs.Var(onOffFlag{&cfg.Rockets}, "rockets", "the bots fire rockets now and then beside their hitscan shots: projectiles their client predicts, with splash damage")
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
 	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
@@ -294,6 +296,9 @@ func printSummary(w io.Writer, r *game.Report) {
 	sh := s.Shots
 	fmt.Fprintf(w, "shots: %d fired, %d hits (%.1f%%), %d kills; the other mode would have hit %d; verdicts %v\n",
 		sh.Fired, sh.Hits, pct(sh.Hits, sh.Fired), sh.Kills, sh.OtherModeHits, sh.Verdicts)
+	ro := s.Rockets
+	fmt.Fprintf(w, "rockets: %d fired, %d refused (empty magazine), %d exploded, %d players hurt, %d kills (ball %s, bots' rockets %s)\n",
+		ro.Fired, ro.Refused, ro.Exploded, ro.Hits, ro.Kills, c.Ball, c.Rockets)
 	for _, cl := range r.Clients {
 		fmt.Fprintf(w, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d replayed %6d  max correction %.3f  final error %.4f  footsteps %d/%d moving inputs  down %.0f B/s up %.0f B/s\n",
 			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.ReplayedTicks, cl.MaxCorrection, cl.FinalError,
@@ -306,6 +311,9 @@ func printSummary(w io.Writer, r *game.Report) {
 			cl.InterpDelayMS, cl.ExtrapolatedTicks, cl.MaxExtrapolation, cl.MaxRemoteStep, cl.ShotsFired, stale)
 		fmt.Fprintf(w, "           cheat %s: %d confirmed hits, %d cheating shots, %d hits gained by cheating\n",
 			cl.Cheat, cl.ConfirmedHits, cl.CheatShots, cl.CheatHits)
+		pr := cl.Projectiles
+		fmt.Fprintf(w, "           rockets predicted %d, matched %d, unmatched removed %d, max spawn error %.3f; ball switched to predicted %d, to interpolated %d\n",
+			pr.Predicted, pr.Matched, pr.UnmatchedRemoved, pr.MaxSpawnError, cl.Ball.SwitchedToPredicted, cl.Ball.SwitchedToInterpolated)
 	}
 	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second", r.Converged, r.Wall.SimSecondsPerSecond)
 	if t := r.Wall.ServerTickUS; t != nil {

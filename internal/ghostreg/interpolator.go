@@ -1,6 +1,7 @@
 package ghostreg
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -642,11 +643,19 @@ func (ip *Interpolator) Take(g components.Ghost, e ecs.Entity, ticks []gw.Tick, 
 	ip.ghosts = slices.Insert(ip.ghosts, i, ig)
 	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(g.Type))
 	for k, tick := range ticks {
+		prev := ig.head
 		ip.advance(ig, tick, false)
 		state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
 		for ci, c := range gt.Components {
 			size := int(ip.b.sizes[c])
 			copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(states[k][ci]), size))
+		}
+		// A state equal to the tick's before rests, as the server's
+		// record would have said: the server sends nothing more of a
+		// ghost its client holds at rest, and without the mark the
+		// interpolation would extrapolate past it, held at the cap.
+		if k > 0 && tick.Sub(ticks[k-1]) == 1 && bytes.Equal(state, ig.data[prev*ig.stride:(prev+1)*ig.stride]) {
+			ig.rest[ig.head] = true
 		}
 	}
 	a := ip.b.world.Arche()

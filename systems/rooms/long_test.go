@@ -31,6 +31,7 @@ func TestSixteenRoomsOfEightBots(t *testing.T) {
 	var stallAt time.Time
 	last := map[string]time.Time{}
 	worstDuring := map[string]time.Duration{} // the longest gap between updates that overlaps the stall
+	during := map[string]int{}                // updates that began during the stall
 	interval := time.Second / 60
 	f := newFleet(t, func(o *rooms.Options) {
 		o.MaxRooms = nRooms
@@ -43,6 +44,9 @@ func TestSixteenRoomsOfEightBots(t *testing.T) {
 			}
 			if prev, ok := last[room]; ok && !stallAt.IsZero() && prev.Before(stallAt.Add(200*time.Millisecond)) && now.After(stallAt) {
 				worstDuring[room] = max(worstDuring[room], now.Sub(prev))
+			}
+			if !stallAt.IsZero() && now.After(stallAt) && now.Before(stallAt.Add(200*time.Millisecond)) {
+				during[room]++
 			}
 			last[room] = now
 			mu.Unlock()
@@ -94,12 +98,16 @@ func TestSixteenRoomsOfEightBots(t *testing.T) {
 		share := float64(r.Ticks) / float64(r.Expected)
 		assert.GreaterOrEqualf(t, share, 0.99, "room %s ran %d of %d ticks", r.Name, r.Ticks, r.Expected)
 		if r.Name != stalled {
-			assert.LessOrEqualf(t, worstDuring[r.Name], 2*interval, "room %s during the stall", r.Name)
+			// 12 updates are due in 200 ms: a room queued behind the
+			// stalled one would make none. Counting them, not timing the
+			// worst gap, keeps the claim true on a machine busy with
+			// other tests; the gap is reported beside.
+			assert.GreaterOrEqualf(t, during[r.Name], 11, "room %s kept updating through the stall, at most one interval lost", r.Name)
 		}
 		busy += r.Busy
-		t.Logf("room %s: %d clients, %d/%d ticks, update p50 %v p99 %v max %v, late at most %v, CPU %v (%.1f %%), in %d B, out %d B, worst gap during the stall %v",
+		t.Logf("room %s: %d clients, %d/%d ticks, update p50 %v p99 %v max %v, late at most %v, CPU %v (%.1f %%), in %d B, out %d B, during the stall %d updates, worst gap %v",
 			r.Name, r.Clients, r.Ticks, r.Expected, r.TickP50, r.TickP99, r.TickMax, r.Late, r.Busy,
-			100*r.Busy.Seconds()/time.Since(r.Opened).Seconds(), r.BytesIn, r.BytesOut, worstDuring[r.Name])
+			100*r.Busy.Seconds()/time.Since(r.Opened).Seconds(), r.BytesIn, r.BytesOut, during[r.Name], worstDuring[r.Name])
 	}
 	t.Logf("listener: %+v", f.ln.Stats())
 	t.Logf("all rooms: CPU %v over %v of play (%.1f %% of one core)", busy, play, 100*busy.Seconds()/play.Seconds())

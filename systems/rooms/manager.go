@@ -196,6 +196,37 @@ func (m *Manager) Drain() {
 	m.draining = true
 }
 
+// Shutdown drains the manager and gives its rooms until grace has passed
+// (or ctx ends) to finish their matches; the rooms still open then are
+// ended, each server telling its clients it is closing. It returns how
+// many rooms finished by themselves and how many it ended. Run keeps
+// going: cancel its context after Shutdown returns.
+func (m *Manager) Shutdown(ctx context.Context, grace time.Duration) (finished, ended int) {
+	m.Drain()
+	m.mu.Lock()
+	open := len(m.rooms)
+	m.mu.Unlock()
+	wait, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	_ = m.Wait(wait)
+	m.mu.Lock()
+	left := make([]*room, 0, len(m.rooms))
+	for _, r := range m.rooms {
+		left = append(left, r)
+	}
+	m.mu.Unlock()
+	for _, r := range left {
+		r.stop()
+	}
+	for _, r := range left {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+	}
+	return open - len(left), len(left)
+}
+
 // Rooms returns the open rooms' stats, by name.
 func (m *Manager) Rooms() []RoomStats {
 	m.mu.Lock()

@@ -313,3 +313,61 @@ func TestRoomsGiveAReconnectingPlayerItsPlace(t *testing.T) {
 	last.c.Close()
 	_ = last.conn.Close()
 }
+
+// Shutdown with three rooms playing: nothing new is admitted, the room
+// whose match ends in time finishes by itself, the other two are ended at
+// the grace, every client is told the server is closing, and it returns
+// within the grace.
+func TestShutdownDrainsThreeRooms(t *testing.T) {
+	f := newFleet(t, nil)
+	defer f.stop()
+	var ps []*player
+	for i, name := range []string{"a", "b", "c"} {
+		require.NoError(t, f.m.Open(name))
+		ps = append(ps, f.join(name, uint64(i+1), nil))
+	}
+	play(t, ps, func() bool {
+		n := 0
+		for _, r := range f.m.Rooms() {
+			n += r.Clients
+		}
+		return n == 3
+	})
+	type result struct{ finished, ended int }
+	done := make(chan result, 1)
+	begin := time.Now()
+	go func() {
+		fin, end := f.m.Shutdown(context.Background(), time.Second)
+		done <- result{fin, end}
+	}()
+	late := f.join("a", 9, nil)
+	all := append(ps, late)
+	play(t, all, func() bool { return f.m.Stats().Refused[rooms.RefusedDraining] == 1 })
+	f.m.End("a") // room a's match is over in time
+	var r result
+	play(t, all, func() bool {
+		select {
+		case r = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	took := time.Since(begin)
+	assert.Equal(t, result{1, 2}, r)
+	assert.Less(t, took, 1500*time.Millisecond, "within the grace")
+	play(t, ps, func() bool {
+		for _, p := range ps {
+			var ce *systems.ConnError
+			if !errors.As(p.c.Err(), &ce) || ce.Reason != netsync.RejectClosed {
+				return false
+			}
+		}
+		return true
+	})
+	assert.Empty(t, f.m.Rooms())
+	for _, p := range all {
+		p.c.Close()
+		_ = p.conn.Close()
+	}
+}

@@ -21,6 +21,10 @@ const (
 	stop                  // stand still
 )
 
+// BotRocketShare is the share of an honest bot's shots that are rockets
+// when its launcher is ready (Bot.Rockets).
+const BotRocketShare = 0.3
+
 // Bot produces a player's input from a seeded random source and what its
 // client sees: it wanders, chases the nearest player as rendered, or stops,
 // switching at random. From StopAt on it stands still, so a run can check
@@ -52,6 +56,13 @@ type Bot struct {
 	// the server confirmed as hits: the hits cheating gained.
 	Cheat                 string
 	CheatShots, CheatHits uint64
+	// Rockets lets an honest bot fire a rocket instead of a shot, now and
+	// then (BotRocketShare of its shots when its launcher is ready);
+	// Launched counts them. The choice draws from a source of its own,
+	// so a bot without rockets plays as it did before they existed.
+	Rockets  bool
+	Launched uint64
+	launch   *rand.Rand
 	// Aim is how the bot aims; the zero value aims perfectly.
 	Aim        Aim
 	aimer      aimer
@@ -69,6 +80,7 @@ func NewBot(seed uint64, clock gw.TimeSource, stopAt time.Duration) *Bot {
 		others: generic.NewFilter2[Position, Health]().With(generic.T[components.Interpolated]()),
 		own:    generic.NewFilter2[Position, Health]().With(generic.T[components.Predicted]()),
 		aimer:  aimer{rng: rand.New(rand.NewPCG(seed^0x6a09e667f3bcc908, seed))},
+		launch: rand.New(rand.NewPCG(seed^0xbb67ae8584caa73b, seed)),
 	}
 }
 
@@ -81,7 +93,7 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 	if b.clock.Now() >= b.stopAt {
 		return cmd
 	}
-	me, alive, respawn := b.me(w)
+	me, alive, respawn, launcher, armed := b.me(w)
 	if !b.started || !tick.Before(b.until) {
 		if !b.started {
 			b.ready = tick // ready now: the zero tick may lie ahead, ticks wrap
@@ -143,6 +155,12 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 	if alive && seen && ready && reacted {
 		b.aim = float32(math.Atan2(float64(aim.Y-origin.Y), float64(aim.X-origin.X)) + b.aimer.miss(b.Aim))
 		cmd.Aim = b.aim
+		if b.Rockets && armed && b.Cheat == CheatNone && !tick.Before(launcher) && b.launch.Float64() < BotRocketShare {
+			cmd.Rocket = 1
+			b.ready = tick.Add(FireInterval)
+			b.Launched++
+			return b.moved(cmd)
+		}
 		cmd.Fire = 1
 		cmd.ShotFrom(tick, origin.X, origin.Y)
 		b.shot, b.shotX, b.shotY = cmd.Shot, cmd.OriginX, cmd.OriginY
@@ -154,23 +172,34 @@ func (b *Bot) Input(w *gw.World, tick gw.Tick) Command {
 			b.markCheat(tick)
 		}
 	}
+	return b.moved(cmd)
+}
+
+// moved counts cmd if it moves on the wire, and returns it.
+func (b *Bot) moved(cmd Command) Command {
 	if x, y := clampMove(axis.Quantize(cmd.MoveX), axis.Quantize(cmd.MoveY)); x != 0 || y != 0 {
 		b.Moving++
 	}
 	return cmd
 }
 
-// me returns the bot's own player position, whether it is alive and,
-// if not, when it respawns.
-func (b *Bot) me(w *gw.World) (Position, bool, gw.Tick) {
-	q := b.own.Query(w.Arche())
+// me returns the bot's own player position, whether it is alive, when it
+// respawns if not, and when its launcher is ready (as this client
+// predicts it) if it has one (armed).
+func (b *Bot) me(w *gw.World) (pos Position, alive bool, respawn, ready gw.Tick, armed bool) {
+	a := w.Arche()
+	id := ecs.ComponentID[Launcher](a) // before the query locks the world
+	q := b.own.Query(a)
 	if !q.Next() {
-		return Position{}, false, 0 // an exhausted query has closed itself
+		return pos, false, 0, 0, false // an exhausted query has closed itself
 	}
 	p, h := q.Get()
-	pos, alive, respawn := *p, h.Alive(), h.Respawn
+	pos, alive, respawn = *p, h.Alive(), h.Respawn
+	if q.Has(id) {
+		ready, armed = (*Launcher)(q.Query.Get(id)).Ready, true
+	}
 	q.Close()
-	return pos, alive, respawn
+	return pos, alive, respawn, ready, armed
 }
 
 // nearest returns the nearest living player this client draws in line of

@@ -1,6 +1,8 @@
 // Package game is the arena: players are discs in a walled square, moved by
 // inputs with acceleration and a speed cap, colliding with the walls and
-// with each other, driven by seeded bots. It shows how a game defines
+// with each other, driven by seeded bots; they shoot a hitscan gun judged
+// by lag compensation and fire rockets their clients predict, and push a
+// ball their clients predict while near it. It shows how a game defines
 // components, a replication schema and prediction systems on ghostwire, and
 // it is the end-to-end test bed of the framework.
 package game
@@ -76,13 +78,16 @@ func (h *Health) Serialize(s *netsync.Stream) {
 const TeleportDistance = 3
 
 // Schema is the arena's replication schema: the player, replicating
-// Position, Velocity, Facing and Health (server-owned: its client does not
-// predict it), and the crate, replicating
-// Position and the Crate tag. Server and clients build it with this same
-// function, so their wire IDs agree.
+// Position, Velocity, Facing, Health (server-owned: its client does not
+// predict it) and Launcher; the crate, replicating Position and the Crate
+// tag; the rocket, Position and Rocket (predicted by its shooter's client
+// from the tick it is fired); and the ball, Position, Velocity and the
+// Ball tag (interpolated, predicted by a client whose player is near it).
+// Server and clients build it with this same function, so their wire IDs
+// agree.
 type Schema struct {
 	*netsync.Schema
-	Player, Crate netsync.GhostTypeID
+	Player, Crate, Rocket, Ball netsync.GhostTypeID
 }
 
 // NewSchema builds the schema. It errors only if a declaration is wrong,
@@ -114,7 +119,8 @@ func newSchema(healthServerOwned bool) (*Schema, error) {
 			return 0
 		}),
 	})
-	player := b.GhostType("player", pos, vel, facing, health)
+	launcher := netsync.Component[Launcher](&b)
+	player := b.GhostType("player", pos, vel, facing, health, launcher)
 	// Only the server's shots and respawns change Health: the client
 	// takes it as it arrives instead of mispredicting every hit. Its
 	// prediction reads it (the dead do not move) and never writes it.
@@ -122,18 +128,21 @@ func newSchema(healthServerOwned bool) (*Schema, error) {
 		b.ServerOwned(player, health)
 	}
 	crate := b.GhostType("crate", pos, netsync.Component[Crate](&b))
+	rocket := b.GhostType("rocket", pos, netsync.Component[Rocket](&b))
+	ball := b.GhostType("ball", pos, vel, netsync.Component[Ball](&b))
 	netsync.Input[Command](&b, netsync.InputRules[Command]{Validate: ValidateCommand})
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Schema: s, Player: player, Crate: crate}, nil
+	return &Schema{Schema: s, Player: player, Crate: crate, Rocket: rocket, Ball: ball}, nil
 }
 
-// SpawnPlayer is the arena's OnConnect: a player with full health and
-// its hitboxes at the spawn point of its connection.
+// SpawnPlayer is the arena's OnConnect: a player with full health, its
+// launcher ready, a full magazine (server-only: see Magazine) and its
+// hitboxes at the spawn point of its connection.
 func (s *Schema) SpawnPlayer(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-	spawn := generic.NewMap5[Position, Velocity, Facing, Health, components.Hitboxes](w.Arche())
+	spawn := generic.NewMap7[Position, Velocity, Facing, Health, Launcher, Magazine, components.Hitboxes](w.Arche())
 	p, hb := SpawnPoint(conn), PlayerHitboxes()
-	return spawn.NewWith(&p, &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &hb), s.Player, nil
+	return spawn.NewWith(&p, &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &Launcher{Ready: w.Tick()}, &Magazine{Rockets: MagazineSize}, &hb), s.Player, nil
 }

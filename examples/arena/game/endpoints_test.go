@@ -32,6 +32,6 @@ func TestEndpointsValidateAndCapPlayers(t *testing.T) {
 	assert.Equal(t, -1, i, "no more players than cfg.Clients")
 	assert.Equal(t, 30, g.Game().TickRate)
 	assert.NotNil(t, g.Game().OnConnect)
-	assert.Len(t, g.Game().Prediction, 3, "collide, move, shove")
+	assert.Len(t, g.Game().Prediction, 5, "collide, move, shove, rockets, ball")
 	assert.Equal(t, 2, g.ReportConfig().Clients)
 }

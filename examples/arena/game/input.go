@@ -19,6 +19,10 @@ type Command struct {
 	Aim float32
 	// Fire is the trigger: pressed on the tick of the shot.
 	Fire components.Press
+	// Rocket is the launcher's trigger: pressed on the tick a rocket is
+	// fired toward Aim (RocketSystem). Rockets are simulated, not judged
+	// by lag compensation: Shot and the origin are the hitscan gun's.
+	Rocket components.Press
 	// Shot, OriginX and OriginY describe the player's latest shot: the
 	// tick it was fired on, modulo 256 (shotCode; 8 bits on the wire, and
 	// the server looks 64 ticks back at most), and where the player claims
@@ -47,6 +51,7 @@ func (c *Command) Serialize(s *netsync.Stream) {
 	s.Float(&c.MoveY, axis)
 	s.Angle(&c.Aim, aim)
 	s.Press(&c.Fire)
+	s.Press(&c.Rocket)
 	s.Float(&c.OriginX, coord)
 	s.Float(&c.OriginY, coord)
 	s.Float(&c.Shot, shotMod)

@@ -82,6 +82,12 @@ type Config struct {
 	// are despawned there until they come close. 0 sends everything;
 	// allowed 0..MaxViewRadius.
 	ViewRadius float32
+	// Ball puts the ball in the arena (SpawnBall): the clients predict it
+	// while their player is near it (BallSwitch). Rockets makes the
+	// honest bots fire rockets now and then (Bot.Rockets); with both
+	// off, the bots play exactly the match they played before either
+	// existed.
+	Ball, Rockets bool
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
@@ -99,7 +105,8 @@ type Config struct {
 // DefaultConfig returns the defaults of the arena's command line.
 func DefaultConfig() Config {
 	return Config{Clients: 4, Duration: 30 * time.Second, TickRate: 60, RTT: 100 * time.Millisecond,
-		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 750 * time.Millisecond, BotAim: AimPerfect}
+		Jitter: 10 * time.Millisecond, Loss: 1, Seed: 1, LagComp: true, MaxRewind: 750 * time.Millisecond, BotAim: AimPerfect,
+		Ball: true, Rockets: true}
 }
 
 // Settle is how long the bots stand still at the end of a match: at least
@@ -168,6 +175,8 @@ type Match struct {
 	Harness *harness.Harness
 	Players []*PlayerStats
 	Shots   *ShotSystem
+	// Armoury is the server's side of the rockets (magazines, splash).
+	Armoury *Armoury
 	stopAt  time.Duration
 	clock   gw.TimeSource // what the bots and the presentation read
 	// delaySum adds up each client's interpolation delay once per
@@ -221,6 +230,27 @@ type PlayerStats struct {
 	// arrives once and in order).
 	Confirmations, ConfirmedHits, ConfirmsOutOfOrder uint64
 	lastConfirmed                                    gw.Tick
+	// Rockets counts the client's launches: first-time predicted ticks
+	// whose input fires a rocket from a ready launcher, the rocket's
+	// sound (a side effect, once per rocket however often the tick is
+	// replayed).
+	Rockets uint64
+	// MaxSpawnError is the largest distance, in arena units, between
+	// where the client predicted one of its rockets and where the server
+	// had it, at the tick of the snapshot whose ghost took the predicted
+	// rocket over: read from the client's history before the correction
+	// wrote the server's state there and after (0 when the snapshot
+	// agreed and nothing was corrected). handedOver holds the rockets
+	// already taken over, handing those read before the correction, at
+	// the snapshot's tick handTick; client is the client measured.
+	MaxSpawnError float64
+	handedOver    map[ecs.Entity]bool
+	handing       map[ecs.Entity]Position
+	handTick      gw.Tick
+	client        *systems.Client
+	// Ball switches the ball between predicted and interpolated on this
+	// client (nil without a ball).
+	Ball *BallSwitch
 	// MaxRemoteStep is the largest per-tick step of a remote player drawn
 	// on this client, over the largest step the game allows per tick
 	// (MaxStep: running plus the largest shove; teleports excluded).
@@ -297,12 +327,16 @@ func newMatch(cfg Config) (*Match, error) {
 // game is the arena for both ends of this match: its players spawn with
 // spawnPlayer and leave the view radius's bookkeeping when they go.
 func (m *Match) game() *systems.Game {
-	return NewGame(m.Schema, m.Config.TickRate, m.spawnPlayer, func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
+	g := NewGame(m.Schema, m.Config.TickRate, m.spawnPlayer, func(w *gw.World, conn components.ConnID, owned []ecs.Entity) {
 		delete(m.viewers, conn)
 		for _, e := range owned {
 			w.Arche().RemoveEntity(e)
 		}
 	})
+	if !m.Config.Ball {
+		g.OnStart = nil
+	}
+	return g
 }
 
 // serverOptions are the server's options: how far a fixed interpolation
@@ -346,12 +380,13 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 		ps.Bot = NewBot(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
 		ps.Bot.Cheat = ps.Cheat
 		ps.Bot.Aim = AimOf(m.Config.BotAim)
+		ps.Bot.Rockets = m.Config.Rockets
 		o.Input = systems.InputFunc(func(w *gw.World, tick gw.Tick) Command {
 			ps.sampledAt[uint8(tick)] = w.Tick() // tick is the input's: the client's plus the input delay
 			return ps.Bot.Input(w, tick)
 		})
 	}
-	own := generic.NewFilter1[Position]().With(generic.T[components.Predicted]())
+	own := generic.NewFilter1[Position]().With(generic.T2[Health, components.Predicted]()...)
 	ownPos := func(w *gw.World) (Position, bool) {
 		q := own.Query(w.Arche())
 		if !q.Next() {
@@ -375,7 +410,29 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 		}
 	}
 	hadOwn := false
-	o.BeforeCorrection = func(w *gw.World) { ps.before, hadOwn = ownPos(w) }
+	rockets := generic.NewFilter2[Position, components.Ghost]().With(generic.T2[Rocket, components.Predicted]()...)
+	ps.handedOver, ps.handing = map[ecs.Entity]bool{}, map[ecs.Entity]Position{}
+	o.BeforeCorrection = func(w *gw.World) {
+		ps.before, hadOwn = ownPos(w)
+		// The rockets the server's ghosts have taken over since the last
+		// look: where the prediction had them at the snapshot's tick.
+		var fresh []ecs.Entity
+		q := rockets.Query(w.Arche())
+		for q.Next() {
+			if _, g := q.Get(); g.ID != 0 && !ps.handedOver[q.Entity()] {
+				fresh = append(fresh, q.Entity())
+			}
+		}
+		if len(fresh) == 0 || ps.client == nil {
+			return
+		}
+		ps.handTick = ps.client.Stats().NewestSnapshot
+		for _, e := range fresh {
+			if p, ok := gw.ValueAt[Position](w.History(), ps.handTick, e); ok {
+				ps.handing[e] = p
+			}
+		}
+	}
 	o.AfterCorrection = func(w *gw.World) {
 		// A respawn is a teleport, not a correction to measure.
 		if p, ok := ownPos(w); ok && hadOwn {
@@ -383,6 +440,13 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 				ps.MaxCorrection = max(ps.MaxCorrection, float64(d))
 			}
 		}
+		for e, predicted := range ps.handing {
+			if p, ok := gw.ValueAt[Position](w.History(), ps.handTick, e); ok {
+				ps.MaxSpawnError = max(ps.MaxSpawnError, float64(length(p.X-predicted.X, p.Y-predicted.Y)))
+			}
+			ps.handedOver[e] = true
+		}
+		clear(ps.handing)
 	}
 }
 
@@ -432,6 +496,9 @@ func (m *Match) setupServer(s *systems.Server) error {
 	if err := m.spawnCrates(s); err != nil {
 		return err
 	}
+	if m.Armoury, err = NewArmoury(s, cfg.TickRate); err != nil {
+		return err
+	}
 	s.Schedule().Add(gw.StageHistory, lc)
 	s.Schedule().Add(gw.StageHistory, m.Shots)
 	return nil
@@ -441,7 +508,7 @@ func (m *Match) setupServer(s *systems.Server) error {
 // side effects.
 func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps := m.Players[i]
-	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T[components.Predicted]())
+	own := generic.NewFilter2[Command, components.InputHeader]().With(generic.T2[Health, components.Predicted]()...)
 	// The move latency: ticks between sampling the start of a move and the
 	// predicted tick that applies it first (the input delay in use).
 	c.Schedule().AddSideEffect(gw.StagePrePrediction, gw.SystemFunc(func(w *gw.World) {
@@ -458,9 +525,16 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 			ps.prevMoving = moving
 		}
 	}))
-	// The footstep and the shot effect: side effects that must fire once
-	// per tick, however often the tick is replayed.
+	// The footstep, the shot effect and the rocket's launch: side effects
+	// that must fire once per tick, however often the tick is replayed. A
+	// rocket fired this tick still carries its spawn request.
 	alive := generic.NewFilter2[Command, Health]().With(generic.T[components.Predicted]())
+	launched := generic.NewFilter1[Rocket]().With(generic.T[components.SpawnGhost]())
+	c.Schedule().AddSideEffect(gw.StagePrediction, gw.SystemFunc(func(w *gw.World) {
+		q := launched.Query(w.Arche())
+		ps.Rockets += uint64(q.Count())
+		q.Close()
+	}))
 	c.Schedule().AddSideEffect(gw.StagePostPrediction, gw.SystemFunc(func(w *gw.World) {
 		q := alive.Query(w.Arche())
 		for q.Next() {
@@ -481,8 +555,26 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 		return err
 	}
 	ps.Smoother = sm
+	ps.client = c
+	ps.Ball = NewBallSwitch(c)
+	// A rocket the server's ghost took over without a correction was
+	// predicted right: its error is 0.
+	rockets := generic.NewFilter1[components.Ghost]().With(generic.T2[Rocket, components.Predicted]()...)
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {
+		q := rockets.Query(w.Arche())
+		for q.Next() {
+			if q.Get().ID != 0 {
+				ps.handedOver[q.Entity()] = true
+			}
+		}
+		for e := range ps.handedOver {
+			if !w.Arche().Alive(e) {
+				delete(ps.handedOver, e)
+			}
+		}
+	}))
 	ps.remote = map[ecs.Entity]Position{}
-	remote := generic.NewFilter2[Position, components.Interpolated]().Without(generic.T[Crate]())
+	remote := generic.NewFilter2[Position, components.Interpolated]().With(generic.T[Health]())
 	maxStep := float64(MaxStep(m.Config.TickRate))
 	interval := time.Second / time.Duration(m.Config.TickRate)
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) {

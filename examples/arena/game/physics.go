@@ -19,28 +19,34 @@ import (
 // client knows the other players only as past ticks ended them, and after
 // the movement the server would see some elsewhere (one pressed into a
 // pillar is out of it until its neighbour pushes it back), which a client
-// touching them would mispredict on every snapshot, at rest too.
-func Physics(tickRate int) []func(*gw.World) gw.System {
+// touching them would mispredict on every snapshot, at rest too. The
+// rockets and the ball follow the players' movement: they read it and
+// change nothing it computes.
+func Physics(schema *Schema, tickRate int) []func(*gw.World) gw.System {
 	return []func(*gw.World) gw.System{
 		func(w *gw.World) gw.System { return NewCollideSystem(w) },
 		func(*gw.World) gw.System { return NewMoveSystem(tickRate) },
 		func(*gw.World) gw.System { return NewShoveSystem() },
+		func(w *gw.World) gw.System { return NewRocketSystem(w, schema, tickRate) },
+		func(*gw.World) gw.System { return NewBallSystem(tickRate) },
 	}
 }
 
 // NewGame returns the arena for both ends at a tick rate: its schema, its
-// physics and the server's respawns, with spawn as the server's
-// OnConnect and leave (nil: the player is removed) as its OnDisconnect.
-// Lag compensation, the shots and the measurements are added to each
-// endpoint after (see Endpoints).
+// physics, the ball (SpawnBall, the server's OnStart) and the server's
+// respawns, with spawn as the server's OnConnect and leave (nil: the
+// player is removed) as its OnDisconnect. Lag compensation, the shots,
+// the Armoury and the measurements are added to each endpoint after (see
+// Endpoints).
 func NewGame(schema *Schema, tickRate int, spawn func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error),
 	leave func(w *gw.World, conn components.ConnID, owned []ecs.Entity)) *systems.Game {
 	return &systems.Game{
 		Schema:       schema.Schema,
 		TickRate:     tickRate,
 		OnConnect:    spawn,
+		OnStart:      schema.SpawnBall,
 		OnDisconnect: leave,
-		Prediction:   Physics(tickRate),
+		Prediction:   Physics(schema, tickRate),
 		Simulation:   []func(*gw.World) gw.System{func(*gw.World) gw.System { return NewRespawnSystem() }},
 	}
 }

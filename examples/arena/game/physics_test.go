@@ -267,8 +267,8 @@ func TestStillPileAgainstAPillarConverges(t *testing.T) {
 	require.Less(t, Walls[0].Min[0]-row[3].X, Radius, "the last one overlaps the pillar")
 	link := transport.LinkConfig{Latency: 50 * time.Millisecond}
 	spawn := func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error) {
-		m := generic.NewMap4[Position, Velocity, Facing, Health](w.Arche())
-		return m.NewWith(&row[conn-1], &Velocity{}, &Facing{}, &Health{HP: MaxHP}), schema.Player, nil
+		m := generic.NewMap5[Position, Velocity, Facing, Health, Launcher](w.Arche())
+		return m.NewWith(&row[conn-1], &Velocity{}, &Facing{}, &Health{HP: MaxHP}, &Launcher{}), schema.Player, nil
 	}
 	opts := harness.Options{Seed: 1, Game: NewGame(schema, 60, spawn, nil)}
 	still := systems.InputFunc(func(*gw.World, gw.Tick) Command { return Command{} })

@@ -57,6 +57,9 @@ type ReportConfig struct {
 	Crates     int     `json:"crates"`
 	ViewRadius float64 `json:"view_radius"`
 	BotAim     string  `json:"bot_aim"`
+	// Ball and Rockets are the -ball and -rockets flags: "on" or "off".
+	Ball    string `json:"ball"`
+	Rockets string `json:"rockets"`
 }
 
 // ServerReport holds the server's counters.
@@ -75,6 +78,48 @@ type ServerReport struct {
 	// lack of room in the per-connection budget.
 	GhostsDeferred uint64     `json:"ghosts_deferred"`
 	Shots          ShotReport `json:"shots"`
+	// Rockets counts the server's rockets (the Armoury's RocketStats).
+	Rockets RocketReport `json:"rockets"`
+}
+
+// RocketReport is the server's side of the rockets: those it made ghosts
+// of, those it refused for an empty magazine, the explosions and the
+// players they hurt and killed.
+type RocketReport struct {
+	Fired    uint64 `json:"fired"`
+	Refused  uint64 `json:"refused"`
+	Exploded uint64 `json:"exploded"`
+	Hits     uint64 `json:"hits"`
+	Kills    uint64 `json:"kills"`
+}
+
+// ProjectileReport is one client's predicted rockets
+// (docs/predicted-spawns.md): Predicted spawned by its prediction
+// (ClientStats.SpawnsPredicted), Matched taken over by their server
+// ghost, UnmatchedRemoved removed because none came (the server refused
+// them) and Pending still waiting at the end (0 once a match settles:
+// every one is matched or removed). Launched counts their launch sound,
+// played once per rocket whatever the replays. MaxSpawnError is the
+// largest jump, in arena units, of a rocket at the correction of its
+// hand-over (PlayerStats.MaxSpawnError), MaxSpawnLagTicks the most ticks
+// a server ghost was spawned after the client's prediction of it
+// (ClientStats.SpawnLag).
+type ProjectileReport struct {
+	Predicted        uint64  `json:"predicted"`
+	Matched          uint64  `json:"matched"`
+	UnmatchedRemoved uint64  `json:"unmatched_removed"`
+	Pending          uint64  `json:"pending"`
+	Launched         uint64  `json:"launched"`
+	MaxSpawnError    float64 `json:"max_spawn_error"`
+	MaxSpawnLagTicks int     `json:"max_spawn_lag_ticks"`
+}
+
+// BallReport counts one client's switches of the ball between predicted
+// and interpolated (ClientStats.SwitchedToPredicted and
+// SwitchedToInterpolated; BallSwitch decides them).
+type BallReport struct {
+	SwitchedToPredicted    uint64 `json:"switched_to_predicted"`
+	SwitchedToInterpolated uint64 `json:"switched_to_interpolated"`
 }
 
 // ShotReport counts the server's verdicts.
@@ -150,8 +195,11 @@ type ClientReport struct {
 
 	// MispredictionsBy counts mispredicted ghosts by the first component
 	// that differed (systems.ClientStats.MispredictionsBy); absent when
-	// none.
+	// none. It never names game.Health: the server owns it.
 	MispredictionsBy map[string]uint64 `json:"mispredictions_by_component,omitempty"`
+
+	Projectiles ProjectileReport `json:"projectiles"`
+	Ball        BallReport       `json:"ball"`
 }
 
 // WallReport holds what depends on the machine.
@@ -289,11 +337,13 @@ func (m *Match) settle() {
 }
 
 // serverQuiet reports whether every player on the server is alive and
-// has kept its position and velocity since the last call (one tick ago):
-// no respawn pending, no shove still moving anyone. Players that touch but
-// no longer move each other are quiet.
+// has kept its position and velocity since the last call (one tick ago),
+// the ball too, and no rocket flies: no respawn pending, no shove or push
+// still moving anything, no explosion to come. Players that touch but no
+// longer move each other are quiet.
 func (m *Match) serverQuiet() bool {
-	q := generic.NewFilter3[Position, Velocity, Health]().With(generic.T[components.Ghost]()).Query(m.Harness.Server.World().Arche())
+	a := m.Harness.Server.World().Arche()
+	q := generic.NewFilter3[Position, Velocity, Health]().With(generic.T[components.Ghost]()).Query(a)
 	prev := m.quiet[0]
 	m.quiet[0], m.quiet[1] = m.quiet[1][:0], prev
 	alive := true
@@ -302,7 +352,15 @@ func (m *Match) serverQuiet() bool {
 		alive = alive && h.Alive()
 		m.quiet[0] = append(m.quiet[0], quietState{q.Entity(), *p, *v})
 	}
-	return alive && slices.Equal(prev, m.quiet[0])
+	bq := generic.NewFilter2[Position, Velocity]().With(generic.T[Ball]()).Query(a)
+	for bq.Next() {
+		p, v := bq.Get()
+		m.quiet[0] = append(m.quiet[0], quietState{bq.Entity(), *p, *v})
+	}
+	rq := generic.NewFilter1[Rocket]().Query(a)
+	flying := rq.Count()
+	rq.Close()
+	return alive && flying == 0 && slices.Equal(prev, m.quiet[0])
 }
 
 // caughtUp reports whether every connected client has received a
@@ -376,7 +434,7 @@ func (m *Match) reportConfig() ReportConfig {
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
 		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), InputDelay: InputDelayFlag(cfg.InputDelay),
 		Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
-		BotAim: cmp.Or(cfg.BotAim, AimPerfect),
+		BotAim: cmp.Or(cfg.BotAim, AimPerfect), Ball: onOff(cfg.Ball), Rockets: onOff(cfg.Rockets),
 	}
 }
 
@@ -393,6 +451,10 @@ func (m *Match) serverReport(s *systems.Server) ServerReport {
 		for _, rule := range sh.judge().Rules() {
 			r.Shots.Rules = append(r.Shots.Rules, string(rule))
 		}
+	}
+	if ar := m.Armoury; ar != nil {
+		st := ar.Stats
+		r.Rockets = RocketReport{Fired: st.Fired, Refused: st.Refused, Exploded: st.Exploded, Hits: st.Hits, Kills: st.Kills}
 	}
 	return r
 }
@@ -415,6 +477,10 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 		MaxExtrapolation: round6(st.MaxExtrapolation), HeldTicks: round6(st.HeldTicks), MaxRemoteStep: round6(ps.MaxRemoteStep),
 		ShotsFired: ps.ShotsFired, Teleports: st.Teleports, ConfirmedHits: ps.ConfirmedHits, Confirmations: ps.Confirmations,
 		MispredictionsBy: st.MispredictionsBy,
+		Projectiles: ProjectileReport{Predicted: st.SpawnsPredicted, Matched: st.SpawnsMatched, UnmatchedRemoved: st.SpawnsUnmatched,
+			Pending: st.SpawnsPredicted - st.SpawnsMatched - st.SpawnsUnmatched, Launched: ps.Rockets,
+			MaxSpawnError: round6(ps.MaxSpawnError), MaxSpawnLagTicks: st.SpawnLag},
+		Ball: BallReport{SwitchedToPredicted: st.SwitchedToPredicted, SwitchedToInterpolated: st.SwitchedToInterpolated},
 	}
 	if ps.Smoother != nil {
 		cr.SmoothingSnaps = st.SmoothingSnaps

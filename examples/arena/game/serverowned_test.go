@@ -43,13 +43,18 @@ func TestServerOwnedHealthNeverMispredicts(t *testing.T) {
 		t.Logf("client %d: %d rollbacks with Health predicted (%d of Health), %d server-owned",
 			c.ID, b.Rollbacks, b.MispredictionsBy["game.Health"], c.Rollbacks)
 	}
-	t.Logf("all clients: %d rollbacks, %d of Health, %d deaths; %d server-owned", rollbacksBefore, health, after.Server.Shots.Kills, rollbacksAfter)
+	kills := after.Server.Shots.Kills + after.Server.Rockets.Kills
+	t.Logf("all clients: %d rollbacks, %d of Health, %d deaths (%d by rockets); %d server-owned", rollbacksBefore, health, kills,
+		after.Server.Rockets.Kills, rollbacksAfter)
 	require.Positive(t, health)
+	require.Positive(t, after.Server.Rockets.Hits, "splash damage lands too")
 	assert.Equal(t, before.Server.Shots.Kills, after.Server.Shots.Kills, "the same match: the server decides alike")
-	assert.LessOrEqual(t, rollbacksAfter, rollbacksBefore-health+after.Server.Shots.Kills)
+	assert.Equal(t, before.Server.Rockets, after.Server.Rockets)
+	assert.LessOrEqual(t, rollbacksAfter, rollbacksBefore-health+kills)
 }
 
-// The report's mispredictions_by_component never names Health.
+// The report's mispredictions_by_component never names Health, which
+// hits and rockets' splashes change.
 func TestReportNamesNoHealthMisprediction(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Duration = 10 * time.Second
@@ -57,6 +62,7 @@ func TestReportNamesNoHealthMisprediction(t *testing.T) {
 	require.NoError(t, err)
 	r := m.Run(nil)
 	require.Positive(t, r.Server.Shots.Hits)
+	require.Positive(t, r.Server.Rockets.Hits, "rockets' splash damage, the server's too")
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
 	var decoded struct {

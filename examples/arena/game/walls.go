@@ -16,14 +16,21 @@ var Walls = []Box{
 
 // pushOutOfWalls moves a disc of Radius out of every pillar it overlaps
 // and stops its velocity into the pillar.
-func pushOutOfWalls(p *Position, v *Velocity) {
+func pushOutOfWalls(p *Position, v *Velocity) { collideWalls(p, v, Radius, 0) }
+
+// collideWalls moves a disc of radius r out of every pillar it overlaps
+// and, when it moves into one, reflects its velocity there, keeping the
+// share bounce of it (0 stops it: the players; the ball bounces), then
+// does the same at the arena's edge when bounce is not 0 (the players'
+// step stops them there itself).
+func collideWalls(p *Position, v *Velocity, r, bounce float32) {
 	for i := range Walls {
 		w := &Walls[i]
 		cx := max(w.Min[0], min(w.Max[0], p.X))
 		cy := max(w.Min[1], min(w.Max[1], p.Y))
 		dx, dy := p.X-cx, p.Y-cy
 		d := length(dx, dy)
-		if d >= Radius {
+		if d >= r {
 			continue
 		}
 		if d == 0 { // centre inside: leave by the nearest side
@@ -42,11 +49,34 @@ func pushOutOfWalls(p *Position, v *Velocity) {
 			d = 1
 		}
 		nx, ny := dx/d, dy/d
-		p.X, p.Y = cx+float32(nx*Radius), cy+float32(ny*Radius)
+		p.X, p.Y = cx+float32(nx*r), cy+float32(ny*r)
 		if into := float32(v.X*nx) + float32(v.Y*ny); into < 0 { // rounded: no fused multiply-add
+			if bounce != 0 {
+				into = float32(into * (1 + bounce))
+			}
 			v.X, v.Y = v.X-float32(into*nx), v.Y-float32(into*ny)
 		}
 	}
+	if bounce == 0 {
+		return
+	}
+	lim := HalfSize - r
+	edge := func(c, vc *float32) {
+		switch {
+		case *c > lim:
+			*c = lim
+			if *vc > 0 {
+				*vc = -float32(*vc * bounce)
+			}
+		case *c < -lim:
+			*c = -lim
+			if *vc < 0 {
+				*vc = -float32(*vc * bounce)
+			}
+		}
+	}
+	edge(&p.X, &v.X)
+	edge(&p.Y, &v.Y)
 }
 
 // LineOfSight reports whether no pillar lies between (ax, ay) and (bx, by),

@@ -141,7 +141,7 @@ func NewShotSystem(w *gw.World, lc *lagcomp.Compensator) *ShotSystem {
 		health: generic.NewMap[Health](w.Arche()), ghost: generic.NewMap[components.Ghost](w.Arche()),
 		Stats:  ShotStats{Verdicts: map[string]uint64{}, ByConn: map[components.ConnID]*ConnShots{}},
 		inputs: map[ecs.Entity]*recentInputs{}}
-	s.respawn = int((RespawnDelay*time.Duration(lc.TickRate()) + time.Second - 1) / time.Second)
+	s.respawn = respawnTicks(lc.TickRate())
 	for _, r := range lagcomp.Reasons() {
 		s.Stats.Verdicts[string(r)] = 0
 	}
@@ -239,6 +239,9 @@ func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
 	h.Respawn = w.Tick().Add(s.respawn)
 	return true
 }
+
+// respawnTicks is RespawnDelay in ticks at a tick rate, rounded up.
+func respawnTicks(tickRate int) int { return ticksOf(RespawnDelay, tickRate) }
 
 // RespawnSystem brings dead players back at their spawn point, a teleport
 // the clients show as a jump, not a slide.

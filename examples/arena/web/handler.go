@@ -60,9 +60,12 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Arena is the geometry the page draws, in arena units.
+// Arena is the geometry the page draws, in arena units: the players'
+// Radius, the ball's, a rocket's and its explosion's reach
+// (game.SplashRadius beyond a player's radius).
 type Arena struct {
-	HalfSize, Radius float32
+	HalfSize, Radius                       float32
+	BallRadius, RocketRadius, SplashRadius float32
 	// Walls are the pillars: Min and Max corners (x, y).
 	Walls [][4]float32
 	// TickRate is the server's.
@@ -70,7 +73,8 @@ type Arena struct {
 }
 
 func (s *Server) serveArena(w http.ResponseWriter, _ *http.Request) {
-	a := Arena{HalfSize: game.HalfSize, Radius: game.Radius, TickRate: play.TickRate}
+	a := Arena{HalfSize: game.HalfSize, Radius: game.Radius, BallRadius: game.BallRadius, RocketRadius: game.RocketRadius,
+		SplashRadius: game.SplashRadius, TickRate: play.TickRate}
 	for _, b := range game.Walls {
 		a.Walls = append(a.Walls, [4]float32{b.Min[0], b.Min[1], b.Max[0], b.Max[1]})
 	}

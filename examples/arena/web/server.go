@@ -60,6 +60,8 @@ type Server struct {
 	game   *systems.Server
 	schema *game.Schema
 	shots  *game.ShotSystem
+	// armoury is the server's side of the rockets: magazines and splash.
+	armoury *game.Armoury
 	// rewound and present are the two lag compensators; the shot system
 	// judges with the one the page's toggle selects.
 	rewound, present *lagcomp.Compensator
@@ -183,6 +185,9 @@ func (s *Server) setupGame() error {
 		return err
 	}
 	s.shots = game.NewShotSystem(s.game.World(), s.rewound)
+	if s.armoury, err = game.NewArmoury(s.game, play.TickRate); err != nil {
+		return err
+	}
 	sc := s.game.Schedule()
 	sc.Add(gw.StageHistory, s.rewound)
 	sc.Add(gw.StageHistory, s.present)
@@ -193,6 +198,7 @@ func (s *Server) setupGame() error {
 			return err
 		}
 		bot := game.NewBot(s.opts.Seed*1000+uint64(i)+1, s.clock, time.Duration(1<<62))
+		bot.Rockets = true
 		if !s.opts.PerfectAim {
 			bot.Aim = game.HumanAim
 		}
@@ -326,6 +332,7 @@ func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 	}
 	st := s.Stats()
 	s.opts.Logger.Info("arena on the web: closed", "ticks", st.Server.Ticks, "page_connections", st.Sockets,
-		"spectator_streams", st.Truth, "shots", s.shots.Stats.Fired, "hits", s.shots.Stats.Hits, "kills", s.shots.Stats.Kills)
+		"spectator_streams", st.Truth, "shots", s.shots.Stats.Fired, "hits", s.shots.Stats.Hits, "kills", s.shots.Stats.Kills,
+		"rockets", s.armoury.Stats.Fired, "rockets_refused", s.armoury.Stats.Refused, "rocket_kills", s.armoury.Stats.Kills)
 	return errors.Join(runErr, err)
 }

@@ -61,7 +61,7 @@ func TestServerServesPageAndClient(t *testing.T) {
 	_, b := get(t, url+"/arena.json")
 	var a Arena
 	require.NoError(t, json.Unmarshal(b, &a))
-	assert.Equal(t, Arena{HalfSize: 10, Radius: 0.5, TickRate: 60, Walls: [][4]float32{
+	assert.Equal(t, Arena{HalfSize: 10, Radius: 0.5, BallRadius: 0.4, RocketRadius: 0.15, SplashRadius: 2.5, TickRate: 60, Walls: [][4]float32{
 		{4.25, -0.75, 5.75, 0.75}, {-5.75, -0.75, -4.25, 0.75}, {-0.75, 4.25, 0.75, 5.75}, {-0.75, -5.75, 0.75, -4.25}}}, a)
 }
 

@@ -18,7 +18,24 @@ type Truth struct {
 	// LagComp says whether shots are judged at the shooter's view.
 	LagComp bool
 	Shots   game.ShotStats
+	// Rockets are the rockets in flight, RocketStats the server's counts.
+	Rockets     []TruthRocket
+	RocketStats game.RocketStats
+	// HasBall says whether Ball is the ball (it is, in the web's arena).
+	HasBall bool
+	Ball    TruthBall
 	Server  systems.ServerStats
+}
+
+// TruthRocket is one rocket on the server.
+type TruthRocket struct {
+	Ghost, Owner uint32
+	X, Y         float32
+}
+
+// TruthBall is the ball on the server.
+type TruthBall struct {
+	X, Y, VX, VY float32
 }
 
 // TruthPlayer is one player on the server.
@@ -39,7 +56,7 @@ func (s *Server) publish() {
 	}
 	s.published, s.lastTick = true, w.Tick()
 	t := Truth{Tick: uint32(w.Tick()), Players: []TruthPlayer{}, LagComp: s.lagComp.Load(),
-		Shots: s.shots.Stats, Server: s.game.Stats()}
+		Shots: s.shots.Stats, Rockets: []TruthRocket{}, RocketStats: s.armoury.Stats, Server: s.game.Stats()}
 	f := generic.NewFilter4[game.Position, game.Facing, game.Health, components.Ghost]()
 	q := f.Query(w.Arche())
 	for q.Next() {
@@ -49,6 +66,16 @@ func (s *Server) publish() {
 			tp.RespawnS = max(float64(h.Respawn.Sub(w.Tick()))/play.TickRate, 0)
 		}
 		t.Players = append(t.Players, tp)
+	}
+	rq := generic.NewFilter2[game.Position, components.Ghost]().With(generic.T[game.Rocket]()).Query(w.Arche())
+	for rq.Next() {
+		p, g := rq.Get()
+		t.Rockets = append(t.Rockets, TruthRocket{Ghost: uint32(g.ID), Owner: uint32(g.Owner), X: p.X, Y: p.Y})
+	}
+	bq := generic.NewFilter2[game.Position, game.Velocity]().With(generic.T[game.Ball]()).Query(w.Arche())
+	for bq.Next() {
+		p, v := bq.Get()
+		t.HasBall, t.Ball = true, TruthBall{X: p.X, Y: p.Y, VX: v.X, VY: v.Y}
 	}
 	b, err := json.Marshal(t)
 	if err != nil {

@@ -111,7 +111,9 @@ func page(w io.Writer, args []string, ms []match, d time.Duration, seed uint64) 
 Produced by `+"`%s`"+`: every match is %v of
 simulated play on virtual time (then the bots stand still until nothing in
 flight would change the result), seed %d, the arena's defaults otherwise
-(lag compensation on, window 750 ms, 1 s respawn, a shot every 15 ticks).
+(lag compensation on, window 750 ms, 1 s respawn, a shot every 15 ticks),
+the players alone: no ball and no rockets (-ball off -rockets off), whose
+ghosts the figures would mix with the players'.
 The same command prints the same page on any machine. docs/tuning.md
 explains the interpolation delay rule behind the figures.
 
@@ -163,6 +165,7 @@ func play(rate int, l link, clients int, d time.Duration, seed uint64) (match, e
 	cfg := game.DefaultConfig()
 	cfg.TickRate, cfg.Clients, cfg.Duration, cfg.Seed = rate, clients, d, seed
 	cfg.RTT, cfg.Jitter, cfg.Loss, cfg.Dup, cfg.Reorder = l.RTT, l.Jitter, l.Loss, l.Dup, l.Reorder
+	cfg.Ball, cfg.Rockets = false, false
 	gm, err := game.NewMatch(cfg)
 	if err != nil {
 		return match{}, fmt.Errorf("%d Hz, %s, %d clients: %w", rate, l.Name, clients, err)

@@ -310,6 +310,46 @@ func TestBrowser(t *testing.T) {
 		assert.Positive(t, tracers)
 	})
 
+	t.Run("rockets, their explosions and the ball are drawn", func(t *testing.T) {
+		// The ball from the start, in both views; a rocket for E and for
+		// a right-click, drawn from the press on, then its explosion: at
+		// a bot, a pillar or the edge, whichever it meets first.
+		poll(t, `arena.view.HasBall && arena.truth.HasBall && arena.ballsDrawn > 0`)
+		var before struct{ Predicted, Rockets, Explosions int }
+		run(t, chromedp.Evaluate(`({Predicted: arena.view.Timeline.RocketsPredicted, Rockets: arena.rocketsDrawn,
+			Explosions: arena.explosionsDrawn})`, &before))
+		fired := func(n int) string {
+			return `arena.view.Timeline.RocketsPredicted >= ` + jsFloat(float64(before.Predicted+n))
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var done bool
+			run(t, chromedp.Evaluate(fired(1), &done))
+			if done {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no rocket fired with E within a minute")
+			poll(t, `arena.view.HasOwn && arena.view.Own.HP > 0`)
+			run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69),
+				chromedp.Sleep(800*time.Millisecond)) // the launcher's cooldown
+		}
+		for {
+			var done bool
+			run(t, chromedp.Evaluate(fired(2), &done))
+			if done {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no rocket fired with a right-click within a minute")
+			poll(t, `arena.view.HasOwn && arena.view.Own.HP > 0`)
+			run(t, chromedp.MouseClickXY(100, 100, chromedp.ButtonType(input.Right)), chromedp.Sleep(800*time.Millisecond))
+		}
+		poll(t, `arena.rocketsDrawn > `+jsFloat(float64(before.Rockets))+` && arena.explosionsDrawn > `+jsFloat(float64(before.Explosions)))
+		var rockets string
+		poll(t, `document.getElementById('t-rockets').textContent !== '–'`)
+		run(t, chromedp.Text("#t-rockets", &rockets, chromedp.ByID))
+		assert.Regexp(t, `^[1-9]\d* predicted, \d+ taken over by the server, \d+ refused$`, rockets)
+	})
+
 	t.Run("screenshot", func(t *testing.T) {
 		// A scene worth a picture: the 100 ms preset, some running and
 		// aiming, a shot.
@@ -329,6 +369,9 @@ func TestBrowser(t *testing.T) {
 			run(t, chromedp.MouseClickXY(at[0], at[1]))
 			poll(t, `arena.view.Shots.length > 0`)
 		}
+		// And a rocket, caught in flight or exploding.
+		run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69))
+		poll(t, `arena.view.Rockets.some(r => r.Own) || arena.view.Explosions.some(x => x.Own)`)
 		var shot []byte
 		run(t, chromedp.CaptureScreenshot(&shot))
 		t.Logf("screenshot after %v", time.Since(start))

@@ -7,6 +7,7 @@
 //	start(session, interpDelayMs)  connect (again), 0 ms = adaptive delay
 //	controls(moveX, moveY, aimX, aimY)  what the person holds and points at
 //	fire()                          pull the trigger
+//	rocket()                        fire a rocket
 //	view()                          the View to draw, as JSON
 package main
 
@@ -58,6 +59,14 @@ func main() {
 		p.mu.Lock()
 		if p.player != nil {
 			p.player.Fire()
+		}
+		p.mu.Unlock()
+		return nil
+	}))
+	api.Set("rocket", js.FuncOf(func(js.Value, []js.Value) any {
+		p.mu.Lock()
+		if p.player != nil {
+			p.player.Rocket()
 		}
 		p.mu.Unlock()
 		return nil
@@ -147,7 +156,8 @@ func (p *page) view() string {
 	p.mu.Lock()
 	pl, msg := p.player, p.err
 	p.mu.Unlock()
-	v := play.View{State: "connecting", Err: msg, Others: []play.Body{}, Timeline: play.Timeline{Errors: []float64{}}}
+	v := play.View{State: "connecting", Err: msg, Others: []play.Body{}, Rockets: []play.Rocket{}, Explosions: []play.Explosion{},
+		Timeline: play.Timeline{Errors: []float64{}}}
 	if pl != nil {
 		v = pl.View()
 	}

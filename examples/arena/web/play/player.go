@@ -55,6 +55,7 @@ type Player struct {
 	smoother *systems.Smoother
 	controls Controls
 	fire     systems.Latch
+	launch   systems.Latch
 	aim      float32
 	shot     game.Command // the latest shot's tick and origin, repeated by every command (game.Command.ShotFrom)
 	ownQ     *generic.Filter2[game.Position, game.Health]
@@ -63,6 +64,8 @@ type Player struct {
 	bodies   generic.Map3[game.Position, game.Facing, game.Health]
 	timeline timeline
 	shots    shots
+	rockets  rockets
+	ball     ballView
 }
 
 // New connects a Player over conn, reading time from clock. It errors
@@ -76,7 +79,7 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 		clock:   clock,
 		ownQ:    generic.NewFilter2[game.Position, game.Health]().With(generic.T[components.Predicted]()),
 		remote:  generic.NewFilter4[game.Position, game.Facing, game.Health, components.Ghost]().With(generic.T[components.Interpolated]()),
-		ghostOf: generic.NewFilter1[components.Ghost]().With(generic.T[components.Predicted]()),
+		ghostOf: generic.NewFilter1[components.Ghost]().With(generic.T2[game.Health, components.Predicted]()...),
 	}
 	in := systems.InputFunc(p.sample)
 	if opts.Input != nil {
@@ -107,6 +110,10 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 			p.shots.confirm(p.clock.Now(), shot, hit, reason, p.targetPosition(w, target))
 			p.timeline.confirmed(hit)
 		},
+		// And while the server's despawns remove rockets.
+		OnDespawn: func(w *gw.World, e ecs.Entity, g components.Ghost) {
+			p.rockets.despawned(w, e, g.Type == uint16(schema.Rocket), p.clock.Now())
+		},
 		Logger: opts.Logger,
 	})
 	if err != nil {
@@ -114,6 +121,9 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	}
 	p.client = c
 	p.bodies = generic.NewMap3[game.Position, game.Facing, game.Health](c.World().Arche())
+	p.rockets, p.ball = newRockets(c.World()), newBallView(c.World())
+	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) { p.rockets.note(w, p.clock.Now()) }))
+	game.NewBallSwitch(c) // the ball is predicted while the player is near it
 	p.smoother, err = systems.NewSmoother(c, systems.SmoothingOptions{Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 		pos := (*game.Position)(a.Get(e, ecs.ComponentID[game.Position](a)))
 		return [3]float32{pos.X, pos.Y, 0}
@@ -146,6 +156,11 @@ func (p *Player) SetControls(c Controls) {
 // Fire pulls the trigger on the next sampled tick.
 func (p *Player) Fire() { p.fire.Press() }
 
+// Rocket fires a rocket on the next sampled tick, if the launcher is
+// ready then (game.RocketCooldown) and the player alive; the server may
+// still refuse it for an empty magazine, and the client then removes it.
+func (p *Player) Rocket() { p.launch.Press() }
+
 // Step runs one frame: the network, the due ticks, interpolation and
 // presentation.
 func (p *Player) Step() {
@@ -177,6 +192,7 @@ func (p *Player) sample(w *gw.World, tick gw.Tick) game.Command {
 		p.timeline.shots++
 		p.shots.fire(tick, me.X, me.Y, cmd.Aim)
 	}
+	cmd.Rocket = p.launch.Take()
 	return cmd
 }
 

@@ -48,6 +48,14 @@ type Timeline struct {
 	// ShotsFired counts the trigger pulls this client sent; Judged the
 	// verdicts the server confirmed, Hits the hits among them.
 	ShotsFired, Judged, Hits uint64
+	// RocketsPredicted counts the rockets this client predicted,
+	// RocketsMatched those the server's ghost took over and
+	// RocketsRemoved those the server refused (an empty magazine), gone
+	// about a round trip after they were fired (ClientStats.Spawns*).
+	RocketsPredicted, RocketsMatched, RocketsRemoved uint64
+	// BallSwitches counts the switches of the ball to predicted
+	// (ClientStats.SwitchedToPredicted): the player came near it.
+	BallSwitches uint64
 }
 
 // Timeline sampling: rates over one second, an error sample per
@@ -119,6 +127,8 @@ func (tl *timeline) sample(now time.Duration, st systems.ClientStats) {
 	t.InterpDelayMS = float64(st.InterpolationDelay) / float64(time.Millisecond)
 	t.SnapshotLoss = st.SnapshotLoss
 	t.ShotsFired = tl.shots
+	t.RocketsPredicted, t.RocketsMatched, t.RocketsRemoved = st.SpawnsPredicted, st.SpawnsMatched, st.SpawnsUnmatched
+	t.BallSwitches = st.SwitchedToPredicted
 	if d := now - tl.rateAt; d >= rateWindow {
 		s := d.Seconds()
 		b := tl.rateBase

@@ -37,7 +37,15 @@ type View struct {
 	Others       []Body
 	// Shots are the own player's shots judged within ShotShown, oldest
 	// first.
-	Shots    []Shot
+	Shots []Shot
+	// Rockets are the rockets in flight, Explosions those seen exploding
+	// within ExplosionShown, oldest first.
+	Rockets    []Rocket
+	Explosions []Explosion
+	// HasBall is false while the client holds no ball (none in the
+	// match, or not yet arrived).
+	HasBall  bool
+	Ball     Ball
 	Timeline Timeline
 }
 
@@ -89,6 +97,8 @@ func (p *Player) View() View {
 		v.Others = append(v.Others, Body{Ghost: uint32(g.ID), X: pos.X, Y: pos.Y, Yaw: f.Yaw, HP: h.HP, RespawnS: respawnIn(h, render)})
 	}
 	v.Shots = p.shots.shown(p.clock.Now())
+	v.Rockets, v.Explosions = p.rockets.shown(c.World(), p.clock.Now(), p.smoother.Visual)
+	v.Ball, v.HasBall = p.ball.shown(c.World(), p.smoother.Visual)
 	v.Timeline = p.timeline.t
 	v.Timeline.Tick = uint32(c.World().Tick())
 	v.Timeline.Errors = append([]float64{}, p.timeline.t.Errors...)

@@ -9,7 +9,7 @@
     Array.from(crypto.getRandomValues(new Uint8Array(8)), b => b.toString(16).padStart(2, '0')).join('');
   sessionStorage.setItem('arena-session', session);
   const arena = { session, view: null, truth: null, frames: 0, geometry: null, timelineUpdates: 0, linkPosts: 0, predict: true,
-    settingsLoaded: false, tracers: 0, hitMarkers: 0 };
+    settingsLoaded: false, tracers: 0, hitMarkers: 0, rocketsDrawn: 0, explosionsDrawn: 0, ballsDrawn: 0 };
   window.arena = arena;
   const $ = id => document.getElementById(id);
   const canvas = $('views'), ctx = canvas.getContext('2d');
@@ -45,6 +45,11 @@
   // caught on the way down (capture) and kept from the focused control,
   // whose arrow keys would otherwise move a slider and change the link.
   window.addEventListener('keydown', e => {
+    if (e.code === 'KeyE' && !editing(e.target)) { // the rocket, once per press
+      e.preventDefault();
+      if (!e.repeat && window.ghostwire) window.ghostwire.rocket();
+      return;
+    }
     if (!movementKey(e.code) || editing(e.target)) return;
     e.preventDefault();
     keys.add(e.code);
@@ -66,7 +71,9 @@
     canvas.focus();
     aimAt(e); // a click aims where it lands, moved to or not
     if (e.button === 0 && window.ghostwire) window.ghostwire.fire();
+    if (e.button === 2 && window.ghostwire) window.ghostwire.rocket();
   });
+  canvas.addEventListener('contextmenu', e => e.preventDefault()); // the right button fires rockets
   canvas.addEventListener('mousemove', aimAt);
 
   // Link sliders and presets: posted to the server for this page's
@@ -186,6 +193,39 @@
     ctx.globalAlpha = 1;
     ctx.lineWidth = 1;
   };
+  // A rocket: a dot, the own ones (predicted) orange, the others' red.
+  const drawRocket = (ox, r, own) => {
+    ctx.fillStyle = own ? '#e67e22' : '#8e1b10';
+    ctx.beginPath();
+    ctx.arc(px(ox, r.X), py(r.Y), Math.max(3, arena.geometry.RocketRadius * scale), 0, 2 * Math.PI);
+    ctx.fill();
+    arena.rocketsDrawn++;
+  };
+  // An explosion: the splash's reach, fading out.
+  const drawExplosion = x => {
+    const k = Math.min(x.AgeMS / 400, 1);
+    ctx.globalAlpha = 1 - k;
+    ctx.strokeStyle = '#d35400';
+    ctx.lineWidth = 3;
+    ctx.beginPath();
+    ctx.arc(px(0, x.X), py(x.Y), (0.3 + k * 0.7) * (arena.geometry.Radius + arena.geometry.SplashRadius) * scale, 0, 2 * Math.PI);
+    ctx.stroke();
+    ctx.globalAlpha = 1;
+    ctx.lineWidth = 1;
+    arena.explosionsDrawn++;
+  };
+  // The ball, ringed green while this client predicts it.
+  const drawBall = (ox, b) => {
+    ctx.fillStyle = '#f1c40f';
+    ctx.strokeStyle = b.Predicted ? '#1a8f3a' : '#7d6608';
+    ctx.lineWidth = b.Predicted ? 3 : 1.5;
+    ctx.beginPath();
+    ctx.arc(px(ox, b.X), py(b.Y), arena.geometry.BallRadius * scale, 0, 2 * Math.PI);
+    ctx.fill();
+    ctx.stroke();
+    ctx.lineWidth = 1;
+    arena.ballsDrawn++;
+  };
   const draw = () => {
     requestAnimationFrame(draw);
     if (!window.ghostwire || !arena.geometry) return;
@@ -202,6 +242,9 @@
       else if (v.HasConfirmed) drawBody(0, v.Confirmed, '#1a8f3a');
     }
     for (const s of v.Shots || []) drawShot(s);
+    if (v.HasBall) drawBall(0, v.Ball);
+    for (const r of v.Rockets || []) drawRocket(0, r, r.Own);
+    for (const x of v.Explosions || []) drawExplosion(x);
     if (v.HasOwn && v.Own.HP <= 0) {
       ctx.fillStyle = '#c0392b';
       ctx.font = 'bold 16px system-ui, sans-serif';
@@ -210,7 +253,11 @@
       ctx.textAlign = 'start';
     }
     if (arena.truth) {
-      for (const p of arena.truth.Players) drawBody(SIDE, p, v.HasOwn && p.Ghost === v.Own.Ghost ? '#1a8f3a' : '#c0392b');
+      const t = arena.truth;
+      for (const p of t.Players) drawBody(SIDE, p, v.HasOwn && p.Ghost === v.Own.Ghost ? '#1a8f3a' : '#c0392b');
+      if (t.HasBall) drawBall(SIDE, t.Ball);
+      const me = v.HasOwn ? t.Players.find(p => p.Ghost === v.Own.Ghost) : undefined;
+      for (const r of t.Rockets || []) drawRocket(SIDE, r, me !== undefined && r.Owner === me.Owner);
     }
     $('status').textContent = v.State + (v.Err ? ': ' + v.Err : '');
   };
@@ -236,6 +283,9 @@
     $('t-hits').textContent = t.Hits + ' of ' + t.Judged;
     $('t-maxerror').textContent = fmt(t.MaxError, 3);
     $('t-shots').textContent = t.ShotsFired;
+    $('t-rockets').textContent = t.RocketsPredicted + ' predicted, ' + t.RocketsMatched + ' taken over by the server, ' +
+      t.RocketsRemoved + ' refused';
+    $('t-ball').textContent = (v.HasBall && v.Ball.Predicted ? 'yes' : 'no') + ' (' + t.BallSwitches + ' times)';
     $('t-last').textContent = t.LastMispredicted || '–';
     if (arena.truth) {
       const s = arena.truth.Shots;
