@@ -93,6 +93,7 @@ var helpGroups = []helpGroup{
 		{name: "clients", arg: "N", usage: "number of bots to play against (0..32)"},
 		{name: "seed", arg: "N", usage: "seed of the bots and of the links' conditions"},
 		{name: "bot-aim", arg: "perfect|human", usage: "how the bots aim: human (a reaction time, misses: a person can win) or perfect", def: "human"},
+		{name: "web-settings", usage: "let pages switch the server's own settings (lag compensation, for every player); off, the page shows them read-only"},
 	}},
 	{title: "Report and output (headless match, -serve, -connect)", flags: []helpFlag{
 		{name: "report", arg: "FILE"},

@@ -119,7 +119,7 @@ const nearestBot = `(() => { const v = arena.view, me = v.Own;
 	return arena.toPage(alive[0].X, alive[0].Y); })()`
 
 func TestBrowser(t *testing.T) {
-	_, url := startServer(t, web.Options{Bots: 3, Seed: 5})
+	_, url := startServer(t, web.Options{Bots: 3, Seed: 5, ServerSettings: true})
 	ctx := newBrowser(t)
 	run := func(t *testing.T, actions ...chromedp.Action) {
 		t.Helper()
@@ -391,7 +391,11 @@ func TestBrowser(t *testing.T) {
 // would.
 func setLagComp(t *testing.T, url, on string) {
 	t.Helper()
-	res, err := http.Post(url+"/lagcomp", "text/plain", strings.NewReader(on))
+	body := `{"On":true}`
+	if on == "off" {
+		body = `{"On":false}`
+	}
+	res, err := http.Post(url+"/lagcomp", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNoContent, res.StatusCode)
