@@ -106,7 +106,28 @@ func (l *Listener) Addr() netip.AddrPort {
 }
 
 // PublicAddress returns the address tokens must name for this server.
-func (l *Listener) PublicAddress() netip.AddrPort { return l.s.opts.PublicAddress }
+func (l *Listener) PublicAddress() netip.AddrPort {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	return l.s.opts.PublicAddress
+}
+
+// SetPublicAddress changes the address tokens must name, for a server
+// that learns it after it listens (Agones assigns a game server's public
+// address and port; see systems/agones): from now on a token naming only
+// the old address is refused (Stats.WrongAddress), and connections
+// already made are kept. It errors, changing nothing, on an address
+// without a specific IP and a port.
+func (l *Listener) SetPublicAddress(a netip.AddrPort) error {
+	a = normalize(a)
+	if !a.IsValid() || a.Addr().IsUnspecified() || a.Port() == 0 {
+		return fmt.Errorf("%w: public address %v: want a specific IP and a port 1..65535", ErrInvalidOptions, a)
+	}
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	l.s.opts.PublicAddress = a
+	return nil
+}
 
 // Accept returns the oldest connected client not yet accepted, as a
 // *ServerConn, or false when there is none. It never blocks.
