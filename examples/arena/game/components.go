@@ -82,9 +82,9 @@ const TeleportDistance = 3
 // predict it) and Launcher; the crate, replicating Position and the Crate
 // tag; the rocket, Position and Rocket (predicted by its shooter's client
 // from the tick it is fired); and the ball, Position, Velocity and the
-// Ball tag (interpolated, predicted by a client whose player is near it).
-// Server and clients build it with this same function, so their wire IDs
-// agree.
+// Ball tag (interpolated, predicted by a client whose player is near it);
+// and two message types, the kill feed's Kill and the Chat. Server and
+// clients build it with this same function, so their wire IDs agree.
 type Schema struct {
 	*netsync.Schema
 	Player, Crate, Rocket, Ball netsync.GhostTypeID
@@ -131,6 +131,8 @@ func newSchema(healthServerOwned bool) (*Schema, error) {
 	rocket := b.GhostType("rocket", pos, netsync.Component[Rocket](&b))
 	ball := b.GhostType("ball", pos, vel, netsync.Component[Ball](&b))
 	netsync.Input[Command](&b, netsync.InputRules[Command]{Validate: ValidateCommand})
+	netsync.Message[Kill](&b, KillRules)
+	netsync.Message[Chat](&b, ChatRules)
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
