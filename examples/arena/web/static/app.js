@@ -139,8 +139,9 @@
     if (lagcompPending === on) lagcompPending = null;
     if (lagcompPending === null) $('lagcomp').checked = on;
   };
-  // A control gives the keyboard back once used (see keydown above).
-  for (const c of document.querySelectorAll('aside input, aside select')) c.addEventListener('change', () => c.blur());
+  // A control gives the keyboard back once used (see keydown above); the
+  // chat's box does when its line is sent.
+  for (const c of document.querySelectorAll('aside input:not(#chat-input), aside select')) c.addEventListener('change', () => c.blur());
   for (const b of document.querySelectorAll('aside button')) b.addEventListener('click', () => b.blur());
 
   // The server's state on load: lag compensation, and this session's link.
