@@ -712,8 +712,9 @@ func (c *Client) Conn() (id components.ConnID, ok bool) {
 }
 
 // Player returns the local entity of this client's player: the ghost the
-// server's OnConnect spawned for its connection, which this client
-// predicts. Find it here rather than by ghost ID or by query: the server
+// server's OnConnect spawned for its connection (or, for a connection
+// that took back a lost one's place, that one's: see
+// ServerOptions.ReconnectGrace), which this client predicts. Find it here rather than by ghost ID or by query: the server
 // may have spawned other ghosts before it, and the connection may own
 // more than one. ok is false before the welcome, until the first snapshot
 // holding the player arrives (a round trip after connecting), and once

@@ -9,8 +9,10 @@ import (
 // waiting for its hello, is told the server is closing (a disconnect with
 // the reason closed, so clients end at once instead of waiting for their
 // timeout), its players go through OnDisconnect, and its transport
-// connection is closed. Later Update calls do nothing. The listener stays
-// the caller's to close. Close is idempotent.
+// connection is closed; the players of held places
+// (ServerOptions.ReconnectGrace) go through OnDisconnect too. Later
+// Update calls do nothing. The listener stays the caller's to close.
+// Close is idempotent.
 func (s *Server) Close() {
 	if s.closing {
 		return
@@ -28,6 +30,9 @@ func (s *Server) Close() {
 		sc := s.conns[0]
 		s.tx = sc.link.goodbye(s.tx, protocol.MsgDisconnect, bye)
 		s.drop(sc, protocol.RejectClosed)
+	}
+	for len(s.held) > 0 {
+		s.release(s.unhold(0))
 	}
 }
 

@@ -15,9 +15,13 @@ import (
 // what was replicated to it and its link. [Server.ConnStats] returns it.
 type ConnStats struct {
 	Conn components.ConnID
-	// Player is the ghost OnConnect spawned for the connection.
+	// Player is the ghost OnConnect spawned for the connection (or for
+	// the connection whose place it took back).
 	Player components.GhostID
-	Inputs InputStats
+	// Identity is the player the connection is (ServerOptions.Identity);
+	// "" when it has none or reconnect is off.
+	Identity string
+	Inputs   InputStats
 	// Replication counts what the connection's snapshots carried.
 	Replication ReplicationStats
 	// RTT and Loss are the packet layer's estimates: the round trip of
@@ -99,6 +103,7 @@ func (s *Server) ConnStats(conn components.ConnID) (st ConnStats, ok bool) {
 	return ConnStats{
 		Conn:        sc.id,
 		Player:      sc.player,
+		Identity:    sc.identity,
 		Inputs:      InputStats(sc.inputs.Stats()),
 		Replication: ReplicationStats(sc.view.Stats()),
 		RTT:         l.pc.RTT(),

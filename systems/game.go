@@ -47,6 +47,14 @@ type Game struct {
 	// ends, with the entities it owned (a slice valid during the call
 	// only); the game removes them (or keeps them). Nil destroys them.
 	OnDisconnect func(w *gw.World, conn components.ConnID, owned []ecs.Entity)
+	// OnReconnect, if set, is called on the server when connection conn
+	// took back the place of connection old, which had ended
+	// (ServerOptions.ReconnectGrace): owned are old's entities, now conn's
+	// (a slice valid during the call only), their ghosts' Owner already
+	// conn. OnConnect is not called for conn, nor OnDisconnect for old:
+	// the game moves what it keys by connection (a scoreboard, a team)
+	// from old to conn here.
+	OnReconnect func(w *gw.World, conn, old components.ConnID, owned []ecs.Entity)
 	// Prediction makes the prediction systems, run in order in
 	// gw.StagePrediction: on the server for every ghost, on each client for
 	// the ghosts it predicts, again on every replay after a misprediction.

@@ -26,7 +26,8 @@ type ServerOptions struct {
 	// SendInterval is the number of ticks between snapshots; 1 when zero.
 	// Allowed: 1..60.
 	SendInterval int
-	// MaxClients bounds the connections; 64 when zero. Allowed: 1..4096.
+	// MaxClients bounds the connections, and the places held for a
+	// reconnect with them (ReconnectGrace); 64 when zero. Allowed: 1..4096.
 	MaxClients int
 	// MaxPending bounds the accepted connections still waiting for their
 	// hello; 4×MaxClients when zero. Allowed: 1..65536. When it is full,
@@ -136,7 +137,44 @@ type ServerOptions struct {
 	// measurement cannot see of an honest client (a lost first copy of an
 	// input, a jitter spike); 50 ms when zero. Allowed: 0..500ms.
 	ViewTolerance time.Duration
+	// ReconnectGrace is how long the server keeps the place of a player
+	// whose connection timed out (or was dropped for a backlog): its
+	// ghosts stay in the world, standing on the neutral input, and
+	// OnDisconnect waits. A new connection of the same identity (see
+	// Identity) within the grace takes the place back: the same ghosts
+	// and entities, now owned by it, no OnConnect (Game.OnReconnect
+	// instead), the welcome naming the same player. After the grace the
+	// place is given up through OnDisconnect as before. A client that
+	// leaves on purpose (Client.Close) or is dropped for refused messages
+	// is not held. Zero turns reconnect off: every connection that ends
+	// goes through OnDisconnect at once. Allowed: 0..1h. docs/operations.md
+	// ("Reconnect") says how it fits the token service.
+	ReconnectGrace time.Duration
+	// Identity names the player a new connection is, as the token service
+	// wrote it (never anything the client chose): tokens.Identity reads
+	// it from a udp connection's connect token. ok false, or "", means the
+	// connection has none and its place is not held; an identity longer
+	// than MaxIdentity bytes is ignored (counted in
+	// ServerStats.IdentitiesIgnored). It is called once per connection, at
+	// its hello, and only when ReconnectGrace is set, which requires it:
+	// systems does not read tokens itself, so a server built for another
+	// transport links no udp code (rooms.Manager and the harness set it
+	// when nil).
+	Identity func(c transport.Conn) (identity string, ok bool)
+	// MaxHeld bounds the places held at once; MaxClients when zero, so
+	// that every player of a full server can come back from one network
+	// outage. Allowed: 1..MaxClients. Holding one more gives up the
+	// oldest held place through OnDisconnect (counted in
+	// ServerStats.HeldEvicted). A held place counts toward MaxClients: a
+	// newcomer is refused as full while the held players would not fit on
+	// their return.
+	MaxHeld int
 }
+
+// MaxIdentity bounds the bytes of a connection's identity
+// (ServerOptions.Identity), as tokens.MaxIdentity bounds a token's: held
+// places cost bounded memory whatever the identity source.
+const MaxIdentity = 64
 
 // maxServerSyncTest bounds ServerOptions.SyncTest.
 const maxServerSyncTest = 1024
@@ -245,6 +283,22 @@ type ServerStats struct {
 	// MessageDrops counts, of Dropped, the connections ended for sending
 	// too many refused messages (ServerOptions.MaxRefusedMessages).
 	MessageDrops uint64
+	// Held is the places held now for players whose connection ended
+	// (ServerOptions.ReconnectGrace). Reconnects counts the connections
+	// that took a place back (a held one, or a live one: Replaced);
+	// ReconnectsExpired the held places given up at the end of the grace,
+	// HeldEvicted those given up early because MaxHeld places were held
+	// (both through OnDisconnect).
+	Held                                       int
+	Reconnects, ReconnectsExpired, HeldEvicted uint64
+	// Replaced counts, of Dropped, the open connections ended because a
+	// new connection of the same identity took their place: a player
+	// whose client reconnects before the server noticed the old
+	// connection was lost is not kept waiting for the timeout.
+	Replaced uint64
+	// IdentitiesIgnored counts the identities longer than MaxIdentity:
+	// those connections were accepted without one.
+	IdentitiesIgnored uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -275,6 +329,8 @@ type Server struct {
 	batch    protocol.InputBatch
 	hello    protocol.Hello
 	owned    []ecs.Entity
+	held     []heldPlace        // the places held for a reconnect, oldest first
+	neutral  []byte             // the input a held player gets: the zero value
 	closed   control.InputStats // counters of connections already gone
 	// closedViews adds up the replication counters of connections gone.
 	closedViews ghostreg.ViewStats
@@ -298,8 +354,9 @@ type Server struct {
 }
 
 type serverConn struct {
-	id     components.ConnID
-	player components.GhostID // the ghost OnConnect spawned
+	id       components.ConnID
+	player   components.GhostID // the ghost OnConnect spawned, or the one taken back
+	identity string             // the player it is (ServerOptions.Identity); "" when none
 
 	link      *link
 	inputs    *control.InputBuffer
@@ -379,6 +436,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	if opts.MaxRefusedMessages < 1 || opts.MaxRefusedMessages > 100_000 {
 		return nil, fmt.Errorf("systems: max refused messages %d outside 1..100000", opts.MaxRefusedMessages)
 	}
+	if err := checkReconnect(&opts); err != nil {
+		return nil, err
+	}
 	if opts.SyncTest < 0 || opts.SyncTest > maxServerSyncTest {
 		return nil, fmt.Errorf("systems: sync test rollback %d outside 0..%d", opts.SyncTest, maxServerSyncTest)
 	}
@@ -420,7 +480,7 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	s := &Server{
 		world: w, schedule: gw.NewSchedule(), clock: clock, ghosts: ghostreg.NewServerRegister(b), binding: b,
 		opts: opts, game: game, rate: rate, src: src, listener: l, sw: sw, check: syncCheck{depth: opts.SyncTest},
-		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram),
+		rx: make([]byte, transport.MaxDatagramSize), tx: make([]byte, 0, protocol.MaxDatagram), neutral: make([]byte, cs.InputSize()),
 		log:           opts.Logger,
 		maxInterp:     float64(opts.MaxInterpolationDelay) * float64(rate) / float64(time.Second),
 		viewTolerance: float64(opts.ViewTolerance) * float64(rate) / float64(time.Second),
@@ -479,6 +539,10 @@ func (s *Server) Stats() ServerStats {
 	for _, c := range s.conns {
 		add(&in, c.inputs.Stats())
 	}
+	for _, p := range s.held {
+		add(&in, p.sc.inputs.Stats())
+	}
+	st.Held = len(s.held)
 	st.InputsApplied, st.InputsMissing, st.InputsLate = in.Applied, in.Missing, in.Late
 	st.InputsRefused = in.Refused
 	st.InputsClamped, st.InputsAhead, st.InputsDup = in.Clamped, in.TooFarAhead, in.Duplicates
@@ -562,7 +626,8 @@ func (s *Server) Schedule() *gw.Schedule { return s.schedule }
 func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegister)(s.ghosts) }
 
 // Player returns the entity of connection conn's player: the ghost
-// OnConnect spawned for it. ok is false when no such connection is open
+// OnConnect spawned for it, or the one it took back
+// (ServerOptions.ReconnectGrace). ok is false when no such connection is open
 // or the player's ghost was despawned.
 func (s *Server) Player(conn components.ConnID) (e ecs.Entity, ok bool) {
 	sc := s.conn(conn)

@@ -10,6 +10,7 @@ import (
 	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/control"
 	"github.com/ghostwire/ghostwire/internal/protocol"
+	"github.com/ghostwire/ghostwire/transport"
 	"github.com/ghostwire/ghostwire/transport/packet"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) poll(now time.Duration) {
 	}
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
-		if l := pc.open(s.src, s.rx, s.linkOpts); l != nil && s.handshake(l, now) {
+		if l := pc.open(s.src, s.rx, s.linkOpts); l != nil && s.handshake(l, pc.raw, now) {
 			continue
 		}
 		kept = append(kept, pc)
@@ -73,8 +74,9 @@ func (s *Server) poll(now time.Duration) {
 // handshake reads a pending connection's messages until a hello arrives; it
 // reports whether the connection left the pending list. The hello is the
 // first packet of a connection, on the unreliable channel: the client
-// repeats it until the welcome arrives.
-func (s *Server) handshake(c *link, now time.Duration) bool {
+// repeats it until the welcome arrives. raw is the transport connection
+// under c, which ServerOptions.Identity reads.
+func (s *Server) handshake(c *link, raw transport.Conn, now time.Duration) bool {
 	for {
 		m, ok := c.pc.Receive()
 		if !ok {
@@ -94,6 +96,7 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 			continue
 		}
 		var reject protocol.Reject
+		identity := s.identify(raw)
 		schema := s.binding.Schema()
 		switch {
 		case s.hello.SchemaHash != schema.Hash():
@@ -104,7 +107,7 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 		case int(s.hello.TickRate) != s.rate:
 			reject.Reason = protocol.RejectTickRate
 			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.rate)
-		case len(s.conns) >= s.opts.MaxClients:
+		case s.players(identity) >= s.opts.MaxClients:
 			reject.Reason = protocol.RejectFull
 		}
 		if reject.Reason != 0 {
@@ -113,23 +116,13 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 			return true
 		}
 		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
-		sc := &serverConn{id: s.newConnID(), link: c, inputs: inputs, heard: now, msgs: newPeerMessages(s.binding.Schema()),
+		sc := &serverConn{id: s.newConnID(), identity: identity, link: c, inputs: inputs, heard: now, msgs: newPeerMessages(s.binding.Schema()),
 			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64))}
-		e, typ, err := s.game.OnConnect(s.world, sc.id)
-		if err == nil {
-			if sc.player, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {
-				s.world.Arche().RemoveEntity(e) // no orphan player
+		if old := s.reclaim(identity); old == nil || !s.takeBack(sc, old) {
+			if !s.spawnPlayer(sc) {
+				s.refuse(c, &protocol.Reject{Reason: protocol.RejectSpawn})
+				return true
 			}
-		}
-		if err != nil {
-			// The error may say things about the game the client need not
-			// know: it stays in the server's log.
-			s.log.Error("ghostwire: spawning the player failed; connection refused", "conn", sc.id, "err", err)
-			s.refuse(c, &protocol.Reject{Reason: protocol.RejectSpawn})
-			return true
-		}
-		if s.opts.SyncTest > 0 {
-			sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
 		}
 		sc.view = s.ghosts.NewView(sc.id)
 		if imp := s.opts.Importance; imp != nil {
@@ -146,6 +139,28 @@ func (s *Server) handshake(c *link, now time.Duration) bool {
 	}
 }
 
+// spawnPlayer makes new connection sc's player through Game.OnConnect,
+// and its record of the inputs applied for the determinism check; it
+// reports false, the error logged, when the game or the spawn failed.
+func (s *Server) spawnPlayer(sc *serverConn) bool {
+	e, typ, err := s.game.OnConnect(s.world, sc.id)
+	if err == nil {
+		if sc.player, err = s.ghosts.Spawn(e, codec.GhostTypeID(typ), sc.id); err != nil && s.world.Arche().Alive(e) {
+			s.world.Arche().RemoveEntity(e) // no orphan player
+		}
+	}
+	if err != nil {
+		// The error may say things about the game the client need not
+		// know: it stays in the server's log.
+		s.log.Error("ghostwire: spawning the player failed; connection refused", "conn", sc.id, "err", err)
+		return false
+	}
+	if s.opts.SyncTest > 0 {
+		sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
+	}
+	return true
+}
+
 // refuse answers a hello with a reject and closes the connection.
 func (s *Server) refuse(c *link, m *protocol.Reject) {
 	s.stats.Refused++
@@ -160,7 +175,7 @@ func (s *Server) retire(c *link) {
 }
 
 // newConnID returns the next connection ID: never 0 and never the ID of a
-// live connection, even once the 32-bit counter wraps.
+// live connection or a held place, even once the 32-bit counter wraps.
 func (s *Server) newConnID() components.ConnID {
 	for {
 		s.nextConn++
@@ -170,10 +185,16 @@ func (s *Server) newConnID() components.ConnID {
 	}
 }
 
-// live reports whether a connection with the ID is open.
+// live reports whether a connection with the ID is open or its place
+// held: either owns ghosts under it.
 func (s *Server) live(id components.ConnID) bool {
 	for _, c := range s.conns {
 		if c.id == id {
+			return true
+		}
+	}
+	for _, p := range s.held {
+		if p.sc.id == id {
 			return true
 		}
 	}
@@ -192,9 +213,11 @@ func (s *Server) welcome(sc *serverConn, now time.Duration) {
 	}
 }
 
-// expire drops connections silent for longer than the timeout, and closes
-// accepted connections that sent no valid hello within it.
+// expire drops connections silent for longer than the timeout, closes
+// accepted connections that sent no valid hello within it, and gives up
+// the places held past their grace.
 func (s *Server) expire(now time.Duration) {
+	s.expireHeld(now)
 	kept := s.pending[:0]
 	for _, pc := range s.pending {
 		if now-pc.at > s.opts.Timeout {
@@ -217,33 +240,27 @@ func (s *Server) expire(now time.Duration) {
 	}
 }
 
+// drop ends connection sc for reason, then holds its place for a
+// reconnect or gives it up (see leave).
 func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
+	s.end(sc, reason)
+	s.leave(sc, reason)
+}
+
+// end closes connection sc: it leaves the open connections, its packet
+// layer and view close, their counters are kept. What it owns stays.
+func (s *Server) end(sc *serverConn, reason protocol.RejectReason) {
 	for i, c := range s.conns {
 		if c == sc {
 			s.conns = append(s.conns[:i], s.conns[i+1:]...)
 			break
 		}
 	}
-	add(&s.closed, sc.inputs.Stats())
 	addView(&s.closedViews, sc.view.Stats())
 	s.msgStats.add(&sc.msgs.stats)
 	sc.view.Close()
 	s.stats.Dropped++
 	s.log.Info("ghostwire: connection ended", "conn", sc.id, "reason", reason.String())
-	s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
-	for _, e := range s.owned {
-		s.ghosts.Despawn(e)
-	}
-	if s.game.OnDisconnect != nil {
-		s.game.OnDisconnect(s.world, sc.id, s.owned)
-	} else {
-		a := s.world.Arche()
-		for _, e := range s.owned {
-			if a.Alive(e) {
-				a.RemoveEntity(e)
-			}
-		}
-	}
 	s.retire(sc.link)
 }
 

@@ -82,12 +82,13 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 }
 
 // applyInputs takes exactly one input per connection for the tick and
-// writes it onto the ghosts the connection owns; in a replay of the
-// determinism check it writes the one that tick took.
+// writes it onto the ghosts the connection owns; a held place's ghosts
+// get the neutral input (the input type's zero value: nobody is at the
+// controls; the rules' substitute is for a gap in a live stream, and
+// repeating a last input for the whole grace would walk the player off).
+// In a replay of the determinism check it writes the one that tick took.
 func (s *Server) applyInputs(w *gw.World) {
-	a := w.Arche()
 	tick := w.Tick()
-	b := s.binding
 	for _, sc := range s.conns {
 		var h components.InputHeader
 		var rec []byte
@@ -105,14 +106,33 @@ func (s *Server) applyInputs(w *gw.World) {
 			h.Acked = sc.viewAge.ackedBefore(h.Tick)
 			sc.applied.keep(tick, h, rec)
 		}
-		s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
-		for _, e := range s.owned {
-			if a.Has(e, b.Header) {
-				*(*components.InputHeader)(a.Get(e, b.Header)) = h
+		s.giveInput(w, sc.id, &h, rec)
+	}
+	for _, p := range s.held {
+		h, rec := components.InputHeader{Tick: tick}, s.neutral
+		if w.IsReplaying() {
+			var ok bool
+			if h, rec, ok = p.sc.applied.at(tick); !ok {
+				continue
 			}
-			if b.HasInput && a.Has(e, b.Input) {
-				copy(unsafe.Slice((*byte)(a.Get(e, b.Input)), len(rec)), rec)
-			}
+		} else {
+			p.sc.applied.keep(tick, h, rec)
+		}
+		s.giveInput(w, p.sc.id, &h, rec)
+	}
+}
+
+// giveInput writes input h and rec onto the ghosts connection conn owns.
+func (s *Server) giveInput(w *gw.World, conn components.ConnID, h *components.InputHeader, rec []byte) {
+	a := w.Arche()
+	b := s.binding
+	s.owned = s.ghosts.Owned(s.owned[:0], conn)
+	for _, e := range s.owned {
+		if a.Has(e, b.Header) {
+			*(*components.InputHeader)(a.Get(e, b.Header)) = *h
+		}
+		if b.HasInput && a.Has(e, b.Input) {
+			copy(unsafe.Slice((*byte)(a.Get(e, b.Input)), len(rec)), rec)
 		}
 	}
 }

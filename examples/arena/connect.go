@@ -25,6 +25,8 @@ type clientsOptions struct {
 	Key    [udp.KeySize]byte // tokens made here when TokenURL is ""
 	// TokenURL is the token endpoint to fetch each bot's token from.
 	TokenURL string
+	// TokenSecret is what the bots present to the token endpoint.
+	TokenSecret string
 	// TokenTimeout is the timeout, in seconds, of the tokens made here
 	// (tokenTimeout when zero): how long a handshake waits for an answer.
 	TokenTimeout int
@@ -88,7 +90,7 @@ func (c *arenaClients) dial(ctx context.Context, web *http.Client) (*bot, error)
 	var token []byte
 	var err error
 	if c.opts.TokenURL != "" {
-		token, err = fetchToken(ctx, web, c.opts.TokenURL, c.opts.Server)
+		token, err = fetchToken(ctx, web, c.opts.TokenURL, c.opts.TokenSecret, fmt.Sprintf("bot-%d-%d", c.opts.Game.Seed, len(c.bots)), c.opts.Server)
 	} else {
 		var id uint64
 		if id, err = randomClientID(); err == nil {

@@ -144,9 +144,9 @@ func (f inputDelayFlag) Set(s string) error {
 // webOptions are -web's options from the parsed flags. The page's bots aim
 // like people unless -bot-aim perfect says otherwise: a person must be
 // able to win.
-func webOptions(fs *flag.FlagSet, cfg game.Config, log *slog.Logger) web.Options {
+func webOptions(fs *flag.FlagSet, cfg game.Config, settings bool, log *slog.Logger) web.Options {
 	perfect := isSet(fs, "bot-aim") && cfg.BotAim == game.AimPerfect
-	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Chat: cfg.Chat, Logger: log}
+	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Chat: cfg.Chat, ServerSettings: settings, Logger: log}
 }
 
 // isSet reports whether the command line gave flag name.
@@ -178,10 +178,11 @@ func (f radiusFlag) Set(s string) error {
 
 // headlessArgs are the flags of the headless match and of -web.
 type headlessArgs struct {
-	cfg    game.Config
-	report string
-	quiet  bool
-	web    string
+	cfg         game.Config
+	report      string
+	quiet       bool
+	web         string
+	webSettings bool
 }
 
 // headlessFlags defines the headless match's flags (and -web's) into a.
@@ -214,6 +215,7 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
 	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
+	fs.BoolVar(&a.webSettings, "web-settings", false, "-web: let pages switch the server's own settings (lag compensation, for every player)")
 	return fs
 }
 
@@ -257,7 +259,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.Clients < 0 || cfg.Clients > 32 {
 			return fmt.Errorf("-clients %d: allowed range is 0..32 with -web", cfg.Clients)
 		}
-		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, slog.New(slog.NewTextHandler(stderr, nil))))
+		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, a.webSettings, slog.New(slog.NewTextHandler(stderr, nil))))
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {

@@ -30,6 +30,9 @@ type connectionsReport struct {
 	// TokensIssued counts the connect tokens the token endpoint gave out
 	// (0 without -tokens).
 	TokensIssued uint64 `json:"tokens_issued"`
+	// TokensRefused counts the token requests refused, by reason
+	// (tokens.Stats.Refused).
+	TokensRefused map[string]uint64 `json:"tokens_refused,omitempty"`
 }
 
 // droppedReport counts the packets and handshakes the netcode layer

@@ -45,6 +45,7 @@ func isNetworkRun(args []string) bool {
 type networkArgs struct {
 	cfg                                         game.Config
 	serve, public, connect, key, tokens, genkey string
+	tokenSecret                                 string
 	maxClients                                  int
 	duration                                    time.Duration
 	report                                      string
@@ -62,6 +63,7 @@ func networkFlags(a *networkArgs) *flag.FlagSet {
 	fs.StringVar(&a.connect, "connect", "", "run bot clients of the server at this UDP address (its public address)")
 	fs.StringVar(&a.key, "key", "", "file holding the 32-byte private key shared by servers and token makers")
 	fs.StringVar(&a.tokens, "tokens", "", "-serve: also serve connect tokens over HTTP on this address; -connect: fetch tokens from this URL instead of making them with -key")
+	fs.StringVar(&a.tokenSecret, "token-secret", "", "file holding the token endpoint's shared secret (16..1024 bytes of text), required with -tokens: the server's endpoint serves only callers presenting it")
 	fs.StringVar(&a.genkey, "genkey", "", "write a new random 32-byte key to this file (which must not exist) and exit")
 	fs.IntVar(&a.maxClients, "max-clients", 64, "client slots (1..64)")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of bot clients, each on its own connection (1..64)")
@@ -122,7 +124,7 @@ func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("-duration %v: allowed range is 0 (until a signal)..24h for -serve", a.duration)
 		}
 		cfg.Clients = a.maxClients
-		return runServer(ctx, cfg, a.serve, a.public, a.key, a.tokens, a.duration, a.report, out, stdout, log)
+		return runServer(ctx, cfg, a.serve, a.public, a.key, a.tokens, a.tokenSecret, a.duration, a.report, out, stdout, log)
 	}
 	if a.public != "" {
 		return errors.New("-public is a -serve flag: a client connects to the server's public address with -connect")
@@ -131,14 +133,14 @@ func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if a.duration != 0 {
 		cfg.Duration = a.duration
 	}
-	o, err := clientsFromFlags(cfg, a.connect, a.key, a.tokens, log)
+	o, err := clientsFromFlags(cfg, a.connect, a.key, a.tokens, a.tokenSecret, log)
 	if err != nil {
 		return err
 	}
 	return runClients(ctx, o, a.report, out, stdout)
 }
 
-func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, tokens string, d time.Duration, report string,
+func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, tokens, secretFile string, d time.Duration, report string,
 	out, stdout io.Writer, log *slog.Logger) error {
 	if keyFile == "" {
 		return errors.New("-serve needs -key FILE: the 32-byte private key its connect tokens are made with (make one with -genkey FILE)")
@@ -148,6 +150,14 @@ func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, toke
 		return err
 	}
 	o := serverOptions{Game: cfg, Bind: bind, Key: key, Tokens: tokens, Duration: d, Logger: log}
+	if tokens != "" {
+		if secretFile == "" {
+			return errors.New("-tokens needs -token-secret FILE: the secret a caller of the token endpoint presents (make one with: head -c 24 /dev/urandom | base64 > FILE)")
+		}
+		if o.TokenSecret, err = readSecretFile(secretFile); err != nil {
+			return err
+		}
+	}
 	if public != "" {
 		if o.Public, err = resolveAddr("-public", public); err != nil {
 			return err
@@ -177,7 +187,7 @@ func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, toke
 // clientsFromFlags checks the -connect flags and turns them into the
 // clients' options: the server's address, and the key to make tokens with
 // or the endpoint to fetch them from.
-func clientsFromFlags(cfg game.Config, connect, keyFile, tokens string, log *slog.Logger) (clientsOptions, error) {
+func clientsFromFlags(cfg game.Config, connect, keyFile, tokens, secretFile string, log *slog.Logger) (clientsOptions, error) {
 	server, err := resolveAddr("-connect", connect)
 	if err != nil {
 		return clientsOptions{}, err
@@ -186,8 +196,12 @@ func clientsFromFlags(cfg game.Config, connect, keyFile, tokens string, log *slo
 	switch {
 	case tokens != "" && keyFile != "":
 		return o, errors.New("give -key FILE (make tokens here) or -tokens URL (fetch them), not both")
+	case tokens != "" && secretFile == "":
+		return o, errors.New("-tokens URL needs -token-secret FILE: the token endpoint's shared secret")
 	case tokens != "":
-		o.TokenURL, err = tokenURL(tokens)
+		if o.TokenURL, err = tokenURL(tokens); err == nil {
+			o.TokenSecret, err = readSecretFile(secretFile)
+		}
 	case keyFile != "":
 		o.Key, err = readKeyFile(keyFile)
 	default:

@@ -29,6 +29,16 @@ func newKey(t *testing.T, dir string) (string, [udp.KeySize]byte) {
 	return path, key
 }
 
+// newSecret writes a token endpoint secret file and returns its path and
+// text.
+func newSecret(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	path := filepath.Join(dir, "tokens.secret")
+	const secret = "a secret the matchmaker and the server share"
+	require.NoError(t, os.WriteFile(path, []byte(secret+"\n"), 0o600))
+	return path, secret
+}
+
 func TestKeyFileHoldsExactly32RawBytes(t *testing.T) {
 	dir := t.TempDir()
 	path, key := newKey(t, dir)
@@ -82,6 +92,7 @@ func TestIsNetworkRun(t *testing.T) {
 func TestNetworkFlagsAreRefusedByName(t *testing.T) {
 	dir := t.TempDir()
 	keyPath, _ := newKey(t, dir)
+	secretPath, _ := newSecret(t, dir)
 	short := filepath.Join(dir, "short.key")
 	require.NoError(t, os.WriteFile(short, []byte("too short"), 0o600))
 	for _, tc := range []struct {
@@ -100,7 +111,9 @@ func TestNetworkFlagsAreRefusedByName(t *testing.T) {
 		{[]string{"-connect", "0.0.0.0:40000", "-key", keyPath}, "want a specific IP and a port"},
 		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-public", "127.0.0.1:40000"}, "-public is a -serve flag"},
 		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-clients", "65"}, "-clients 65: allowed range is 1..64"},
-		{[]string{"-connect", "127.0.0.1:40000", "-tokens", "ftp://host/x"}, "scheme must be http or https"},
+		{[]string{"-connect", "127.0.0.1:40000", "-tokens", "ftp://host/x", "-token-secret", secretPath}, "scheme must be http or https"},
+		{[]string{"-connect", "127.0.0.1:40000", "-tokens", "http://127.0.0.1:1/token"}, "-tokens URL needs -token-secret FILE"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0"}, "-tokens needs -token-secret FILE"},
 		{[]string{"-genkey", filepath.Join(dir, "arena.key")}, "already exists"},
 	} {
 		var out, errOut bytes.Buffer
@@ -126,16 +139,17 @@ func TestTokenURL(t *testing.T) {
 
 func TestTokenEndpointServesTokensForItsServer(t *testing.T) {
 	_, key := newKey(t, t.TempDir())
+	_, secret := newSecret(t, t.TempDir())
 	server := netip.MustParseAddrPort("127.0.0.1:40000")
-	ts, err := startTokenServer("127.0.0.1:0", key, server, slog.New(slog.DiscardHandler))
+	ts, err := startTokenServer("127.0.0.1:0", key, server, secret, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	web := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
 	defer web.CloseIdleConnections()
 	ctx := context.Background()
 
-	a, err := fetchToken(ctx, web, ts.URL(), server)
+	a, err := fetchToken(ctx, web, ts.URL(), secret, "p1", server)
 	require.NoError(t, err)
-	b, err := fetchToken(ctx, web, ts.URL(), server)
+	b, err := fetchToken(ctx, web, ts.URL(), secret, "p2", server)
 	require.NoError(t, err)
 	assert.Len(t, a, udp.ConnectTokenSize)
 	assert.NotEqual(t, a, b, "every request gets a token of its own")
@@ -143,16 +157,24 @@ func TestTokenEndpointServesTokensForItsServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, arenaProtocolID, tok.ProtocolID)
 	assert.Equal(t, []netip.AddrPort{server}, tok.ServerAddresses)
-	assert.Equal(t, uint64(2), ts.issued.Load())
+	assert.Equal(t, uint64(2), ts.svc.Stats().Issued)
 
-	_, err = fetchToken(ctx, web, ts.URL(), netip.MustParseAddrPort("127.0.0.1:40002"))
+	_, err = fetchToken(ctx, web, ts.URL(), "a wrong secret of some length", "p3", server)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "401")
+	assert.Equal(t, uint64(1), ts.svc.Stats().Refused["unauthorized"], "anyone else is refused, counted")
+	res, err := web.Get(ts.URL())
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode, "a GET, as a cross-site link would send, gets nothing")
+	_, err = fetchToken(ctx, web, ts.URL(), secret, "p4", netip.MustParseAddrPort("127.0.0.1:40002"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not for -connect 127.0.0.1:40002")
-	_, err = fetchToken(ctx, web, ts.URL()+"x", server)
+	_, err = fetchToken(ctx, web, ts.URL()+"x", secret, "p5", server)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "404")
 	ts.close()
-	_, err = fetchToken(ctx, web, ts.URL(), server)
+	_, err = fetchToken(ctx, web, ts.URL(), secret, "p6", server)
 	assert.Error(t, err, "a closed endpoint serves nothing")
 }
 

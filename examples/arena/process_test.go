@@ -185,10 +185,11 @@ func TestArenaProcesses(t *testing.T) {
 
 	t.Run("SIGTERM to the server mid-match: its report, and a clean disconnect for the clients", func(t *testing.T) {
 		sReport, cReport := filepath.Join(t.TempDir(), "server.json"), filepath.Join(t.TempDir(), "clients.json")
-		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0", "-quiet", "-report", sReport)
+		secretPath, _ := newSecret(t, t.TempDir())
+		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0", "-token-secret", secretPath, "-quiet", "-report", sReport)
 		addr := serverAddr(t, srv.waitLine("arena: serving on udp", limit))
 		url := strings.TrimPrefix(srv.waitLine("arena: connect tokens at ", limit), "arena: connect tokens at ")
-		cl := start(t, bin, "-connect", addr, "-tokens", url, "-clients", "2", "-duration", "10m", "-report", cReport)
+		cl := start(t, bin, "-connect", addr, "-tokens", url, "-token-secret", secretPath, "-clients", "2", "-duration", "10m", "-report", cReport)
 		cl.waitLine("arena: 2/2 clients connected", limit)
 		cl.waitLine("t=", limit) // playing
 

@@ -18,15 +18,17 @@ import (
 
 // serverOptions configure the -serve process.
 type serverOptions struct {
-	Game       game.Config // TickRate, LagComp, MaxRewind, Seed; Clients is the maximum
-	Bind       string      // -serve
-	Public     netip.AddrPort
-	Key        [udp.KeySize]byte
-	Tokens     string        // -tokens: the token endpoint's address, "" for none
-	Duration   time.Duration // 0: until the context ends
-	Logger     *slog.Logger
-	AddrRate   udp.Rate // zero: udp's default
-	MaxPending int      // zero: udp's default
+	Game   game.Config // TickRate, LagComp, MaxRewind, Seed; Clients is the maximum
+	Bind   string      // -serve
+	Public netip.AddrPort
+	Key    [udp.KeySize]byte
+	Tokens string // -tokens: the token endpoint's address, "" for none
+	// TokenSecret is what a caller of the token endpoint presents.
+	TokenSecret string
+	Duration    time.Duration // 0: until the context ends
+	Logger      *slog.Logger
+	AddrRate    udp.Rate // zero: udp's default
+	MaxPending  int      // zero: udp's default
 }
 
 // arenaServer is the arena's server in real time over a UDP listener: the
@@ -67,7 +69,7 @@ func newArenaServer(o serverOptions) (*arenaServer, error) {
 		err = g.SetupServer(s.server)
 	}
 	if err == nil && o.Tokens != "" {
-		s.tokens, err = startTokenServer(o.Tokens, o.Key, l.PublicAddress(), o.Logger)
+		s.tokens, err = startTokenServer(o.Tokens, o.Key, l.PublicAddress(), o.TokenSecret, o.Logger)
 	}
 	if err != nil {
 		_ = l.Close()
@@ -149,7 +151,8 @@ func (s *arenaServer) close() *serverReport {
 	_ = s.listener.Close()
 	if s.tokens != nil {
 		s.tokens.close()
-		r.Connections.TokensIssued = s.tokens.issued.Load()
+		st := s.tokens.svc.Stats()
+		r.Connections.TokensIssued, r.Connections.TokensRefused = st.Issued, st.Refused
 	}
 	s.conns.prune()
 	c := s.conns.counts

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +14,14 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
-	"sync/atomic"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ghostwire/ghostwire/transport/udp"
+	"github.com/ghostwire/ghostwire/transport/udp/tokens"
 )
 
 // arenaProtocolID is the arena's netcode protocol ID ("arena 01"): servers
@@ -33,10 +38,19 @@ const (
 // tokenPath is where the token endpoint serves tokens.
 const tokenPath = "/token"
 
+// arenaRoom is the room the arena's tokens name: one match per server.
+const arenaRoom = "arena"
+
 // makeToken makes a connect token for client ID id naming the server's
-// public address, as a matchmaker does once it has authenticated a player;
-// either side gives up after timeout seconds without a packet.
+// public address, as a matchmaker does once it has authenticated a player,
+// with the player's identity in its claims; either side gives up after
+// timeout seconds without a packet.
 func makeToken(key [udp.KeySize]byte, server netip.AddrPort, id uint64, timeout int) ([]byte, error) {
+	claims := tokens.Claims{Room: arenaRoom, Identity: "bot-" + strconv.FormatUint(id, 16)}
+	ud, err := claims.UserData()
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	b, _, err := udp.MakeConnectToken(udp.TokenParams{
 		PrivateKey:      key,
@@ -46,6 +60,7 @@ func makeToken(key [udp.KeySize]byte, server netip.AddrPort, id uint64, timeout 
 		Create:          now,
 		Expire:          now.Add(tokenLife),
 		TimeoutSeconds:  int32(timeout),
+		UserData:        ud,
 	})
 	return b, err
 }
@@ -65,33 +80,34 @@ func randomClientID() (uint64, error) {
 	}
 }
 
-// tokenServer is a token endpoint as a matchmaker would run it: GET
-// /token answers with a fresh connect token for the server's public
-// address and a new client ID. A real matchmaker authenticates the player
-// first and serves over HTTPS; this one gives a token to anyone who asks,
-// so bind it where only your own clients reach it.
+// tokenServer is the arena's token endpoint, as a matchmaker runs one: a
+// tokens.Service (POST JSON, the shared secret as a bearer token, rate
+// limits, random client IDs, refusals counted) on a hardened HTTP server.
 type tokenServer struct {
-	key    [udp.KeySize]byte
-	server netip.AddrPort
-	next   atomic.Uint64 // the last client ID handed out
-	issued atomic.Uint64
-	http   *http.Server
-	ln     net.Listener
-	done   chan struct{}
+	svc  *tokens.Service
+	http *http.Server
+	ln   net.Listener
+	done chan struct{}
 }
 
 // startTokenServer listens on addr (host:port; port 0 picks one) and
-// serves tokens naming server until close.
-func startTokenServer(addr string, key [udp.KeySize]byte, server netip.AddrPort, log *slog.Logger) (*tokenServer, error) {
+// serves tokens naming server to callers with secret until close.
+func startTokenServer(addr string, key [udp.KeySize]byte, server netip.AddrPort, secret string, log *slog.Logger) (*tokenServer, error) {
+	svc, err := tokens.New(tokens.Options{Key: key, ProtocolID: arenaProtocolID, Secret: secret, PublicAddress: server,
+		Life: tokenLife, Timeout: tokenTimeout, Rooms: func(room string) bool { return room == arenaRoom }})
+	if err != nil {
+		return nil, fmt.Errorf("-tokens: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("-tokens %s: %w", addr, err)
 	}
-	ts := &tokenServer{key: key, server: server, ln: ln, done: make(chan struct{})}
+	ts := &tokenServer{svc: svc, ln: ln, done: make(chan struct{})}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+tokenPath, ts.serveToken)
+	mux.Handle("POST "+tokenPath, svc)
 	ts.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,
-		WriteTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		WriteTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 8 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		defer close(ts.done)
 		_ = ts.http.Serve(ln) // ends with http.ErrServerClosed on close
@@ -101,18 +117,6 @@ func startTokenServer(addr string, key [udp.KeySize]byte, server netip.AddrPort,
 
 // URL returns the address clients fetch tokens from.
 func (ts *tokenServer) URL() string { return "http://" + ts.ln.Addr().String() + tokenPath }
-
-func (ts *tokenServer) serveToken(w http.ResponseWriter, _ *http.Request) {
-	b, err := makeToken(ts.key, ts.server, ts.next.Add(1), tokenTimeout)
-	if err != nil {
-		http.Error(w, "cannot make a token", http.StatusInternalServerError)
-		return
-	}
-	ts.issued.Add(1)
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Cache-Control", "no-store") // a token is a secret and good for one connection
-	_, _ = w.Write(b)
-}
 
 // close stops serving and waits for the serving goroutine; requests in
 // flight get up to a second to finish.
@@ -125,38 +129,61 @@ func (ts *tokenServer) close() {
 	<-ts.done
 }
 
-// fetchToken gets one connect token from a token endpoint. It errors when
-// the endpoint does not answer 200 with exactly udp.ConnectTokenSize bytes,
-// or when the token does not name the server the client was told to
-// connect to.
-func fetchToken(ctx context.Context, client *http.Client, endpoint string, server netip.AddrPort) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+// fetchToken asks a token endpoint for the token of a player of identity,
+// with the shared secret. It errors when the endpoint does not answer 200
+// with a token, or when the token does not name the server the client was
+// told to connect to.
+func fetchToken(ctx context.Context, client *http.Client, endpoint, secret, identity string, server netip.AddrPort) ([]byte, error) {
+	body, _ := json.Marshal(tokens.Request{Room: arenaRoom, Identity: identity})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("-tokens %s: %w", endpoint, err)
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+secret)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("-tokens: %w", err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("-tokens %s: %s", endpoint, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, udp.ConnectTokenSize+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
 	if err != nil {
 		return nil, fmt.Errorf("-tokens %s: %w", endpoint, err)
 	}
-	if len(b) != udp.ConnectTokenSize {
-		return nil, fmt.Errorf("-tokens %s answered %d bytes; a connect token has %d", endpoint, len(b), udp.ConnectTokenSize)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("-tokens %s: %s: %s", endpoint, resp.Status, bytes.TrimSpace(b))
 	}
-	t, err := udp.ParseConnectToken(b)
+	var r tokens.Response
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Token) != udp.ConnectTokenSize {
+		return nil, fmt.Errorf("-tokens %s answered no connect token of %d bytes", endpoint, udp.ConnectTokenSize)
+	}
+	t, err := udp.ParseConnectToken(r.Token)
 	if err != nil {
 		return nil, fmt.Errorf("-tokens %s: %w", endpoint, err)
 	}
 	if !slices.Contains(t.ServerAddresses, server) {
 		return nil, fmt.Errorf("-tokens %s gives tokens for %v, not for -connect %v", endpoint, t.ServerAddresses, server)
 	}
-	return b, nil
+	return r.Token, nil
+}
+
+// readSecretFile reads the token endpoint's shared secret: the file's
+// text, trimmed, at least 16 bytes.
+func readSecretFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("-token-secret: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
+	if err != nil {
+		return "", fmt.Errorf("-token-secret %s: %w", path, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < 16 || len(s) > 1024 {
+		return "", fmt.Errorf("-token-secret %s holds %d bytes; want 16..1024 (make one with: head -c 24 /dev/urandom | base64 > %s)", path, len(s), path)
+	}
+	return s, nil
 }
 
 // tokenURL turns the -tokens value of a client into the endpoint's URL:

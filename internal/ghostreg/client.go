@@ -374,7 +374,10 @@ func (c *ClientRegister) TakeOwned(e ecs.Entity, snap *protocol.Snapshot, gi int
 // (owner and spawn tick) from the ghosts this client knows, predicted or
 // interpolated, and drops those of ghosts it does not know (counted in
 // ClientStats.Unresolved): a ghost whose entity the game destroyed comes
-// back only when the server sends its identity again. It is idempotent.
+// back only when the server sends its identity again. A record that
+// carries the identity of a ghost this client knows under another owner
+// (the server gave it to a player's new connection) updates the owner it
+// holds (see reown). It is idempotent.
 func (c *ClientRegister) Resolve(snap *protocol.Snapshot) {
 	kept := snap.Ghosts[:0]
 	for _, gs := range snap.Ghosts {
@@ -385,6 +388,8 @@ func (c *ClientRegister) Resolve(snap *protocol.Snapshot) {
 				continue
 			}
 			gs.Owner, gs.Spawned, gs.Identity = g.Owner, g.Spawned, true
+		} else {
+			c.reown(&gs.Ghost)
 		}
 		kept = append(kept, gs)
 	}

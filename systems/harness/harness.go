@@ -27,6 +27,13 @@ type ClientSpec struct {
 	// uses it, so a test can drop, hold or inspect its datagrams beyond
 	// what Link's random conditions do.
 	Wrap func(transport.Conn) transport.Conn
+	// Identity, if set, is the player the client is, as a token service
+	// would have named it (tokens.Claims.Identity): the server's end of
+	// its link carries it, and the harness's server reads it when
+	// Options.Server.Identity is nil. A client added later with the same
+	// Identity takes back the place of one whose connection was lost
+	// (systems.ServerOptions.ReconnectGrace).
+	Identity string
 }
 
 // Options configures a [Harness].
@@ -74,6 +81,7 @@ type Harness struct {
 	Server  *systems.Server
 	Clients []*systems.Client
 	stalled []time.Duration // per client: no Update or Frame before this time
+	ln      *identityListener
 	opts    Options
 	frame   time.Duration
 	nextFrm time.Duration
@@ -110,13 +118,17 @@ func New(opts Options) (*Harness, error) {
 	if opts.Server.SyncTest == 0 {
 		opts.Server.SyncTest = opts.SyncTest
 	}
+	if opts.Server.Identity == nil {
+		opts.Server.Identity = identityOf
+	}
 	h := &Harness{Time: &gw.VirtualTime{}, opts: opts, frame: time.Second / time.Duration(opts.FrameRate)}
 	h.Net = transport.NewMemoryNetwork(h.Time, opts.Seed)
 	l, err := h.Net.Listen("server")
 	if err != nil {
 		return nil, err
 	}
-	if h.Server, err = systems.NewServer(h.Time, l, opts.Game, opts.Server); err != nil {
+	h.ln = &identityListener{Listener: l}
+	if h.Server, err = systems.NewServer(h.Time, h.ln, opts.Game, opts.Server); err != nil {
 		return nil, err
 	}
 	if opts.SetupServer != nil {
@@ -137,6 +149,9 @@ func (h *Harness) AddClient(spec ClientSpec) error {
 	conn, err := h.Net.Dial("server", spec.Link)
 	if err != nil {
 		return err
+	}
+	if spec.Identity != "" {
+		h.ln.tag(spec.Identity)
 	}
 	if spec.Wrap != nil {
 		conn = spec.Wrap(conn)

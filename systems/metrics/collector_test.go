@@ -34,7 +34,9 @@ func sources(t *testing.T) metrics.Sources {
 	ln, err := transport.NewMemoryNetwork(gw.NewRealTime(), 1).Listen("rooms")
 	require.NoError(t, err)
 	m, err := rooms.New(rooms.Options{Listener: ln, EmptyFor: -1,
-		NewRoom: func(string) (*systems.Game, systems.ServerOptions, error) { return schema.Game(), systems.ServerOptions{}, nil }})
+		NewRoom: func(string) (*systems.Game, systems.ServerOptions, error) {
+			return schema.Game(), systems.ServerOptions{}, nil
+		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Open("a"))
 	require.NoError(t, m.Open("b"))
@@ -69,6 +71,7 @@ func TestCollectorSeries(t *testing.T) {
 	assert.Empty(t, problems)
 	for name, want := range map[string]int{
 		"ghostwire_room_tick_seconds": 2, "ghostwire_room_ticks_behind": 2, "ghostwire_room_clients": 2,
+		"ghostwire_room_held": 2, "ghostwire_room_reconnects_total": 2, "ghostwire_room_held_given_up_total": 2,
 		"ghostwire_room_cpu_seconds_total": 2, "ghostwire_room_bytes_received_total": 2, "ghostwire_room_bytes_sent_total": 2,
 		"ghostwire_room_dropped_total": 2, "ghostwire_rooms": 1, "ghostwire_rooms_max": 1, "ghostwire_rooms_opened_total": 1,
 		"ghostwire_rooms_ended_total": 1, "ghostwire_connections_routed_total": 1, "ghostwire_connections_refused_total": 4,

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/transport"
-	"github.com/ghostwire/ghostwire/transport/udp"
 	"github.com/ghostwire/ghostwire/transport/udp/tokens"
 )
 
@@ -34,6 +33,10 @@ type Options struct {
 	Listener transport.Listener
 	// NewRoom builds a room's game and server options when it opens; it
 	// runs on the caller of Open or on Run's goroutine (OpenOnDemand).
+	// Options whose Identity is nil get tokens.Identity, the identity of
+	// the token's claims, so a room with a ReconnectGrace gives a player's
+	// new connection (a new token for the same room and identity, routed
+	// to the same room) its place back.
 	NewRoom func(name string) (*systems.Game, systems.ServerOptions, error)
 	// MaxRooms caps the rooms open at once; 16 when zero. Allowed:
 	// 0..MaxRoomsLimit.
@@ -110,11 +113,7 @@ func New(opts Options) (*Manager, error) {
 
 // claimsRoom is the default Route: the room of the token's claims.
 func claimsRoom(c transport.Conn) (string, error) {
-	u, ok := c.(interface{ UserData() [udp.UserDataSize]byte })
-	if !ok {
-		return "", fmt.Errorf("rooms: a %T carries no token user data", c)
-	}
-	claims, err := tokens.ParseClaims(u.UserData())
+	claims, err := tokens.ConnClaims(c)
 	if err != nil {
 		return "", err
 	}
@@ -141,6 +140,9 @@ func (m *Manager) openLocked(name string) error {
 	game, sopts, err := m.opts.NewRoom(name)
 	if err != nil {
 		return fmt.Errorf("rooms: room %q: %w", name, err)
+	}
+	if sopts.Identity == nil {
+		sopts.Identity = tokens.Identity
 	}
 	emptyFor := m.opts.EmptyFor
 	if emptyFor < 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,9 @@ func newFleet(t *testing.T, mutate func(*rooms.Options)) *fleet {
 	ln, err := udp.Listen(udp.Options{BindAddress: "127.0.0.1:0", PrivateKey: key, ProtocolID: protocolID, MaxClients: 256})
 	require.NoError(t, err)
 	opts := rooms.Options{Listener: ln, EmptyFor: -1,
-		NewRoom: func(string) (*systems.Game, systems.ServerOptions, error) { return schema.Game(), systems.ServerOptions{}, nil }}
+		NewRoom: func(string) (*systems.Game, systems.ServerOptions, error) {
+			return schema.Game(), systems.ServerOptions{}, nil
+		}}
 	if mutate != nil {
 		mutate(&opts)
 	}
@@ -71,11 +74,17 @@ type player struct {
 // when not nil, replaces the claims with raw user data.
 func (f *fleet) join(room string, id uint64, raw *[udp.UserDataSize]byte) *player {
 	f.t.Helper()
+	return f.joinAs(room, "p", id, raw)
+}
+
+// joinAs is join for a player of the given identity.
+func (f *fleet) joinAs(room, identity string, id uint64, raw *[udp.UserDataSize]byte) *player {
+	f.t.Helper()
 	ud := [udp.UserDataSize]byte{}
 	if raw != nil {
 		ud = *raw
 	} else {
-		c := tokens.Claims{Room: room, Identity: "p"}
+		c := tokens.Claims{Room: room, Identity: identity}
 		var err error
 		ud, err = c.UserData()
 		require.NoError(f.t, err)
@@ -231,6 +240,78 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	_, err = rooms.New(rooms.Options{Listener: ln, MaxRooms: 5000,
 		NewRoom: func(string) (*systems.Game, systems.ServerOptions, error) { return nil, systems.ServerOptions{}, nil }})
 	assert.EqualError(t, err, "rooms: MaxRooms 5000 outside 0..1024")
+}
+
+// A player whose link drops takes back its car with a new token for the
+// same room and identity, on loopback UDP through the manager: the room
+// holds the place (the room stays open, the other player keeps seeing
+// the car), the new connection is routed to the same room by its claims,
+// and nobody sees two cars of it.
+func TestRoomsGiveAReconnectingPlayerItsPlace(t *testing.T) {
+	f := newFleet(t, func(o *rooms.Options) {
+		o.EmptyFor = 200 * time.Millisecond
+		base := o.NewRoom
+		o.NewRoom = func(name string) (*systems.Game, systems.ServerOptions, error) {
+			g, so, err := base(name)
+			so.ReconnectGrace, so.Timeout = 5*time.Second, 300*time.Millisecond
+			return g, so, err
+		}
+	})
+	defer f.stop()
+	require.NoError(t, f.m.Open("a"))
+	alice, bob := f.joinAs("a", "alice", 1, nil), f.joinAs("a", "bob", 2, nil)
+	both := []*player{alice, bob}
+	play(t, both, func() bool { return cars(alice.c) == 2 && cars(bob.c) == 2 })
+	e, _ := alice.c.Player()
+	aliceGhosts := generic.NewMap[components.Ghost](alice.c.World().Arche())
+	ghost := *aliceGhosts.Get(e)
+
+	require.NoError(t, alice.conn.Close()) // the link drops: no disconnect reaches the game server
+	play(t, []*player{bob}, func() bool { rs := f.m.Rooms(); return len(rs) == 1 && rs[0].Held == 1 })
+	past := time.Now().Add(2 * 200 * time.Millisecond) // twice EmptyFor: the held place keeps the room open
+	play(t, []*player{bob}, func() bool { return time.Now().After(past) })
+	require.Len(t, f.m.Rooms(), 1)
+	assert.Equal(t, 2, cars(bob.c), "bob still sees alice's car")
+
+	again := f.joinAs("a", "alice", 3, nil)
+	play(t, []*player{bob, again}, func() bool { _, ok := again.c.Player(); return ok && cars(bob.c) == 2 })
+	e, _ = again.c.Player()
+	againGhosts := generic.NewMap[components.Ghost](again.c.World().Arche())
+	mine := *againGhosts.Get(e)
+	assert.Equal(t, ghost.ID, mine.ID, "the same car")
+	conn, _ := again.c.Conn()
+	assert.Equal(t, conn, mine.Owner, "now the new connection's")
+	a := again.c.World().Arche()
+	assert.True(t, a.Has(e, ecs.ComponentID[components.Predicted](a)), "predicted by its driver")
+	play(t, []*player{bob, again}, func() bool {
+		rs := f.m.Rooms()
+		return rs[0].Reconnects == 1 && rs[0].Held == 0 && cars(again.c) == 2
+	})
+	past = time.Now().Add(300 * time.Millisecond)
+	play(t, []*player{bob, again}, func() bool { return time.Now().After(past) })
+	assert.Equal(t, 2, cars(again.c))
+	assert.Equal(t, 2, cars(bob.c), "no duplicate car")
+	r := f.m.Rooms()[0]
+	assert.Equal(t, 2, r.Clients)
+	assert.Zero(t, r.HeldGivenUp)
+	assert.Equal(t, uint64(3), f.m.Stats().Routed)
+
+	// Bob quits; alice's link drops again: the room has no client, only
+	// a held place, and stays open past EmptyFor for her.
+	bob.c.Close()
+	_ = bob.conn.Close()
+	require.NoError(t, again.conn.Close())
+	play(t, nil, func() bool { rs := f.m.Rooms(); return len(rs) == 1 && rs[0].Held == 1 && rs[0].Clients == 0 })
+	past = time.Now().Add(2 * 200 * time.Millisecond)
+	play(t, nil, func() bool { return time.Now().After(past) })
+	require.Len(t, f.m.Rooms(), 1, "a room holding a place is not empty")
+	last := f.joinAs("a", "alice", 4, nil)
+	play(t, []*player{last}, func() bool { _, ok := last.c.Player(); return ok })
+	e, _ = last.c.Player()
+	lastGhosts := generic.NewMap[components.Ghost](last.c.World().Arche())
+	assert.Equal(t, ghost.ID, lastGhosts.Get(e).ID)
+	last.c.Close()
+	_ = last.conn.Close()
 }
 
 // Shutdown with three rooms playing: nothing new is admitted, the room

@@ -22,8 +22,15 @@ var TickBounds = [...]time.Duration{50 * time.Microsecond, 100 * time.Microsecon
 type RoomStats struct {
 	Name   string
 	Opened time.Time
-	// Clients is the connections of the room now, Peak the most at once.
+	// Clients is the connections of the room now, Peak the most at once;
+	// Held the places it holds for players whose connection was lost
+	// (systems.ServerOptions.ReconnectGrace). A room with held places is
+	// not empty (Options.EmptyFor): its players may come back.
 	Clients, Peak int
+	Held          int
+	// Reconnects counts the connections that took a player's place back,
+	// HeldGivenUp the held places given up (grace over, or MaxHeld).
+	Reconnects, HeldGivenUp uint64
 	// Ticks is the ticks the room ran, Expected those its clock asked for
 	// since it opened: Expected − Ticks is how far behind it is.
 	Ticks, Expected uint64
@@ -99,7 +106,7 @@ func (r *room) run(ctx context.Context, ended func(*room)) {
 		took := time.Since(start)
 		st := r.server.Stats()
 		r.record(took, late, &st, start)
-		if st.Connections > 0 {
+		if st.Connections > 0 || st.Held > 0 {
 			lastClient = start
 		} else if r.emptyFor > 0 && start.Sub(lastClient) >= r.emptyFor {
 			r.close()
@@ -130,7 +137,8 @@ func (r *room) record(took, late time.Duration, st *systems.ServerStats, now tim
 	}
 	s.Updates[b]++
 	s.TickMax = max(s.TickMax, took)
-	s.Clients, s.Peak = st.Connections, max(s.Peak, st.Connections)
+	s.Clients, s.Peak, s.Held = st.Connections, max(s.Peak, st.Connections), st.Held
+	s.Reconnects, s.HeldGivenUp = st.Reconnects, st.ReconnectsExpired+st.HeldEvicted
 	s.Ticks = st.Ticks
 	s.Expected = uint64(now.Sub(r.opened) / (time.Second / time.Duration(r.rate)))
 	s.BytesIn, s.BytesOut = st.BytesReceived, st.BytesSent

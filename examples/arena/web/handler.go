@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"mime"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
@@ -38,7 +41,12 @@ const truthInterval = 33 * time.Millisecond
 //	GET  /truth         the server's state, as server-sent events (JSON)
 //	GET  /settings?session=S  what the page's controls show on load (JSON Settings)
 //	POST /link?session=S  S's link (JSON Link), applied at once
-//	POST /lagcomp       "on" or "off": how the server judges shots
+//	POST /lagcomp       JSON {"On": true|false}: how the server judges
+//	                    shots, for everyone; refused unless
+//	                    Options.ServerSettings
+//
+// The POSTs change state, so they take only what a page of this server
+// sends (see guardPost): a JSON body of at most 1 KB, from this origin.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	files, _ := fs.Sub(static, "static") // the directory is embedded, so Sub cannot fail
@@ -55,9 +63,50 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ws", s.serveSocket)
 	mux.HandleFunc("GET /truth", s.serveTruth)
 	mux.HandleFunc("GET /settings", s.serveSettings)
-	mux.HandleFunc("POST /link", s.serveLink)
-	mux.HandleFunc("POST /lagcomp", s.serveLagComp)
+	mux.HandleFunc("POST /link", s.guardPost(s.serveLink))
+	mux.HandleFunc("POST /lagcomp", s.guardPost(s.serveLagComp))
 	return mux
+}
+
+// maxPostBytes caps a POST's body.
+const maxPostBytes = 1 << 10
+
+// guardPost lets a state-changing request through only when a page of
+// this server could have sent it: a JSON content type (a "simple" request
+// from another site cannot have one without a CORS preflight, which this
+// server never grants), no Origin or Sec-Fetch-Site naming another site,
+// and a body of at most maxPostBytes. Refusals are counted
+// (Stats.PostsRefused).
+func (s *Server) guardPost(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			s.postsRefused.Add(1)
+			http.Error(w, "a JSON body (Content-Type: application/json) is required", http.StatusUnsupportedMediaType)
+			return
+		}
+		if !sameOrigin(r) {
+			s.postsRefused.Add(1)
+			http.Error(w, "cross-site request refused", http.StatusForbidden)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxPostBytes)
+		h(w, r)
+	}
+}
+
+// sameOrigin reports whether a request's Origin (when sent) is this
+// server's own and its Sec-Fetch-Site (when sent) says same-origin; a
+// client that is not a browser sends neither.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
 }
 
 // Arena is the geometry the page draws, in arena units: the players'
@@ -94,6 +143,11 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	// The game's connection lives past the server's read and write
+	// timeouts, which guard requests, not sessions.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	s.accepting.Lock()
 	s.ws.ServeHTTP(w, r)
 	conn, ok := s.ws.Accept()
@@ -120,11 +174,12 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 }
 
 // Settings are the server's settings a page's controls show: lag
-// compensation (server-wide) and the session's link (kept across the
-// page's reloads).
+// compensation (server-wide; ServerSettings says whether a page may
+// switch it) and the session's link (kept across the page's reloads).
 type Settings struct {
-	LagComp bool
-	Link    Link
+	LagComp        bool
+	ServerSettings bool
+	Link           Link
 }
 
 // serveSettings answers with the settings of a session: a page shows the
@@ -138,7 +193,7 @@ func (s *Server) serveSettings(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	l := s.sessions.link(id)
 	s.mu.Unlock()
-	writeJSON(w, Settings{LagComp: s.lagComp.Load(), Link: l})
+	writeJSON(w, Settings{LagComp: s.lagComp.Load(), ServerSettings: s.opts.ServerSettings, Link: l})
 }
 
 // serveLink sets a session's link.
@@ -149,7 +204,7 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var l Link
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<10))
+	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
 		http.Error(w, "link: "+err.Error(), http.StatusBadRequest)
@@ -165,18 +220,22 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, l)
 }
 
-// serveLagComp switches lag compensation for every shot.
+// serveLagComp switches lag compensation for every shot, when the server
+// lets pages change its settings.
 func (s *Server) serveLagComp(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(io.LimitReader(r.Body, 16))
-	switch string(bytes.TrimSpace(b)) {
-	case "on":
-		s.lagComp.Store(true)
-	case "off":
-		s.lagComp.Store(false)
-	default:
-		http.Error(w, "lagcomp: want on or off, got "+string(b), http.StatusBadRequest)
+	if !s.opts.ServerSettings {
+		s.postsRefused.Add(1)
+		http.Error(w, "server-wide settings are off: start the server with -web-settings to let pages change them", http.StatusForbidden)
 		return
 	}
+	var v struct{ On *bool }
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil || v.On == nil {
+		http.Error(w, `lagcomp: want {"On": true} or {"On": false}`, http.StatusBadRequest)
+		return
+	}
+	s.lagComp.Store(*v.On)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -194,6 +253,7 @@ func (s *Server) serveTruth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the write timeout of a request
 	t := time.NewTicker(truthInterval)
 	defer t.Stop()
 	var last *[]byte

@@ -24,7 +24,8 @@ func FuzzLinkEndpoint(f *testing.F) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/link", strings.NewReader(body))
 		req.URL.RawQuery = "session=" + session
-		s.serveLink(rec, req)
+		req.Header.Set("Content-Type", "application/json")
+		s.guardPost(s.serveLink)(rec, req)
 		switch rec.Code {
 		case http.StatusOK:
 			require.Len(t, s.sessions.list, 1)

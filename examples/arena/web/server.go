@@ -52,6 +52,14 @@ type Options struct {
 	Frame time.Duration
 	// Logger receives the server's events; slog.Default() when nil.
 	Logger *slog.Logger
+	// ServerSettings lets a page switch the server's own settings (lag
+	// compensation, for every player); off, the page shows them but
+	// cannot change them. The arena's -web-settings.
+	ServerSettings bool
+	// ReadTimeout bounds reading a request, headers and body; 10 s when
+	// zero. Allowed: 100ms..1m. The game's WebSocket and the spectator
+	// stream live past it.
+	ReadTimeout time.Duration
 }
 
 // Server is the arena's web server: the game server, its bots, the built
@@ -92,6 +100,7 @@ type Server struct {
 	lastTick                   gw.Tick
 	truthOpen                  atomic.Int64
 	truthStreams, truthRefused atomic.Uint64
+	postsRefused               atomic.Uint64
 	done                       chan struct{}
 
 	serverStats atomic.Pointer[systems.ServerStats]
@@ -109,6 +118,9 @@ type Stats struct {
 	// Truth counts the spectator streams opened; TruthRefused those
 	// refused because MaxTruthStreams were open.
 	Truth, TruthRefused uint64
+	// PostsRefused counts the state-changing requests refused: not JSON,
+	// from another site, or server-wide settings while they are off.
+	PostsRefused uint64
 }
 
 // Stats returns the counters; the game server's are those of its newest
@@ -118,6 +130,7 @@ func (s *Server) Stats() Stats {
 	st := Stats{Sockets: s.conns, SocketsRefused: s.refusedSockets, SessionsEvicted: s.sessions.evicted}
 	s.mu.Unlock()
 	st.Truth, st.TruthRefused = s.truthStreams.Load(), s.truthRefused.Load()
+	st.PostsRefused = s.postsRefused.Load()
 	if ss := s.serverStats.Load(); ss != nil {
 		st.Server = *ss
 	}
@@ -134,6 +147,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.Frame = 2 * time.Millisecond
 	case opts.Frame < time.Millisecond || opts.Frame > 50*time.Millisecond:
 		return nil, fmt.Errorf("web: Frame %v: allowed range is 1ms..50ms", opts.Frame)
+	case opts.ReadTimeout != 0 && (opts.ReadTimeout < 100*time.Millisecond || opts.ReadTimeout > time.Minute):
+		return nil, fmt.Errorf("web: ReadTimeout %v: allowed range is 100ms..1m", opts.ReadTimeout)
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = 10 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -303,6 +321,16 @@ func (s *Server) Run(ctx context.Context) error {
 // closeAll ends what Run served. The game server tells every client it is
 // closing first, so the pages show it at once instead of after their
 // timeout.
+// HTTPServer returns an http.Server of Handler with the timeouts a public
+// listener needs: 5 s to send the headers, ReadTimeout to send the whole
+// request, 10 s to take an answer, 60 s idle between requests, 8 KB of
+// headers. A client that sends its body slowly is cut off at ReadTimeout.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(5*time.Second, s.opts.ReadTimeout),
+		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second,
+		MaxHeaderBytes: 8 << 10, ErrorLog: slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn)}
+}
+
 func (s *Server) closeAll() {
 	close(s.done)
 	s.game.Close()
@@ -320,12 +348,17 @@ func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("web: listening at %s: %w", addr, err)
 	}
+	return Serve(ctx, ln, opts)
+}
+
+// Serve serves the arena on ln until ctx ends, and closes ln.
+func Serve(ctx context.Context, ln net.Listener, opts Options) error {
 	s, err := New(ctx, opts)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := s.HTTPServer()
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	s.opts.Logger.Info("arena on the web: open the page", "url", "http://"+ln.Addr().String()+"/")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -258,27 +259,101 @@ func TestLinkEndpointRefusesBadInput(t *testing.T) {
 }
 
 func TestLagCompEndpointSwitchesJudging(t *testing.T) {
-	s, url := startServer(t, Options{})
+	s, url := startServer(t, Options{ServerSettings: true})
 	lagComp := func() bool {
 		_, tr, _ := truthOf(s, 0)
 		return tr.LagComp
 	}
 	assert.True(t, lagComp(), "on by default")
-	code, _ := post(t, url+"/lagcomp", "off")
+	code, _ := post(t, url+"/lagcomp", `{"On":false}`)
 	assert.Equal(t, http.StatusNoContent, code)
 	waitFor(t, slow, "the truth says lag compensation is off", func() bool { return !lagComp() })
-	code, _ = post(t, url+"/lagcomp", "on")
+	code, _ = post(t, url+"/lagcomp", `{"On":true}`)
 	assert.Equal(t, http.StatusNoContent, code)
 	waitFor(t, slow, "the truth says lag compensation is on", lagComp)
-	code, body := post(t, url+"/lagcomp", "maybe")
+	code, body := post(t, url+"/lagcomp", `"maybe"`)
 	assert.Equal(t, http.StatusBadRequest, code)
-	assert.Equal(t, "lagcomp: want on or off, got maybe", body)
+	assert.Equal(t, `lagcomp: want {"On": true} or {"On": false}`, body)
+}
+
+// Without ServerSettings, no page may switch the server's lag
+// compensation; the page is told so with its settings.
+func TestServerSettingsAreOffByDefault(t *testing.T) {
+	s, url := startServer(t, Options{})
+	code, body := post(t, url+"/lagcomp", `{"On":false}`)
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "-web-settings")
+	_, tr, _ := truthOf(s, 0)
+	assert.True(t, tr.LagComp, "unchanged")
+	res, b := get(t, url+"/settings?session=a")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.JSONEq(t, `{"LagComp":true,"ServerSettings":false,"Link":{"RTTms":0,"JitterMS":0,"LossPct":0,"DupPct":0}}`, string(b))
+	assert.Equal(t, uint64(1), s.Stats().PostsRefused)
+}
+
+// A page on another site cannot change a session's link or the server's
+// settings: its "simple" cross-site POST (a form's content type) is
+// refused, and so is a JSON one its browser marks as cross-site (Origin,
+// Sec-Fetch-Site). A body past 1 KB is refused too.
+func TestCrossSitePostsAreRefused(t *testing.T) {
+	s, url := startServer(t, Options{ServerSettings: true})
+	send := func(path, ctype, body string, hdr map[string]string) int {
+		req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", ctype)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	link := `{"RTTms":500}`
+	assert.Equal(t, http.StatusUnsupportedMediaType, send("/link?session=victim", "text/plain", link, nil), "a simple request")
+	assert.Equal(t, http.StatusUnsupportedMediaType, send("/lagcomp", "application/x-www-form-urlencoded", "On=false", nil))
+	assert.Equal(t, http.StatusForbidden, send("/link?session=victim", "application/json", link,
+		map[string]string{"Origin": "https://evil.example"}))
+	assert.Equal(t, http.StatusForbidden, send("/lagcomp", "application/json", `{"On":false}`,
+		map[string]string{"Sec-Fetch-Site": "cross-site"}))
+	assert.Equal(t, http.StatusOK, send("/link?session=victim", "application/json", link,
+		map[string]string{"Origin": url, "Sec-Fetch-Site": "same-origin"}), "the page itself")
+	assert.Equal(t, http.StatusBadRequest, send("/link?session=victim", "application/json",
+		`{"RTTms":1`+strings.Repeat(" ", 2000)+`}`, nil), "past 1 KB")
+	assert.Equal(t, uint64(4), s.Stats().PostsRefused)
+	_, tr, _ := truthOf(s, 0)
+	assert.True(t, tr.LagComp)
+}
+
+// A client that sends its request body slowly is cut off at the read
+// timeout: it cannot hold a connection open.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, Options{ReadTimeout: 300 * time.Millisecond}) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	var conn net.Conn
+	waitFor(t, slow, "the server listens", func() bool {
+		conn, err = net.Dial("tcp", ln.Addr().String())
+		return err == nil
+	})
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /link?session=s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, _ = io.ReadAll(conn) // the answer, if any, then the close
+	took := time.Since(start)
+	t.Logf("a body never finished: the connection closed after %v", took)
+	assert.Less(t, took, 2*time.Second, "closed at the read timeout, not kept")
 }
 
 // A page loads the server's settings: lag compensation as switched, and
 // its session's link as set (the defaults for a session never seen).
 func TestSettingsEndpointTellsTheServersState(t *testing.T) {
-	_, url := startServer(t, Options{})
+	_, url := startServer(t, Options{ServerSettings: true})
 	settings := func(session string) Settings {
 		t.Helper()
 		res, b := get(t, url+"/settings?session="+session)
@@ -287,13 +362,13 @@ func TestSettingsEndpointTellsTheServersState(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &st))
 		return st
 	}
-	assert.Equal(t, Settings{LagComp: true}, settings("fresh"))
+	assert.Equal(t, Settings{LagComp: true, ServerSettings: true}, settings("fresh"))
 	code, body := post(t, url+"/link?session=set", `{"RTTms":100,"JitterMS":15,"LossPct":2,"DupPct":0}`)
 	require.Equal(t, http.StatusOK, code, body)
-	code, _ = post(t, url+"/lagcomp", "off")
+	code, _ = post(t, url+"/lagcomp", `{"On":false}`)
 	require.Equal(t, http.StatusNoContent, code)
-	assert.Equal(t, Settings{LagComp: false, Link: Link{RTTms: 100, JitterMS: 15, LossPct: 2}}, settings("set"))
-	assert.Equal(t, Settings{}, settings("fresh"), "another session's link is its own")
+	assert.Equal(t, Settings{LagComp: false, ServerSettings: true, Link: Link{RTTms: 100, JitterMS: 15, LossPct: 2}}, settings("set"))
+	assert.Equal(t, Settings{ServerSettings: true}, settings("fresh"), "another session's link is its own")
 	res, b := get(t, url+"/settings?session=")
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
 	assert.Equal(t, "session \"\": want 1..64 letters, digits or dashes\n", string(b))

@@ -119,7 +119,7 @@ const nearestBot = `(() => { const v = arena.view, me = v.Own;
 	return arena.toPage(alive[0].X, alive[0].Y); })()`
 
 func TestBrowser(t *testing.T) {
-	_, url := startServer(t, web.Options{Bots: 3, Seed: 5, Chat: true})
+	_, url := startServer(t, web.Options{Bots: 3, Seed: 5, Chat: true, ServerSettings: true})
 	ctx := newBrowser(t)
 	run := func(t *testing.T, actions ...chromedp.Action) {
 		t.Helper()
@@ -440,9 +440,19 @@ func TestBrowser(t *testing.T) {
 			run(t, chromedp.MouseClickXY(at[0], at[1]))
 			poll(t, `arena.view.Shots.length > 0`)
 		}
-		// And a rocket, caught in flight or exploding.
-		run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69))
-		poll(t, `arena.view.Rockets.some(r => r.Own) || arena.view.Explosions.some(x => x.Own)`)
+		// And a rocket, caught in flight or exploding: pressed again
+		// while none shows, for a bot may have killed the player since
+		// (a dead player fires nothing).
+		deadline := time.Now().Add(time.Minute)
+		for {
+			run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69))
+			err := chromedp.Run(ctx, chromedp.Poll(`arena.view.Rockets.some(r => r.Own) || arena.view.Explosions.some(x => x.Own)`, nil,
+				chromedp.WithPollingTimeout(time.Second)))
+			if err == nil {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no rocket of the player's shown within a minute: %v", err)
+		}
 		var shot []byte
 		run(t, chromedp.CaptureScreenshot(&shot))
 		t.Logf("screenshot after %v", time.Since(start))
@@ -462,7 +472,11 @@ func TestBrowser(t *testing.T) {
 // would.
 func setLagComp(t *testing.T, url, on string) {
 	t.Helper()
-	res, err := http.Post(url+"/lagcomp", "text/plain", strings.NewReader(on))
+	body := `{"On":true}`
+	if on == "off" {
+		body = `{"On":false}`
+	}
+	res, err := http.Post(url+"/lagcomp", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNoContent, res.StatusCode)

@@ -108,7 +108,8 @@
     clearTimeout(posting);
     posting = setTimeout(() => {
       const body = JSON.stringify({ RTTms: +$('rtt').value, JitterMS: +$('jitter').value, LossPct: +$('loss').value, DupPct: +$('dup').value });
-      fetch('link?session=' + session, { method: 'POST', body }).then(() => arena.linkPosts++);
+      fetch('link?session=' + session, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })
+        .then(() => arena.linkPosts++);
     }, 50);
   };
   const showSlider = id => { $(id + '-v').textContent = $(id).value + sliders[id]; };
@@ -132,7 +133,7 @@
   $('lagcomp').addEventListener('change', e => {
     const on = e.target.checked;
     lagcompPending = on;
-    fetch('lagcomp', { method: 'POST', body: on ? 'on' : 'off' })
+    fetch('lagcomp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ On: on }) })
       .then(r => { if (!r.ok) lagcompPending = null; }, () => { lagcompPending = null; });
   });
   const followLagComp = on => {
@@ -147,6 +148,9 @@
   // The server's state on load: lag compensation, and this session's link.
   fetch('settings?session=' + session).then(r => r.json()).then(st => {
     followLagComp(st.LagComp);
+    // The server's own settings change only where it allows (-web-settings).
+    $('lagcomp').disabled = !st.ServerSettings;
+    $('lagcomp').title = st.ServerSettings ? '' : 'the server does not let pages change it (-web-settings)';
     const link = { rtt: st.Link.RTTms, jitter: st.Link.JitterMS, loss: st.Link.LossPct, dup: st.Link.DupPct };
     for (const [id, v] of Object.entries(link)) { $(id).value = v; showSlider(id); }
     arena.settingsLoaded = true;
