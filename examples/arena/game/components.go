@@ -2,9 +2,11 @@
 // inputs with acceleration and a speed cap, colliding with the walls and
 // with each other, driven by seeded bots; they shoot a hitscan gun judged
 // by lag compensation and fire rockets their clients predict, and push a
-// ball their clients predict while near it. It shows how a game defines
-// components, a replication schema and prediction systems on ghostwire, and
-// it is the end-to-end test bed of the framework.
+// ball their clients predict while near it; every kill reaches every
+// client as a game message (the kill feed), and players chat. It shows how
+// a game defines components, messages, a replication schema and
+// prediction systems on ghostwire, and it is the end-to-end test bed of
+// the framework.
 package game
 
 import (

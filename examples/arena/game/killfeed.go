@@ -62,12 +62,14 @@ type KillRecord struct {
 }
 
 // KillFeed is the server's side of the kill feed, a resource of its world
-// (NewGame installs it): the systems that kill (ShotSystem, Armoury) tell
-// it, and it sends each kill at once to every open connection. With Keep
-// set it also keeps every kill and the connections each went to, so that
-// a report can check what every client received (Sent, CheckKillFeed);
-// off, it keeps nothing, for a server that runs for days.
+// (NewGame's OnStart installs it): the systems that kill (ShotSystem,
+// Armoury) tell it, and it sends each kill at once to every open
+// connection.
 type KillFeed struct {
+	// Keep makes the feed keep every kill from then on and the
+	// connections each went to, so that a report can check what every
+	// client received (Sent, CheckKillFeed); off, it keeps nothing, for
+	// a server that runs for days.
 	Keep bool
 	// Kills counts the kills sent; SendErrors the sends to a connection
 	// that failed (its reliable queue full: a client the server then

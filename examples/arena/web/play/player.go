@@ -1,7 +1,8 @@
 // Package play is the arena's playing client, shared by the page's
 // WebAssembly client, the web server's bots and the tests: a systems.Client
 // with the arena's prediction systems, correction smoothing, input from a
-// person's controls (or a bot) and a View of what to draw.
+// person's controls (or a bot), the kill feed and the chat (Say), and a
+// View of what to draw.
 package play
 
 import (
