@@ -311,7 +311,7 @@
       }));
       arena.killsShown = kills.length;
     }
-    // Fading out over the last second they are shown.
+    // Fading out over the last second they are shown (play.KillShown, 8 s).
     const items = $('killfeed').children;
     kills.forEach((k, i) => { if (items[i]) items[i].style.opacity = Math.min(1, Math.max(0, 8 - k.AgeS)); });
     const ck = JSON.stringify(lines) + v.Conn;
