@@ -62,6 +62,7 @@ var helpGroups = []helpGroup{
 		{name: "bot-aim", arg: "perfect|human"},
 		{name: "ball", arg: "on|off"},
 		{name: "rockets", arg: "on|off"},
+		{name: "chat", arg: "on|off"},
 	}},
 	{title: "Network server (-serve; see docs/network.md)", network: true, flags: []helpFlag{
 		{name: "serve", arg: "ADDR"},
@@ -98,10 +99,11 @@ var helpGroups = []helpGroup{
 	}},
 	{title: "Web (-web; the page's client is built with your Go toolchain at start)", flags: []helpFlag{
 		{name: "web", arg: "ADDR", usage: "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time: " +
-			"WASD or arrows move, the mouse aims, a click fires the gun, a right-click or E fires a rocket"},
+			"WASD or arrows move, the mouse aims, a click fires the gun, a right-click or E fires a rocket, Enter opens the chat and sends a line"},
 		{name: "clients", arg: "N", usage: "number of bots to play against (0..32)"},
 		{name: "seed", arg: "N", usage: "seed of the bots and of the links' conditions"},
 		{name: "bot-aim", arg: "perfect|human", usage: "how the bots aim: human (a reaction time, misses: a person can win) or perfect", def: "human"},
+		{name: "chat", arg: "on|off", usage: "the bots say a line of chat now and then, shown on the page beside yours"},
 		{name: "web-settings", usage: "let pages switch the server's own settings (lag compensation, for every player); off, the page shows them read-only"},
 	}},
 	{title: "Report and output (headless match, -serve, -connect)", flags: []helpFlag{

@@ -146,7 +146,7 @@ func (f inputDelayFlag) Set(s string) error {
 // able to win.
 func webOptions(fs *flag.FlagSet, cfg game.Config, settings bool, log *slog.Logger) web.Options {
 	perfect := isSet(fs, "bot-aim") && cfg.BotAim == game.AimPerfect
-	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, ServerSettings: settings, Logger: log}
+	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Chat: cfg.Chat, ServerSettings: settings, Logger: log}
 }
 
 // isSet reports whether the command line gave flag name.
@@ -211,6 +211,7 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.Var(radiusFlag{&cfg.ViewRadius}, "view-radius", fmt.Sprintf("send each client only the ghosts within this distance of its player (0..%v; 0 = everything)", game.MaxViewRadius))
 	fs.Var(onOffFlag{&cfg.Ball}, "ball", "a ball the players push, predicted by a client while its player is near it")
 	fs.Var(onOffFlag{&cfg.Rockets}, "rockets", "the bots fire rockets now and then beside their hitscan shots: projectiles their client predicts, with splash damage")
+	fs.Var(onOffFlag{&cfg.Chat}, "chat", "the bots say a line of chat now and then (every 5..15 s), which the server relays to every client")
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
 	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
@@ -301,6 +302,9 @@ func printSummary(w io.Writer, r *game.Report) {
 	ro := s.Rockets
 	fmt.Fprintf(w, "rockets: %d fired, %d refused (empty magazine), %d exploded, %d players hurt, %d kills (ball %s, bots' rockets %s)\n",
 		ro.Fired, ro.Refused, ro.Exploded, ro.Hits, ro.Kills, c.Ball, c.Rockets)
+	ms := s.Messages
+	fmt.Fprintf(w, "messages: %d sent, %d received, refused %s, %d connections dropped for refusals; kill feed %d kills (chat %s)\n",
+		ms.Sent, ms.Received, refusals(ms.Refused), s.MessageDrops, s.Kills, c.Chat)
 	for _, cl := range r.Clients {
 		fmt.Fprintf(w, "client %2d: rtt %5.1fms ahead %4.1f  mispredictions %4d rollbacks %4d replayed %6d  max correction %.3f  final error %.4f  footsteps %d/%d moving inputs  down %.0f B/s up %.0f B/s\n",
 			cl.ID, cl.RTTms, cl.AheadTicks, cl.Mispredictions, cl.Rollbacks, cl.ReplayedTicks, cl.MaxCorrection, cl.FinalError,
@@ -316,12 +320,41 @@ func printSummary(w io.Writer, r *game.Report) {
 		pr := cl.Projectiles
 		fmt.Fprintf(w, "           rockets predicted %d, matched %d, unmatched removed %d, max spawn error %.3f; ball switched to predicted %d, to interpolated %d\n",
 			pr.Predicted, pr.Matched, pr.UnmatchedRemoved, pr.MaxSpawnError, cl.Ball.SwitchedToPredicted, cl.Ball.SwitchedToInterpolated)
+		fmt.Fprintf(w, "           messages %d sent, %d received, %d rate-limited, refused %s%s; chat %d said, %d heard; %s\n",
+			cl.Messages.Sent, cl.Messages.Received, cl.Messages.RateLimited, refusals(cl.Messages.Refused), byServer(cl.Messages.RefusedByServer),
+			cl.Chat.Said, cl.Chat.Heard, killFeed(cl.KillFeed))
 	}
+	fmt.Fprintf(w, "kill feed: every client received every kill exactly once and in order: %v\n", r.KillFeedExact)
 	fmt.Fprintf(w, "converged: %v   (%.1f simulated seconds per wall second", r.Converged, r.Wall.SimSecondsPerSecond)
 	if t := r.Wall.ServerTickUS; t != nil {
 		fmt.Fprintf(w, "; server tick %.1f µs mean, %.1f µs p99", t.Mean, t.P99)
 	}
 	fmt.Fprintln(w, ")")
+}
+
+// refusals writes refused messages by reason.
+func refusals(r game.RefusalReport) string {
+	return fmt.Sprintf("%d oversized, %d malformed, %d unknown, %d over rate", r.Oversized, r.Malformed, r.Unknown, r.OverRate)
+}
+
+// byServer writes what the server refused of a client's messages, when
+// known.
+func byServer(r *game.RefusalReport) string {
+	if r == nil {
+		return ""
+	}
+	return " (by the server: " + refusals(*r) + ")"
+}
+
+// killFeed writes a client's kill feed and its check, when known.
+func killFeed(k game.KillFeedReport) string {
+	switch {
+	case k.ExactlyOnceInOrder == nil:
+		return fmt.Sprintf("kill feed %d received", k.Received)
+	case *k.ExactlyOnceInOrder:
+		return fmt.Sprintf("kill feed %d of %d, each once and in order", k.Received, *k.Sent)
+	}
+	return fmt.Sprintf("kill feed %d received of %d sent: %s", k.Received, *k.Sent, k.Mismatch)
 }
 
 func pct(a, b uint64) float64 {

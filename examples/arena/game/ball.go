@@ -45,8 +45,9 @@ const (
 	BallFar  = float32(4.5)
 )
 
-// SpawnBall is the arena's OnStart (Config.Ball): the ball at rest in the
-// arena's centre, a ghost the server owns.
+// SpawnBall ends the arena's OnStart (StartServer) when it has the ball
+// (Config.Ball): the ball at rest in the arena's centre, a ghost the
+// server owns.
 func (s *Schema) SpawnBall(srv *systems.Server) error {
 	mk := generic.NewMap3[Position, Velocity, Ball](srv.World().Arche())
 	_, err := srv.Ghosts().Spawn(mk.NewWith(&Position{}, &Velocity{}, &Ball{}), s.Ball, 0)

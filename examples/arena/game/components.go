@@ -2,9 +2,11 @@
 // inputs with acceleration and a speed cap, colliding with the walls and
 // with each other, driven by seeded bots; they shoot a hitscan gun judged
 // by lag compensation and fire rockets their clients predict, and push a
-// ball their clients predict while near it. It shows how a game defines
-// components, a replication schema and prediction systems on ghostwire, and
-// it is the end-to-end test bed of the framework.
+// ball their clients predict while near it; every kill reaches every
+// client as a game message (the kill feed), and players chat. It shows how
+// a game defines components, messages, a replication schema and
+// prediction systems on ghostwire, and it is the end-to-end test bed of
+// the framework.
 package game
 
 import (
@@ -82,9 +84,9 @@ const TeleportDistance = 3
 // predict it) and Launcher; the crate, replicating Position and the Crate
 // tag; the rocket, Position and Rocket (predicted by its shooter's client
 // from the tick it is fired); and the ball, Position, Velocity and the
-// Ball tag (interpolated, predicted by a client whose player is near it).
-// Server and clients build it with this same function, so their wire IDs
-// agree.
+// Ball tag (interpolated, predicted by a client whose player is near it);
+// and two message types, the kill feed's Kill and the Chat. Server and
+// clients build it with this same function, so their wire IDs agree.
 type Schema struct {
 	*netsync.Schema
 	Player, Crate, Rocket, Ball netsync.GhostTypeID
@@ -131,6 +133,8 @@ func newSchema(healthServerOwned bool) (*Schema, error) {
 	rocket := b.GhostType("rocket", pos, netsync.Component[Rocket](&b))
 	ball := b.GhostType("ball", pos, vel, netsync.Component[Ball](&b))
 	netsync.Input[Command](&b, netsync.InputRules[Command]{Validate: ValidateCommand})
+	netsync.Message[Kill](&b, KillRules)
+	netsync.Message[Chat](&b, ChatRules)
 	s, err := b.Build()
 	if err != nil {
 		return nil, err

@@ -88,6 +88,11 @@ type Config struct {
 	// off, the bots play exactly the match they played before either
 	// existed.
 	Ball, Rockets bool
+	// Chat makes every bot say a line of chat now and then (Chatter),
+	// which the server relays to every client. Off by default: the
+	// lines travel in the packets of the match, and with them off a
+	// match is the one it was before chat existed, figures and all.
+	Chat bool
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
@@ -248,6 +253,13 @@ type PlayerStats struct {
 	handing       map[ecs.Entity]Position
 	handTick      gw.Tick
 	client        *systems.Client
+	// Kills are the kill feed's messages this client received, in the
+	// order received (compared with the server's by CheckKillFeed);
+	// ChatHeard counts the lines of chat the server relayed to it, and
+	// Chatter says its bot's lines (nil without Config.Chat).
+	Kills     []KillRecord
+	ChatHeard uint64
+	Chatter   *Chatter
 	// Ball switches the ball between predicted and interpolated on this
 	// client (nil without a ball).
 	Ball *BallSwitch
@@ -298,6 +310,8 @@ func NewMatch(cfg Config) (*Match, error) {
 		return nil, err
 	}
 	m.Harness, m.clock = h, h.Time
+	// The report checks every client's kill feed against the server's.
+	KillFeedOf(h.Server.World()).Keep = true
 	for i, spec := range specs {
 		m.playerOptions(i, &spec.Options)
 		if err := h.AddClient(spec); err != nil {
@@ -335,7 +349,7 @@ func (m *Match) game() *systems.Game {
 	})
 	g.OnReconnect = m.reconnect
 	if !m.Config.Ball {
-		g.OnStart = nil
+		g.OnStart = startMessages
 	}
 	return g
 }
@@ -386,6 +400,9 @@ func (m *Match) playerOptions(i int, o *systems.ClientOptions) {
 			ps.sampledAt[uint8(tick)] = w.Tick() // tick is the input's: the client's plus the input delay
 			return ps.Bot.Input(w, tick)
 		})
+		if m.Config.Chat {
+			ps.Chatter = NewChatter(m.Config.Seed*1000+uint64(i)+1, m.clock, m.stopAt)
+		}
 	}
 	own := generic.NewFilter1[Position]().With(generic.T2[Health, components.Predicted]()...)
 	ownPos := func(w *gw.World) (Position, bool) {
@@ -558,6 +575,18 @@ func (m *Match) setupClient(i int, c *systems.Client) error {
 	ps.Smoother = sm
 	ps.client = c
 	ps.Ball = NewBallSwitch(c)
+	// The kill feed and the chat, as a page would show them.
+	if err := systems.Handle(c.World(), func(_ *gw.World, e systems.Envelope, k *Kill) {
+		ps.Kills = append(ps.Kills, KillRecord{Kill: *k, Tick: e.Tick})
+	}); err != nil {
+		return err
+	}
+	if err := systems.Handle(c.World(), func(*gw.World, systems.Envelope, *Chat) { ps.ChatHeard++ }); err != nil {
+		return err
+	}
+	if ps.Chatter != nil {
+		c.Schedule().Add(gw.StagePresentation, ps.Chatter)
+	}
 	// A rocket the server's ghost took over without a correction was
 	// predicted right: its error is 0.
 	rockets := generic.NewFilter1[components.Ghost]().With(generic.T2[Rocket, components.Predicted]()...)

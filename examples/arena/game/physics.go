@@ -33,9 +33,10 @@ func Physics(schema *Schema, tickRate int) []func(*gw.World) gw.System {
 }
 
 // NewGame returns the arena for both ends at a tick rate: its schema, its
-// physics, the ball (SpawnBall, the server's OnStart) and the server's
-// respawns, with spawn as the server's OnConnect and leave (nil: the
-// player is removed) as its OnDisconnect. Lag compensation, the shots,
+// physics, the server's start (StartServer: the kill feed, the chat
+// relay and the ball) and the server's respawns, with spawn as the
+// server's OnConnect and leave (nil: the player is removed) as its
+// OnDisconnect. Lag compensation, the shots,
 // the Armoury and the measurements are added to each endpoint after (see
 // Endpoints).
 func NewGame(schema *Schema, tickRate int, spawn func(w *gw.World, conn components.ConnID) (ecs.Entity, netsync.GhostTypeID, error),
@@ -44,7 +45,7 @@ func NewGame(schema *Schema, tickRate int, spawn func(w *gw.World, conn componen
 		Schema:       schema.Schema,
 		TickRate:     tickRate,
 		OnConnect:    spawn,
-		OnStart:      schema.SpawnBall,
+		OnStart:      schema.StartServer,
 		OnDisconnect: leave,
 		Prediction:   Physics(schema, tickRate),
 		Simulation:   []func(*gw.World) gw.System{func(*gw.World) gw.System { return NewRespawnSystem() }},

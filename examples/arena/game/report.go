@@ -23,6 +23,9 @@ type Report struct {
 	Server    ServerReport   `json:"server"`
 	Clients   []ClientReport `json:"clients"`
 	Converged bool           `json:"converged"`
+	// KillFeedExact is true when every client received every kill the
+	// server sent it exactly once and in order (ClientReport.KillFeed).
+	KillFeedExact bool `json:"kill_feed_exact"`
 	// ComparedTick is the server tick at which each client's prediction
 	// was compared with the server's state (harness.CheckOwnState);
 	// SettledS is how long the bots stood still before it, at least
@@ -57,9 +60,11 @@ type ReportConfig struct {
 	Crates     int     `json:"crates"`
 	ViewRadius float64 `json:"view_radius"`
 	BotAim     string  `json:"bot_aim"`
-	// Ball and Rockets are the -ball and -rockets flags: "on" or "off".
+	// Ball, Rockets and Chat are the -ball, -rockets and -chat flags:
+	// "on" or "off".
 	Ball    string `json:"ball"`
 	Rockets string `json:"rockets"`
+	Chat    string `json:"chat"`
 }
 
 // ServerReport holds the server's counters.
@@ -80,6 +85,67 @@ type ServerReport struct {
 	Shots          ShotReport `json:"shots"`
 	// Rockets counts the server's rockets (the Armoury's RocketStats).
 	Rockets RocketReport `json:"rockets"`
+	// Messages counts the game's messages over every connection
+	// (ServerStats.Messages): refused ones by reason, and MessageDrops the
+	// connections ended for too many refusals.
+	Messages     MessageReport `json:"messages"`
+	MessageDrops uint64        `json:"message_drops"`
+	// Kills counts the kills the kill feed sent (KillFeed.Kills): every
+	// kill of the gun and of the rockets.
+	Kills uint64 `json:"kill_feed_kills"`
+}
+
+// MessageReport counts one end's game messages (systems.MessageStats,
+// docs/messages.md): those it sent and received, those received of a type
+// it has no handler for, a client's sends beyond its rate
+// (systems.ErrMessageRate), and those it refused on arrival, by reason.
+type MessageReport struct {
+	Sent        uint64        `json:"sent"`
+	Received    uint64        `json:"received"`
+	Unhandled   uint64        `json:"unhandled"`
+	RateLimited uint64        `json:"rate_limited"`
+	Refused     RefusalReport `json:"refused"`
+	// RefusedByServer is what the server refused of this client's
+	// messages, by reason (its ConnStats); absent where the report does
+	// not see the server (a -connect process).
+	RefusedByServer *RefusalReport `json:"refused_by_server,omitempty"`
+}
+
+// RefusalReport counts refused messages by reason
+// (systems.MessageRefusals).
+type RefusalReport struct {
+	Unknown   uint64 `json:"unknown"`
+	Malformed uint64 `json:"malformed"`
+	Oversized uint64 `json:"oversized"`
+	OverRate  uint64 `json:"over_rate"`
+}
+
+// messageReport reads a MessageStats.
+func messageReport(st systems.MessageStats) MessageReport {
+	return MessageReport{Sent: st.Sent, Received: st.Received, Unhandled: st.Unhandled, RateLimited: st.RateLimited,
+		Refused: refusalReport(st.Refused)}
+}
+
+func refusalReport(r systems.MessageRefusals) RefusalReport {
+	return RefusalReport{Unknown: r.Unknown, Malformed: r.Malformed, Oversized: r.Oversized, OverRate: r.OverRate}
+}
+
+// KillFeedReport is one client's kill feed: the kills it received and,
+// where the report sees the server, the kills the server sent it and
+// whether it received each exactly once and in order (CheckKillFeed;
+// Mismatch names the first difference when not).
+type KillFeedReport struct {
+	Received           uint64  `json:"received"`
+	Sent               *uint64 `json:"sent,omitempty"`
+	ExactlyOnceInOrder *bool   `json:"exactly_once_in_order,omitempty"`
+	Mismatch           string  `json:"mismatch,omitempty"`
+}
+
+// ChatReport is one client's chat: the lines its bot said (-chat) and the
+// lines the server relayed to it, its own included.
+type ChatReport struct {
+	Said  uint64 `json:"said"`
+	Heard uint64 `json:"heard"`
 }
 
 // RocketReport is the server's side of the rockets: those it made ghosts
@@ -200,6 +266,10 @@ type ClientReport struct {
 
 	Projectiles ProjectileReport `json:"projectiles"`
 	Ball        BallReport       `json:"ball"`
+
+	Messages MessageReport  `json:"messages"`
+	KillFeed KillFeedReport `json:"kill_feed"`
+	Chat     ChatReport     `json:"chat"`
 }
 
 // WallReport holds what depends on the machine.
@@ -311,6 +381,9 @@ func (m *Match) stopBots(now time.Duration) {
 		if ps.Bot != nil {
 			ps.Bot.stopAt = now
 		}
+		if ps.Chatter != nil {
+			ps.Chatter.stopAt = now
+		}
 	}
 }
 
@@ -402,8 +475,9 @@ func (m *Match) second() Second {
 func (m *Match) report() *Report {
 	h := m.Harness
 	r := &Report{Config: m.reportConfig(), Server: m.serverReport(h.Server)}
-	r.Converged = true
+	r.Converged, r.KillFeedExact = true, true
 	r.ComparedTick = uint32(h.Server.World().Tick())
+	feed := KillFeedOf(h.Server.World())
 	for i, c := range h.Clients {
 		cr := m.clientReport(i, c, h.Time.Now())
 		cr.FinalError, _ = FinalError(c, h.Server)
@@ -411,6 +485,17 @@ func (m *Match) report() *Report {
 		conn, _ := c.Conn()
 		if vs, ok := h.Server.ConnStats(conn); ok {
 			cr.MaxGhostStaleness = &vs.Replication.MaxStaleness
+			refused := refusalReport(vs.Messages.Refused)
+			cr.Messages.RefusedByServer = &refused
+		}
+		if feed != nil {
+			sent := feed.Sent(conn)
+			n, exact := uint64(len(sent)), true
+			cr.KillFeed.Sent, cr.KillFeed.ExactlyOnceInOrder = &n, &exact
+			if err := CheckKillFeed(sent, m.Players[i].Kills); err != nil {
+				exact, cr.KillFeed.Mismatch = false, err.Error()
+			}
+			r.KillFeedExact = r.KillFeedExact && exact
 		}
 		if m.seconds > 0 {
 			cr.InterpDelayMeanMS = round6(ms(m.delaySum[i]) / float64(m.seconds))
@@ -434,7 +519,7 @@ func (m *Match) reportConfig() ReportConfig {
 		Seed: cfg.Seed, Rollback: cfg.Rollback.String(), LagComp: onOff(cfg.LagComp),
 		MaxRewindMS: ms(cfg.MaxRewind), InterpDelayMS: ms(cfg.InterpDelay), InputDelay: InputDelayFlag(cfg.InputDelay),
 		Crates: cfg.Crates, ViewRadius: round6(float64(cfg.ViewRadius)),
-		BotAim: cmp.Or(cfg.BotAim, AimPerfect), Ball: onOff(cfg.Ball), Rockets: onOff(cfg.Rockets),
+		BotAim: cmp.Or(cfg.BotAim, AimPerfect), Ball: onOff(cfg.Ball), Rockets: onOff(cfg.Rockets), Chat: onOff(cfg.Chat),
 	}
 }
 
@@ -444,7 +529,10 @@ func (m *Match) serverReport(s *systems.Server) ServerReport {
 	r := ServerReport{Ticks: ss.Ticks, InputsApplied: ss.InputsApplied, InputsMissing: ss.InputsMissing,
 		InputsLate: ss.InputsLate, InputsRejected: ss.InputsRejected, InputsClamped: ss.InputsClamped,
 		BytesSent: ss.BytesSent, BytesReceived: ss.BytesReceived, BadPackets: ss.BadPackets, MaxBuffered: ss.MaxBuffered,
-		GhostsDeferred: ss.GhostsDeferred}
+		GhostsDeferred: ss.GhostsDeferred, Messages: messageReport(ss.Messages), MessageDrops: ss.MessageDrops}
+	if feed := KillFeedOf(s.World()); feed != nil {
+		r.Kills = feed.Kills
+	}
 	if sh := m.Shots; sh != nil {
 		r.Shots = ShotReport{Fired: sh.Stats.Fired, Hits: sh.Stats.Hits, Kills: sh.Stats.Kills,
 			Verdicts: sh.Stats.Verdicts, OtherModeHits: sh.Stats.OtherModeHits}
@@ -480,7 +568,13 @@ func (m *Match) clientReport(i int, c *systems.Client, elapsed time.Duration) Cl
 		Projectiles: ProjectileReport{Predicted: st.SpawnsPredicted, Matched: st.SpawnsMatched, UnmatchedRemoved: st.SpawnsUnmatched,
 			Pending: st.SpawnsPredicted - st.SpawnsMatched - st.SpawnsUnmatched, Launched: ps.Rockets,
 			MaxSpawnError: round6(ps.MaxSpawnError), MaxSpawnLagTicks: st.SpawnLag},
-		Ball: BallReport{SwitchedToPredicted: st.SwitchedToPredicted, SwitchedToInterpolated: st.SwitchedToInterpolated},
+		Ball:     BallReport{SwitchedToPredicted: st.SwitchedToPredicted, SwitchedToInterpolated: st.SwitchedToInterpolated},
+		Messages: messageReport(st.Messages),
+		KillFeed: KillFeedReport{Received: uint64(len(ps.Kills))},
+		Chat:     ChatReport{Heard: ps.ChatHeard},
+	}
+	if ps.Chatter != nil {
+		cr.Chat.Said = ps.Chatter.Said
 	}
 	if ps.Smoother != nil {
 		cr.SmoothingSnaps = st.SmoothingSnaps

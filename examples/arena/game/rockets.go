@@ -309,7 +309,8 @@ func (ar *Armoury) refuse(w *gw.World) {
 	}
 }
 
-// explode deals the damage of the rockets that exploded this tick.
+// explode deals the damage of the rockets that exploded this tick; the
+// kill feed hears of the kills.
 func (ar *Armoury) explode(w *gw.World) {
 	ar.explodes = ar.explodes[:0]
 	bq := ar.booms.Query(w.Arche())
@@ -340,6 +341,7 @@ func (ar *Armoury) splash(w *gw.World, b target) {
 		if !h.Alive() {
 			ar.Stats.Kills++
 			h.Respawn = w.Tick().Add(ar.respawn)
+			killed(w, b.owner, g.Owner, WeaponRocket)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func (s *ShotSystem) Update(w *gw.World) {
 		s.shots = append(s.shots, lagcomp.Shot{Shooter: q.Entity(), Tick: tick, ViewTick: view, ViewFraction: frac,
 			Origin: [3]float32{in.OriginX, in.OriginY, 0}, Dir: [3]float32{float32(cos), float32(sin), 0}, MaxViewAge: head.MaxViewAge, InterpolationDelay: head.InterpolationDelay, Acked: head.Acked})
 	}
-	killed := false
+	anyKill := false
 	for _, shot := range s.shots {
 		s.Stats.Fired++
 		v := s.judge().Judge(shot)
@@ -202,14 +202,14 @@ func (s *ShotSystem) Update(w *gw.World) {
 			continue
 		}
 		s.Stats.Hits++
-		killed = s.damage(w, v.Target) || killed
+		anyKill = s.damage(w, shot.Shooter, v.Target) || anyKill
 	}
 	// The tick's history must say who died in it, as its snapshot does.
 	// The arena's rules (Visible, Alive) read nothing of Health but
 	// whether a player is alive, so a hit that leaves its target alive
 	// changes no later verdict: the tick is recorded again, every player,
 	// only after a kill (at 64 players a hit lands almost every tick).
-	if killed {
+	if anyKill {
 		s.LC.Update(w)
 	}
 	if w.Tick()%64 == 0 {
@@ -221,9 +221,10 @@ func (s *ShotSystem) Update(w *gw.World) {
 	}
 }
 
-// damage applies a hit to the target's present state: decided in the past,
-// applied now. It reports whether the hit killed.
-func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
+// damage applies a hit of shooter's to the target's present state:
+// decided in the past, applied now. It reports whether the hit killed,
+// and tells the kill feed.
+func (s *ShotSystem) damage(w *gw.World, shooter, target ecs.Entity) bool {
 	if !w.Arche().Alive(target) || !s.health.Has(target) {
 		return false
 	}
@@ -237,7 +238,17 @@ func (s *ShotSystem) damage(w *gw.World, target ecs.Entity) bool {
 	}
 	s.Stats.Kills++
 	h.Respawn = w.Tick().Add(s.respawn)
+	killed(w, s.owner(w, shooter), s.owner(w, target), WeaponGun)
 	return true
+}
+
+// owner returns the connection of a player's ghost (0 for an entity that
+// is no ghost, or no more).
+func (s *ShotSystem) owner(w *gw.World, e ecs.Entity) components.ConnID {
+	if !w.Arche().Alive(e) || !s.ghost.Has(e) {
+		return 0
+	}
+	return s.ghost.Get(e).Owner
 }
 
 // respawnTicks is RespawnDelay in ticks at a tick rate, rounded up.

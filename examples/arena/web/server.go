@@ -44,6 +44,8 @@ type Options struct {
 	// never missing. By default they aim like people (game.HumanAim), so
 	// that a person playing the page can win a duel.
 	PerfectAim bool
+	// Chat makes the bots say a line of chat now and then (game.Chatter).
+	Chat bool
 	// Seed seeds the bots and the link conditioners.
 	Seed uint64
 	// Frame is the game loop's period; 2 ms when zero. Allowed: 1ms..50ms.
@@ -220,7 +222,11 @@ func (s *Server) setupGame() error {
 		if !s.opts.PerfectAim {
 			bot.Aim = game.HumanAim
 		}
-		p, err := play.New(s.clock, conn, play.Options{Input: bot.Input, Logger: s.opts.Logger})
+		opts := play.Options{Input: bot.Input, Logger: s.opts.Logger}
+		if s.opts.Chat {
+			opts.Chat = game.NewChatter(s.opts.Seed*1000+uint64(i)+1, s.clock, time.Duration(1<<62))
+		}
+		p, err := play.New(s.clock, conn, opts)
 		if err != nil {
 			return err
 		}

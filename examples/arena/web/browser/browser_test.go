@@ -119,7 +119,7 @@ const nearestBot = `(() => { const v = arena.view, me = v.Own;
 	return arena.toPage(alive[0].X, alive[0].Y); })()`
 
 func TestBrowser(t *testing.T) {
-	_, url := startServer(t, web.Options{Bots: 3, Seed: 5, ServerSettings: true})
+	_, url := startServer(t, web.Options{Bots: 3, Seed: 5, Chat: true, ServerSettings: true})
 	ctx := newBrowser(t)
 	run := func(t *testing.T, actions ...chromedp.Action) {
 		t.Helper()
@@ -216,6 +216,53 @@ func TestBrowser(t *testing.T) {
 		poll(t, `arena.linkPosts > `+jsFloat(float64(after.Posts)))
 	})
 
+	t.Run("chat: Enter, a line, Enter, and the keys move the player again", func(t *testing.T) {
+		poll(t, `arena.view.State === 'connected' && arena.view.HasOwn && document.activeElement.id !== 'chat-input'`)
+		// Enter opens the chat.
+		run(t, key(input.KeyDown, "Enter", "Enter", 13), key(input.KeyUp, "Enter", "Enter", 13))
+		poll(t, `document.activeElement.id === 'chat-input'`)
+		// Typed as a person types, the game's keys among the letters:
+		// they go into the line, not to the player.
+		run(t, chromedp.KeyEvent("gg wasd e"))
+		var typed string
+		run(t, chromedp.Value("#chat-input", &typed, chromedp.ByID))
+		require.Equal(t, "gg wasd e", typed)
+		var rocketsBefore int
+		run(t, chromedp.Evaluate(`arena.view.Timeline.RocketsPredicted`, &rocketsBefore))
+		run(t, key(input.KeyDown, "Enter", "Enter", 13), key(input.KeyUp, "Enter", "Enter", 13))
+		// Sent, relayed by the server, shown as the own line; the box
+		// emptied and the keyboard back with the game.
+		poll(t, `[...document.querySelectorAll('#chat-log li')].some(li => li.textContent === 'you: gg wasd e')`)
+		var after struct {
+			Value, Focus  string
+			Sent, Rockets int
+		}
+		run(t, chromedp.Evaluate(`({Value: document.getElementById('chat-input').value, Focus: document.activeElement.id,
+			Sent: arena.chatSent, Rockets: arena.view.Timeline.RocketsPredicted})`, &after))
+		assert.Empty(t, after.Value)
+		assert.Equal(t, "views", after.Focus, "the canvas has the keyboard")
+		assert.Equal(t, 1, after.Sent)
+		assert.Equal(t, rocketsBefore, after.Rockets, "the e typed fired no rocket")
+		// The keys move the player again: D to the right.
+		var x0 float64
+		poll(t, ownServerX+` !== undefined`)
+		run(t, chromedp.Evaluate(ownServerX, &x0))
+		run(t, key(input.KeyDown, "KeyD", "d", 68))
+		poll(t, ownServerX+` > `+jsFloat(x0+1))
+		run(t, key(input.KeyUp, "KeyD", "d", 68))
+		// Esc leaves the chat without sending, the line kept for later.
+		run(t, key(input.KeyDown, "Enter", "Enter", 13), key(input.KeyUp, "Enter", "Enter", 13))
+		poll(t, `document.activeElement.id === 'chat-input'`)
+		run(t, chromedp.KeyEvent("draft"), key(input.KeyDown, "Escape", "Escape", 27), key(input.KeyUp, "Escape", "Escape", 27))
+		poll(t, `document.activeElement.id === 'views' && document.getElementById('chat-input').value === 'draft'`)
+		run(t, chromedp.Evaluate(ownServerX, &x0))
+		run(t, key(input.KeyDown, "KeyA", "a", 65))
+		poll(t, ownServerX+` < `+jsFloat(x0-1))
+		run(t, key(input.KeyUp, "KeyA", "a", 65), chromedp.Evaluate(`document.getElementById('chat-input').value = ''`, nil))
+		// The bots chat too (-chat): a line from another player shows.
+		poll(t, `[...document.querySelectorAll('#chat-log li')].some(li => /^player \d+: ./.test(li.textContent))`)
+	})
+
 	t.Run("the latency slider changes the measured RTT", func(t *testing.T) {
 		// Nothing added yet: the round trip of loopback, once the estimate
 		// has forgotten the page's slow start on a loaded machine.
@@ -302,12 +349,36 @@ func TestBrowser(t *testing.T) {
 			}
 			run(t, chromedp.Sleep(300*time.Millisecond)) // the weapon fires four times a second
 		}
-		var hits string
-		run(t, chromedp.Text("#t-hits", &hits, chromedp.ByID))
-		assert.Regexp(t, `^[1-9]\d* of [1-9]\d*$`, hits)
+		// The timeline shows it at its next update, five times a second.
+		poll(t, `/^[1-9]\d* of [1-9]\d*$/.test(document.getElementById('t-hits').textContent)`)
 		var tracers int
 		run(t, chromedp.Evaluate(`arena.tracers`, &tracers))
 		assert.Positive(t, tracers)
+	})
+
+	t.Run("the kill feed shows a kill", func(t *testing.T) {
+		// Shoot the nearest bot until a kill shows, whoever made it.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var shown bool
+			run(t, chromedp.Evaluate(`arena.view.KillsReceived > 0 && arena.killsShown > 0`, &shown))
+			if shown {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no kill shown within a minute")
+			var at []float64
+			run(t, chromedp.Evaluate(nearestBot, &at))
+			if len(at) == 2 {
+				run(t, chromedp.MouseClickXY(at[0], at[1]))
+			}
+			run(t, chromedp.Sleep(300*time.Millisecond))
+		}
+		var lines []string
+		run(t, chromedp.Evaluate(`[...document.querySelectorAll('#killfeed li')].map(li => li.textContent)`, &lines))
+		require.NotEmpty(t, lines)
+		for _, l := range lines {
+			assert.Regexp(t, `^(you|player \d+) (◎ rocket|━ gun) (you|player \d+)$`, l)
+		}
 	})
 
 	t.Run("rockets, their explosions and the ball are drawn", func(t *testing.T) {
@@ -369,9 +440,19 @@ func TestBrowser(t *testing.T) {
 			run(t, chromedp.MouseClickXY(at[0], at[1]))
 			poll(t, `arena.view.Shots.length > 0`)
 		}
-		// And a rocket, caught in flight or exploding.
-		run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69))
-		poll(t, `arena.view.Rockets.some(r => r.Own) || arena.view.Explosions.some(x => x.Own)`)
+		// And a rocket, caught in flight or exploding: pressed again
+		// while none shows, for a bot may have killed the player since
+		// (a dead player fires nothing).
+		deadline := time.Now().Add(time.Minute)
+		for {
+			run(t, key(input.KeyDown, "KeyE", "e", 69), key(input.KeyUp, "KeyE", "e", 69))
+			err := chromedp.Run(ctx, chromedp.Poll(`arena.view.Rockets.some(r => r.Own) || arena.view.Explosions.some(x => x.Own)`, nil,
+				chromedp.WithPollingTimeout(time.Second)))
+			if err == nil {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no rocket of the player's shown within a minute: %v", err)
+		}
 		var shot []byte
 		run(t, chromedp.CaptureScreenshot(&shot))
 		t.Logf("screenshot after %v", time.Since(start))

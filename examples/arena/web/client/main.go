@@ -8,6 +8,7 @@
 //	controls(moveX, moveY, aimX, aimY)  what the person holds and points at
 //	fire()                          pull the trigger
 //	rocket()                        fire a rocket
+//	say(text)                       send a line of chat: "" when sent, else why not
 //	view()                          the View to draw, as JSON
 package main
 
@@ -71,6 +72,7 @@ func main() {
 		p.mu.Unlock()
 		return nil
 	}))
+	api.Set("say", js.FuncOf(func(_ js.Value, args []js.Value) any { return p.say(args[0].String()) }))
 	api.Set("view", js.FuncOf(func(js.Value, []js.Value) any { return p.view() }))
 	js.Global().Set("ghostwire", api)
 	if ready := js.Global().Get("ghostwireReady"); ready.Type() == js.TypeFunction {
@@ -142,6 +144,21 @@ func (p *page) run(ctx context.Context, url string, delay time.Duration) {
 	}
 }
 
+// say sends a line of chat from the current player: "" when sent, else
+// why not.
+func (p *page) say(text string) string {
+	p.mu.Lock()
+	pl := p.player
+	p.mu.Unlock()
+	if pl == nil {
+		return "not connected"
+	}
+	if err := pl.Say(text); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 func (p *page) fail(ctx context.Context, err error) {
 	p.mu.Lock()
 	if ctx.Err() == nil {
@@ -157,7 +174,7 @@ func (p *page) view() string {
 	pl, msg := p.player, p.err
 	p.mu.Unlock()
 	v := play.View{State: "connecting", Err: msg, Others: []play.Body{}, Rockets: []play.Rocket{}, Explosions: []play.Explosion{},
-		Timeline: play.Timeline{Errors: []float64{}}}
+		Kills: []play.Kill{}, Chat: []play.ChatLine{}, Timeline: play.Timeline{Errors: []float64{}}}
 	if pl != nil {
 		v = pl.View()
 	}

@@ -1,7 +1,8 @@
 // Package play is the arena's playing client, shared by the page's
 // WebAssembly client, the web server's bots and the tests: a systems.Client
 // with the arena's prediction systems, correction smoothing, input from a
-// person's controls (or a bot) and a View of what to draw.
+// person's controls (or a bot), the kill feed and the chat (Say), and a
+// View of what to draw.
 package play
 
 import (
@@ -37,6 +38,9 @@ type Options struct {
 	// Logger receives the client's connection events; slog.Default() when
 	// nil.
 	Logger *slog.Logger
+	// Chat, if set, says a bot's lines of chat on this client (the
+	// arena's -chat); a person's come through Say.
+	Chat *game.Chatter
 }
 
 // Controls are what a person holds down: the move axes (each -1, 0 or 1)
@@ -66,6 +70,8 @@ type Player struct {
 	shots    shots
 	rockets  rockets
 	ball     ballView
+	kills    killFeed
+	chat     chatLog
 }
 
 // New connects a Player over conn, reading time from clock. It errors
@@ -123,6 +129,16 @@ func New(clock gw.TimeSource, conn transport.Conn, opts Options) (*Player, error
 	p.bodies = generic.NewMap3[game.Position, game.Facing, game.Health](c.World().Arche())
 	p.rockets, p.ball = newRockets(c.World()), newBallView(c.World())
 	c.Schedule().Add(gw.StagePresentation, gw.SystemFunc(func(w *gw.World) { p.rockets.note(w, p.clock.Now()) }))
+	// The kill feed and the chat arrive while Step holds the lock.
+	if err := systems.Handle(c.World(), func(_ *gw.World, _ systems.Envelope, k *game.Kill) { p.kills.add(p.clock.Now(), k) }); err != nil {
+		return nil, fmt.Errorf("play: %w", err)
+	}
+	if err := systems.Handle(c.World(), func(_ *gw.World, _ systems.Envelope, m *game.Chat) { p.chat.add(m) }); err != nil {
+		return nil, fmt.Errorf("play: %w", err)
+	}
+	if opts.Chat != nil {
+		c.Schedule().Add(gw.StagePresentation, opts.Chat)
+	}
 	game.NewBallSwitch(c) // the ball is predicted while the player is near it
 	p.smoother, err = systems.NewSmoother(c, systems.SmoothingOptions{Position: func(a *ecs.World, e ecs.Entity) [3]float32 {
 		pos := (*game.Position)(a.Get(e, ecs.ComponentID[game.Position](a)))

@@ -44,9 +44,18 @@ type View struct {
 	Explosions []Explosion
 	// HasBall is false while the client holds no ball (none in the
 	// match, or not yet arrived).
-	HasBall  bool
-	Ball     Ball
-	Timeline Timeline
+	HasBall bool
+	Ball    Ball
+	// Conn is this client's connection (0 until connected): the kills
+	// and the lines of chat name players by theirs.
+	Conn uint32
+	// Kills are the kill feed's newest kills (KillFeedLines, each for
+	// KillShown), KillsReceived every kill received; Chat the newest
+	// lines of chat (ChatLines). Oldest first.
+	Kills         []Kill
+	KillsReceived uint64
+	Chat          []ChatLine
+	Timeline      Timeline
 }
 
 // state names the client's connection state for the page.
@@ -99,6 +108,10 @@ func (p *Player) View() View {
 	v.Shots = p.shots.shown(p.clock.Now())
 	v.Rockets, v.Explosions = p.rockets.shown(c.World(), p.clock.Now(), p.smoother.Visual)
 	v.Ball, v.HasBall = p.ball.shown(c.World(), p.smoother.Visual)
+	if conn, ok := c.Conn(); ok {
+		v.Conn = uint32(conn)
+	}
+	v.Kills, v.KillsReceived, v.Chat = p.kills.shown(p.clock.Now()), p.kills.received, p.chat.shown()
 	v.Timeline = p.timeline.t
 	v.Timeline.Tick = uint32(c.World().Tick())
 	v.Timeline.Errors = append([]float64{}, p.timeline.t.Errors...)

@@ -9,7 +9,8 @@
     Array.from(crypto.getRandomValues(new Uint8Array(8)), b => b.toString(16).padStart(2, '0')).join('');
   sessionStorage.setItem('arena-session', session);
   const arena = { session, view: null, truth: null, frames: 0, geometry: null, timelineUpdates: 0, linkPosts: 0, predict: true,
-    settingsLoaded: false, tracers: 0, hitMarkers: 0, rocketsDrawn: 0, explosionsDrawn: 0, ballsDrawn: 0 };
+    settingsLoaded: false, tracers: 0, hitMarkers: 0, rocketsDrawn: 0, explosionsDrawn: 0, ballsDrawn: 0,
+    killsShown: 0, chatSent: 0 };
   window.arena = arena;
   const $ = id => document.getElementById(id);
   const canvas = $('views'), ctx = canvas.getContext('2d');
@@ -45,6 +46,11 @@
   // caught on the way down (capture) and kept from the focused control,
   // whose arrow keys would otherwise move a slider and change the link.
   window.addEventListener('keydown', e => {
+    if (e.code === 'Enter' && !editing(e.target)) { // to the chat; sending gives the keys back
+      e.preventDefault();
+      chatInput.focus();
+      return;
+    }
     if (e.code === 'KeyE' && !editing(e.target)) { // the rocket, once per press
       e.preventDefault();
       if (!e.repeat && window.ghostwire) window.ghostwire.rocket();
@@ -75,6 +81,24 @@
   });
   canvas.addEventListener('contextmenu', e => e.preventDefault()); // the right button fires rockets
   canvas.addEventListener('mousemove', aimAt);
+
+  // Chat: Enter sends the line, and the keyboard goes back to the game
+  // (the canvas) whether a line was typed or not; Esc goes back without
+  // sending. A line the client refused (too fast) stays, with why.
+  const chatInput = $('chat-input'), chatStatus = $('chat-status');
+  const backToGame = () => { chatInput.blur(); canvas.focus(); };
+  chatInput.addEventListener('keydown', e => {
+    if (e.isComposing) return;
+    if (e.code === 'Escape') { e.preventDefault(); backToGame(); return; }
+    if (e.code !== 'Enter') return;
+    e.preventDefault();
+    const why = window.ghostwire && chatInput.value.trim() ? window.ghostwire.say(chatInput.value) : '';
+    chatStatus.textContent = why;
+    if (why) return;
+    if (chatInput.value.trim()) arena.chatSent++;
+    chatInput.value = '';
+    backToGame();
+  });
 
   // Link sliders and presets: posted to the server for this page's
   // connection.
@@ -116,8 +140,9 @@
     if (lagcompPending === on) lagcompPending = null;
     if (lagcompPending === null) $('lagcomp').checked = on;
   };
-  // A control gives the keyboard back once used (see keydown above).
-  for (const c of document.querySelectorAll('aside input, aside select')) c.addEventListener('change', () => c.blur());
+  // A control gives the keyboard back once used (see keydown above); the
+  // chat's box does when its line is sent.
+  for (const c of document.querySelectorAll('aside input:not(#chat-input), aside select')) c.addEventListener('change', () => c.blur());
   for (const b of document.querySelectorAll('aside button')) b.addEventListener('click', () => b.blur());
 
   // The server's state on load: lag compensation, and this session's link.
@@ -264,6 +289,40 @@
       for (const r of t.Rockets || []) drawRocket(SIDE, r, me !== undefined && r.Owner === me.Owner);
     }
     $('status').textContent = v.State + (v.Err ? ': ' + v.Err : '');
+    showFeeds(v);
+  };
+
+  // The kill feed and the chat, as lists; rebuilt only when they change.
+  // Players are named by their connection, the own one "you"; the text
+  // goes in as text, never as markup: a line of chat is anyone's.
+  const who = (conn, v) => (conn === v.Conn ? 'you' : 'player ' + conn);
+  const span = (text, cls) => { const s = document.createElement('span'); s.textContent = text; if (cls) s.className = cls; return s; };
+  let killsKey = '', chatKey = '';
+  const showFeeds = v => {
+    const kills = v.Kills || [], lines = v.Chat || [];
+    const kk = JSON.stringify(kills.map(k => [k.Killer, k.Victim, k.Weapon, v.Conn])) + v.KillsReceived;
+    if (kk !== killsKey) {
+      killsKey = kk;
+      $('killfeed').replaceChildren(...kills.map(k => {
+        const li = document.createElement('li');
+        li.append(span(who(k.Killer, v), k.Killer === v.Conn ? 'you' : ''), span(k.Weapon === 'rocket' ? ' ◎ rocket ' : ' ━ gun ', 'weapon'),
+          span(who(k.Victim, v), k.Victim === v.Conn ? 'you' : ''));
+        return li;
+      }));
+      arena.killsShown = kills.length;
+    }
+    // Fading out over the last second they are shown (play.KillShown, 8 s).
+    const items = $('killfeed').children;
+    kills.forEach((k, i) => { if (items[i]) items[i].style.opacity = Math.min(1, Math.max(0, 8 - k.AgeS)); });
+    const ck = JSON.stringify(lines) + v.Conn;
+    if (ck !== chatKey) {
+      chatKey = ck;
+      $('chat-log').replaceChildren(...lines.map(l => {
+        const li = document.createElement('li');
+        li.append(span(who(l.From, v) + ': ', l.From === v.Conn ? 'you' : 'from'), span(l.Text));
+        return li;
+      }));
+    }
   };
 
   // Timeline, five times a second.
