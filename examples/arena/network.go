@@ -139,6 +139,8 @@ func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("-rooms %d: allowed range is 1..%d", a.rooms, maxArenaRooms)
 		case a.grace < time.Second || a.grace > fleet.MaxGrace:
 			return fmt.Errorf("-grace %v: allowed range is 1s..1h", a.grace)
+		case a.agones && a.public != "":
+			return errors.New("-public with -agones: the public address is the one Agones assigns the game server, learnt from its sidecar")
 		case isSet(fs, "room"):
 			return errors.New("-room is a -connect flag: a server runs -rooms rooms, arena-1..arena-N")
 		}

@@ -121,6 +121,7 @@ func TestNetworkFlagsAreRefusedByName(t *testing.T) {
 		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-grace", "500ms"}, "-grace 500ms: allowed range is 1s..1h"},
 		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-grace", "2h"}, "-grace 2h0m0s: allowed range is 1s..1h"},
 		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-room", "arena-2"}, "-room is a -connect flag"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-agones", "-public", "127.0.0.1:7777"}, "-public with -agones"},
 		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-metrics", "nonsense"}, "-metrics nonsense"},
 		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-rooms", "2"}, "-rooms is a -serve flag"},
 		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-agones"}, "-agones is a -serve flag"},

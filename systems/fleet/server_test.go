@@ -243,6 +243,7 @@ func TestLifeOnAgones(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, f.readyz(), "not ready before Ready")
 	f.run()
 	f.until("Ready", 100*time.Millisecond, func() bool { return len(f.calls("/ready")) == 1 })
+	t.Logf("Ready %v after listening", time.Since(f.listened).Round(time.Millisecond))
 	assert.LessOrEqual(t, time.Since(f.listened), 2*time.Second, "Ready within 2 s of listening")
 	f.until("readiness", 100*time.Millisecond, func() bool { return f.readyz() == http.StatusOK })
 
@@ -398,6 +399,7 @@ func TestDrainWithThreeRooms(t *testing.T) {
 		return ok
 	})
 	took := time.Since(began)
+	t.Logf("drained in %v", took.Round(time.Millisecond))
 	require.NoError(t, r.err)
 	assert.Less(t, took, 3*time.Second, "within the grace")
 	assert.GreaterOrEqual(t, took, 2*time.Second, "the rooms had the grace minus the margin")
