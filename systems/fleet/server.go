@@ -386,7 +386,7 @@ func (s *Server) ready(ctx context.Context) error {
 	switch {
 	case err == nil:
 		s.log.Info("ghostwire: Ready")
-	case s.Draining(): // the drain began first: Ready no longer matters
+	case ctx.Err() != nil || s.Draining(): // the drain began first: Ready no longer matters
 		err = nil
 	default:
 		s.log.Warn("ghostwire: Ready failed", "err", err)

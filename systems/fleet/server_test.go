@@ -453,3 +453,16 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	_, err = srv.Run(context.Background())
 	assert.EqualError(t, err, "fleet: Run called twice")
 }
+
+// A signal before Ready landed drains for the signal, not for Ready,
+// and still ends with Shutdown.
+func TestSignalBeforeReady(t *testing.T) {
+	f := newFixture(t, true, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := f.srv.Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, fleet.ReasonContext, r.Reason)
+	assert.Len(t, f.calls("/shutdown"), 1)
+	assert.Equal(t, http.StatusServiceUnavailable, f.readyz())
+}
