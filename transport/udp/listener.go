@@ -71,18 +71,19 @@ func Listen(opts Options) (*Listener, error) {
 	return l, nil
 }
 
+// read hands every datagram to the server, a batch per system call where
+// the platform allows (batchReader).
 func (l *Listener) read() {
 	defer l.wg.Done()
-	var buf [readBufferSize]byte
+	b := newBatchReader(l.conn)
+	deliver := func(from netip.AddrPort, p []byte) { l.s.receive(time.Now(), normalize(from), p) }
 	for {
-		n, from, err := l.conn.ReadFromUDPAddrPort(buf[:])
-		if err != nil {
+		if err := b.read(deliver); err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue // a transient error (such as an ICMP report) ends no one's connection
 		}
-		l.s.receive(time.Now(), normalize(from), buf[:n])
 	}
 }
 
