@@ -163,13 +163,14 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.accepting.Unlock()
 	defer s.mu.Unlock()
-	s.handOver(conn, id)
+	s.handOver(conn, id, true)
 }
 
-// handOver conditions a page's new connection by its session's link and
+// handOver conditions a page's new connection by its session's link (a
+// stream when it is a WebSocket) and
 // queues it for the game loop, or closes it when maxAccepted are waiting.
 // s.mu must be held.
-func (s *Server) handOver(conn transport.Conn, id string) {
+func (s *Server) handOver(conn transport.Conn, id string, stream bool) {
 	if len(s.accepted) == maxAccepted {
 		s.refusedSockets++
 		conn.Close()
@@ -177,7 +178,7 @@ func (s *Server) handOver(conn transport.Conn, id string) {
 	}
 	ss := s.sessions.get(id)
 	s.conns++
-	lc := newLinkConn(conn, s.clock, s.opts.Seed^(s.conns<<32), ss.link)
+	lc := newLinkConn(conn, s.clock, s.opts.Seed^(s.conns<<32), ss.link, stream)
 	ss.add(lc)
 	s.open = append(slices.DeleteFunc(s.open, (*linkConn).isClosed), lc)
 	s.accepted = append(s.accepted, lc)

@@ -96,7 +96,7 @@ func (s *Server) serveWebTransport(w http.ResponseWriter, r *http.Request) {
 	s.accepting.Unlock()
 	defer s.mu.Unlock()
 	s.sessionsWT++
-	s.handOver(conn, id)
+	s.handOver(conn, id, false)
 }
 
 // serveTransports answers where the page finds WebTransport.

@@ -61,6 +61,7 @@ type page struct {
 	controls play.Controls
 	err      string
 	via      Transport
+	net      netStats
 }
 
 func main() {
@@ -73,6 +74,12 @@ func main() {
 		}
 		p.start(args[0].String(), time.Duration(args[1].Float()*float64(time.Millisecond)), tr)
 		return nil
+	}))
+	api.Set("netstats", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		b, _ := json.Marshal(p.net.report(len(args) > 0 && args[0].Truthy())) // plain numbers
+		return string(b)
 	}))
 	api.Set("transport", js.FuncOf(func(js.Value, []js.Value) any {
 		p.mu.Lock()
@@ -134,6 +141,7 @@ func (p *page) start(session string, delay time.Duration, tr transports) {
 	p.cancel = cancel
 	p.err = "connecting"
 	p.via = Transport{}
+	p.net = netStats{}
 	p.mu.Unlock()
 	loc := js.Global().Get("location")
 	scheme := "ws://"
@@ -215,6 +223,10 @@ func (p *page) run(ctx context.Context, url, session string, tr transports, dela
 			return
 		case <-t.C:
 			pl.Step()
+			st := pl.Client().Stats()
+			p.mu.Lock()
+			p.net.sample(time.Now(), st.SnapshotsReceived, st.Mispredictions, st.ExtrapolatedTicks)
+			p.mu.Unlock()
 		}
 	}
 }
