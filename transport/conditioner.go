@@ -48,7 +48,7 @@ type LinkConfig struct {
 
 // maxBandwidth bounds LinkConfig.Bandwidth: beyond it a datagram takes less
 // than a nanosecond to send.
-const maxBandwidth = 10_000_000_000
+const maxBandwidth int64 = 10_000_000_000
 
 // validate returns nil when every field is in range, and otherwise an error
 // matching errInvalidConfig that names the first bad field (prefix.Field),
@@ -74,9 +74,9 @@ func (c LinkConfig) validate(prefix string) error {
 				value: strconv.FormatFloat(f.v, 'g', -1, 64), allowed: "[0, 1]"}
 		}
 	}
-	if c.Bandwidth < 0 || c.Bandwidth > maxBandwidth {
+	if c.Bandwidth < 0 || int64(c.Bandwidth) > maxBandwidth {
 		return &configError{field: prefix + ".Bandwidth", value: strconv.Itoa(c.Bandwidth),
-			allowed: "[0, " + strconv.Itoa(maxBandwidth) + "]"}
+			allowed: "[0, " + strconv.FormatInt(maxBandwidth, 10) + "]"}
 	}
 	return nil
 }

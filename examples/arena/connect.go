@@ -22,7 +22,10 @@ import (
 type clientsOptions struct {
 	Game   game.Config // Clients bots play Duration, then stand still for Settle
 	Server netip.AddrPort
-	Key    [udp.KeySize]byte // tokens made here when TokenURL is ""
+	// Room is the room the bots join (-room), named in their tokens; the
+	// first room, roomName(1), when empty.
+	Room string
+	Key  [udp.KeySize]byte // tokens made here when TokenURL is ""
 	// TokenURL is the token endpoint to fetch each bot's token from.
 	TokenURL string
 	// TokenSecret is what the bots present to the token endpoint.
@@ -90,11 +93,11 @@ func (c *arenaClients) dial(ctx context.Context, web *http.Client) (*bot, error)
 	var token []byte
 	var err error
 	if c.opts.TokenURL != "" {
-		token, err = fetchToken(ctx, web, c.opts.TokenURL, c.opts.TokenSecret, fmt.Sprintf("bot-%d-%d", c.opts.Game.Seed, len(c.bots)), c.opts.Server)
+		token, err = fetchToken(ctx, web, c.opts.TokenURL, c.opts.TokenSecret, cmp.Or(c.opts.Room, roomName(1)), fmt.Sprintf("bot-%d-%d", c.opts.Game.Seed, len(c.bots)), c.opts.Server)
 	} else {
 		var id uint64
 		if id, err = randomClientID(); err == nil {
-			token, err = makeToken(c.opts.Key, c.opts.Server, id, cmp.Or(c.opts.TokenTimeout, tokenTimeout))
+			token, err = makeToken(c.opts.Key, c.opts.Server, cmp.Or(c.opts.Room, roomName(1)), id, cmp.Or(c.opts.TokenTimeout, tokenTimeout))
 		}
 	}
 	if err != nil {

@@ -23,11 +23,15 @@ func TestClientWithoutAnswerSaysWhy(t *testing.T) {
 	_, key := newKey(t, t.TempDir())
 	_, otherKey := newKey(t, t.TempDir())
 	discard := slog.New(slog.DiscardHandler)
-	srv, err := newArenaServer(serverOptions{Game: quietGame(4, time.Second), Bind: "127.0.0.1:0", Key: key, Logger: discard})
-	require.NoError(t, err)
 	ctx, stop := context.WithCancel(t.Context())
+	srv, err := newArenaServer(ctx, serverOptions{Game: quietGame(4, time.Second), Bind: "127.0.0.1:0", Key: key, Rooms: 1, Logger: discard})
+	require.NoError(t, err)
 	served := make(chan *serverReport, 1)
-	go func() { served <- srv.run(ctx, nil) }()
+	go func() {
+		r, err := srv.run(ctx, nil)
+		assert.NoError(t, err)
+		served <- r
+	}()
 
 	// A port nobody listens on: bound, then let go.
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")

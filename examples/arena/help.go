@@ -12,7 +12,9 @@ const helpModes = `arena: ghostwire's example game, a shoot-out in a walled squa
 
   arena [flags]                                 headless match: bots and a server over simulated links,
                                                 on virtual time, as fast as the machine allows
-  arena -serve ADDR -key FILE [flags]           network server, in real time over UDP (netcode 1.02)
+  arena -serve ADDR -key FILE [flags]           network server, in real time over UDP (netcode 1.02):
+                                                -rooms matches behind one port, drained on SIGTERM
+  arena -serve ADDR -key FILE -agones [flags]   the same as an Agones game server (a fleet member)
   arena -connect ADDR -key FILE [flags]         network client: bots, each on its own UDP connection
   arena -connect ADDR -tokens URL [flags]       the same, with connect tokens from a token endpoint
   arena -genkey FILE                            write a new private key for -serve and -connect, and exit
@@ -69,7 +71,11 @@ var helpGroups = []helpGroup{
 		{name: "tokens", arg: "ADDR", usage: "also serve connect tokens over HTTP on this address (host:port), as a matchmaker would: POST JSON with -token-secret's secret"},
 		{name: "token-secret", arg: "FILE", usage: "the token endpoint's shared secret (required with -tokens; make one with: head -c 24 /dev/urandom | base64 > FILE)"},
 		{name: "max-clients", arg: "N"},
-		{name: "duration", arg: "D", usage: "how long to serve (0..24h; 0: until SIGINT or SIGTERM)"},
+		{name: "rooms", arg: "N"},
+		{name: "metrics", arg: "ADDR"},
+		{name: "agones"},
+		{name: "grace", arg: "D"},
+		{name: "duration", arg: "D", usage: "how long to serve before the drain (0..24h; 0: until SIGINT or SIGTERM)"},
 		{name: "tick-rate", arg: "HZ"},
 		{name: "lagcomp", arg: "on|off"},
 		{name: "max-rewind", arg: "D"},
@@ -81,6 +87,7 @@ var helpGroups = []helpGroup{
 		{name: "key", arg: "FILE", usage: "the server's private key, to make connect tokens here (or give -tokens)"},
 		{name: "tokens", arg: "URL", usage: "fetch connect tokens from this token endpoint instead of making them with -key"},
 		{name: "token-secret", arg: "FILE", usage: "the token endpoint's shared secret (required with -tokens)"},
+		{name: "room", arg: "NAME"},
 		{name: "clients", arg: "N"},
 		{name: "duration", arg: "D", usage: "play before the bots stand still and leave (1s..2h)", def: "30s"},
 		{name: "tick-rate", arg: "HZ"},

@@ -15,6 +15,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/fleet"
+	"github.com/ghostwire/ghostwire/transport/udp/tokens"
 )
 
 // networkModes are the flags that turn the arena into a process of a real
@@ -50,6 +52,12 @@ type networkArgs struct {
 	duration                                    time.Duration
 	report                                      string
 	quiet                                       bool
+	// The fleet member's (-serve) and the room a client joins (-connect).
+	rooms   int
+	metrics string
+	agones  bool
+	grace   time.Duration
+	room    string
 }
 
 // networkFlags defines the network modes' flags into a.
@@ -65,7 +73,12 @@ func networkFlags(a *networkArgs) *flag.FlagSet {
 	fs.StringVar(&a.tokens, "tokens", "", "-serve: also serve connect tokens over HTTP on this address; -connect: fetch tokens from this URL instead of making them with -key")
 	fs.StringVar(&a.tokenSecret, "token-secret", "", "file holding the token endpoint's shared secret (16..1024 bytes of text), required with -tokens: the server's endpoint serves only callers presenting it")
 	fs.StringVar(&a.genkey, "genkey", "", "write a new random 32-byte key to this file (which must not exist) and exit")
-	fs.IntVar(&a.maxClients, "max-clients", 64, "client slots (1..64)")
+	fs.IntVar(&a.maxClients, "max-clients", 64, "client slots of each room (1..64)")
+	fs.IntVar(&a.rooms, "rooms", 1, fmt.Sprintf("rooms this server runs behind its one UDP port, each an arena match waiting for players, named arena-1..arena-N (1..%d)", maxArenaRooms))
+	fs.StringVar(&a.metrics, "metrics", "", "serve /metrics (Prometheus), /healthz and /readyz on this address (host:port; port 0 picks one)")
+	fs.BoolVar(&a.agones, "agones", false, "run as an Agones game server through the sidecar at localhost:$AGONES_SDK_HTTP_PORT (9358): the public address from it, Ready, health pings, a rooms counter, Shutdown after the drain")
+	fs.DurationVar(&a.grace, "grace", fleet.DefaultGrace, "on SIGTERM, SIGINT or Agones' Shutdown, the drain's time: rooms with players play on until the grace less a sixth, then every client is told the server is closing (1s..1h; at most the pod's terminationGracePeriodSeconds)")
+	fs.StringVar(&a.room, "room", roomName(1), "the room the bots join, named in their tokens (a -serve process's arena-1..arena-N)")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of bot clients, each on its own connection (1..64)")
 	fs.DurationVar(&a.duration, "duration", 0, "-serve: how long to serve (0..24h; 0: until SIGINT or SIGTERM); -connect: play before the bots stand still (1s..2h; 0: 30s)")
 	fs.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "ticks per second (10..240), the same on server and clients")
@@ -117,17 +130,27 @@ func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	if a.serve != "" {
-		if a.maxClients < 1 || a.maxClients > 64 {
+		switch {
+		case a.maxClients < 1 || a.maxClients > 64:
 			return fmt.Errorf("-max-clients %d: allowed range is 1..64", a.maxClients)
-		}
-		if a.duration < 0 || a.duration > 24*time.Hour {
+		case a.duration < 0 || a.duration > 24*time.Hour:
 			return fmt.Errorf("-duration %v: allowed range is 0 (until a signal)..24h for -serve", a.duration)
+		case a.rooms < 1 || a.rooms > maxArenaRooms:
+			return fmt.Errorf("-rooms %d: allowed range is 1..%d", a.rooms, maxArenaRooms)
+		case a.grace < time.Second || a.grace > fleet.MaxGrace:
+			return fmt.Errorf("-grace %v: allowed range is 1s..1h", a.grace)
+		case a.agones && a.public != "":
+			return errors.New("-public with -agones: the public address is the one Agones assigns the game server, learnt from its sidecar")
+		case isSet(fs, "room"):
+			return errors.New("-room is a -connect flag: a server runs -rooms rooms, arena-1..arena-N")
 		}
 		cfg.Clients = a.maxClients
-		return runServer(ctx, cfg, a.serve, a.public, a.key, a.tokens, a.tokenSecret, a.duration, a.report, out, stdout, log)
+		return runServer(ctx, cfg, a, out, stdout, log)
 	}
-	if a.public != "" {
-		return errors.New("-public is a -serve flag: a client connects to the server's public address with -connect")
+	for _, f := range []string{"public", "rooms", "metrics", "agones", "grace"} {
+		if isSet(fs, f) {
+			return fmt.Errorf("-%s is a -serve flag: a client connects to the server's public address with -connect", f)
+		}
 	}
 	cfg.Duration = 30 * time.Second
 	if a.duration != 0 {
@@ -137,51 +160,74 @@ func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if err := (&tokens.Claims{Room: a.room, Identity: "-"}).Check(); err != nil {
+		return fmt.Errorf("-room %q: %w", a.room, err)
+	}
+	o.Room = a.room
 	return runClients(ctx, o, a.report, out, stdout)
 }
 
-func runServer(ctx context.Context, cfg game.Config, bind, public, keyFile, tokens, secretFile string, d time.Duration, report string,
-	out, stdout io.Writer, log *slog.Logger) error {
-	if keyFile == "" {
+// runServer runs the -serve process: the fleet member until its drain is
+// over, then its summary and report.
+func runServer(ctx context.Context, cfg game.Config, a networkArgs, out, stdout io.Writer, log *slog.Logger) error {
+	if a.key == "" {
 		return errors.New("-serve needs -key FILE: the 32-byte private key its connect tokens are made with (make one with -genkey FILE)")
 	}
-	key, err := readKeyFile(keyFile)
+	key, err := readKeyFile(a.key)
 	if err != nil {
 		return err
 	}
-	o := serverOptions{Game: cfg, Bind: bind, Key: key, Tokens: tokens, Duration: d, Logger: log}
-	if tokens != "" {
-		if secretFile == "" {
+	o := serverOptions{Game: cfg, Bind: a.serve, Key: key, Tokens: a.tokens, Rooms: a.rooms, Metrics: a.metrics, Agones: a.agones,
+		Grace: a.grace, Duration: a.duration, Logger: log}
+	if a.tokens != "" {
+		if a.tokenSecret == "" {
 			return errors.New("-tokens needs -token-secret FILE: the secret a caller of the token endpoint presents (make one with: head -c 24 /dev/urandom | base64 > FILE)")
 		}
-		if o.TokenSecret, err = readSecretFile(secretFile); err != nil {
+		if o.TokenSecret, err = readSecretFile(a.tokenSecret); err != nil {
 			return err
 		}
 	}
-	if public != "" {
-		if o.Public, err = resolveAddr("-public", public); err != nil {
+	if a.public != "" {
+		if o.Public, err = resolveAddr("-public", a.public); err != nil {
 			return err
 		}
 	}
-	s, err := newArenaServer(o)
+	s, err := newArenaServer(ctx, o)
 	if err != nil {
 		return err
 	}
 	// Tests and scripts wait for these lines: print them whatever -quiet.
 	fmt.Fprintf(stdout, "arena: serving on udp %v (public address %v)\n", s.listener.Addr(), s.listener.PublicAddress())
+	fmt.Fprintf(stdout, "arena: %d rooms, arena-1..arena-%d, of up to %d clients each\n", a.rooms, a.rooms, cfg.Clients)
 	if s.tokens != nil {
 		fmt.Fprintf(stdout, "arena: connect tokens at %s\n", s.tokens.URL())
 	}
-	r := s.run(ctx, out)
-	c, dr := r.Connections, r.Dropped
+	if s.metrics != nil {
+		fmt.Fprintf(stdout, "arena: metrics at http://%s/metrics\n", s.metrics.Addr())
+	}
+	r, runErr := s.run(ctx, out)
+	c, dr, d := r.Connections, r.Dropped, r.Drain
 	fmt.Fprintf(stdout, "\nserver: %d ticks, %d connections (peak %d, %d open at the end, told the server is closing), %d B sent, %d B received\n",
 		r.Server.Ticks, c.Accepted, c.Peak, c.OpenAtEnd, r.Server.BytesSent, r.Server.BytesReceived)
 	fmt.Fprintf(stdout, "dropped: malformed %d, bad token %d, expired token %d, replayed %d, unknown client %d, server full %d, rate limited %d, timeout %d\n",
 		dr.Malformed, dr.BadToken, dr.ExpiredToken, dr.Replayed, dr.UnknownClient, dr.ServerFull, dr.RateLimited, dr.Timeout)
-	if report != "" {
-		return writeReport(report, r)
+	fmt.Fprintf(stdout, "drain (%s): %.1fs of a %.0fs grace, %d rooms finished, %d ended at the grace; refused while draining: %d connections\n",
+		d.Reason, d.Seconds, d.GraceS, d.Finished, d.Ended, c.Refused["draining"])
+	for _, rr := range r.Rooms {
+		fmt.Fprintf(stdout, "room %s: %d ticks, %d clients at the end (peak %d), %d reconnects, update p50 %.0fµs p99 %.0fµs max %.0fµs, cpu %.2fs, shots %d hits %d kills %d\n",
+			rr.Name, rr.Ticks, rr.ClientsAtEnd, rr.Peak, rr.Reconnects, rr.TickP50US, rr.TickP99US, rr.TickMaxUS, rr.CPUSeconds,
+			rr.Server.Shots.Fired, rr.Server.Shots.Hits, rr.Server.Shots.Kills)
 	}
-	return nil
+	if ag := r.Agones; ag != nil {
+		fmt.Fprintf(stdout, "agones: public address %s, %d calls (%d retried), %d health pings (%d failed), rooms counter %d of %d\n",
+			ag.PublicAddress, ag.Calls, ag.Retries, ag.HealthPings, ag.HealthFailed, ag.RoomsCount, ag.RoomsCapacity)
+	}
+	if a.report != "" {
+		if err := writeReport(a.report, r); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	return runErr
 }
 
 // clientsFromFlags checks the -connect flags and turns them into the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/transport/udp"
+	"github.com/ghostwire/ghostwire/transport/udp/tokens"
 )
 
 // newKey writes a fresh key file into dir and returns its path and key.
@@ -115,6 +116,18 @@ func TestNetworkFlagsAreRefusedByName(t *testing.T) {
 		{[]string{"-connect", "127.0.0.1:40000", "-tokens", "http://127.0.0.1:1/token"}, "-tokens URL needs -token-secret FILE"},
 		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0"}, "-tokens needs -token-secret FILE"},
 		{[]string{"-genkey", filepath.Join(dir, "arena.key")}, "already exists"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-rooms", "0"}, "-rooms 0: allowed range is 1..16"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-rooms", "17"}, "-rooms 17: allowed range is 1..16"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-grace", "500ms"}, "-grace 500ms: allowed range is 1s..1h"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-grace", "2h"}, "-grace 2h0m0s: allowed range is 1s..1h"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-room", "arena-2"}, "-room is a -connect flag"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-agones", "-public", "127.0.0.1:7777"}, "-public with -agones"},
+		{[]string{"-serve", "127.0.0.1:0", "-key", keyPath, "-metrics", "nonsense"}, "-metrics nonsense"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-rooms", "2"}, "-rooms is a -serve flag"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-agones"}, "-agones is a -serve flag"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-metrics", "127.0.0.1:0"}, "-metrics is a -serve flag"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-grace", "5s"}, "-grace is a -serve flag"},
+		{[]string{"-connect", "127.0.0.1:40000", "-key", keyPath, "-room", ""}, "room of 0 bytes outside 1..64"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(t.Context(), tc.args, &out, &errOut)
@@ -141,15 +154,18 @@ func TestTokenEndpointServesTokensForItsServer(t *testing.T) {
 	_, key := newKey(t, t.TempDir())
 	_, secret := newSecret(t, t.TempDir())
 	server := netip.MustParseAddrPort("127.0.0.1:40000")
-	ts, err := startTokenServer("127.0.0.1:0", key, server, secret, slog.New(slog.DiscardHandler))
+	svc, err := tokens.New(tokens.Options{Key: key, ProtocolID: arenaProtocolID, Secret: secret, PublicAddress: server,
+		Rooms: func(room string) bool { return room == roomName(1) }})
+	require.NoError(t, err)
+	ts, err := serveTokens("127.0.0.1:0", svc, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	web := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
 	defer web.CloseIdleConnections()
 	ctx := context.Background()
 
-	a, err := fetchToken(ctx, web, ts.URL(), secret, "p1", server)
+	a, err := fetchToken(ctx, web, ts.URL(), secret, roomName(1), "p1", server)
 	require.NoError(t, err)
-	b, err := fetchToken(ctx, web, ts.URL(), secret, "p2", server)
+	b, err := fetchToken(ctx, web, ts.URL(), secret, roomName(1), "p2", server)
 	require.NoError(t, err)
 	assert.Len(t, a, udp.ConnectTokenSize)
 	assert.NotEqual(t, a, b, "every request gets a token of its own")
@@ -159,7 +175,7 @@ func TestTokenEndpointServesTokensForItsServer(t *testing.T) {
 	assert.Equal(t, []netip.AddrPort{server}, tok.ServerAddresses)
 	assert.Equal(t, uint64(2), ts.svc.Stats().Issued)
 
-	_, err = fetchToken(ctx, web, ts.URL(), "a wrong secret of some length", "p3", server)
+	_, err = fetchToken(ctx, web, ts.URL(), "a wrong secret of some length", roomName(1), "p3", server)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "401")
 	assert.Equal(t, uint64(1), ts.svc.Stats().Refused["unauthorized"], "anyone else is refused, counted")
@@ -167,14 +183,17 @@ func TestTokenEndpointServesTokensForItsServer(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode, "a GET, as a cross-site link would send, gets nothing")
-	_, err = fetchToken(ctx, web, ts.URL(), secret, "p4", netip.MustParseAddrPort("127.0.0.1:40002"))
+	_, err = fetchToken(ctx, web, ts.URL(), secret, roomName(1), "p4", netip.MustParseAddrPort("127.0.0.1:40002"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not for -connect 127.0.0.1:40002")
-	_, err = fetchToken(ctx, web, ts.URL()+"x", secret, "p5", server)
+	_, err = fetchToken(ctx, web, ts.URL()+"x", secret, roomName(1), "p5", server)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "404")
+	_, err = fetchToken(ctx, web, ts.URL(), secret, "arena-9", "p7", server)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unknown_room", "a room the server does not run")
 	ts.close()
-	_, err = fetchToken(ctx, web, ts.URL(), secret, "p6", server)
+	_, err = fetchToken(ctx, web, ts.URL(), secret, roomName(1), "p6", server)
 	assert.Error(t, err, "a closed endpoint serves nothing")
 }
 
@@ -199,10 +218,13 @@ func quietGame(clients int, play time.Duration) game.Config {
 }
 
 // The real endpoints (systems.Server and systems.Client) over transport/udp
-// on 127.0.0.1, in real time, driven from the test's goroutine so that the
-// end can compare the worlds: every client's own player is bit-identical
-// to the server's once the bots stand still. A 3 s match; the long tier
-// plays 10 s (TestServerAndEightClientsOverUDPConvergeAfterTenSeconds).
+// on 127.0.0.1, in real time: the -serve process's fleet member (one room
+// on its own goroutine) and eight bot clients driven from the test's
+// goroutine. Every client's prediction of its own player matches the
+// server's snapshots once the bots stand still (convergedSnapshots in a
+// row), every connection ends cleanly, and the report counts them. A 3 s
+// match; the long tier plays 10 s
+// (TestServerAndEightClientsOverUDPConvergeAfterTenSeconds).
 func TestServerAndEightClientsOverUDPConverge(t *testing.T) {
 	eightClientsOverUDP(t, 3*time.Second)
 }
@@ -213,13 +235,49 @@ func TestServerAndEightClientsOverUDPConvergeAfterTenSeconds(t *testing.T) {
 	eightClientsOverUDP(t, 10*time.Second)
 }
 
+// servedArena runs a -serve process's server in the background until the
+// test ends it (stop), and returns its report then.
+type servedArena struct {
+	*arenaServer
+	stop context.CancelFunc
+	done chan *serverReport
+}
+
+// serveArena starts the server of o.
+func serveArena(t *testing.T, o serverOptions) *servedArena {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	srv, err := newArenaServer(ctx, o)
+	require.NoError(t, err)
+	s := &servedArena{arenaServer: srv, stop: stop, done: make(chan *serverReport, 1)}
+	go func() {
+		r, err := srv.run(ctx, nil)
+		assert.NoError(t, err)
+		s.done <- r
+	}()
+	t.Cleanup(stop)
+	return s
+}
+
+// end stops the server (a SIGTERM) and returns its report.
+func (s *servedArena) end(t *testing.T) *serverReport {
+	t.Helper()
+	s.stop()
+	select {
+	case r := <-s.done:
+		return r
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "the server did not end")
+		return nil
+	}
+}
+
 // eightClientsOverUDP plays a match of the given length in real time.
 func eightClientsOverUDP(t *testing.T, play time.Duration) {
 	defer goleak.VerifyNone(t)
 	_, key := newKey(t, t.TempDir())
 	discard := slog.New(slog.DiscardHandler)
-	srv, err := newArenaServer(serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key, Logger: discard})
-	require.NoError(t, err)
+	srv := serveArena(t, serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key, Rooms: 1, Logger: discard})
 	cl, err := newArenaClients(context.Background(), clientsOptions{Game: quietGame(8, play),
 		Server: srv.listener.PublicAddress(), Key: key, Logger: discard})
 	require.NoError(t, err)
@@ -227,7 +285,7 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 	step := time.NewTicker(4 * time.Millisecond)
 	defer step.Stop()
 	frames := 0
-	// until updates both sides once per step until cond holds, failing
+	// until updates the clients once per step until cond holds, failing
 	// past the deadline (generous: a loaded 2-core machine may starve
 	// the loop for seconds).
 	until := func(what string, limit time.Duration, cond func() bool) {
@@ -236,7 +294,6 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 		for !cond() {
 			require.True(t, time.Now().Before(deadline), "no %s within %v", what, limit)
 			<-step.C
-			srv.update()
 			frames++
 			cl.update(frames%4 == 0)
 		}
@@ -246,15 +303,7 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 	for _, b := range cl.bots {
 		require.Empty(t, b.end, "client %d's connection ended during the match", b.index+1)
 	}
-	converged := func() bool {
-		for _, b := range cl.bots {
-			if _, ok := game.FinalError(b.client, srv.server); !ok {
-				return false
-			}
-		}
-		return true
-	}
-	until("convergence of every client to the server", 30*time.Second, converged)
+	until("convergence of every client to the server", 30*time.Second, func() bool { return cl.report().Converged })
 
 	r := cl.finishRun("the match is over")
 	assert.True(t, r.Clean)
@@ -270,8 +319,11 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 		assert.Greater(t, c.MovingInputs, uint64(0))
 		assert.Equal(t, "left: the match is over", c.End)
 	}
-	until("the server to see every client leave", 30*time.Second, func() bool { return srv.server.Stats().Connections == 0 })
-	sr := srv.close()
+	until("the server to see every client leave", 30*time.Second, func() bool {
+		rs := srv.fleet.Rooms().Rooms()
+		return len(rs) == 1 && rs[0].Clients == 0
+	})
+	sr := srv.end(t)
 	assert.Equal(t, uint64(8), sr.Connections.Accepted)
 	assert.Equal(t, 8, sr.Connections.Peak)
 	assert.Equal(t, uint64(8), sr.Connections.Left)
@@ -280,15 +332,21 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 	assert.Greater(t, sr.Server.Shots.Fired, uint64(0))
 	assert.Equal(t, droppedReport{UnknownClient: sr.Dropped.UnknownClient}, sr.Dropped,
 		"honest clients are never refused (the redundant disconnect packets after the first reach no connection)")
+	require.Len(t, sr.Rooms, 1)
+	room := sr.Rooms[0]
+	assert.Equal(t, roomName(1), room.Name)
+	assert.Equal(t, 8, room.Peak)
+	assert.Equal(t, sr.Server.InputsApplied, room.Server.InputsApplied, "one room: the server's counts are its own")
+	assert.Equal(t, drainReport{Reason: "signal", Seconds: sr.Drain.Seconds, GraceS: 30, Finished: 1}, sr.Drain,
+		"nobody played any more: the room finished at once")
 }
 
 // Tokens the server must refuse reach no connection and are counted in
 // the report under their reason.
 func TestServerReportCountsRefusedTokens(t *testing.T) {
 	_, key := newKey(t, t.TempDir())
-	srv, err := newArenaServer(serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key,
+	srv := serveArena(t, serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key, Rooms: 1,
 		Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
 	addr := srv.listener.PublicAddress()
 	var otherKey [udp.KeySize]byte
 	copy(otherKey[:], "another key, another game's key!")
@@ -313,13 +371,11 @@ func TestServerReportCountsRefusedTokens(t *testing.T) {
 	for st := srv.listener.Stats(); st.BadToken == 0 || st.ExpiredToken == 0; st = srv.listener.Stats() {
 		require.True(t, time.Now().Before(deadline), "the refusals were not counted: %+v", st)
 		<-poll.C
-		srv.update()
-		require.Zero(t, srv.server.Stats().Connections)
 	}
 	for _, c := range dialed {
 		require.NoError(t, c.Close())
 	}
-	r := srv.close()
+	r := srv.end(t)
 	assert.Positive(t, r.Dropped.BadToken)
 	assert.Positive(t, r.Dropped.ExpiredToken)
 	assert.Zero(t, r.Connections.Accepted)
@@ -330,8 +386,7 @@ func TestServerReportCountsRefusedTokens(t *testing.T) {
 func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
 	_, key := newKey(t, t.TempDir())
 	discard := slog.New(slog.DiscardHandler)
-	srv, err := newArenaServer(serverOptions{Game: quietGame(2, time.Second), Bind: "127.0.0.1:0", Key: key, Logger: discard})
-	require.NoError(t, err)
+	srv := serveArena(t, serverOptions{Game: quietGame(2, time.Second), Bind: "127.0.0.1:0", Key: key, Rooms: 1, Logger: discard})
 	cl, err := newArenaClients(context.Background(), clientsOptions{Game: quietGame(2, time.Minute),
 		Server: srv.listener.PublicAddress(), Key: key, Logger: discard})
 	require.NoError(t, err)
@@ -341,7 +396,6 @@ func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
 	for !cl.connectedAll {
 		require.True(t, time.Now().Before(deadline), "the clients did not connect")
 		<-step.C
-		srv.update()
 		cl.update(true)
 	}
 	require.NoError(t, srv.listener.Close()) // netcode only: no game goodbye
@@ -354,6 +408,7 @@ func TestClientsSeeANetcodeDisconnectAsClean(t *testing.T) {
 	for _, c := range r.Clients {
 		assert.Equal(t, "the server closed: netcode disconnect", c.End)
 	}
+	srv.end(t)
 }
 
 // -genkey warns when the key lands inside a git work tree, where `git add .`

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -186,7 +188,7 @@ func TestArenaProcesses(t *testing.T) {
 	t.Run("SIGTERM to the server mid-match: its report, and a clean disconnect for the clients", func(t *testing.T) {
 		sReport, cReport := filepath.Join(t.TempDir(), "server.json"), filepath.Join(t.TempDir(), "clients.json")
 		secretPath, _ := newSecret(t, t.TempDir())
-		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0", "-token-secret", secretPath, "-quiet", "-report", sReport)
+		srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-tokens", "127.0.0.1:0", "-token-secret", secretPath, "-grace", "2s", "-quiet", "-report", sReport)
 		addr := serverAddr(t, srv.waitLine("arena: serving on udp", limit))
 		url := strings.TrimPrefix(srv.waitLine("arena: connect tokens at ", limit), "arena: connect tokens at ")
 		cl := start(t, bin, "-connect", addr, "-tokens", url, "-token-secret", secretPath, "-clients", "2", "-duration", "10m", "-report", cReport)
@@ -199,6 +201,9 @@ func TestArenaProcesses(t *testing.T) {
 		conns := s["connections"].(map[string]any)
 		assert.Equal(t, 2.0, conns["open_at_end"], srv.output())
 		assert.Equal(t, 2.0, conns["tokens_issued"])
+		drain := s["drain"].(map[string]any)
+		assert.Equal(t, "signal", drain["reason"])
+		assert.Equal(t, 1.0, drain["ended"], "the room with players played on until the grace")
 
 		cl.wait(limit)
 		assert.Contains(t, cl.output(), "disconnected by the server: closed")
@@ -210,6 +215,79 @@ func TestArenaProcesses(t *testing.T) {
 			assert.Equal(t, true, cr["clean"])
 		}
 	})
+}
+
+// Drain with 3 rooms running, at the process level: one -serve process of
+// 3 rooms and a -connect process of a bot in each room; SIGTERM to the
+// server. Nothing new is admitted (a token request is refused, and a bot
+// with a token made before is routed nowhere, counted), the 3 rooms play
+// on and are ended at the grace (-grace 3s: 2.5 s of play), every client
+// is told the server is closing and ends cleanly, and the server exits 0
+// within the grace with a report section per room. Long tier: processes
+// in real time.
+func TestArenaProcessDrainsThreeRooms(t *testing.T) {
+	skipUnlessLong(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "arena")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	keyPath, _ := newKey(t, dir)
+	secretPath, secret := newSecret(t, dir)
+	const limit = 90 * time.Second
+	sReport := filepath.Join(dir, "server.json")
+	srv := start(t, bin, "-serve", "127.0.0.1:0", "-key", keyPath, "-rooms", "3", "-tokens", "127.0.0.1:0", "-token-secret", secretPath,
+		"-metrics", "127.0.0.1:0", "-grace", "3s", "-quiet", "-report", sReport)
+	addr := serverAddr(t, srv.waitLine("arena: serving on udp", limit))
+	url := strings.TrimPrefix(srv.waitLine("arena: connect tokens at ", limit), "arena: connect tokens at ")
+	metricsURL := strings.TrimSuffix(strings.TrimPrefix(srv.waitLine("arena: metrics at ", limit), "arena: metrics at "), "/metrics")
+	var clients []*process
+	for i := 1; i <= 3; i++ {
+		cl := start(t, bin, "-connect", addr, "-tokens", url, "-token-secret", secretPath, "-room", roomName(i), "-clients", "1",
+			"-seed", strconv.Itoa(i), "-duration", "10m", "-report", filepath.Join(dir, "clients-"+strconv.Itoa(i)+".json"))
+		cl.waitLine("arena: 1/1 clients connected", limit)
+		clients = append(clients, cl)
+	}
+
+	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+	began := time.Now()
+	waitFor(t, limit, "/readyz not ready", func() bool { status, _ := get(t, metricsURL+"/readyz"); return status != http.StatusOK })
+	late := start(t, bin, "-connect", addr, "-key", keyPath, "-room", roomName(1), "-clients", "1", "-duration", "10m", "-quiet")
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"room":"arena-2","identity":"latecomer"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "no token while draining")
+	srv.wait(limit)
+	took := time.Since(began)
+	assert.Less(t, took, 3*time.Second+time.Second, "within the grace (and a process's exit)")
+	for _, cl := range clients {
+		cl.wait(limit)
+		assert.Contains(t, cl.output(), "disconnected by the server: closed")
+		assert.Contains(t, cl.output(), "clean: true")
+	}
+	_ = late.cmd.Process.Kill() // refused by the server; its handshake may still be waiting
+
+	s := readReport(t, sReport)
+	drain := s["drain"].(map[string]any)
+	assert.Equal(t, "signal", drain["reason"], srv.output())
+	assert.Equal(t, 3.0, drain["ended"])
+	assert.Equal(t, 0.0, drain["finished"])
+	assert.GreaterOrEqual(t, drain["seconds"].(float64), 2.4, "the rooms played on for the grace less its margin")
+	rooms := s["rooms"].([]any)
+	require.Len(t, rooms, 3)
+	for i, x := range rooms {
+		r := x.(map[string]any)
+		assert.Equal(t, roomName(i+1), r["name"])
+		assert.Equal(t, 1.0, r["clients_at_end"], "its client told the server is closing")
+	}
+	conns := s["connections"].(map[string]any)
+	assert.Equal(t, 3.0, conns["open_at_end"])
+	if refused, ok := conns["refused"].(map[string]any); assert.True(t, ok, srv.output()) {
+		assert.Equal(t, 1.0, refused["draining"], "the late bot was routed nowhere")
+	}
 }
 
 // long skips a test of the long tier (real time, processes, signals)

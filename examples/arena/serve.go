@@ -6,55 +6,117 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/systems"
-	"github.com/ghostwire/ghostwire/transport"
+	"github.com/ghostwire/ghostwire/systems/agones"
+	"github.com/ghostwire/ghostwire/systems/fleet"
+	"github.com/ghostwire/ghostwire/systems/metrics"
+	"github.com/ghostwire/ghostwire/systems/rooms"
 	"github.com/ghostwire/ghostwire/transport/udp"
+	"github.com/ghostwire/ghostwire/transport/udp/tokens"
+)
+
+// Limits of the -serve flags.
+const (
+	maxArenaRooms = 16 // -rooms: the rooms measured on one process (docs/operations.md)
+	// reconnectGrace is how long a room holds the place of a player whose
+	// connection was lost: its car stays, and a new token for the same
+	// room and identity takes it back.
+	reconnectGrace = 30 * time.Second
+	// agonesAddressWait bounds the wait for the sidecar to say the game
+	// server's public address before listening.
+	agonesAddressWait = 30 * time.Second
 )
 
 // serverOptions configure the -serve process.
 type serverOptions struct {
-	Game   game.Config // TickRate, LagComp, MaxRewind, Seed; Clients is the maximum
+	Game   game.Config // TickRate, LagComp, MaxRewind, Seed; Clients is the maximum per room
 	Bind   string      // -serve
 	Public netip.AddrPort
 	Key    [udp.KeySize]byte
 	Tokens string // -tokens: the token endpoint's address, "" for none
 	// TokenSecret is what a caller of the token endpoint presents.
 	TokenSecret string
-	Duration    time.Duration // 0: until the context ends
-	Logger      *slog.Logger
-	AddrRate    udp.Rate // zero: udp's default
-	MaxPending  int      // zero: udp's default
+	// Rooms is how many rooms the process runs (-rooms), each an arena
+	// match waiting for players, named roomName(1..Rooms).
+	Rooms int
+	// Metrics is the address of the operator's endpoints (-metrics), ""
+	// for none.
+	Metrics string
+	// Agones runs the process as an Agones game server (-agones), through
+	// the sidecar at localhost:$AGONES_SDK_HTTP_PORT.
+	Agones bool
+	// Grace is the drain's whole time (-grace); fleet.DefaultGrace when
+	// zero.
+	Grace      time.Duration
+	Duration   time.Duration // 0: until the context ends
+	Logger     *slog.Logger
+	AddrRate   udp.Rate // zero: udp's default
+	MaxPending int      // zero: udp's default
 }
 
-// arenaServer is the arena's server in real time over a UDP listener: the
-// same game systems as the headless match, driven by a real clock.
+// roomName is the name of the arena's room i (1-based), which tokens
+// name in their claims.
+func roomName(i int) string { return fmt.Sprintf("arena-%d", i) }
+
+// arenaServer is the arena's -serve process: a fleet member
+// (systems/fleet) running -rooms rooms of the arena behind one UDP port,
+// each room the same game systems as the headless match on its own
+// goroutine in real time, with a token endpoint, the operator's
+// endpoints and Agones when asked.
 type arenaServer struct {
 	opts     serverOptions
-	clock    gw.TimeSource
-	game     *game.Endpoints
+	started  time.Time
+	config   game.ReportConfig
 	listener *udp.Listener
 	conns    *trackedListener
-	server   *systems.Server
-	tokens   *tokenServer
+	fleet    *fleet.Server
+	tokens   *tokenServer // nil without -tokens
+	metrics  net.Listener // nil without -metrics
+
+	mu    sync.Mutex
+	rooms map[string]*arenaRoom // the -rooms rooms, by name
 }
 
-// newArenaServer binds the UDP socket (and the token endpoint, if asked)
-// and builds the server world.
-func newArenaServer(o serverOptions) (*arenaServer, error) {
-	clock := gw.NewRealTime()
+// newArenaServer binds the UDP socket (with -agones, on the public
+// address the sidecar gives), the token endpoint and the metrics
+// endpoints if asked, and opens the rooms; ctx bounds the wait for the
+// sidecar.
+func newArenaServer(ctx context.Context, o serverOptions) (*arenaServer, error) {
 	cfg := o.Game
 	cfg.Duration = max(o.Duration, time.Second) // the server has no bots: only validated
-	g, err := game.NewEndpoints(cfg, clock)
+	o.Game = cfg
+	template, err := game.NewEndpoints(cfg, gw.NewRealTime())
 	if err != nil {
 		return nil, err
 	}
+	if o.Rooms < 1 || o.Rooms > maxArenaRooms {
+		return nil, fmt.Errorf("-rooms %d: allowed range is 1..%d", o.Rooms, maxArenaRooms)
+	}
+	var sdk *agones.SDK
+	if o.Agones {
+		if sdk, err = agones.New(agones.Options{Logger: o.Logger}); err != nil {
+			return nil, fmt.Errorf("-agones: %w", err)
+		}
+		if !o.Public.IsValid() {
+			wait, cancel := context.WithTimeout(ctx, agonesAddressWait)
+			o.Public, err = fleet.AgonesAddress(wait, sdk, "")
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("-agones: %w", err)
+			}
+		}
+	}
 	l, err := udp.Listen(udp.Options{BindAddress: o.Bind, PublicAddress: o.Public, PrivateKey: o.Key,
-		ProtocolID: arenaProtocolID, MaxClients: cfg.Clients, AddressRate: o.AddrRate, MaxPending: o.MaxPending,
+		ProtocolID: arenaProtocolID, MaxClients: cfg.Clients * o.Rooms, AddressRate: o.AddrRate, MaxPending: o.MaxPending,
 		Logger: o.Logger})
 	if err != nil {
 		if errors.Is(err, udp.ErrInvalidOptions) && !o.Public.IsValid() {
@@ -62,163 +124,224 @@ func newArenaServer(o serverOptions) (*arenaServer, error) {
 		}
 		return nil, fmt.Errorf("-serve %s: %w", o.Bind, err)
 	}
-	s := &arenaServer{opts: o, clock: clock, game: g, listener: l, conns: &trackedListener{l: l}}
-	so := g.ServerOptions()
-	so.MaxClients, so.Logger = cfg.Clients, o.Logger
-	if s.server, err = systems.NewServer(clock, s.conns, g.Game(), so); err == nil {
-		err = g.SetupServer(s.server)
-	}
-	if err == nil && o.Tokens != "" {
-		s.tokens, err = startTokenServer(o.Tokens, o.Key, l.PublicAddress(), o.TokenSecret, o.Logger)
-	}
-	if err != nil {
-		_ = l.Close()
+	s := &arenaServer{opts: o, started: time.Now(), config: template.ReportConfig(), listener: l, conns: &trackedListener{l: l},
+		rooms: map[string]*arenaRoom{}}
+	if err := s.start(sdk); err != nil {
+		s.abort()
 		return nil, err
 	}
 	return s, nil
 }
 
-// update reads the network and runs the ticks that are due.
-func (s *arenaServer) update() {
-	s.server.Update()
-	s.conns.prune()
+// start builds the fleet member, serves the token endpoint and listens
+// for the metrics, then opens the rooms.
+func (s *arenaServer) start(sdk *agones.SDK) error {
+	o := s.opts
+	var to *tokens.Options
+	if o.Tokens != "" {
+		to = &tokens.Options{Key: o.Key, ProtocolID: arenaProtocolID, Secret: o.TokenSecret, Life: tokenLife,
+			Timeout: tokenTimeout, Rooms: s.isRoom}
+	}
+	var err error
+	s.fleet, err = fleet.New(fleet.Options{
+		Rooms: rooms.Options{Listener: s.conns, NewRoom: s.newRoom, MaxRooms: o.Rooms, EmptyFor: -1,
+			OnOpen: s.roomOpened, OnEnd: s.roomEnded, Logger: o.Logger},
+		Tokens: to, Agones: sdk, Grace: o.Grace, Logger: o.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	if o.Tokens != "" {
+		if s.tokens, err = serveTokens(o.Tokens, s.fleet.Tokens(), o.Logger); err != nil {
+			return err
+		}
+	}
+	if o.Metrics != "" {
+		if s.metrics, err = net.Listen("tcp", o.Metrics); err != nil {
+			return fmt.Errorf("-metrics %s: %w", o.Metrics, err)
+		}
+	}
+	for i := 1; i <= o.Rooms; i++ {
+		if err := s.fleet.Rooms().Open(roomName(i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// run serves until ctx ends or the duration passes, printing a line per
-// second to out (nil: none), then closes and returns the report.
-func (s *arenaServer) run(ctx context.Context, out io.Writer) *serverReport {
-	cfg := s.opts.Game
-	frame := time.NewTicker(time.Second / time.Duration(4*cfg.TickRate))
-	defer frame.Stop()
-	nextLine := time.Second
-	var last systems.ServerStats
-	for {
+// abort releases what a failed start holds: the rooms opened wait for a
+// Run, which ends them at once.
+func (s *arenaServer) abort() {
+	if s.fleet != nil {
+		s.fleet.Drain()
+		_, _ = s.fleet.Run(context.Background()) // closes the listener
+	} else {
+		_ = s.listener.Close()
+	}
+	if s.tokens != nil {
+		s.tokens.close()
+	}
+	if s.metrics != nil {
+		_ = s.metrics.Close()
+	}
+}
+
+// isRoom says whether the token endpoint gives tokens for room: one of
+// the -rooms rooms.
+func (s *arenaServer) isRoom(room string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rooms[room] != nil
+}
+
+// newRoom is a room's game: the arena's, with the reconnect grace.
+func (s *arenaServer) newRoom(name string) (*systems.Game, systems.ServerOptions, error) {
+	g, err := game.NewEndpoints(s.opts.Game, gw.NewRealTime())
+	if err != nil {
+		return nil, systems.ServerOptions{}, err
+	}
+	so := g.ServerOptions()
+	so.MaxClients, so.Logger, so.ReconnectGrace = s.opts.Game.Clients, s.opts.Logger, reconnectGrace
+	s.mu.Lock()
+	s.rooms[name] = &arenaRoom{name: name, game: g, rate: s.opts.Game.TickRate}
+	s.mu.Unlock()
+	return g.Game(), so, nil
+}
+
+// room returns room name.
+func (s *arenaServer) room(name string) *arenaRoom {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rooms[name]
+}
+
+// roomOpened sets a room's server up (rooms.Options.OnOpen).
+func (s *arenaServer) roomOpened(name string, srv *systems.Server) error {
+	r := s.room(name)
+	if err := r.setup(srv); err != nil {
+		s.mu.Lock()
+		delete(s.rooms, name)
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// roomEnded keeps a room's last report (rooms.Options.OnEnd).
+func (s *arenaServer) roomEnded(st rooms.RoomStats, srv *systems.Server) {
+	s.room(st.Name).ended(st, srv)
+}
+
+// sortedRooms returns the rooms by name.
+func (s *arenaServer) sortedRooms() []*arenaRoom {
+	s.mu.Lock()
+	rs := make([]*arenaRoom, 0, len(s.rooms))
+	for _, r := range s.rooms {
+		rs = append(rs, r)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(rs, func(a, b *arenaRoom) int { return strings.Compare(a.name, b.name) })
+	return rs
+}
+
+// run serves until the drain is over (ctx ends, the duration passes or
+// Agones says Shutdown), printing a line per second to out (nil: none),
+// then returns the report.
+func (s *arenaServer) run(ctx context.Context, out io.Writer) (*serverReport, error) {
+	if s.opts.Duration > 0 {
+		t := time.AfterFunc(s.opts.Duration, s.fleet.Drain)
+		defer t.Stop()
+	}
+	served := make(chan error, 1)
+	stopMetrics := func() {}
+	if s.metrics != nil {
+		mctx, cancel := context.WithCancel(context.Background())
+		go func() { served <- metrics.ServeListener(mctx, s.metrics, s.fleet.Metrics(), false) }()
+		stopMetrics = func() { cancel(); <-served }
+	}
+	type ran struct {
+		r   fleet.Report
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		r, err := s.fleet.Run(ctx)
+		done <- ran{r, err}
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var last serverSecond
+	for at := time.Second; ; at += time.Second {
 		select {
-		case <-ctx.Done():
-			return s.close()
-		case <-frame.C:
+		case res := <-done:
+			stopMetrics() // /readyz said not ready since the drain began
+			if s.tokens != nil {
+				s.tokens.close()
+			}
+			return s.report(res.r), res.err
+		case <-tick.C:
 		}
-		s.update()
-		now := s.clock.Now()
-		if out != nil && now >= nextLine {
-			st := s.server.Stats()
-			s.second(nextLine, st, last).print(out)
-			nextLine, last = nextLine+time.Second, st
-		}
-		if s.opts.Duration > 0 && now >= s.opts.Duration {
-			return s.close()
+		s.conns.prune()
+		if out != nil {
+			line := s.second(at, last)
+			line.print(out)
+			last = line
 		}
 	}
 }
 
-// serverSecond is the -serve process's per-second line: what the server
-// sees. The clients' side (prediction, rollbacks) is in their own lines.
+// serverSecond is the -serve process's per-second line: what the rooms
+// see, added up. The clients' side (prediction, rollbacks) is in their
+// own lines.
 type serverSecond struct {
 	at                 time.Duration
-	tick               gw.Tick
+	rooms              int
+	tick               gw.Tick // the furthest room's
 	clients            int
-	rtt                time.Duration // the packet layer's, averaged over the connections
+	rtt                time.Duration // the packet layer's, averaged over the rooms with clients
 	applied, missing   uint64        // inputs so far
 	fired, hits, kills uint64        // shots judged so far
+	bytesIn, bytesOut  uint64        // so far
 	received, sent     float64       // bytes per second over the last second
 }
 
-// second reads the line of the second ending at at; last is the server's
-// stats of the line before.
-func (s *arenaServer) second(at time.Duration, st, last systems.ServerStats) serverSecond {
-	sh := s.game.ServerReport(s.server).Shots
-	return serverSecond{at: at, tick: s.server.World().Tick(), clients: st.Connections, rtt: st.LinkRTT,
-		applied: st.InputsApplied, missing: st.InputsMissing, fired: sh.Fired, hits: sh.Hits, kills: sh.Kills,
-		received: float64(st.BytesReceived - last.BytesReceived), sent: float64(st.BytesSent - last.BytesSent)}
+// second reads the line of the second ending at at; last is the line
+// before.
+func (s *arenaServer) second(at time.Duration, last serverSecond) serverSecond {
+	l := serverSecond{at: at}
+	var rtt time.Duration
+	withClients := 0
+	for _, st := range s.fleet.Rooms().Rooms() {
+		l.rooms++
+		l.clients += st.Clients
+		l.bytesIn, l.bytesOut = l.bytesIn+st.BytesIn, l.bytesOut+st.BytesOut
+		r := s.room(st.Name)
+		if r == nil {
+			continue
+		}
+		snap := r.snapshot()
+		l.tick = max(l.tick, snap.tick)
+		l.applied += snap.stats.InputsApplied
+		l.missing += snap.stats.InputsMissing
+		l.fired += snap.report.Shots.Fired
+		l.hits += snap.report.Shots.Hits
+		l.kills += snap.report.Shots.Kills
+		if st.Clients > 0 {
+			rtt += snap.stats.LinkRTT
+			withClients++
+		}
+	}
+	if withClients > 0 {
+		l.rtt = rtt / time.Duration(withClients)
+	}
+	if l.bytesIn >= last.bytesIn && l.bytesOut >= last.bytesOut { // a room that ended takes its bytes along
+		l.received, l.sent = float64(l.bytesIn-last.bytesIn), float64(l.bytesOut-last.bytesOut)
+	}
+	return l
 }
 
 func (l serverSecond) print(w io.Writer) {
-	fmt.Fprintf(w, "t=%4.0fs  server tick %6d  clients %2d  rtt %4.1fms  inputs applied %7d missing %5d  shots %6d hits %6d kills %5d  received %6.1f KB/s  sent %7.1f KB/s\n",
-		l.at.Seconds(), l.tick, l.clients, float64(l.rtt)/float64(time.Millisecond), l.applied, l.missing, l.fired, l.hits, l.kills,
+	fmt.Fprintf(w, "t=%4.0fs  rooms %2d  server tick %6d  clients %2d  rtt %4.1fms  inputs applied %7d missing %5d  shots %6d hits %6d kills %5d  received %6.1f KB/s  sent %7.1f KB/s\n",
+		l.at.Seconds(), l.rooms, l.tick, l.clients, float64(l.rtt)/float64(time.Millisecond), l.applied, l.missing, l.fired, l.hits, l.kills,
 		l.received/1024, l.sent/1024)
-}
-
-// close tells every client the server is closing, twice over: the
-// endpoint's disconnect message, then netcode's redundant disconnect
-// packets as the listener closes. It returns the report.
-func (s *arenaServer) close() *serverReport {
-	open := s.conns.open()
-	s.server.Close() // every client hears the endpoint's goodbye at once
-	r := &serverReport{Report: game.Report{Config: s.game.ReportConfig(), Server: s.game.ServerReport(s.server),
-		Clients: []game.ClientReport{}}}
-	r.Config.DurationS, r.Config.SettleS = s.opts.Duration.Seconds(), 0 // 0: until a signal
-	r.Connections.OpenAtEnd = len(open)
-	_ = s.listener.Close()
-	if s.tokens != nil {
-		s.tokens.close()
-		st := s.tokens.svc.Stats()
-		r.Connections.TokensIssued, r.Connections.TokensRefused = st.Issued, st.Refused
-	}
-	s.conns.prune()
-	c := s.conns.counts
-	r.Connections.Accepted, r.Connections.Peak = c.accepted, c.peak
-	r.Connections.Left, r.Connections.TimedOut, r.Connections.QueueFull = c.left, c.timedOut, c.queueFull
-	st := s.listener.Stats()
-	r.Dropped = droppedFrom(st)
-	r.Netcode = netcodeFrom(st)
-	r.Wall = game.WallReport{Seconds: s.clock.Now().Seconds(), SimSecondsPerSecond: 1}
-	// The server has no client's view to compare with its own: whether
-	// the clients converged is in their reports.
-	r.Converged = true
-	return r
-}
-
-// trackedListener hands the listener's connections to the systems server
-// and keeps them, so that closing can say goodbye to each and the report
-// can count how they ended. Ended connections are let go by prune.
-type trackedListener struct {
-	l      *udp.Listener
-	live   []*udp.ServerConn
-	counts struct {
-		accepted                  uint64
-		peak                      int
-		left, timedOut, queueFull uint64
-	}
-}
-
-var _ transport.Listener = (*trackedListener)(nil)
-
-// Accept implements transport.Listener.
-func (t *trackedListener) Accept() (transport.Conn, bool) {
-	c, ok := t.l.Accept()
-	if !ok {
-		return nil, false
-	}
-	t.live = append(t.live, c.(*udp.ServerConn))
-	t.counts.accepted++
-	t.counts.peak = max(t.counts.peak, len(t.live))
-	return c, true
-}
-
-// Close implements transport.Listener.
-func (t *trackedListener) Close() error { return t.l.Close() }
-
-// open returns the connections not ended yet.
-func (t *trackedListener) open() []*udp.ServerConn {
-	t.prune()
-	return append([]*udp.ServerConn(nil), t.live...)
-}
-
-// prune forgets the connections that ended, counting why.
-func (t *trackedListener) prune() {
-	kept := t.live[:0]
-	for _, c := range t.live {
-		switch err := c.Err(); {
-		case err == nil:
-			kept = append(kept, c)
-		case errors.Is(err, udp.ErrPeerDisconnected), errors.Is(err, udp.ErrLocalClose):
-			t.counts.left++ // the client said goodbye, or the game ended the connection
-		case errors.Is(err, udp.ErrTimedOut):
-			t.counts.timedOut++
-		case errors.Is(err, udp.ErrQueueFull):
-			t.counts.queueFull++
-		}
-	}
-	clear(t.live[len(kept):])
-	t.live = kept
 }

@@ -38,15 +38,12 @@ const (
 // tokenPath is where the token endpoint serves tokens.
 const tokenPath = "/token"
 
-// arenaRoom is the room the arena's tokens name: one match per server.
-const arenaRoom = "arena"
-
 // makeToken makes a connect token for client ID id naming the server's
 // public address, as a matchmaker does once it has authenticated a player,
-// with the player's identity in its claims; either side gives up after
-// timeout seconds without a packet.
-func makeToken(key [udp.KeySize]byte, server netip.AddrPort, id uint64, timeout int) ([]byte, error) {
-	claims := tokens.Claims{Room: arenaRoom, Identity: "bot-" + strconv.FormatUint(id, 16)}
+// with the room and the player's identity in its claims; either side
+// gives up after timeout seconds without a packet.
+func makeToken(key [udp.KeySize]byte, server netip.AddrPort, room string, id uint64, timeout int) ([]byte, error) {
+	claims := tokens.Claims{Room: room, Identity: "bot-" + strconv.FormatUint(id, 16)}
 	ud, err := claims.UserData()
 	if err != nil {
 		return nil, err
@@ -82,7 +79,9 @@ func randomClientID() (uint64, error) {
 
 // tokenServer is the arena's token endpoint, as a matchmaker runs one: a
 // tokens.Service (POST JSON, the shared secret as a bearer token, rate
-// limits, random client IDs, refusals counted) on a hardened HTTP server.
+// limits, random client IDs, refusals counted; systems/fleet's, naming
+// the public address and refusing once the server drains) on a hardened
+// HTTP server.
 type tokenServer struct {
 	svc  *tokens.Service
 	http *http.Server
@@ -90,14 +89,9 @@ type tokenServer struct {
 	done chan struct{}
 }
 
-// startTokenServer listens on addr (host:port; port 0 picks one) and
-// serves tokens naming server to callers with secret until close.
-func startTokenServer(addr string, key [udp.KeySize]byte, server netip.AddrPort, secret string, log *slog.Logger) (*tokenServer, error) {
-	svc, err := tokens.New(tokens.Options{Key: key, ProtocolID: arenaProtocolID, Secret: secret, PublicAddress: server,
-		Life: tokenLife, Timeout: tokenTimeout, Rooms: func(room string) bool { return room == arenaRoom }})
-	if err != nil {
-		return nil, fmt.Errorf("-tokens: %w", err)
-	}
+// serveTokens listens on addr (host:port; port 0 picks one) and serves
+// svc until close.
+func serveTokens(addr string, svc *tokens.Service, log *slog.Logger) (*tokenServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("-tokens %s: %w", addr, err)
@@ -129,12 +123,12 @@ func (ts *tokenServer) close() {
 	<-ts.done
 }
 
-// fetchToken asks a token endpoint for the token of a player of identity,
-// with the shared secret. It errors when the endpoint does not answer 200
-// with a token, or when the token does not name the server the client was
-// told to connect to.
-func fetchToken(ctx context.Context, client *http.Client, endpoint, secret, identity string, server netip.AddrPort) ([]byte, error) {
-	body, _ := json.Marshal(tokens.Request{Room: arenaRoom, Identity: identity})
+// fetchToken asks a token endpoint for the token of a player of identity
+// in room, with the shared secret. It errors when the endpoint does not
+// answer 200 with a token, or when the token does not name the server the
+// client was told to connect to.
+func fetchToken(ctx context.Context, client *http.Client, endpoint, secret, room, identity string, server netip.AddrPort) ([]byte, error) {
+	body, _ := json.Marshal(tokens.Request{Room: room, Identity: identity})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("-tokens %s: %w", endpoint, err)

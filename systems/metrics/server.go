@@ -76,15 +76,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // not a loopback address.
 func Serve(ctx context.Context, addr string, h *Handler, pprofOn bool) error {
 	if pprofOn {
-		host, _, err := net.SplitHostPort(addr)
-		ip, perr := netip.ParseAddr(host)
-		if err != nil || perr != nil || !ip.IsLoopback() {
-			return fmt.Errorf("metrics: pprof on %q: only on a loopback address (127.0.0.1:port, [::1]:port)", addr)
+		if err := loopbackOnly(addr); err != nil {
+			return err
 		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
+	}
+	return ServeListener(ctx, ln, h, pprofOn)
+}
+
+// ServeListener is Serve on a listener the caller made: to learn the port
+// of ":0" before serving, or to serve a socket handed over. It closes ln.
+// It errors at once, closing ln, when pprof is on and ln is not on a
+// loopback address.
+func ServeListener(ctx context.Context, ln net.Listener, h *Handler, pprofOn bool) error {
+	if pprofOn {
+		if err := loopbackOnly(ln.Addr().String()); err != nil {
+			_ = ln.Close()
+			return err
+		}
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 35 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 1 << 10}
@@ -103,4 +115,14 @@ func Serve(ctx context.Context, addr string, h *Handler, pprofOn bool) error {
 		}
 		return err
 	}
+}
+
+// loopbackOnly refuses an address pprof may not be served on.
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	ip, perr := netip.ParseAddr(host)
+	if err != nil || perr != nil || !ip.IsLoopback() {
+		return fmt.Errorf("metrics: pprof on %q: only on a loopback address (127.0.0.1:port, [::1]:port)", addr)
+	}
+	return nil
 }

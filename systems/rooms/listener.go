@@ -42,6 +42,9 @@ func (l *roomListener) offer(c transport.Conn) bool {
 	}
 }
 
+// waiting returns how many routed connections the room has not accepted.
+func (l *roomListener) waiting() int { return len(l.ch) }
+
 // Close closes the connections never accepted.
 func (l *roomListener) Close() error {
 	l.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ghostwire/ghostwire/systems"
@@ -52,6 +53,20 @@ type Options struct {
 	// data). It must read what the token service wrote, never what the
 	// client sends.
 	Route func(c transport.Conn) (room string, err error)
+	// OnOpen, if set, runs when a room opens, once its server is built and
+	// before its first update, on the goroutine that opens it (Open's
+	// caller, or Run's for OpenOnDemand) with the manager's lock held: for
+	// what the game adds to the server (lag compensation, its own
+	// systems) and for counting rooms. It must not call the Manager. An
+	// error refuses the room: Open returns it and the server is closed.
+	OnOpen func(name string, s *systems.Server) error
+	// OnEnd, if set, runs on a room's goroutine once its server has
+	// closed (every client told), with the room's last stats and the
+	// server, which updates no more: for a last read of what the game
+	// counted. It runs before the room leaves Rooms, so before Wait and
+	// Shutdown return. OnOpen and OnEnd are called once each per room
+	// that opened.
+	OnEnd func(st RoomStats, s *systems.Server)
 	// OnTick, if set, runs on a room's goroutine before each of its
 	// updates: instrumentation.
 	OnTick func(room string)
@@ -78,7 +93,7 @@ type Manager struct {
 	stats    Stats
 	ctx      context.Context // Run's; rooms opened before Run wait for it
 	started  chan struct{}
-	draining bool
+	draining atomic.Bool // read by the rooms: a draining room with no client ends
 	wg       sync.WaitGroup
 }
 
@@ -130,7 +145,7 @@ func (m *Manager) Open(name string) error {
 
 func (m *Manager) openLocked(name string) error {
 	switch {
-	case m.draining:
+	case m.draining.Load():
 		return fmt.Errorf("rooms: room %q: the manager is draining", name)
 	case m.rooms[name] != nil:
 		return fmt.Errorf("rooms: room %q is open already", name)
@@ -148,9 +163,16 @@ func (m *Manager) openLocked(name string) error {
 	if emptyFor < 0 {
 		emptyFor = 0
 	}
-	r, err := newRoom(name, game, sopts, m.opts.OnTick, emptyFor)
+	r, err := newRoom(name, game, sopts, roomHooks{onTick: m.opts.OnTick, onEnd: m.opts.OnEnd, draining: &m.draining}, emptyFor)
 	if err != nil {
 		return fmt.Errorf("rooms: room %q: %w", name, err)
+	}
+	if m.opts.OnOpen != nil {
+		if err := m.opts.OnOpen(name, r.server); err != nil {
+			r.server.Close()
+			_ = r.listener.Close()
+			return fmt.Errorf("rooms: room %q: OnOpen: %w", name, err)
+		}
 	}
 	m.rooms[name] = r
 	m.stats.Opened++
@@ -189,16 +211,15 @@ func (m *Manager) End(name string) bool {
 }
 
 // Drain admits nothing new from now on: no room opens, no connection is
-// routed; the open rooms play on until they end.
-func (m *Manager) Drain() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.draining = true
-}
+// routed (a player's reconnection neither); the open rooms play on until
+// they end, and a room with no connection ends at once, since nobody can
+// join it any more: its match is over.
+func (m *Manager) Drain() { m.draining.Store(true) }
 
 // Shutdown drains the manager and gives its rooms until grace has passed
-// (or ctx ends) to finish their matches; the rooms still open then are
-// ended, each server telling its clients it is closing. It returns how
+// (or ctx ends) to finish their matches (a room with no connection
+// finishes at once); the rooms still open then are ended, each server
+// telling its clients it is closing. It returns how
 // many rooms finished by themselves and how many it ended. Run keeps
 // going: cancel its context after Shutdown returns.
 func (m *Manager) Shutdown(ctx context.Context, grace time.Duration) (finished, ended int) {
@@ -318,7 +339,7 @@ func (m *Manager) route() {
 		m.mu.Lock()
 		reason := ""
 		switch r := m.rooms[name]; {
-		case m.draining:
+		case m.draining.Load():
 			reason = RefusedDraining
 		case err != nil:
 			reason = RefusedNoClaims

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -370,4 +371,58 @@ func TestShutdownDrainsThreeRooms(t *testing.T) {
 		p.c.Close()
 		_ = p.conn.Close()
 	}
+}
+
+// OnOpen sets a room's server up before its first update and may refuse
+// the room; OnEnd gets each room's last stats and server once it has
+// closed. A draining manager's room ends as soon as nobody plays in it,
+// while a room with a player plays on.
+func TestHooksAndDrainingRooms(t *testing.T) {
+	var mu sync.Mutex
+	opened := map[string]*systems.Server{}
+	ended := map[string]rooms.RoomStats{}
+	f := newFleet(t, func(o *rooms.Options) {
+		o.OnOpen = func(name string, s *systems.Server) error {
+			if name == "bad" {
+				return errors.New("no such map")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			opened[name] = s
+			return nil
+		}
+		o.OnEnd = func(st rooms.RoomStats, s *systems.Server) {
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Same(t, opened[st.Name], s, "the server OnOpen set up")
+			_, again := ended[st.Name]
+			assert.False(t, again, "once per room")
+			ended[st.Name] = st
+		}
+	})
+	defer f.stop()
+	assert.EqualError(t, f.m.Open("bad"), `rooms: room "bad": OnOpen: no such map`)
+	require.NoError(t, f.m.Open("empty"))
+	require.NoError(t, f.m.Open("busy"))
+	p := f.join("busy", 1, nil)
+	play(t, []*player{p}, func() bool { rs := f.m.Rooms(); return len(rs) == 2 && rs[0].Clients == 1 })
+	assert.Len(t, opened, 2)
+	f.m.Drain()
+	play(t, []*player{p}, func() bool { rs := f.m.Rooms(); return len(rs) == 1 && rs[0].Name == "busy" })
+	mu.Lock()
+	assert.Equal(t, 0, ended["empty"].Clients, "the empty room ended at once")
+	mu.Unlock()
+	ticks := f.m.Rooms()[0].Ticks
+	play(t, []*player{p}, func() bool { return f.m.Rooms()[0].Ticks > ticks+10 })
+	require.Len(t, f.m.Rooms(), 1, "the room with a player plays on")
+	p.c.Close() // the last player leaves: the draining room is over
+	play(t, []*player{p}, func() bool { return len(f.m.Rooms()) == 0 })
+	_ = p.conn.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, ended, 2)
+	busy := ended["busy"]
+	assert.Equal(t, 1, busy.Peak)
+	assert.Positive(t, busy.Ticks)
+	assert.Positive(t, busy.BytesOut)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
@@ -52,6 +53,13 @@ type RoomStats struct {
 	Late time.Duration
 }
 
+// roomHooks are what a room calls back and reads of its manager.
+type roomHooks struct {
+	onTick   func(string)
+	onEnd    func(RoomStats, *systems.Server)
+	draining *atomic.Bool
+}
+
 // room is one match: a server on its own goroutine.
 type room struct {
 	name     string
@@ -59,7 +67,7 @@ type room struct {
 	listener *roomListener
 	rate     int
 	opened   time.Time
-	onTick   func(string)
+	hooks    roomHooks
 	emptyFor time.Duration
 
 	end  chan struct{} // closed to end the room
@@ -77,8 +85,9 @@ type room struct {
 func (r *room) stop() { r.once.Do(func() { close(r.end) }) }
 
 // run updates the server once per tick interval until the room ends: by
-// stop, ctx, or when it has had no client for emptyFor. It closes the
-// server (every client is told) before it returns.
+// stop, ctx, when it has had no client for emptyFor, or when it has none
+// while the manager drains. It closes the server (every client is told)
+// before it returns.
 func (r *room) run(ctx context.Context, ended func(*room)) {
 	defer close(r.done)
 	defer ended(r)
@@ -98,17 +107,25 @@ func (r *room) run(ctx context.Context, ended func(*room)) {
 		case <-timer.C:
 		}
 		late := time.Since(next)
-		if r.onTick != nil {
-			r.onTick(r.name)
+		if r.hooks.onTick != nil {
+			r.hooks.onTick(r.name)
 		}
 		start := time.Now()
 		r.server.Update()
 		took := time.Since(start)
 		st := r.server.Stats()
 		r.record(took, late, &st, start)
-		if st.Connections > 0 || st.Held > 0 {
+		switch {
+		case st.Connections > 0:
 			lastClient = start
-		} else if r.emptyFor > 0 && start.Sub(lastClient) >= r.emptyFor {
+		case r.hooks.draining.Load() && r.listener.waiting() == 0:
+			// Nobody plays and nobody may come: a draining manager routes
+			// no one, a returning player neither.
+			r.close()
+			return
+		case st.Held > 0:
+			lastClient = start
+		case r.emptyFor > 0 && start.Sub(lastClient) >= r.emptyFor:
 			r.close()
 			return
 		}
@@ -126,6 +143,7 @@ func (r *room) run(ctx context.Context, ended func(*room)) {
 func (r *room) record(took, late time.Duration, st *systems.ServerStats, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.counts(st, now)
 	r.stats.Late = max(r.stats.Late, late)
 	r.times[r.n%len(r.times)] = took
 	r.n++
@@ -137,6 +155,11 @@ func (r *room) record(took, late time.Duration, st *systems.ServerStats, now tim
 	}
 	s.Updates[b]++
 	s.TickMax = max(s.TickMax, took)
+}
+
+// counts publishes the server's counts; r.mu is held.
+func (r *room) counts(st *systems.ServerStats, now time.Time) {
+	s := &r.stats
 	s.Clients, s.Peak, s.Held = st.Connections, max(s.Peak, st.Connections), st.Held
 	s.Reconnects, s.HeldGivenUp = st.Reconnects, st.ReconnectsExpired+st.HeldEvicted
 	s.Ticks = st.Ticks
@@ -160,14 +183,26 @@ func (r *room) snapshot() RoomStats {
 	return s
 }
 
-// close closes the server (telling every client) and the listener.
+// close closes the server (telling every client) and the listener, and
+// hands the room's last stats to OnEnd: the clients it had when it
+// closed, the bytes of the goodbyes.
 func (r *room) close() {
+	st := r.server.Stats()
 	r.server.Close()
 	_ = r.listener.Close()
+	if r.hooks.onEnd == nil {
+		return
+	}
+	last := r.server.Stats()
+	last.Connections, last.Held = st.Connections, st.Held
+	r.mu.Lock()
+	r.counts(&last, time.Now())
+	r.mu.Unlock()
+	r.hooks.onEnd(r.snapshot(), r.server)
 }
 
 // newRoom builds a room's server on its listener.
-func newRoom(name string, game *systems.Game, opts systems.ServerOptions, onTick func(string), emptyFor time.Duration) (*room, error) {
+func newRoom(name string, game *systems.Game, opts systems.ServerOptions, hooks roomHooks, emptyFor time.Duration) (*room, error) {
 	l := newRoomListener()
 	srv, err := systems.NewServer(gw.NewRealTime(), l, game, opts)
 	if err != nil {
@@ -178,6 +213,6 @@ func newRoom(name string, game *systems.Game, opts systems.ServerOptions, onTick
 		rate = 60
 	}
 	now := time.Now()
-	return &room{name: name, server: srv, listener: l, rate: rate, opened: now, onTick: onTick, emptyFor: emptyFor,
+	return &room{name: name, server: srv, listener: l, rate: rate, opened: now, hooks: hooks, emptyFor: emptyFor,
 		end: make(chan struct{}), done: make(chan struct{}), stats: RoomStats{Name: name, Opened: now}}, nil
 }

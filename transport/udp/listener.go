@@ -71,18 +71,19 @@ func Listen(opts Options) (*Listener, error) {
 	return l, nil
 }
 
+// read hands every datagram to the server, a batch per system call where
+// the platform allows (batchReader).
 func (l *Listener) read() {
 	defer l.wg.Done()
-	var buf [readBufferSize]byte
+	b := newBatchReader(l.conn)
+	deliver := func(from netip.AddrPort, p []byte) { l.s.receive(time.Now(), normalize(from), p) }
 	for {
-		n, from, err := l.conn.ReadFromUDPAddrPort(buf[:])
-		if err != nil {
+		if err := b.read(deliver); err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue // a transient error (such as an ICMP report) ends no one's connection
 		}
-		l.s.receive(time.Now(), normalize(from), buf[:n])
 	}
 }
 
@@ -106,7 +107,28 @@ func (l *Listener) Addr() netip.AddrPort {
 }
 
 // PublicAddress returns the address tokens must name for this server.
-func (l *Listener) PublicAddress() netip.AddrPort { return l.s.opts.PublicAddress }
+func (l *Listener) PublicAddress() netip.AddrPort {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	return l.s.opts.PublicAddress
+}
+
+// SetPublicAddress changes the address tokens must name, for a server
+// that learns it after it listens (Agones assigns a game server's public
+// address and port; see systems/agones): from now on a token naming only
+// the old address is refused (Stats.WrongAddress), and connections
+// already made are kept. It errors, changing nothing, on an address
+// without a specific IP and a port.
+func (l *Listener) SetPublicAddress(a netip.AddrPort) error {
+	a = normalize(a)
+	if !a.IsValid() || a.Addr().IsUnspecified() || a.Port() == 0 {
+		return fmt.Errorf("%w: public address %v: want a specific IP and a port 1..65535", ErrInvalidOptions, a)
+	}
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	l.s.opts.PublicAddress = a
+	return nil
+}
 
 // Accept returns the oldest connected client not yet accepted, as a
 // *ServerConn, or false when there is none. It never blocks.

@@ -411,3 +411,50 @@ func TestUDPUnansweredChallengeReceivesLess(t *testing.T) {
 	assert.Less(t, received, sent)
 	t.Logf("sent %d bytes, received %d (%.2f)", sent, received, float64(received)/float64(sent))
 }
+
+// A server that learns its public address after it listens: tokens must
+// name the new one, a token naming only the old one is refused and
+// counted, and an address that names nothing specific is refused.
+func TestListenerSetPublicAddress(t *testing.T) {
+	l, err := Listen(Options{BindAddress: "127.0.0.1:0", PrivateKey: vectorKey(), ProtocolID: vectorProtocol})
+	require.NoError(t, err)
+	defer l.Close()
+	bound := l.PublicAddress()
+	assert.Equal(t, l.Addr(), bound)
+	for _, bad := range []netip.AddrPort{{}, netip.MustParseAddrPort("0.0.0.0:7777"), netip.MustParseAddrPort("203.0.113.10:0")} {
+		err := l.SetPublicAddress(bad)
+		assert.ErrorIs(t, err, ErrInvalidOptions, bad)
+		assert.ErrorContains(t, err, "want a specific IP and a port 1..65535")
+	}
+	assert.Equal(t, bound, l.PublicAddress(), "a refused address changes nothing")
+	public := netip.MustParseAddrPort("[::ffff:203.0.113.10]:7654")
+	require.NoError(t, l.SetPublicAddress(public))
+	assert.Equal(t, netip.MustParseAddrPort("203.0.113.10:7654"), l.PublicAddress(), "an IPv4-mapped address is the IPv4 one")
+
+	// A token naming the bound address only, sent to it: refused.
+	p := testParams()
+	p.ServerAddresses = []netip.AddrPort{bound}
+	tok, _ := makeTestToken(t, p)
+	c, err := Dial(tok, ClientOptions{})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Eventually(t, func() bool { return l.Stats().WrongAddress > 0 }, 5*time.Second, 10*time.Millisecond)
+	_, ok := l.Accept()
+	assert.False(t, ok)
+}
+
+// The server checks tokens against the public address of the moment: a
+// token naming the new one connects (the socket is not involved: the
+// address is where a NAT or Agones' port mapping forwards from).
+func TestServerAcceptsTheNewPublicAddress(t *testing.T) {
+	s, w, t0 := newTestServer(t, nil)
+	public := netip.MustParseAddrPort("203.0.113.10:7654")
+	l := &Listener{s: s}
+	require.NoError(t, l.SetPublicAddress(public))
+	old := newFakeClient(t, addr(1), testParams())
+	s.receive(t0, old.addr, old.request())
+	assert.Equal(t, uint64(1), s.stats.WrongAddress)
+	p := testParams()
+	p.ServerAddresses = []netip.AddrPort{public}
+	handshake(t, s, w, newFakeClient(t, addr(2), p), t0)
+}

@@ -46,6 +46,7 @@ type Options struct {
 	// PublicAddress is the address connect tokens name for this server. It
 	// may differ from the bound address behind NAT or a load balancer. Zero
 	// means the bound address, which must then be a specific IP.
+	// Listener.SetPublicAddress changes it later.
 	PublicAddress netip.AddrPort
 	// PrivateKey is shared with the backend that makes connect tokens. An
 	// all-zero key is refused: it is a missing configuration, not a key.

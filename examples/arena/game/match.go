@@ -347,6 +347,7 @@ func (m *Match) game() *systems.Game {
 			w.Arche().RemoveEntity(e)
 		}
 	})
+	g.OnReconnect = m.reconnect
 	if !m.Config.Ball {
 		g.OnStart = startMessages
 	}

@@ -43,7 +43,14 @@ type Sidecar struct {
 	gs       agones.GameServer
 	calls    []Call
 	down     bool
-	watchers []chan agones.GameServer
+	watchers []watcher
+}
+
+// watcher is an open watch stream: the updates it is sent, and closed
+// when the sidecar goes down under it.
+type watcher struct {
+	ch   chan agones.GameServer
+	gone chan struct{}
 }
 
 // New returns a sidecar whose game server is Scheduled at address:port
@@ -68,11 +75,18 @@ type realNow struct{}
 func (realNow) Now() time.Time { return time.Now() }
 
 // SetDown makes the sidecar unreachable (every connection closed without
-// an answer, as a sidecar not listening yet) or reachable again.
+// an answer, as a sidecar not listening yet or restarting; the open watch
+// streams end) or reachable again.
 func (s *Sidecar) SetDown(down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down = down
+	if down {
+		for _, w := range s.watchers {
+			close(w.gone)
+		}
+		s.watchers = nil
+	}
 }
 
 // Calls returns the requests answered so far.
@@ -91,10 +105,16 @@ func (s *Sidecar) GameServer() agones.GameServer {
 
 // Allocate marks the game server Allocated, as a matchmaker's allocation
 // does, and tells the watchers.
-func (s *Sidecar) Allocate() {
+func (s *Sidecar) Allocate() { s.SetState("Allocated") }
+
+// SetState sets the game server's state as Agones' controllers do, and
+// tells the watchers: "Shutdown" is how a fleet scaling down or a rolling
+// update marks a game server it removes (Kubernetes then deletes its pod,
+// whose containers get SIGTERM).
+func (s *Sidecar) SetState(state string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gs.Status.State = "Allocated"
+	s.gs.Status.State = state
 	s.changed()
 }
 
@@ -333,16 +353,16 @@ func int64Field(raw json.RawMessage) (int64, error) {
 // serveWatch streams the game server, once now and on every change,
 // until the client leaves.
 func (s *Sidecar) serveWatch(w http.ResponseWriter, r *http.Request) {
-	ch := make(chan agones.GameServer, 16)
+	me := watcher{ch: make(chan agones.GameServer, 16), gone: make(chan struct{})}
 	s.mu.Lock()
-	s.watchers = append(s.watchers, ch)
-	ch <- s.copyGS()
+	s.watchers = append(s.watchers, me)
+	me.ch <- s.copyGS()
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for i, c := range s.watchers {
-			if c == ch {
+		for i, w := range s.watchers {
+			if w.ch == me.ch {
 				s.watchers = append(s.watchers[:i], s.watchers[i+1:]...)
 				break
 			}
@@ -354,7 +374,14 @@ func (s *Sidecar) serveWatch(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case gs := <-ch:
+		case <-me.gone:
+			if hj, ok := w.(http.Hijacker); ok { // drop the stream as a dead sidecar does
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+				}
+			}
+			return
+		case gs := <-me.ch:
 			b, _ := json.Marshal(struct {
 				Result agones.GameServer `json:"result"`
 			}{gs})
@@ -370,9 +397,9 @@ func (s *Sidecar) serveWatch(w http.ResponseWriter, r *http.Request) {
 
 // changed tells every watcher; s.mu is held.
 func (s *Sidecar) changed() {
-	for _, ch := range s.watchers {
+	for _, w := range s.watchers {
 		select {
-		case ch <- s.copyGS():
+		case w.ch <- s.copyGS():
 		default: // a watcher 16 changes behind gets the next
 		}
 	}

@@ -91,3 +91,32 @@ func TestClockFiresWhenAdvanced(t *testing.T) {
 	assert.Zero(t, c.Waiting())
 	assert.Len(t, c.After(0), 1, "a past deadline fires at once")
 }
+
+// SetState reaches every open watch, as a controller's change does; an
+// outage ends the open streams, as a restarting sidecar does.
+func TestSetStateIsWatchedAndAnOutageEndsTheWatch(t *testing.T) {
+	sidecar := New(nil, "203.0.113.10", 7654, nil)
+	server := httptest.NewServer(sidecar)
+	defer server.Close()
+	resp, err := http.Get(server.URL + "/watch/gameserver")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	lines := json.NewDecoder(resp.Body)
+	state := func() string {
+		var line struct {
+			Result struct {
+				Status struct{ State string } `json:"status"`
+			} `json:"result"`
+		}
+		require.NoError(t, lines.Decode(&line))
+		return line.Result.Status.State
+	}
+	assert.Equal(t, "Scheduled", state())
+	sidecar.SetState("Shutdown")
+	assert.Equal(t, "Shutdown", state())
+	assert.Equal(t, "Shutdown", sidecar.GameServer().Status.State)
+	sidecar.SetDown(true)
+	var rest struct{}
+	assert.Error(t, lines.Decode(&rest), "the stream ends with the sidecar")
+	sidecar.SetDown(false)
+}

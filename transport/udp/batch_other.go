@@ -1,0 +1,27 @@
+//go:build !(linux && (amd64 || arm64))
+
+package udp
+
+import (
+	"net"
+	"net/netip"
+)
+
+// batchReader reads one datagram per system call where recvmmsg is not
+// used (see batch_linux.go).
+type batchReader struct {
+	conn *net.UDPConn
+	buf  [readBufferSize]byte
+}
+
+func newBatchReader(conn *net.UDPConn) *batchReader { return &batchReader{conn: conn} }
+
+// read waits for one datagram and hands it to f with its source address.
+func (b *batchReader) read(f func(from netip.AddrPort, p []byte)) error {
+	n, from, err := b.conn.ReadFromUDPAddrPort(b.buf[:])
+	if err != nil {
+		return err
+	}
+	f(from, b.buf[:n])
+	return nil
+}
