@@ -105,6 +105,9 @@ var helpGroups = []helpGroup{
 		{name: "bot-aim", arg: "perfect|human", usage: "how the bots aim: human (a reaction time, misses: a person can win) or perfect", def: "human"},
 		{name: "chat", arg: "on|off", usage: "the bots say a line of chat now and then, shown on the page beside yours"},
 		{name: "web-settings", usage: "let pages switch the server's own settings (lag compensation, for every player); off, the page shows them read-only"},
+		{name: "web-transport", arg: "auto|webtransport|websocket", usage: "the page's transport: auto tries WebTransport (UDP, the same port) and falls back to WebSocket; a page's ?transport= overrides it", def: "auto"},
+		{name: "web-cert", arg: "FILE", usage: "WebTransport's certificate (PEM), for production; without it a 13-day development certificate that the page trusts by its hash"},
+		{name: "web-key", arg: "FILE", usage: "the private key (PEM) of -web-cert"},
 	}},
 	{title: "Report and output (headless match, -serve, -connect)", flags: []helpFlag{
 		{name: "report", arg: "FILE"},

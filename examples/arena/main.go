@@ -144,9 +144,10 @@ func (f inputDelayFlag) Set(s string) error {
 // webOptions are -web's options from the parsed flags. The page's bots aim
 // like people unless -bot-aim perfect says otherwise: a person must be
 // able to win.
-func webOptions(fs *flag.FlagSet, cfg game.Config, settings bool, log *slog.Logger) web.Options {
+func webOptions(fs *flag.FlagSet, cfg game.Config, a *headlessArgs, log *slog.Logger) web.Options {
 	perfect := isSet(fs, "bot-aim") && cfg.BotAim == game.AimPerfect
-	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Chat: cfg.Chat, ServerSettings: settings, Logger: log}
+	return web.Options{Bots: cfg.Clients, Seed: cfg.Seed, PerfectAim: perfect, Chat: cfg.Chat, ServerSettings: a.webSettings, Logger: log,
+		Transport: a.webTransport, CertFile: a.webCert, KeyFile: a.webKey}
 }
 
 // isSet reports whether the command line gave flag name.
@@ -183,6 +184,9 @@ type headlessArgs struct {
 	quiet       bool
 	web         string
 	webSettings bool
+	// webTransport, webCert and webKey are -web-transport, -web-cert
+	// and -web-key.
+	webTransport, webCert, webKey string
 }
 
 // headlessFlags defines the headless match's flags (and -web's) into a.
@@ -216,6 +220,9 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
 	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
 	fs.BoolVar(&a.webSettings, "web-settings", false, "-web: let pages switch the server's own settings (lag compensation, for every player)")
+	fs.StringVar(&a.webTransport, "web-transport", web.TransportAuto, "-web: the page's transport: auto (WebTransport, else WebSocket), webtransport or websocket")
+	fs.StringVar(&a.webCert, "web-cert", "", "-web: WebTransport's certificate (PEM) for production; without it, a development certificate the page trusts by hash")
+	fs.StringVar(&a.webKey, "web-key", "", "-web: the private key (PEM) of -web-cert")
 	return fs
 }
 
@@ -259,7 +266,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.Clients < 0 || cfg.Clients > 32 {
 			return fmt.Errorf("-clients %d: allowed range is 0..32 with -web", cfg.Clients)
 		}
-		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, a.webSettings, slog.New(slog.NewTextHandler(stderr, nil))))
+		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, &a, slog.New(slog.NewTextHandler(stderr, nil))))
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {

@@ -100,7 +100,7 @@ func TestBotAimDefaultsByMode(t *testing.T) {
 		fs := headlessFlags(&a)
 		require.NoError(t, fs.Parse(tc.args))
 		assert.Equal(t, tc.headless, a.cfg.BotAim, tc.args)
-		assert.Equal(t, tc.webPerfectAim, webOptions(fs, a.cfg, false, nil).PerfectAim, tc.args)
+		assert.Equal(t, tc.webPerfectAim, webOptions(fs, a.cfg, &a, nil).PerfectAim, tc.args)
 	}
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"-clients", "2", "-duration", "2s", "-quiet", "-bot-aim", "human"}, &out, &bytes.Buffer{}))

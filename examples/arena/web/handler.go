@@ -15,6 +15,7 @@ import (
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web/play"
+	"github.com/ghostwire/ghostwire/transport"
 )
 
 //go:embed static
@@ -38,6 +39,7 @@ const truthInterval = 33 * time.Millisecond
 //	GET  /wasm_exec.js  the Go installation's loader
 //	GET  /arena.json    the arena's geometry
 //	GET  /ws?session=S  the game's WebSocket, conditioned by S's link
+//	GET  /transport.json  where the page finds WebTransport (JSON Transports)
 //	GET  /truth         the server's state, as server-sent events (JSON)
 //	GET  /settings?session=S  what the page's controls show on load (JSON Settings)
 //	POST /link?session=S  S's link (JSON Link), applied at once
@@ -61,6 +63,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /arena.json", s.serveArena)
 	mux.HandleFunc("GET /ws", s.serveSocket)
+	mux.HandleFunc("GET /transport.json", s.serveTransports)
 	mux.HandleFunc("GET /truth", s.serveTruth)
 	mux.HandleFunc("GET /settings", s.serveSettings)
 	mux.HandleFunc("POST /link", s.guardPost(s.serveLink))
@@ -160,6 +163,14 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.accepting.Unlock()
 	defer s.mu.Unlock()
+	s.handOver(conn, id, true)
+}
+
+// handOver conditions a page's new connection by its session's link (a
+// stream when it is a WebSocket) and
+// queues it for the game loop, or closes it when maxAccepted are waiting.
+// s.mu must be held.
+func (s *Server) handOver(conn transport.Conn, id string, stream bool) {
 	if len(s.accepted) == maxAccepted {
 		s.refusedSockets++
 		conn.Close()
@@ -167,7 +178,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	ss := s.sessions.get(id)
 	s.conns++
-	lc := newLinkConn(conn, s.clock, s.opts.Seed^(s.conns<<32), ss.link)
+	lc := newLinkConn(conn, s.clock, s.opts.Seed^(s.conns<<32), ss.link, stream)
 	ss.add(lc)
 	s.open = append(slices.DeleteFunc(s.open, (*linkConn).isClosed), lc)
 	s.accepted = append(s.accepted, lc)

@@ -108,13 +108,24 @@ func (d *direction) recycle(b []byte) {
 	}
 }
 
+// minRTO is Linux's floor on TCP's retransmission timeout.
+const minRTO = 200 * time.Millisecond
+
 // linkConn conditions the server's end of one connection: datagrams the
 // server sends (down) and receives (up) are lost, duplicated and delayed
 // by the connection's Link, with a seeded random source. The game loop
 // polls it; SetLink may be called from any goroutine.
+//
+// On a stream (WebSocket, over TCP) nothing is lost: a segment the link
+// loses is sent again after TCP's retransmission timeout, max(200 ms,
+// RTT + 4 × jitter), and everything behind it waits, since a direction
+// never reorders (head-of-line blocking). Lost then counts the
+// retransmissions. Fast retransmission can recover sooner when enough
+// segments follow; at a game's rate this is the common case's order.
 type linkConn struct {
-	inner transport.Conn
-	clock gw.TimeSource
+	inner  transport.Conn
+	clock  gw.TimeSource
+	stream bool
 
 	mu       sync.Mutex
 	cfg      transport.LinkConfig
@@ -125,9 +136,10 @@ type linkConn struct {
 	extra    transport.Stats // the conditioner's own counters, both ways
 }
 
-// newLinkConn wraps inner with link l and the random source of seed.
-func newLinkConn(inner transport.Conn, clock gw.TimeSource, seed uint64, l Link) *linkConn {
-	return &linkConn{inner: inner, clock: clock, cfg: l.oneWay(),
+// newLinkConn wraps inner with link l and the random source of seed; stream
+// says inner is a WebSocket, whose losses TCP repairs late.
+func newLinkConn(inner transport.Conn, clock gw.TimeSource, seed uint64, l Link, stream bool) *linkConn {
+	return &linkConn{inner: inner, clock: clock, stream: stream, cfg: l.oneWay(),
 		rng: rand.New(rand.NewPCG(seed, seed^0x6a09e667f3bcc909)), buf: make([]byte, transport.MaxDatagramSize)}
 }
 
@@ -142,9 +154,13 @@ func (c *linkConn) SetLink(l Link) {
 // delivered twice.
 func (c *linkConn) condition(d *direction, p []byte, now time.Duration) {
 	cfg := c.cfg
+	var retransmit time.Duration
 	if cfg.Loss > 0 && c.rng.Float64() < cfg.Loss {
 		c.extra.Lost++
-		return
+		if !c.stream {
+			return
+		}
+		retransmit = max(minRTO, 2*cfg.Latency+4*cfg.Jitter)
 	}
 	copies := 1
 	if cfg.Duplicate > 0 && c.rng.Float64() < cfg.Duplicate {
@@ -152,7 +168,7 @@ func (c *linkConn) condition(d *direction, p []byte, now time.Duration) {
 		c.extra.Duplicated++
 	}
 	for range copies {
-		delay := cfg.Latency
+		delay := cfg.Latency + retransmit
 		if cfg.Jitter > 0 {
 			delay += time.Duration((c.rng.Float64()*2 - 1) * float64(cfg.Jitter))
 		}

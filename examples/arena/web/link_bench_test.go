@@ -25,7 +25,7 @@ func BenchmarkLink(b *testing.B) {
 				b.Fatal(err)
 			}
 			if bc.wrap {
-				server = newLinkConn(server, clock, 1, Link{RTTms: 50, JitterMS: 5, LossPct: 1, DupPct: 1})
+				server = newLinkConn(server, clock, 1, Link{RTTms: 50, JitterMS: 5, LossPct: 1, DupPct: 1}, false)
 			}
 			p, buf := make([]byte, 200), make([]byte, transport.MaxDatagramSize)
 			delivered := 0

@@ -19,7 +19,7 @@ func conditioned(t *testing.T, l Link) (client transport.Conn, server *linkConn,
 	net := transport.NewMemoryNetwork(clock, 1)
 	client, inner, err := net.Pair(transport.Conditions{})
 	require.NoError(t, err)
-	return client, newLinkConn(inner, clock, 7, l), clock
+	return client, newLinkConn(inner, clock, 7, l, false), clock
 }
 
 func TestLinkDelaysBothWays(t *testing.T) {
@@ -208,4 +208,44 @@ func TestLinkValidate(t *testing.T) {
 	} {
 		assert.EqualError(t, c.l.Validate(), c.want)
 	}
+}
+
+// TestStreamLinkRetransmitsBehindTheLoss: on a WebSocket's link a lost
+// datagram is not lost but arrives a retransmission timeout late, and
+// those sent after it wait behind it (TCP's head-of-line blocking).
+func TestStreamLinkRetransmitsBehindTheLoss(t *testing.T) {
+	clock := &gw.VirtualTime{}
+	net := transport.NewMemoryNetwork(clock, 1)
+	client, inner, err := net.Pair(transport.Conditions{})
+	require.NoError(t, err)
+	server := newLinkConn(inner, clock, 7, Link{RTTms: 100, LossPct: 50}, true)
+	buf := make([]byte, transport.MaxDatagramSize)
+	const sent = 20
+	for i := range sent {
+		require.NoError(t, server.Send([]byte{byte(i)}))
+		clock.Advance(time.Millisecond)
+	}
+	require.Positive(t, server.Stats().Lost, "half of them hit the loss")
+	var got []byte
+	var firstAt time.Duration
+	for step := 0; step < 400 && len(got) < sent; step++ {
+		server.Receive(buf)
+		for {
+			n, ok := client.Receive(buf)
+			if !ok {
+				break
+			}
+			if len(got) == 0 {
+				firstAt = clock.Now()
+			}
+			got = append(got, buf[:n]...)
+		}
+		clock.Advance(time.Millisecond)
+	}
+	want := make([]byte, sent)
+	for i := range want {
+		want[i] = byte(i)
+	}
+	assert.Equal(t, want, got, "every datagram, in order")
+	assert.GreaterOrEqual(t, firstAt, minRTO, "the first datagram lost held back all behind it")
 }

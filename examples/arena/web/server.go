@@ -1,6 +1,7 @@
 // Package web serves the arena in a browser: a person plays against bots
 // in real time, through the same Go client code as the bots' compiled to
-// WebAssembly, over WebSocket. The page shows the client's view beside the
+// WebAssembly, over WebTransport when the browser has it and WebSocket
+// otherwise. The page shows the client's view beside the
 // server's truth, with sliders that condition that connection's link on the
 // server side, toggles for prediction, interpolation delay and lag
 // compensation, and a live timeline of the client's netcode.
@@ -33,6 +34,7 @@ import (
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 	"github.com/ghostwire/ghostwire/transport"
 	"github.com/ghostwire/ghostwire/transport/websocket"
+	"github.com/ghostwire/ghostwire/transport/webtransport"
 )
 
 // Options configures a Server. The zero value serves a match without
@@ -60,6 +62,21 @@ type Options struct {
 	// zero. Allowed: 100ms..1m. The game's WebSocket and the spectator
 	// stream live past it.
 	ReadTimeout time.Duration
+	// Transport is what the page uses: TransportAuto ("" too) tries
+	// WebTransport and falls back to WebSocket, TransportWebTransport
+	// uses only WebTransport, TransportWebSocket only WebSocket (the
+	// server then serves no WebTransport). A page's ?transport= overrides
+	// it for that page. The arena's -web-transport.
+	Transport string
+	// WebTransportAddr is the UDP address of WebTransport; 127.0.0.1:0
+	// (a free loopback port) when empty. ListenAndServe and Serve use the
+	// HTTP server's host and port when it is empty, falling back to a
+	// free port of that host when the UDP port is taken.
+	WebTransportAddr string
+	// CertFile and KeyFile hold WebTransport's certificate and key (PEM),
+	// for production; empty, the server makes a development certificate
+	// that the page trusts by its hash (see transport/webtransport).
+	CertFile, KeyFile string
 }
 
 // Server is the arena's web server: the game server, its bots, the built
@@ -79,6 +96,12 @@ type Server struct {
 	bots             []*play.Player
 	memory           transport.Listener
 	ws               *websocket.Listener
+	// wt serves WebTransport on wtConn (nil when Options.Transport is
+	// websocket); wtServed receives Serve's result.
+	wt         *webtransport.Listener
+	wtConn     net.PacketConn
+	wtServed   chan error
+	transports Transports
 
 	wasm, execJS []byte
 
@@ -92,6 +115,9 @@ type Server struct {
 	open      []*linkConn // the pages' connections not known to be closed
 	sessions  sessions
 	conns     uint64
+	// sessionsWT counts the connections of conns that came over
+	// WebTransport.
+	sessionsWT uint64
 
 	refusedSockets uint64
 
@@ -109,7 +135,10 @@ type Server struct {
 // Stats counts what the web server did.
 type Stats struct {
 	Server systems.ServerStats
-	// Sockets counts the WebSocket connections accepted, SocketsRefused
+	// WebTransport counts the pages' connections that came over
+	// WebTransport; Sockets - WebTransport came over WebSocket.
+	WebTransport uint64
+	// Sockets counts the pages' connections accepted, SocketsRefused
 	// those closed because the game loop had not yet taken the 64 before
 	// them, SessionsEvicted the least recently used sessions forgotten
 	// to make room (MaxSessions).
@@ -127,7 +156,7 @@ type Stats struct {
 // tick.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Sockets: s.conns, SocketsRefused: s.refusedSockets, SessionsEvicted: s.sessions.evicted}
+	st := Stats{Sockets: s.conns, WebTransport: s.sessionsWT, SocketsRefused: s.refusedSockets, SessionsEvicted: s.sessions.evicted}
 	s.mu.Unlock()
 	st.Truth, st.TruthRefused = s.truthStreams.Load(), s.truthRefused.Load()
 	st.PostsRefused = s.postsRefused.Load()
@@ -149,6 +178,20 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("web: Frame %v: allowed range is 1ms..50ms", opts.Frame)
 	case opts.ReadTimeout != 0 && (opts.ReadTimeout < 100*time.Millisecond || opts.ReadTimeout > time.Minute):
 		return nil, fmt.Errorf("web: ReadTimeout %v: allowed range is 100ms..1m", opts.ReadTimeout)
+	}
+	// A switch of its own: the one above stops at its first case that
+	// holds, Frame's default included.
+	switch {
+	case opts.Transport != "" && opts.Transport != TransportAuto && opts.Transport != TransportWebTransport && opts.Transport != TransportWebSocket:
+		return nil, fmt.Errorf("web: Transport %q: allowed are %q, %q and %q", opts.Transport, TransportAuto, TransportWebTransport, TransportWebSocket)
+	case (opts.CertFile == "") != (opts.KeyFile == ""):
+		return nil, fmt.Errorf("web: CertFile %q and KeyFile %q: give both or neither", opts.CertFile, opts.KeyFile)
+	}
+	if opts.Transport == "" {
+		opts.Transport = TransportAuto
+	}
+	if opts.WebTransportAddr == "" {
+		opts.WebTransportAddr = "127.0.0.1:0"
 	}
 	if opts.ReadTimeout == 0 {
 		opts.ReadTimeout = 10 * time.Second
@@ -172,6 +215,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	opts.Logger.Info("web: built the WebAssembly client", "took", time.Since(began).Round(time.Millisecond), "bytes", len(s.wasm))
 	if err := s.setupGame(); err != nil {
+		return nil, err
+	}
+	if err := s.setupWebTransport(opts.WebTransportAddr); err != nil {
 		return nil, err
 	}
 	s.publish()
@@ -288,7 +334,7 @@ func (l listener) Accept() (transport.Conn, bool) {
 }
 
 func (l listener) Close() error {
-	return errors.Join(l.s.ws.Close(), l.s.memory.Close())
+	return errors.Join(l.s.ws.Close(), l.s.closeWebTransport(), l.s.memory.Close())
 }
 
 // Run runs the game loop until ctx ends: the server's and the bots'
@@ -352,7 +398,18 @@ func ListenAndServe(ctx context.Context, addr string, opts Options) error {
 }
 
 // Serve serves the arena on ln until ctx ends, and closes ln.
+// WebTransport, unless Options say otherwise, is served on UDP at ln's
+// host and port, or at a free port of that host when that one is taken.
 func Serve(ctx context.Context, ln net.Listener, opts Options) error {
+	if opts.WebTransportAddr == "" {
+		opts.WebTransportAddr = ln.Addr().String()
+		if pc, err := net.ListenPacket("udp", opts.WebTransportAddr); err != nil {
+			host, _, _ := net.SplitHostPort(opts.WebTransportAddr) // a listener's address always splits
+			opts.WebTransportAddr = net.JoinHostPort(host, "0")
+		} else {
+			pc.Close()
+		}
+	}
 	s, err := New(ctx, opts)
 	if err != nil {
 		ln.Close()

@@ -25,6 +25,16 @@ type Truth struct {
 	HasBall bool
 	Ball    TruthBall
 	Server  systems.ServerStats
+	// Conns are the server's input counts of every connection.
+	Conns []TruthConn
+}
+
+// TruthConn is what the server did with one connection's inputs: the
+// ticks run with its own input (Applied) and with a substitute because
+// none had arrived (Missing).
+type TruthConn struct {
+	Conn             uint32
+	Applied, Missing uint64
 }
 
 // TruthRocket is one rocket on the server.
@@ -76,6 +86,12 @@ func (s *Server) publish() {
 	for bq.Next() {
 		p, v := bq.Get()
 		t.HasBall, t.Ball = true, TruthBall{X: p.X, Y: p.Y, VX: v.X, VY: v.Y}
+	}
+	t.Conns = []TruthConn{}
+	for _, id := range s.game.Conns() {
+		if cs, ok := s.game.ConnStats(id); ok {
+			t.Conns = append(t.Conns, TruthConn{Conn: uint32(id), Applied: cs.Inputs.Applied, Missing: cs.Inputs.Missing})
+		}
 	}
 	b, err := json.Marshal(t)
 	if err != nil {

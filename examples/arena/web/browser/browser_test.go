@@ -119,7 +119,7 @@ const nearestBot = `(() => { const v = arena.view, me = v.Own;
 	return arena.toPage(alive[0].X, alive[0].Y); })()`
 
 func TestBrowser(t *testing.T) {
-	_, url := startServer(t, web.Options{Bots: 3, Seed: 5, Chat: true, ServerSettings: true})
+	srv, url := startServer(t, web.Options{Bots: 3, Seed: 5, Chat: true, ServerSettings: true})
 	ctx := newBrowser(t)
 	run := func(t *testing.T, actions ...chromedp.Action) {
 		t.Helper()
@@ -142,7 +142,13 @@ func TestBrowser(t *testing.T) {
 		var title, status string
 		run(t, chromedp.Title(&title), chromedp.Text("#status", &status, chromedp.ByID))
 		assert.Equal(t, "ghostwire arena", title)
-		assert.Equal(t, "connected", status)
+		assert.Equal(t, "connected over WebTransport", status, "Chromium has WebTransport, so the page takes it")
+		var via struct{ Name, Fallback string }
+		run(t, chromedp.Evaluate(`JSON.parse(ghostwire.transport())`, &via))
+		assert.Equal(t, "webtransport", via.Name)
+		st := srv.Stats()
+		assert.Equal(t, st.Sockets, st.WebTransport, "every connection of the page came over WebTransport")
+		assert.Positive(t, st.WebTransport)
 	})
 
 	t.Run("canvas is not blank", func(t *testing.T) {

@@ -126,7 +126,7 @@
     });
   }
   $('predict').addEventListener('change', e => { predict = arena.predict = e.target.checked; });
-  $('interp').addEventListener('change', e => window.ghostwire.start(session, +e.target.value));
+  $('interp').addEventListener('change', e => startClient(+e.target.value));
   // Lag compensation is the server's, for every page: the checkbox follows
   // the server's truth, except while this page's own switch is on its way.
   let lagcompPending = null;
@@ -288,7 +288,11 @@
       const me = v.HasOwn ? t.Players.find(p => p.Ghost === v.Own.Ghost) : undefined;
       for (const r of t.Rockets || []) drawRocket(SIDE, r, me !== undefined && r.Owner === me.Owner);
     }
-    $('status').textContent = v.State + (v.Err ? ': ' + v.Err : '');
+    const via = JSON.parse(window.ghostwire.transport());
+    arena.transportUsed = via;
+    $('status').textContent = v.State + (via.Name ? ' over ' + (via.Name === 'webtransport' ? 'WebTransport' : 'WebSocket') : '') +
+      (v.Err ? ': ' + v.Err : '');
+    $('status').title = via.Fallback ? 'WebTransport not used: ' + via.Fallback : '';
     showFeeds(v);
   };
 
@@ -378,7 +382,17 @@
     arena.truth = JSON.parse(e.data);
     followLagComp(arena.truth.LagComp);
   };
-  window.ghostwireReady = () => window.ghostwire.start(session, +$('interp').value);
+  // The transport: the server's /transport.json says where WebTransport
+  // is; ?transport=webtransport or ?transport=websocket in the page's
+  // address forces one for this page.
+  const forced = new URLSearchParams(location.search).get('transport');
+  const transports = fetch('transport.json').then(r => r.json()).then(t => {
+    if (forced === 'webtransport' || forced === 'websocket') t.Mode = forced;
+    arena.transports = t;
+    return t;
+  });
+  const startClient = delay => transports.then(t => window.ghostwire.start(session, delay, t));
+  window.ghostwireReady = () => startClient(+$('interp').value);
   fetch('arena.json').then(r => r.json()).then(g => {
     arena.geometry = g;
     scale = (SIDE / 2 - 10) / g.HalfSize;
