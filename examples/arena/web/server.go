@@ -34,7 +34,6 @@ import (
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
 	"github.com/ghostwire/ghostwire/transport"
 	"github.com/ghostwire/ghostwire/transport/websocket"
-	"github.com/ghostwire/ghostwire/transport/webtransport"
 )
 
 // Options configures a Server. The zero value serves a match without
@@ -96,11 +95,9 @@ type Server struct {
 	bots             []*play.Player
 	memory           transport.Listener
 	ws               *websocket.Listener
-	// wt serves WebTransport on wtConn (nil when Options.Transport is
-	// websocket); wtServed receives Serve's result.
-	wt         *webtransport.Listener
-	wtConn     net.PacketConn
-	wtServed   chan error
+	// wt serves WebTransport (nothing when Options.Transport is websocket,
+	// or in a WebAssembly build: webtransport_server.go).
+	wt         wtServer
 	transports Transports
 
 	wasm, execJS []byte
