@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,8 +148,17 @@ func TestArenaAsAFleetMember(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		require.FailNow(t, "the server did not end", srvOut.String())
 	}
+	// The drain, from the trigger to the rooms' end, keeps within the
+	// grace as the server measured it; the wall clock here adds the
+	// watch's delivery of the state and the closing of the listeners,
+	// which a loaded machine stretches, so it is held to a looser bound.
+	m := regexp.MustCompile(`drain \(agones\): ([0-9.]+)s of a 3s grace`).FindStringSubmatch(srvOut.String())
+	require.NotNil(t, m, srvOut.String())
+	drained, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, drained, 3.0, "the drain within the grace")
 	took := time.Since(began)
-	assert.Less(t, took, 3*time.Second, "within the grace")
+	assert.Less(t, took, 5*time.Second, "the process ends soon after the drain")
 	for range 3 {
 		p := <-clients
 		require.NoError(t, p.err, p.out.String())

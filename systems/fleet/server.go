@@ -68,7 +68,8 @@ type Options struct {
 	// Grace is the drain's whole time, from its start to Shutdown:
 	// Kubernetes' terminationGracePeriodSeconds, DefaultGrace when zero;
 	// allowed 1 s..MaxGrace. Margin is kept back from it for the
-	// goodbyes, the last counter update and Shutdown: Grace/6 when zero;
+	// goodbyes, the last counter update, Shutdown and the process's own
+	// closing: Grace/6 but at least a second (at most Grace/2) when zero;
 	// allowed 0..Grace/2. The rooms get Grace − Margin to finish.
 	Grace, Margin time.Duration
 	// Clock is what the counter's retries wait on; nil is the real clock.
@@ -130,7 +131,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("fleet: Margin %v outside 0..%v (half the grace %v)", opts.Margin, opts.Grace/2, opts.Grace)
 	}
 	if opts.Margin == 0 {
-		opts.Margin = opts.Grace / 6
+		opts.Margin = min(max(opts.Grace/6, time.Second), opts.Grace/2)
 	}
 	if opts.HealthPeriod == 0 {
 		opts.HealthPeriod = agones.DefaultHealthPeriod
