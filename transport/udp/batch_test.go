@@ -52,7 +52,9 @@ func TestBatchReaderReadsEveryDatagram(t *testing.T) {
 		_, _ = send.Write([]byte{1, 2, 3})
 		_ = b.read(func(netip.AddrPort, []byte) {})
 	})
-	assert.Zero(t, allocs)
+	if !raceDetector {
+		assert.Zero(t, allocs)
+	}
 	recv.Close()
 	assert.ErrorIs(t, b.read(func(netip.AddrPort, []byte) {}), net.ErrClosed)
 }
