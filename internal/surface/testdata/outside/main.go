@@ -32,9 +32,12 @@ type Bad struct{ Names []string }
 
 var coord = netsync.Range(-100, 100, 1.0/64)
 
-func (p *Pos) Serialize(s *netsync.Stream)  { s.Float(&p.X, coord); s.Float(&p.Y, coord) }
-func (m *Move) Serialize(s *netsync.Stream) { s.Float(&m.X, netsync.Range(-1, 1, 1.0/64)); s.Press(&m.Fire) }
-func (b *Bad) Serialize(s *netsync.Stream)  {}
+func (p *Pos) Serialize(s *netsync.Stream) { s.Float(&p.X, coord); s.Float(&p.Y, coord) }
+func (m *Move) Serialize(s *netsync.Stream) {
+	s.Float(&m.X, netsync.Range(-1, 1, 1.0/64))
+	s.Press(&m.Fire)
+}
+func (b *Bad) Serialize(s *netsync.Stream) {}
 
 func main() {
 	if err := run(); err != nil {
@@ -110,7 +113,10 @@ func run() error {
 		}, {}},
 		SetupServer: func(s *systems.Server) error {
 			compensator, err = lagcomp.New(s.World(), lagcomp.Options{
-				Pose:   func(r *lagcomp.Rewound) ([3]float32, float32) { p := lagcomp.Get[Pos](r); return [3]float32{p.X, p.Y, 0}, 0 },
+				Pose: func(r *lagcomp.Rewound) ([3]float32, float32) {
+					p := lagcomp.Get[Pos](r)
+					return [3]float32{p.X, p.Y, 0}, 0
+				},
 				Server: s, // a lagcomp.Confirmer
 			})
 			if err != nil {
