@@ -26,7 +26,7 @@ type Layer struct {
 // below them. A package missing from this list fails the layering test
 // until it is placed.
 var Layers = []Layer{
-	{"foundation", []string{"ecs", "components", "transport", "transport/packet", "transport/udp", "transport/udp/tokens", "transport/websocket",
+	{"foundation", []string{"ecs", "components", "transport", "transport/internal/ring", "transport/packet", "transport/udp", "transport/udp/tokens", "transport/websocket",
 		"transport/webtransport"}},
 	{"internal", []string{"internal/bitstream", "internal/raycast", "internal/fixedclock", "internal/correction",
 		"internal/codec", "internal/protocol", "internal/control", "internal/ghostreg"}},

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ghostwire/ghostwire/transport/internal/ring"
+
 	"github.com/coder/websocket"
 
 	"github.com/ghostwire/ghostwire/transport"
@@ -72,8 +74,8 @@ type conn struct {
 	ended        chan struct{} // closed by the reader when the connection is over
 
 	mu        sync.Mutex
-	sendq     ring
-	recvq     ring
+	sendq     ring.Ring
+	recvq     ring.Ring
 	free      [][]byte // spare buffers of bufferSize bytes, so steady traffic does not allocate
 	stats     transport.Stats
 	closed    bool        // Close was called on this end
@@ -91,8 +93,8 @@ func newConn(ws *websocket.Conn, opts Options) *conn {
 		flushTimeout: opts.FlushTimeout,
 		wake:         make(chan struct{}, 1),
 		ended:        make(chan struct{}),
-		sendq:        newRing(opts.SendQueue),
-		recvq:        newRing(opts.ReceiveQueue),
+		sendq:        ring.New(opts.SendQueue),
+		recvq:        ring.New(opts.ReceiveQueue),
 	}
 	go c.readLoop()
 	go c.writeLoop()
@@ -125,13 +127,13 @@ func (c *conn) Send(p []byte) error {
 	}
 	c.stats.Sent++
 	c.stats.SentBytes += uint64(len(p))
-	if c.sendq.full() {
+	if c.sendq.Full() {
 		c.stats.Dropped++
 		c.mu.Unlock()
 		return nil
 	}
 	b := c.buffer()
-	c.sendq.push(b[:copy(b, p)])
+	c.sendq.Push(b[:copy(b, p)])
 	c.mu.Unlock()
 	c.nudge()
 	return nil
@@ -153,7 +155,7 @@ func (c *conn) Receive(buf []byte) (int, bool) {
 		return 0, false
 	}
 	for {
-		b, ok := c.recvq.pop()
+		b, ok := c.recvq.Pop()
 		if !ok {
 			return 0, false
 		}
@@ -180,8 +182,8 @@ func (c *conn) Close() error {
 	}
 	c.closed = true
 	// Nobody will receive on this end again.
-	for c.recvq.len() > 0 {
-		b, _ := c.recvq.pop()
+	for c.recvq.Len() > 0 {
+		b, _ := c.recvq.Pop()
 		c.release(b)
 	}
 	if !c.over {
@@ -212,7 +214,7 @@ func (c *conn) writeLoop() {
 		}
 		for {
 			c.mu.Lock()
-			b, ok := c.sendq.pop()
+			b, ok := c.sendq.Pop()
 			closing := c.closed
 			c.mu.Unlock()
 			if !ok {
@@ -291,11 +293,11 @@ func (c *conn) deliver(b []byte) {
 	case len(b) == 0:
 		c.stats.Truncated++ // an empty message is no datagram
 		c.release(b)
-	case c.recvq.full():
+	case c.recvq.Full():
 		c.stats.Dropped++
 		c.release(b)
 	default:
-		c.recvq.push(b)
+		c.recvq.Push(b)
 	}
 }
 

@@ -237,8 +237,8 @@ func stall(t *testing.T, c *conn, size int) (written uint64) {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		now := c.stats.Sent - c.stats.Dropped - uint64(c.sendq.len())
-		if now != written || !c.sendq.full() {
+		now := c.stats.Sent - c.stats.Dropped - uint64(c.sendq.Len())
+		if now != written || !c.sendq.Full() {
 			written, lastProgress = now, time.Now()
 			return false
 		}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ghostwire/ghostwire/transport/internal/ring"
+
 	"github.com/ghostwire/ghostwire/transport"
 )
 
@@ -20,8 +22,8 @@ type conn struct {
 	onEnd        func()        // called once the session is over; nil when nobody needs telling
 
 	mu        sync.Mutex
-	sendq     ring
-	recvq     ring
+	sendq     ring.Ring
+	recvq     ring.Ring
 	free      [][]byte // spare send buffers of MaxDatagramSize bytes, so steady traffic does not allocate
 	limit     bucket   // ReceiveRate
 	pace      bucket   // SendRate; only the writer goroutine touches it
@@ -42,8 +44,8 @@ func newConn(s session, opts Options, onEnd func()) *conn {
 		wake:         make(chan struct{}, 1),
 		ended:        make(chan struct{}),
 		onEnd:        onEnd,
-		sendq:        newRing(opts.SendQueue),
-		recvq:        newRing(opts.ReceiveQueue),
+		sendq:        ring.New(opts.SendQueue),
+		recvq:        ring.New(opts.ReceiveQueue),
 		limit:        bucket{rate: opts.ReceiveRate},
 		pace:         bucket{rate: opts.SendRate},
 	}
@@ -65,7 +67,7 @@ func (c *conn) Send(p []byte) error {
 	}
 	c.stats.Sent++
 	c.stats.SentBytes += uint64(len(p))
-	if c.sendq.full() {
+	if c.sendq.Full() {
 		c.stats.Dropped++
 		c.mu.Unlock()
 		return nil
@@ -76,7 +78,7 @@ func (c *conn) Send(p []byte) error {
 	} else {
 		b = make([]byte, transport.MaxDatagramSize)
 	}
-	c.sendq.push(b[:copy(b, p)])
+	c.sendq.Push(b[:copy(b, p)])
 	c.mu.Unlock()
 	c.nudge()
 	return nil
@@ -98,7 +100,7 @@ func (c *conn) Receive(buf []byte) (int, bool) {
 		return 0, false
 	}
 	for {
-		b, ok := c.recvq.pop()
+		b, ok := c.recvq.Pop()
 		if !ok {
 			return 0, false
 		}
@@ -122,8 +124,8 @@ func (c *conn) Close() error {
 		return transport.ErrClosed
 	}
 	c.closed = true
-	for c.recvq.len() > 0 { // nobody will receive on this end again
-		c.recvq.pop()
+	for c.recvq.Len() > 0 { // nobody will receive on this end again
+		c.recvq.Pop()
 	}
 	if !c.over {
 		c.flushStop = time.AfterFunc(c.flushTimeout, c.s.close)
@@ -151,7 +153,7 @@ func (c *conn) writeLoop() {
 		}
 		for {
 			c.mu.Lock()
-			b, ok := c.sendq.pop()
+			b, ok := c.sendq.Pop()
 			closing := c.closed
 			c.mu.Unlock()
 			if !ok {
@@ -226,10 +228,10 @@ func (c *conn) deliver(p []byte) (marker bool) {
 		c.stats.Truncated++ // no Conn sends it: never delivered, in whole or in part
 	case !c.limit.allow(time.Now(), len(p)):
 		c.stats.Dropped++
-	case c.recvq.full():
+	case c.recvq.Full():
 		c.stats.Dropped++
 	default:
-		c.recvq.push(p)
+		c.recvq.Push(p)
 	}
 	return false
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/ghostwire/ghostwire/transport/internal/ring"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +23,7 @@ func FuzzDeliver(f *testing.F) {
 	f.Add(append([]byte{0x04, 0xB1}, bytes.Repeat([]byte{0xAB}, transport.MaxDatagramSize+1)...))
 	f.Add(append([]byte{0x04, 0xB0}, bytes.Repeat([]byte{0xCD}, transport.MaxDatagramSize)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &conn{recvq: newRing(16), limit: bucket{rate: Rate{Datagrams: -1, Bytes: -1}}}
+		c := &conn{recvq: ring.New(16), limit: bucket{rate: Rate{Datagrams: -1, Bytes: -1}}}
 		var want [][]byte
 		truncated, marker := 0, false
 		for len(data) >= 2 {

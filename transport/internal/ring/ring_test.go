@@ -1,4 +1,4 @@
-package websocket
+package ring
 
 import (
 	"testing"
@@ -8,26 +8,26 @@ import (
 )
 
 func TestRingIsFIFOAcrossTheWrap(t *testing.T) {
-	r := newRing(3)
-	_, ok := r.pop()
+	r := New(3)
+	_, ok := r.Pop()
 	assert.False(t, ok, "empty")
 	next := byte(0)
 	var got []byte
 	for range 10 { // pushes and pops wrap the head around several times
-		for !r.full() {
-			r.push([]byte{next})
+		for !r.Full() {
+			r.Push([]byte{next})
 			next++
 		}
-		require.Equal(t, 3, r.len())
-		b, ok := r.pop()
+		require.Equal(t, 3, r.Len())
+		b, ok := r.Pop()
 		require.True(t, ok)
 		got = append(got, b[0])
-		b, ok = r.pop()
+		b, ok = r.Pop()
 		require.True(t, ok)
 		got = append(got, b[0])
 	}
 	for {
-		b, ok := r.pop()
+		b, ok := r.Pop()
 		if !ok {
 			break
 		}
