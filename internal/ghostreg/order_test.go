@@ -60,3 +60,59 @@ func TestOrderIsStrictAndTotal(t *testing.T) {
 func TestCandidateFitsSixteenBytes(t *testing.T) {
 	require.Equal(t, uintptr(16), unsafe.Sizeof(candidate{}))
 }
+
+// selectTop on candidates in ID order (as collect lists them) selects
+// the ones a sort by order puts first, keeps the others in ID order, and
+// puts the selected ones in class then ID order.
+func TestSelectTopFindsTheCandidatesASortPutsFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 10))
+	var keys []uint64
+	var spill []candidate
+	byID := func(x, y candidate) int { return int(x.g.id) - int(y.g.id) }
+	byClassID := func(x, y candidate) int {
+		if x.class != y.class {
+			return int(x.class) - int(y.class)
+		}
+		return byID(x, y)
+	}
+	for _, n := range []int{0, 1, 2, 5, 127, 128, 129, 1000, 5000} {
+		for _, m := range []int{0, 1, 3, 64, 128, 999, 2000} {
+			c := randomCandidates(rng, n)
+			slices.SortFunc(c, byID)
+			want := slices.Clone(c)
+			slices.SortFunc(want, func(x, y candidate) int { return order(&x, &y) })
+			keys, spill = selectTop(c, m, keys, spill)
+			k := min(m, n)
+			sel := slices.Clone(want[:k])
+			slices.SortFunc(sel, byClassID)
+			require.Equal(t, sel, c[:k], "n=%d m=%d: the first by order, in class then ID order", n, m)
+			rest := slices.Clone(want[k:])
+			slices.SortFunc(rest, byID)
+			require.Equal(t, rest, c[k:], "n=%d m=%d: the others in ID order", n, m)
+		}
+	}
+}
+
+// nthLargest finds the k-th largest of distinct keys whatever their
+// order, sorted ones too (its rounds' bound).
+func TestNthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 3, 10, 1000} {
+		for _, shape := range []string{"random", "ascending", "descending"} {
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = uint64(i) * 3
+			}
+			switch shape {
+			case "random":
+				rng.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			case "descending":
+				slices.Reverse(keys)
+			}
+			for _, k := range []int{0, n / 2, n - 1} {
+				work := slices.Clone(keys)
+				require.Equal(t, uint64(n-1-k)*3, nthLargest(work, k), "n=%d %s k=%d", n, shape, k)
+			}
+		}
+	}
+}

@@ -75,7 +75,8 @@ type ServerRegister struct {
 	dirty     []int32
 	changed   []*serverGhost // the ghosts encode found changed, for the views
 	changedAt []int32        // and their indexes, which most views read alone
-	later     []int32        // the candidates writeAll writes after the stretches
+	spill     []candidate    // scratch of pendingOrder and selectTop
+	keys      []uint64       // selectTop's scratch
 	// owned lists each connection's ghosts in ID order.
 	owned   map[components.ConnID][]*serverGhost
 	encTick gw.Tick
@@ -681,33 +682,37 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 	v.partTick, v.part = tick, part
 	rec.wrote |= 1 << part
 	v.stats.Deferred -= uint64(v.deferred) // the previous part's deferred ghosts get their chance here
-	// The first part tries the pending order (mostly by ID, short ID
-	// deltas); only when not every candidate fits does the order decide
-	// who waits: then the records are written again by priority (at once
-	// when more than a packet can hold are pending). A resumed snapshot's
-	// candidates are in order already. A later part continues in priority
-	// order.
+	// What is written is chosen before it is written, never written and
+	// taken back: when the candidates are expected to fit (at the bits
+	// per record the view measured), all of them in the pending order
+	// (by ID: short ID deltas, stretches of the tick's record runs);
+	// otherwise the ones that go first by priority, about as many as fit,
+	// selected without a sort of all of them and written in class then
+	// ID order (writeSelected). A view catching up on many spawns ranks
+	// them a chunk at a time and goes on down that ranking (resumed).
 	var k int
+	room := sw.Room()
 	switch {
 	case part == 0 && v.resumed:
 		k = s.writeCandidates(sw, v, tick, 0, len(v.cand))
-	case part == 0 && len(v.cand) <= protocol.MaxGhostsPerSnapshot:
-		mark := sw.Mark()
-		if k = len(v.cand); !s.writeAll(sw, v, tick) {
-			sw.Rewind(mark)
-			v.rank()
-			k = s.writeByPriority(sw, v, tick, 0)
+	case part == 0 && len(v.cand) <= protocol.MaxGhostsPerSnapshot && v.expectFit(room*fitShare/100):
+		s.pendingOrder(v)
+		if k = s.writeCandidates(sw, v, tick, 0, len(v.cand)); k < len(v.cand) {
+			v.rank(v.cand[k:], tick) // the estimate was short: the ones left wait with their priority grown
 		}
 	case part == 0:
-		v.rank()
-		k = s.writeByPriority(sw, v, tick, 0)
-	default:
+		if v.rank(v.cand, tick) > rankMin {
+			k = s.writeByPriority(sw, v, tick, 0)
+		} else {
+			k = s.writeSelected(sw, v, tick, 0)
+		}
+	case v.ranked > 0:
 		k = s.writeByPriority(sw, v, tick, v.next)
+	default:
+		k = s.writeSelected(sw, v, tick, v.next)
 	}
-	v.logRecords(rec, v.cand[v.next:k], part, tick)
-	if part == 0 && !v.resumed {
-		v.waited(v.cand[k:], tick)
-	}
+	v.measure(room-sw.Room(), k-v.next)
+	v.logRecords(rec, v.cand[v.next:k], part, tick) // those that wait were ranked: rank noted their wait
 	v.next, v.deferred = k, len(v.cand)-k
 	if v.resumed { // the candidates a walk would have found: the pending set but the idle ones
 		v.deferred = max(0, len(v.pending)-v.idles-k)
@@ -760,6 +765,88 @@ func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, t
 	return len(v.cand)
 }
 
+// fitShare is the share of a snapshot's room, in percent, that the
+// candidates' expected size must stay within for all of them to be
+// written in the pending order: records vary in size about the view's
+// measured mean.
+const fitShare = 85
+
+// spawnHeadBits bounds the head of a record with its identity (an ID
+// delta within 2³², the type, the owner and the spawn tick) and the
+// flags of a full state.
+const spawnHeadBits = 48 + 16 + 1 + 64 + 2
+
+// expectFit reports whether v's candidates are expected to take at most
+// room bits: a known ghost's record at the view's mean record size, a
+// spawn's at its identity and full state. It stops at the first
+// candidate past room, so it costs what fits.
+func (v *View) expectFit(room int) bool {
+	mean, state := v.recordBits(), v.state
+	for _, c := range v.cand {
+		if state[c.g.idx].known {
+			room -= mean
+		} else {
+			room -= spawnHeadBits + 8*len(c.g.enc)
+		}
+		if room < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingOrder puts v's candidates, in pending (ID) order, in the order
+// writeAll used: first those whose record can come from the tick's
+// record run (see shared), then the others, each in ID order. The others
+// are mostly ghosts that moved again after a rest, whose baseline (the
+// snapshot that said they rest) differs per connection; among the
+// shared ones each would end a stretch of the run. s.spill is its
+// scratch. A connection alone writes its records in the same order.
+func (s *ServerRegister) pendingOrder(v *View) {
+	cand, state, acked, ack0 := v.cand, v.state, v.acked, v.ack0()
+	n := 0
+	s.spill = s.spill[:0]
+	for _, c := range cand {
+		if shared(&state[c.g.idx], acked, ack0) {
+			cand[n] = c
+			n++
+		} else {
+			s.spill = append(s.spill, c)
+		}
+	}
+	copy(cand[n:], s.spill)
+	clear(s.spill) // let dead ghosts go
+}
+
+// writeSelected adds v's candidates from index from on, ranked (see
+// View.rank), and returns the index of the first one not written: those
+// before it were. It selects the candidates that go first (see order),
+// as many as the writer's room is expected to hold at the view's
+// measured bits per record (a little less, so that the selection
+// fits), and writes them in class then ID order (short ID deltas,
+// stretches of the tick's record runs); then it fills the room left the
+// same way. A selection costs about len(v.cand)-from comparisons plus
+// log2(k) per candidate that displaces one of the k first, and the
+// order k·log2(k): a part that sends k of n candidates costs about n
+// comparisons, a few times at most, not a sort of all n.
+func (s *ServerRegister) writeSelected(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from int) int {
+	for pass := 0; from < len(v.cand); pass++ {
+		m := sw.Room() / v.recordBits()
+		if pass == 0 {
+			m = m * fitShare / 100
+		} else {
+			m += m/4 + 1 // the last stretch of room: one left out at its end costs nothing
+		}
+		end := min(from+max(m, 1), len(v.cand))
+		s.keys, s.spill = selectTop(v.cand[from:], end-from, s.keys, s.spill)
+		if k := s.writeCandidates(sw, v, tick, from, end); k < end || sw.Full() {
+			return k
+		}
+		from = end
+	}
+	return len(v.cand)
+}
+
 // writeCandidates adds v's candidates v.cand[from:to] in that order until
 // one does not fit, and returns that one's index (to when all fit). It
 // changes nothing but the writer, the tick's record runs and the
@@ -768,7 +855,7 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 	run, j := s.runFor(v, tick), 0 // j: the run's record expected next
 	for k := from; k < to; k++ {
 		if run != nil && v.shared(&v.state[v.cand[k].g.idx]) {
-			if n, _ := s.copyRun(sw, v, run, k, to, &j, tick, false); n > 0 {
+			if n, _ := s.copyRun(sw, v, run, k, to, &j, tick); n > 0 {
 				k += n - 1
 				continue
 			}
@@ -784,49 +871,6 @@ func (s *ServerRegister) writeCandidates(sw *protocol.SnapshotWriter, v *View, t
 		}
 	}
 	return to
-}
-
-// writeAll adds every candidate of v, in two rounds: first those whose
-// record is the one every connection with v's baseline distance gets
-// (see shared), copied in stretches from the tick's record run, then the
-// others one at a time, each round in candidate order. It reports
-// whether all fit; when not, the writer holds some of them, to be
-// rewound. The others are mostly ghosts that moved again after a rest:
-// their baseline is the snapshot that said they rest, a different one
-// per connection. Among the rest in ID order, each would end a stretch
-// and cost one more copy and a search of the run for the next. A
-// connection alone writes its records in the same order.
-func (s *ServerRegister) writeAll(sw *protocol.SnapshotWriter, v *View, tick gw.Tick) bool {
-	run := s.runFor(v, tick)
-	s.later = s.later[:0]
-	for k, j := 0, 0; k < len(v.cand); { // j: the run's record expected next
-		c := &v.cand[k]
-		if !v.shared(&v.state[c.g.idx]) {
-			s.later = append(s.later, int32(k))
-			k++
-			continue
-		}
-		if run != nil {
-			n, end := s.copyRun(sw, v, run, k, len(v.cand), &j, tick, true)
-			if n > 0 {
-				k = end
-				continue
-			}
-			if j >= 0 { // the stretch did not fit: nor would its records one at a time
-				return false
-			}
-		}
-		if !s.writeOne(sw, v, c, tick) { // the run passed it by, or there is none
-			return false
-		}
-		k++
-	}
-	for _, k := range s.later {
-		if !s.writeOne(sw, v, &v.cand[k], tick) {
-			return false
-		}
-	}
-	return true
 }
 
 // writeOne adds c's record on its own (its body copied when more than
@@ -971,13 +1015,11 @@ func shared(vg *viewGhost, acked gw.Tick, ack0 bool) bool {
 // to) that are records of run in a row, v's client knowing each and
 // holding it at v's acknowledged snapshot, appending to the run the
 // records it does not have yet past its end, and returns how many it
-// added and the candidate after the stretch. With skip, candidates the
-// run cannot serve (not shared) do not end the stretch: they are listed
-// in s.later, to be written after it. *j is the run's record expected at
+// added and the candidate after the stretch. *j is the run's record expected at
 // k, set to the one after the stretch; it returns 0 with *j at -1 when
 // the run passed candidate k by (another connection's snapshot did not
 // hold it) and with *j unchanged when the stretch does not fit.
-func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick, skip bool) (n, end int) {
+func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *recordRun, k, to int, j *int, tick gw.Tick) (n, end int) {
 	if g := v.cand[k].g; *j < 0 || *j >= len(run.ghosts) || run.ghosts[*j] != g {
 		i, ok := slices.BinarySearchFunc(run.ghosts, g.id, func(x *serverGhost, id components.GhostID) int { return cmp.Compare(x.id, id) })
 		if !ok && i < len(run.ghosts) {
@@ -986,18 +1028,13 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		}
 		*j = i
 	}
-	mark := len(s.later)
 	cand, state, acked, ack0, at := v.cand, v.state, v.acked, v.ack0(), *j // locals in the loop: it runs per record; at: the run's record next
 	end = k
 	for ; end < to; end++ {
 		c := &cand[end]
 		g := c.g
 		if !shared(&state[g.idx], acked, ack0) {
-			if !skip {
-				break
-			}
-			s.later = append(s.later, int32(end))
-			continue
+			break
 		}
 		if at < len(run.ghosts) {
 			if run.ghosts[at] != g {
@@ -1013,7 +1050,6 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 		n++
 	}
 	if !sw.AddRun(&run.r, *j, *j+n) {
-		s.later = s.later[:mark]
 		return 0, k
 	}
 	*j += n

@@ -82,6 +82,9 @@ type View struct {
 	// will drop (see idle), counted while canResume: a resumed snapshot
 	// counts the others as deferred, as a walk would.
 	ranked, reused, idles int
+	// recBits is the mean bits per record of the view's recent
+	// snapshots (see measure); 0 before the first.
+	recBits float32
 	resumed, canResume    bool
 	partTick              gw.Tick
 	part                  int
@@ -478,14 +481,19 @@ func (v *View) collect() {
 	v.idles = 0
 }
 
-// rank grows the priority of every candidate collect listed by its
-// importance and notes it and its class in the candidate, for the
-// snapshot order (see order), once per walk of the pending set: when not
-// every candidate fits.
-func (v *View) rank() {
-	state, conn, imp := v.state, v.conn, v.Importance
-	for i := range v.cand {
-		c := &v.cand[i]
+// rank grows the priority of the candidates cand (of those collect
+// listed) by their importance and notes it and their class in each, for
+// the snapshot order (see order), once per walk of the pending set: for
+// those that wait, or all when not every one is expected to fit. It
+// notes in MaxStaleness how long they have waited with a change at tick
+// (those sent are noted again as they are logged) and folds their plain
+// bits (see forget): a ghost that waits is folded at every walk of the
+// pending set, before the view's acks0 lets go of the acknowledgements
+// of its plain records. It returns how many are spawns (classSpawn).
+func (v *View) rank(cand []candidate, tick gw.Tick) (spawns int) {
+	state, conn, imp, stale := v.state, v.conn, v.Importance, v.stats.MaxStaleness
+	for i := range cand {
+		c := &cand[i]
 		g := c.g
 		vg := &state[g.idx]
 		if imp == nil {
@@ -499,24 +507,46 @@ func (v *View) rank() {
 			c.class = classOwned
 		case !vg.known:
 			c.class = classSpawn
+			spawns++
+		}
+		if vg.waiting {
+			stale = max(stale, int(tick.Sub(vg.since)))
+		}
+		if vg.plain != 0 {
+			v.forget(vg, tick)
 		}
 	}
+	v.stats.MaxStaleness = stale
+	return spawns
 }
 
-// waited notes in MaxStaleness how long the candidates not sent have
-// waited with a change at tick (those sent are noted as they are
-// logged), and folds their plain bits (see forget): a ghost that waits
-// is folded at every walk of the pending set, before the view's acks0
-// lets go of the acknowledgements of its plain records.
-func (v *View) waited(unsent []candidate, tick gw.Tick) {
-	for _, c := range unsent {
-		vg := &v.state[c.g.idx]
-		if vg.waiting {
-			v.stats.MaxStaleness = max(v.stats.MaxStaleness, int(tick.Sub(vg.since)))
-		}
-		v.forget(vg, tick)
+// defaultRecordBits is what a view expects a record to take before it
+// has written any: a small moving ghost's delta.
+const defaultRecordBits = 64
+
+// recordBits is the view's estimate of a record's size in bits, at
+// least 8: the mean of the snapshots it wrote lately.
+func (v *View) recordBits() int {
+	if v.recBits == 0 {
+		return defaultRecordBits
 	}
+	return max(int(v.recBits), 8)
 }
+
+// measure folds a part's records, n of them in bits, into the view's
+// mean record size (a moving mean over about 4 parts).
+func (v *View) measure(bits, n int) {
+	if n <= 0 {
+		return
+	}
+	b := float32(bits) / float32(n)
+	if v.recBits == 0 {
+		v.recBits = b
+		return
+	}
+	v.recBits += (b - v.recBits) / 4
+}
+
 
 // idle reports whether collect would drop g, in v's pending set, rather
 // than make it a candidate: dead, out of scope, or held by the client.

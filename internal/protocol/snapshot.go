@@ -393,6 +393,11 @@ func (s *SnapshotWriter) Rewind(m SnapshotMark) {
 // Count returns the ghosts that fit so far.
 func (s *SnapshotWriter) Count() int { return s.count }
 
+// Room returns how many bits the snapshot being written still has for
+// records: its budget less the records kept and the despawns so far.
+// A sender sizes its choice of records by it before writing them.
+func (s *SnapshotWriter) Room() int { return max(0, s.budget-s.kept-32*len(s.despawns)) }
+
 // Full reports whether a ghost was left out for lack of room.
 func (s *SnapshotWriter) Full() bool { return s.full }
 

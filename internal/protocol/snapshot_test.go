@@ -224,14 +224,19 @@ func TestSnapshotWriterBudget(t *testing.T) {
 		require.NoError(t, err)
 		w.Begin(100)
 		n := 0
+		room := w.Room()
+		assert.Positive(t, room, "an empty snapshot of %d bytes has room", maxBytes)
 		for i := range ghosts {
 			if !w.AddGhost(ghosts[i].Ghost, true, ghosts[i].Values(ts)) {
 				break
 			}
+			assert.Less(t, w.Room(), room, "a record kept takes room")
+			room = w.Room()
 			n++
 		}
 		require.Less(t, n, len(ghosts), "400 ghosts never fit in %d bytes", maxBytes)
 		assert.Equal(t, n, w.Count())
+		assert.Equal(t, room, w.Room(), "a record left out takes no room")
 		// Once one ghost was left out, no later one gets in, even a small one.
 		marker := wiretest.Ghost{Ghost: components.Ghost{ID: 9999, Type: uint16(ts.Marker)}}
 		assert.False(t, w.AddGhost(marker.Ghost, true, nil))

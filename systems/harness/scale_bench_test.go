@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -55,17 +56,8 @@ func recordedScene(schema *sceneSchema, clients int, setup, twinSetup func(*syst
 // fails when a twin's counters differ from the server's (not the same
 // run).
 func (m *tickMeter) alone(b *testing.B, rec *serverbench.Recorder, build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)) (us, allocs float64) {
-	ticks := float64(m.ticks)
 	for run := range 3 {
-		tw, err := serverbench.NewTwin(1, rec, build) // sceneOptions' seed
-		if err != nil {
-			b.Fatal(err)
-		}
-		ms, n := serverbench.Run(time.Millisecond, m.start, m.h.Time.Now(), tw)
-		if want, got := m.h.Server.Stats(), tw.Server.Stats(); want != got || ms[0].Ticks != m.ticks {
-			b.Fatalf("the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", ms[0].Ticks, m.ticks, got, want)
-		}
-		t, a := float64(ms[0].Wall.Nanoseconds())/1e3/ticks, float64(n)/ticks
+		t, a := m.aloneOnce(b, rec, build)
 		if run == 0 || t < us {
 			us = t
 		}
@@ -74,6 +66,21 @@ func (m *tickMeter) alone(b *testing.B, rec *serverbench.Recorder, build func(*g
 		}
 	}
 	return us, allocs
+}
+
+// aloneOnce is one of alone's runs: the twin's Update time per measured
+// tick, in µs, and its heap allocations per tick.
+func (m *tickMeter) aloneOnce(b *testing.B, rec *serverbench.Recorder, build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)) (us, allocs float64) {
+	tw, err := serverbench.NewTwin(1, rec, build) // sceneOptions' seed
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms, n := serverbench.Run(time.Millisecond, m.start, m.h.Time.Now(), tw)
+	if want, got := m.h.Server.Stats(), tw.Server.Stats(); want != got || ms[0].Ticks != m.ticks {
+		b.Fatalf("the twin ran another match (%d ticks, want %d):\n%+v\nwant %+v", ms[0].Ticks, m.ticks, got, want)
+	}
+	ticks := float64(m.ticks)
+	return float64(ms[0].Wall.Nanoseconds()) / 1e3 / ticks, float64(n) / ticks
 }
 
 // tick steps until the server has run one more tick.
@@ -229,4 +236,70 @@ func BenchmarkIdle(b *testing.B) {
 	b.ReportMetric(float64(h.Server.Stats().BytesSent-sent)/ticks/clients, "bytes/client-tick")
 	b.ReportMetric(float64(naiveTime.Nanoseconds())/1e3/ticks, "naive-us/tick")
 	b.ReportMetric(float64(naiveBytes)/ticks/clients, "naive-bytes/client-tick")
+}
+
+// BenchmarkMoving is issue 27's busy server: cubeCount cubes all moving
+// every tick (movingScene) and 16 or 64 connections over S1's link (100
+// ms RTT, 1 % loss each way) at the default budget (one packet a tick),
+// so each connection has every cube pending each tick and sends what
+// fits by priority. The two matches are advanced a tick each per op in
+// turn, once every client holds every cube and a second more has
+// passed. server-us/client-tick is each server's Update time per tick
+// alone (a twin on the recorded traffic, serverbench; the fastest of
+// three runs, the sizes alternating) divided by its connections;
+// x-64c/16c is the 64-connection server's time over the 16-connection
+// one's (linear would be 4).
+func BenchmarkMoving(b *testing.B) {
+	schema, err := newSceneSchema()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sizes := []int{16, 64}
+	type match struct {
+		m     *tickMeter
+		rec   *serverbench.Recorder
+		build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)
+		st    systems.ServerStats
+	}
+	ms := make([]match, len(sizes))
+	for i, n := range sizes {
+		scene, twin := &movingScene{schema: schema}, &movingScene{schema: schema}
+		h, rec, build, err := recordedScene(schema, n, scene.setup, twin.setup)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !h.RunUntil(holdsAll(h, scene.ids), 60*time.Second) {
+			b.Fatalf("the %d clients never held all %d cubes", n, cubeCount)
+		}
+		h.Run(time.Second)
+		ms[i] = match{m: newTickMeter(h), rec: rec, build: build, st: h.Server.Stats()}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, x := range ms {
+			x.m.tick()
+		}
+	}
+	us, minAllocs := make([]float64, len(sizes)), make([]float64, len(sizes))
+	for run := range 3 {
+		for i, x := range ms {
+			u, a := x.m.aloneOnce(b, x.rec, x.build)
+			if run == 0 || u < us[i] {
+				us[i] = u
+			}
+			if run == 0 || a < minAllocs[i] {
+				minAllocs[i] = a
+			}
+		}
+	}
+	for i, n := range sizes {
+		x := ms[i]
+		st := x.m.h.Server.Stats()
+		ticks := float64(x.m.ticks)
+		b.ReportMetric(us[i]/float64(n), fmt.Sprintf("server-us/client-tick-%dc", n))
+		b.ReportMetric(float64(st.GhostRecords-x.st.GhostRecords)/ticks/float64(n), fmt.Sprintf("records/client-tick-%dc", n))
+		b.ReportMetric(float64(st.GhostsDeferred-x.st.GhostsDeferred)/ticks/float64(n), fmt.Sprintf("deferred/client-tick-%dc", n))
+	}
+	b.ReportMetric(max(minAllocs[0], minAllocs[1]), "server-allocs/tick")
+	b.ReportMetric(us[1]/us[0], "x-64c/16c")
 }

@@ -310,3 +310,47 @@ func sceneOptions(schema *sceneSchema, clients int, setup func(*systems.Server) 
 func newSceneHarness(schema *sceneSchema, clients int, setup func(*systems.Server) error) (*harness.Harness, error) {
 	return harness.New(sceneOptions(schema, clients, setup))
 }
+
+// movingScene is the busy scene of issue 27: cubeCount cubes in S1's
+// grid, every one of them moving every tick (each sways on its own
+// phase, 0.25 m round its place, far more than a quantization step a
+// tick), so every client has every cube pending every tick and most of
+// them wait for room. The motion is a function of the tick alone.
+type movingScene struct {
+	schema *sceneSchema
+	cubes  []ecs.Entity
+	ids    []components.GhostID
+	home   []cubePos
+	pos    generic.Map1[cubePos]
+}
+
+func (ms *movingScene) setup(s *systems.Server) error {
+	ms.pos = generic.NewMap1[cubePos](s.World().Arche())
+	spawn := generic.NewMap2[cubePos, cubeRot](s.World().Arche())
+	rest := smallestThree([4]float32{0, 0, 0, 1})
+	for i := range cubeCount {
+		p := cubePos{Z: cubeHalf}
+		p.X = (float32(i%cubesPerSide) - (cubesPerSide-1)/2.0) * cubeSpacing
+		p.Y = (float32(i/cubesPerSide) - (cubesPerSide-1)/2.0) * cubeSpacing
+		e := spawn.NewWith(&p, &rest)
+		id, err := s.Ghosts().Spawn(e, ms.schema.cube, 0)
+		if err != nil {
+			return err
+		}
+		ms.cubes, ms.ids, ms.home = append(ms.cubes, e), append(ms.ids, id), append(ms.home, p)
+	}
+	s.Schedule().Add(gw.StageSimulation, gw.SystemFunc(ms.simulate))
+	return nil
+}
+
+// simulate sways every cube: 0.25 m round its place at 0.5 rad a tick
+// on its own phase.
+func (ms *movingScene) simulate(w *gw.World) {
+	t := float64(w.Tick())
+	for i, e := range ms.cubes {
+		s, c := math.Sincos(t*0.05 + float64(i))
+		p := ms.pos.Get(e)
+		p.X = ms.home[i].X + float32(0.25*s)
+		p.Y = ms.home[i].Y + float32(0.25*c)
+	}
+}
