@@ -84,16 +84,16 @@ type View struct {
 	ranked, reused, idles int
 	// recBits is the mean bits per record of the view's recent
 	// snapshots (see measure); 0 before the first.
-	recBits float32
-	resumed, canResume    bool
-	partTick              gw.Tick
-	part                  int
-	cursor                int // the next ghost the relevancy round asks about
-	expireAt              int // the ghost expire checked last
-	resyncAt              gw.Tick
-	resynced              bool
-	acked                 gw.Tick
-	hasAcked              bool
+	recBits            float32
+	resumed, canResume bool
+	partTick           gw.Tick
+	part               int
+	cursor             int // the next ghost the relevancy round asks about
+	expireAt           int // the ghost expire checked last
+	resyncAt           gw.Tick
+	resynced           bool
+	acked              gw.Tick
+	hasAcked           bool
 	// acks0 has bit i set when part 0 of the snapshot of tick ack0Top−i
 	// was acknowledged, when hasAck0: with a ghost's plain bits, the
 	// acknowledged snapshots that held a plain record of it.
@@ -546,7 +546,6 @@ func (v *View) measure(bits, n int) {
 	}
 	v.recBits += (b - v.recBits) / 4
 }
-
 
 // idle reports whether collect would drop g, in v's pending set, rather
 // than make it a candidate: dead, out of scope, or held by the client.
