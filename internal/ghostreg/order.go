@@ -1,7 +1,6 @@
 package ghostreg
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -22,70 +21,14 @@ const (
 	rankReuse = 4
 )
 
-// order compares candidates x and y for their place in a snapshot: by
-// class, then by priority, highest first, then by ID. It is a strict
-// total order over distinct ghosts (IDs are unique), so any way of
-// reaching it writes the same snapshot.
-func order(x, y *candidate) int {
-	if c := cmp.Compare(x.class, y.class); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(y.priority, x.priority); c != 0 {
-		return c
-	}
-	return cmp.Compare(x.g.id, y.g.id)
-}
-
-// before reports whether candidate x goes before y in a snapshot.
-func before(x, y *candidate) bool { return order(x, y) < 0 }
-
-// selectFirst moves the m candidates of c that go first (see before) to
-// c[:m], in no particular order, for about len(c) comparisons plus
-// log2(m) per candidate that displaces one of them; m is clamped to
-// len(c). Sorting all of c would cost len(c)·log2(len(c)) where a
-// snapshot sends only what fits in its budget.
-func selectFirst(c []candidate, m int) {
-	m = min(m, len(c))
-	if m == 0 {
-		return
-	}
-	h := c[:m]
-	for i := m/2 - 1; i >= 0; i-- {
-		siftLast(h, i)
-	}
-	// h is a heap with the candidate that goes last among h at its root.
-	for i := m; i < len(c); i++ {
-		if before(&c[i], &h[0]) {
-			h[0], c[i] = c[i], h[0]
-			siftLast(h, 0)
-		}
-	}
-}
-
-// siftLast restores the heap property below i: every parent goes after
-// its children.
-func siftLast(h []candidate, i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		j := l
-		if r := l + 1; r < len(h) && before(&h[l], &h[r]) {
-			j = r
-		}
-		if !before(&h[i], &h[j]) {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
-}
+// The snapshot order: candidates go by class (owned ghosts, spawns, the
+// others), then by priority, highest first, then by ID. rankKey puts it
+// in one integer, and the selections below reach it without a sort.
 
 // rankKey is candidate c's place in the snapshot order as one number,
 // higher first: its class, then its priority (a non-negative float's
 // bits order as its value), then its position i of n, earlier first.
-// Among candidates in ID order it orders as order does.
+// Among candidates in ID order it orders as the snapshot order does.
 func rankKey(c *candidate, i, n int) uint64 {
 	return uint64(classOther-c.class)<<61 | uint64(math.Float32bits(c.priority))<<29 | uint64(n-1-i)
 }

@@ -673,6 +673,7 @@ func (s *ServerRegister) WritePart(sw *protocol.SnapshotWriter, v *View, tick gw
 		}
 		slices.Sort(rec.despawns)
 		v.stats.Despawns += uint64(len(rec.despawns))
+		v.snapshots++
 		if v.resumed = v.resume(); !v.resumed {
 			v.collect()
 			v.reused, v.ranked = 0, 0
@@ -739,12 +740,16 @@ const spawnRestTicks = 64
 // components or a rest record again.
 func age(t, now gw.Tick) uint32 { return uint32(now) - uint32(t) }
 
-// writeByPriority adds v's candidates from index from on in snapshot
-// order (see order) until one does not fit, and returns that one's index
-// (len(v.cand) when all fit). It puts the candidates in order a chunk at
-// a time as it goes, so a part that sends k of n candidates costs about
-// n·(1+k/orderChunk) comparisons, not a sort of all n: a client catching
-// up on 10,000 ghosts gets a packet's worth each tick.
+// writeByPriority adds v's candidates from index from on, a chunk at a
+// time, until one does not fit, and returns that one's index
+// (len(v.cand) when all fit): a view catching up on spawns. Each chunk
+// is the candidates that go first (see rankKey) among those left, in
+// class then ID order (see selectTop): spawns of equal priority go
+// first in, first out, with short ID deltas. A part that sends k of n
+// candidates costs about n·(1+k/orderChunk) integer comparisons, not a
+// sort of all n: a client catching up on 10,000 ghosts gets a packet's
+// worth each tick, and goes on down the chunk for a few snapshots (see
+// View.resume).
 func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, tick gw.Tick, from int) int {
 	for from < len(v.cand) {
 		chunk := orderChunk
@@ -753,8 +758,7 @@ func (s *ServerRegister) writeByPriority(sw *protocol.SnapshotWriter, v *View, t
 		}
 		end := min(from+chunk, len(v.cand))
 		if from >= v.ranked {
-			selectFirst(v.cand[from:], end-from)
-			slices.SortFunc(v.cand[from:end], func(x, y candidate) int { return order(&x, &y) })
+			s.keys, s.spill = selectTop(v.cand[from:], end-from, s.keys, s.spill)
 			v.ranked = end
 		}
 		if k := s.writeCandidates(sw, v, tick, from, min(end, v.ranked)); k < min(end, v.ranked) {

@@ -82,6 +82,9 @@ type View struct {
 	// will drop (see idle), counted while canResume: a resumed snapshot
 	// counts the others as deferred, as a walk would.
 	ranked, reused, idles int
+	// snapshots counts the snapshots begun (part 0), for the turns of
+	// the walks of views catching up together (see resume).
+	snapshots uint32
 	// recBits is the mean bits per record of the view's recent
 	// snapshots (see measure); 0 before the first.
 	recBits            float32
@@ -572,14 +575,18 @@ func held(vg *viewGhost, owned, predicted bool) bool {
 // view is catching up on spawns (more than rankMin candidates at the last
 // walk, every ranked one a spawn: a join or a resync), for rankReuse
 // snapshots after a walk, while rankChunk/4 ranked candidates remain and
-// every own ghost was sent. Changed ghosts the client knows wait behind
+// every own ghost was sent. Views that joined together walk in turn, not
+// all in the same tick: each also walks when its snapshot count, offset
+// by its slot, is a multiple of rankReuse+1, so a mass join's walks
+// spread over the ticks between two of a view's walks. Changed ghosts the client knows wait behind
 // spawns anyway; a spawn since the walk waits for the next one, at most
 // rankReuse snapshots; priorities grow only at walks (every ghost alike,
 // so their order holds). A crowded scope of known ghosts walks every
 // snapshot, so a ghost's importance sets how often it is sent.
 func (v *View) resume() bool {
 	own := v.r.owned[v.conn]
-	if !v.canResume || v.reused >= rankReuse || v.ranked-v.next < rankChunk/4 || v.next < len(own) || v.cand[v.next].class == classOwned {
+	if !v.canResume || v.reused >= rankReuse || v.reused > 0 && (v.snapshots+uint32(v.slot))%(rankReuse+1) == 0 ||
+		v.ranked-v.next < rankChunk/4 || v.next < len(own) || v.cand[v.next].class == classOwned {
 		return false
 	}
 	n := 0

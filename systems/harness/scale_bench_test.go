@@ -2,6 +2,8 @@ package harness_test
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -302,4 +304,90 @@ func BenchmarkMoving(b *testing.B) {
 	}
 	b.ReportMetric(max(minAllocs[0], minAllocs[1]), "server-allocs/tick")
 	b.ReportMetric(us[1]/us[0], "x-64c/16c")
+}
+
+// joinClients is how many clients BenchmarkJoin dials at once.
+const joinClients = 64
+
+// BenchmarkJoin is issue 27's mass join: joinClients clients dial, in
+// the same instant, a server whose idleGhosts static ghosts have been at
+// rest for two seconds, over S1's link (100 ms RTT, 1 % loss each way),
+// at the default budget (one packet a tick), and catch up until every
+// client holds every ghost. It reports the server's tick time (its
+// Update calls of each tick) over the join, alone (a twin on the
+// recorded traffic, serverbench, as for S2 and S3: the 64 client worlds,
+// with 640,000 ghosts to spawn and their garbage, are not in its
+// process; each tick's least time over three twins, as the machine's
+// load comes and goes): the mean, the 99th percentile and the longest,
+// how many ticks took more than a 60 Hz frame (16.7 ms), and the ticks
+// the join took. One op is one join and its three twins.
+func BenchmarkJoin(b *testing.B) {
+	schema, err := newSceneSchema()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ticks []time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		scene, twin := &staticScene{schema: schema, n: idleGhosts}, &staticScene{schema: schema, n: idleGhosts}
+		h, rec, build, err := recordedScene(schema, 0, scene.setup, twin.setup)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Run(2 * time.Second)
+		start := h.Time.Now()
+		for range joinClients {
+			if err := h.AddClient(harness.ClientSpec{Link: sceneLink(), Wrap: rec.Wrap(sceneLink())}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !h.RunUntil(holdsAll(h, scene.ids), 120*time.Second) {
+			b.Fatalf("the %d clients never held all %d ghosts", joinClients, idleGhosts)
+		}
+		var join []time.Duration // this join's tick times, the least of three twins' each
+		for run := range 3 {
+			tw, err := serverbench.NewTwin(1, rec, build)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC() // the harness's garbage is not the twin's
+			var wall time.Duration
+			i := 0
+			for tw.Time.Now() < h.Time.Now() {
+				d, ticked := tw.Step(time.Millisecond)
+				wall += d
+				if !ticked {
+					continue
+				}
+				if tw.Time.Now() > start {
+					if run == 0 {
+						join = append(join, wall)
+					} else {
+						join[i] = min(join[i], wall)
+					}
+					i++
+				}
+				wall = 0
+			}
+			if want, got := h.Server.Stats(), tw.Server.Stats(); want != got {
+				b.Fatalf("the twin ran another match:\n%+v\nwant %+v", got, want)
+			}
+		}
+		ticks = append(ticks, join...)
+	}
+	slices.Sort(ticks)
+	var sum time.Duration
+	over := 0
+	for _, d := range ticks {
+		sum += d
+		if d > time.Second/60 {
+			over++
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+	b.ReportMetric(ms(sum)/float64(len(ticks)), "mean-ms/tick")
+	b.ReportMetric(ms(ticks[len(ticks)*99/100]), "p99-ms/tick")
+	b.ReportMetric(ms(ticks[len(ticks)-1]), "max-ms/tick")
+	b.ReportMetric(float64(over)/float64(b.N), "ticks-over-16.7ms/op")
+	b.ReportMetric(float64(len(ticks))/float64(b.N), "ticks/op")
 }

@@ -13,6 +13,7 @@ type Recorder struct {
 	// client sends.
 	Now   func() time.Duration
 	links []transport.Conditions // per link, in dial order
+	dials []time.Duration        // when each link was dialled (0 before Now is set)
 	sends []sent
 	data  []byte
 }
@@ -25,10 +26,16 @@ type sent struct {
 
 // Wrap returns a harness.ClientSpec.Wrap for a client whose link has
 // conditions c. The links are numbered in the order the returned
-// functions are called, which is the order the harness dials them.
+// functions are called, which is the order the harness dials them, and
+// each is dialled again by a Twin at the time it was called (a client
+// added to a running harness, Harness.AddClient, joins the twin as late).
 func (r *Recorder) Wrap(c transport.Conditions) func(transport.Conn) transport.Conn {
 	return func(conn transport.Conn) transport.Conn {
-		r.links = append(r.links, c)
+		at := time.Duration(0)
+		if r.Now != nil {
+			at = r.Now()
+		}
+		r.links, r.dials = append(r.links, c), append(r.dials, at)
 		return &recordedConn{Conn: conn, r: r, link: len(r.links) - 1}
 	}
 }

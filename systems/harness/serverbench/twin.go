@@ -17,7 +17,8 @@ type Twin struct {
 	Time   *gw.VirtualTime
 	Server *systems.Server
 	r      *Recorder
-	conns  []transport.Conn // the clients' ends of the links
+	net    *transport.MemoryNetwork
+	conns  []transport.Conn // the clients' ends of the links dialled so far
 	next   int              // the next recorded datagram to send
 	buf    []byte
 }
@@ -26,34 +27,43 @@ type Twin struct {
 // Options.Seed), a listener, the server that build makes on them (as the
 // harness made the first: same schema, options and game systems), and
 // one link per recorded client, dialled in the recorded order with the
-// recorded conditions. It returns build's error, or one naming the link
-// that cannot be dialled.
+// recorded conditions: those dialled at time 0 now, the others by Step
+// when their time comes. It returns build's error, or one naming the
+// link that cannot be dialled.
 func NewTwin(seed uint64, r *Recorder, build func(*gw.VirtualTime, transport.Listener) (*systems.Server, error)) (*Twin, error) {
 	t := &Twin{Time: &gw.VirtualTime{}, r: r, buf: make([]byte, transport.MaxDatagramSize)}
-	net := transport.NewMemoryNetwork(t.Time, seed)
-	l, err := net.Listen("server")
+	t.net = transport.NewMemoryNetwork(t.Time, seed)
+	l, err := t.net.Listen("server")
 	if err != nil {
 		return nil, err
 	}
 	if t.Server, err = build(t.Time, l); err != nil {
 		return nil, err
 	}
-	for i, c := range r.links {
-		conn, err := net.Dial("server", c)
+	return t, t.dial()
+}
+
+// dial dials the recorded links whose time has come, in their order.
+func (t *Twin) dial() error {
+	for i := len(t.conns); i < len(t.r.links) && t.r.dials[i] <= t.Time.Now(); i++ {
+		conn, err := t.net.Dial("server", t.r.links[i])
 		if err != nil {
-			return nil, fmt.Errorf("serverbench: link %d: %w", i, err)
+			return fmt.Errorf("serverbench: link %d: %w", i, err)
 		}
 		t.conns = append(t.conns, conn)
 	}
-	return t, nil
+	return nil
 }
 
-// Step does what a harness step did for the server: it advances the
-// virtual time by d and updates the server, timing that alone, then
+// Step does what a harness step did for the server: it dials the links
+// dialled by now, advances the virtual time by d and updates the server, timing that alone, then
 // sends the datagrams the clients sent by the new time, in their order,
 // and drains what the server sent them. It returns the Update's wall
 // time and whether it ran a tick.
 func (t *Twin) Step(d time.Duration) (wall time.Duration, ticked bool) {
+	if err := t.dial(); err != nil {
+		panic(err) // dialled once already with the same conditions: a bug
+	}
 	t.Time.Advance(d)
 	now, tick := t.Time.Now(), t.Server.World().Tick()
 	start := time.Now()
