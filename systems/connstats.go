@@ -28,6 +28,13 @@ type ConnStats struct {
 	// its packets and acks, and the share of packets lost.
 	RTT  time.Duration
 	Loss float64
+	// Budget is the connection's snapshot budget now, in bytes per
+	// second, packet layer included: its maximum
+	// (ServerOptions.BytesPerSecond, or one packet of SnapshotBytes a
+	// send) unless congestion control cut it (see CongestionOptions).
+	// BudgetCuts counts the cuts.
+	Budget     int
+	BudgetCuts uint64
 	// Acked is the newest snapshot tick the client acknowledged, when
 	// HasAcked: the baseline its delta snapshots build on.
 	Acked    gw.Tick
@@ -108,6 +115,8 @@ func (s *Server) ConnStats(conn components.ConnID) (st ConnStats, ok bool) {
 		Replication: ReplicationStats(sc.view.Stats()),
 		RTT:         l.pc.RTT(),
 		Loss:        l.pc.Loss(),
+		Budget:      s.budget(sc),
+		BudgetCuts:  sc.budget.cuts,
 		Acked:       l.acked,
 		HasAcked:    l.hasAcked,
 		Link:        l.pc.Stats(),

@@ -48,8 +48,16 @@ type ServerOptions struct {
 	// packet goes whatever the bucket holds, with at least 128 bytes (it
 	// carries the client's own ghost, despawns and acknowledgements).
 	// Zero means no bucket: one packet of SnapshotBytes per send.
-	// Allowed: 0 or 1,000..100,000,000.
+	// Allowed: 0 or 1,000..100,000,000. Either is the most the
+	// connection's budget allows: the budget follows the link below it
+	// (Congestion).
 	BytesPerSecond int
+	// Congestion says how each connection's snapshot budget follows its
+	// link: the zero value cuts it when the round trip grows or packets
+	// are lost and lets it grow back to its maximum when the link is
+	// clean (see CongestionOptions). ConnStats.Budget is the budget in
+	// use.
+	Congestion CongestionOptions
 	// Importance, if set, says how much a ghost (by its entity) matters to
 	// connection conn: its send priority grows by that much each snapshot
 	// it waits for room (by distance, team, what the player looks at).
@@ -373,7 +381,8 @@ type serverConn struct {
 	view      *ghostreg.View
 	viewAge   viewMeter    // what bounds the view of its shots
 	confirms  confirmQueue // verdicts of its shots not yet acknowledged
-	tokens    float64      // the snapshot budget's bucket, in bytes (BytesPerSecond)
+	tokens    float64      // the snapshot budget's bucket, in bytes
+	budget    linkBudget   // its rate (Congestion)
 	msgs      peerMessages // the game's messages with this client
 	refusals  bucket       // its refused messages (MaxRefusedMessages)
 }
@@ -454,6 +463,9 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	}
 	if b := opts.BytesPerSecond; b != 0 && (b < 1000 || b > 100_000_000) {
 		return nil, fmt.Errorf("systems: snapshot budget %d bytes per second outside 1000..100000000 (or 0: none)", b)
+	}
+	if f := opts.Congestion.Floor; f != 0 && (f < 1000 || f > 100_000_000) {
+		return nil, fmt.Errorf("systems: snapshot budget floor %d bytes per second outside 1000..100000000 (or 0: the default)", f)
 	}
 	sw, err := protocol.NewSnapshotWriter(cs, opts.SnapshotBytes)
 	if err != nil {

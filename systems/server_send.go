@@ -16,7 +16,10 @@ const packetOverhead = 12
 
 // send writes one snapshot per connection every SendInterval ticks: one
 // packet, or with ServerOptions.BytesPerSecond as many as the
-// connection's bucket allows while ghosts wait.
+// connection's bucket allows while ghosts wait. The bucket fills at the
+// connection's budget (see CongestionOptions); with neither a
+// BytesPerSecond nor congestion control, every snapshot is one packet of
+// SnapshotBytes.
 func (s *Server) send(w *gw.World) {
 	tick := w.Tick()
 	if s.untilSend--; s.untilSend > 0 {
@@ -24,20 +27,27 @@ func (s *Server) send(w *gw.World) {
 	}
 	s.untilSend = s.opts.SendInterval
 	now := s.src.Now()
-	bps := float64(s.opts.BytesPerSecond)
-	burst := float64(protocol.MaxSnapshotParts * s.opts.SnapshotBytes)
-	fill := bps * float64(s.opts.SendInterval) / float64(s.rate)
+	sends := float64(s.rate) / float64(s.opts.SendInterval) // snapshots a second
 	floor := min(partFloor, s.opts.SnapshotBytes)
+	top, parts, burst := s.budgetTop()
+	least := float64(s.opts.Congestion.Floor)
+	if least == 0 {
+		least = float64(floor+packetOverhead) * sends
+	}
+	bucket := s.opts.BytesPerSecond > 0 || !s.opts.Congestion.Off
 	for _, sc := range s.conns {
-		parts := 1
-		if bps > 0 {
-			sc.tokens = min(sc.tokens+fill, burst)
-			parts = protocol.MaxSnapshotParts
+		if bucket {
+			rate := top
+			if !s.opts.Congestion.Off {
+				st := sc.link.pc.Stats()
+				rate = sc.budget.update(now, sc.link.pc.RTT(), st.PacketsAcked, st.PacketsLost, least, top)
+			}
+			sc.tokens = min(sc.tokens+rate/sends, burst)
 		}
 		deferred := 0
 		for part := range parts {
 			size := s.opts.SnapshotBytes
-			if bps > 0 {
+			if bucket {
 				size = min(size, int(sc.tokens)-packetOverhead)
 				if part > 0 && size < floor {
 					break
@@ -76,4 +86,25 @@ func (s *Server) send(w *gw.World) {
 		s.sendConfirms(sc)
 	}
 	s.sendEvents(tick)
+}
+
+// budgetTop returns the most a connection's snapshot budget allows, in
+// bytes per second (ServerOptions.BytesPerSecond, or one packet of
+// SnapshotBytes a send), the packets a snapshot may take and the most
+// its bucket holds, in bytes.
+func (s *Server) budgetTop() (top float64, parts int, burst float64) {
+	if s.opts.BytesPerSecond > 0 {
+		return float64(s.opts.BytesPerSecond), protocol.MaxSnapshotParts, float64(protocol.MaxSnapshotParts * s.opts.SnapshotBytes)
+	}
+	packet := float64(s.opts.SnapshotBytes + packetOverhead)
+	return packet * float64(s.rate) / float64(s.opts.SendInterval), 1, packet
+}
+
+// budget returns connection sc's snapshot budget in bytes per second.
+func (s *Server) budget(sc *serverConn) int {
+	top, _, _ := s.budgetTop()
+	if s.opts.Congestion.Off || sc.budget.rate == 0 {
+		return int(top)
+	}
+	return int(sc.budget.rate)
 }

@@ -128,6 +128,8 @@ func TestServerOptionValidation(t *testing.T) {
 		{systems.ServerOptions{SnapshotBytes: 10}, "snapshot size 10"},
 		{systems.ServerOptions{InputCapacity: 2}, "capacity 2"},
 		{systems.ServerOptions{MessageBytesPerSecond: 999}, "message budget 999 bytes per second outside 1000..1000000000 (or 0: the default)"},
+		{systems.ServerOptions{BytesPerSecond: 999}, "snapshot budget 999 bytes per second outside 1000..100000000 (or 0: none)"},
+		{systems.ServerOptions{Congestion: systems.CongestionOptions{Floor: 999}}, "snapshot budget floor 999 bytes per second outside 1000..100000000 (or 0: the default)"},
 		{systems.ServerOptions{MaxRefusedMessages: -1}, "max refused messages -1 outside 1..100000"},
 	} {
 		_, err := systems.NewServer(&gw.VirtualTime{}, l, g.game(), tc.opts)

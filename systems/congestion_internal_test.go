@@ -1,0 +1,52 @@
+package systems
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The budget's rules, judgement by judgement (CongestionOptions): a
+// grown round trip cuts it once a round trip, by the least round trip
+// over the present one; loss over 10 % cuts it whatever the delay;
+// random loss under that does not; a clean link grows it back to its
+// maximum; the floor holds.
+func TestLinkBudgetRules(t *testing.T) {
+	const top, floor = 72_000.0, 8_400.0
+	ms := time.Millisecond
+	var b linkBudget
+	now := time.Duration(0)
+	var acked, lost uint64
+	step := func(d, rtt time.Duration, a, l uint64) float64 {
+		now += d
+		acked += a
+		lost += l
+		return b.update(now, rtt, acked, lost, floor, top)
+	}
+	assert.Equal(t, top, step(0, 100*ms, 0, 0), "starts at its maximum")
+	assert.Equal(t, top, step(100*ms, 100*ms, 6, 0), "a clean link: at its maximum")
+	assert.Equal(t, top, step(100*ms, 100*ms, 94, 6), "6 % lost, no queue: random loss, no cut")
+	assert.Equal(t, 0.5*top, step(100*ms, 200*ms, 6, 0), "the round trip doubled: halved")
+	assert.Equal(t, 0.5*top, step(60*ms, 200*ms, 6, 0), "no second cut within a round trip (nor a judgement)")
+	r := step(200*ms, 125*ms, 6, 0)
+	assert.Equal(t, 0.5*top, r, "25 ms of queue, under 40: held")
+	r = step(200*ms, 150*ms, 6, 0)
+	assert.InDelta(t, 0.5*top*2/3, r, 1e-9, "50 ms: cut by 100/150")
+	r = step(200*ms, 100*ms, 80, 20)
+	assert.InDelta(t, 0.5*top*2/3*0.85, r, 1e-9, "20 % lost without a queue: cut by 15 %")
+	assert.Equal(t, uint64(3), b.cuts)
+	for range 100 {
+		r = step(100*ms, 100*ms, 6, 0)
+	}
+	assert.Equal(t, top, r, "clean again: back to its maximum, no further")
+	for range 20 {
+		r = step(time.Second, 3*time.Second, 6, 0)
+	}
+	assert.Equal(t, floor, r, "a long queue: down to the floor, never below")
+	for range 20 {
+		r = step(time.Second, 3*time.Second, 6, 0)
+	}
+	assert.Greater(t, r, floor, "30 s later the long round trip is the least seen: no queue, it grows")
+	assert.Equal(t, 1000.0, b.update(now, 0, acked, lost, floor, 1000), "a floor above the maximum is the maximum")
+}
