@@ -11,7 +11,8 @@ import "time"
 // starts at its maximum (ServerOptions.BytesPerSecond, or one packet of
 // SnapshotBytes per send without it). About once a round trip it is
 // judged against what the packet layer measured since the last
-// judgement: when the round trip has grown past the least one seen by
+// judgement (the loss over the last 32 packets judged at least): when
+// the round trip has grown past the least one seen by
 // more than a quarter of it (at least 40 ms: a queue builds up on the
 // way) or more than 10 % of the packets sent were lost, it is cut, by
 // the least round trip over the present one (at least by 15 %, at most
@@ -43,7 +44,7 @@ const (
 	congestionMaxCut    = 0.85                  // its shallowest
 	congestionInterval  = 50 * time.Millisecond // the least time between two judgements
 	congestionMinWindow = 30 * time.Second      // how long the least round trip seen holds
-	congestionSamples   = 8                     // the fewest packets judged that give a loss share
+	congestionSamples   = 32                    // the fewest packets judged that give a loss share (the judgements gather them)
 )
 
 // linkBudget is one connection's adaptive snapshot budget.
@@ -66,18 +67,17 @@ func (b *linkBudget) update(now, rtt time.Duration, acked, lost uint64, floor, t
 	if b.rate == 0 {
 		b.rate, b.next, b.acked, b.lost = top, now, acked, lost
 	}
-	if rtt > 0 && (b.minRTT == 0 || rtt < b.minRTT || now-b.minAt > congestionMinWindow) {
+	if rtt > 0 && (b.minRTT == 0 || rtt <= b.minRTT || now-b.minAt > congestionMinWindow) {
 		b.minRTT, b.minAt = rtt, now
 	}
 	if now < b.next || rtt <= 0 {
 		return min(max(b.rate, floor), top)
 	}
 	b.next = now + max(rtt, congestionInterval)
-	da, dl := acked-b.acked, lost-b.lost
-	b.acked, b.lost = acked, lost
 	loss := 0.0
-	if da+dl >= congestionSamples {
+	if da, dl := acked-b.acked, lost-b.lost; da+dl >= congestionSamples {
 		loss = float64(dl) / float64(da+dl)
+		b.acked, b.lost = acked, lost
 	}
 	queue := max(congestionMinQueue, b.minRTT/4)
 	switch {

@@ -26,6 +26,7 @@ func TestLinkBudgetRules(t *testing.T) {
 	}
 	assert.Equal(t, top, step(0, 100*ms, 0, 0), "starts at its maximum")
 	assert.Equal(t, top, step(100*ms, 100*ms, 6, 0), "a clean link: at its maximum")
+	assert.Equal(t, top, step(100*ms, 100*ms, 5, 2), "2 of 13 lost: too few packets to judge")
 	assert.Equal(t, top, step(100*ms, 100*ms, 94, 6), "6 % lost, no queue: random loss, no cut")
 	assert.Equal(t, 0.5*top, step(100*ms, 200*ms, 6, 0), "the round trip doubled: halved")
 	assert.Equal(t, 0.5*top, step(60*ms, 200*ms, 6, 0), "no second cut within a round trip (nor a judgement)")

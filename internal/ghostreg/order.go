@@ -47,15 +47,18 @@ func selectTop(c []candidate, m int, keys []uint64, spill []candidate) ([]uint64
 		return keys, spill
 	}
 	if m < n {
-		keys = slices.Grow(keys[:0], n)[:n]
+		// keys[:n] in candidate order, keys[n:] the copy the selection
+		// reorders.
+		keys = slices.Grow(keys[:0], 2*n)[:2*n]
 		for i := range c {
 			keys[i] = rankKey(&c[i], i, n)
 		}
-		t := nthLargest(keys, m-1)
+		copy(keys[n:], keys[:n])
+		t := nthLargest(keys[n:], m-1)
 		spill = spill[:0]
 		k := 0
-		for i := range c {
-			if rankKey(&c[i], i, n) >= t {
+		for i, key := range keys[:n] {
+			if key >= t {
 				c[k] = c[i]
 				k++
 			} else {
