@@ -56,7 +56,12 @@ func cycleConnections(t *testing.T, rounds int) {
 			conns[i] = newPeer(t, raw, h.Time)
 			conns[i].send(helloPacket)
 		}
+		// 16 are welcomed a tick (joinsPerTick): a thousand in 63 ticks.
+		before := h.Server.Stats().Accepted
 		h.Step()
+		require.LessOrEqual(t, h.Server.Stats().Accepted-before, uint64(16), "round %d: 16 welcomed in a tick at most", round)
+		require.True(t, h.RunUntil(func() bool { return h.Server.Stats().Connections == perRound+1 }, 2*time.Second), "round %d", round)
+		require.Positive(t, h.Server.Stats().JoinsDeferred, "the others waited for later ticks, counted")
 		live := map[components.ConnID]bool{}
 		for _, id := range h.Server.Conns() {
 			require.NotZero(t, id, "round %d: a connection got ID 0", round)

@@ -203,6 +203,10 @@ type ServerStats struct {
 	TimedOut       uint64 // of Dropped: silent for longer than the timeout
 	Pending        int    // accepted connections waiting for their hello now
 	PendingEvicted uint64 // waiting connections closed to make room (MaxPending)
+	// JoinsDeferred counts the polls that left waiting connections for a
+	// later tick because 16 had been welcomed in this one already: a
+	// crowd joining at once is welcomed over a few ticks.
+	JoinsDeferred  uint64
 	BadPackets     uint64 // undecodable packets or messages, counted, never fatal
 	SnapshotsSent  uint64 // snapshot packets, parts included
 	SnapshotParts  uint64 // packets after the first of a tick's snapshot (BytesPerSecond)
@@ -326,7 +330,12 @@ type Server struct {
 	src      gw.TimeSource
 	listener transport.Listener
 	conns    []*serverConn // in connection ID order
-	wire     wire          // packet-layer counters of connections already closed
+	// joins counts the connections welcomed in the tick joinTick (when
+	// joinsAt), at most joinsPerTick.
+	joins    int
+	joinTick gw.Tick
+	joinsAt  bool
+	wire     wire // packet-layer counters of connections already closed
 	pending  []pendingConn
 	nextConn components.ConnID
 	sw       *protocol.SnapshotWriter

@@ -15,6 +15,12 @@ import (
 )
 
 // poll accepts connections and reads every packet that has arrived.
+// joinsPerTick bounds the connections welcomed in one server tick: each
+// costs a view of every ghost and a first walk of them all (a
+// millisecond or so with 10,000 ghosts), so a crowd that joins at once
+// is welcomed over a few ticks rather than in one long one.
+const joinsPerTick = 16
+
 func (s *Server) poll(now time.Duration) {
 	for {
 		c, ok := s.listener.Accept()
@@ -33,11 +39,24 @@ func (s *Server) poll(now time.Duration) {
 		s.pending = append(s.pending, pendingConn{raw: c, at: now})
 	}
 	kept := s.pending[:0]
+	if tick := s.world.Tick(); !s.joinsAt || s.joinTick != tick {
+		s.joinTick, s.joinsAt, s.joins = tick, true, 0
+	}
+	deferred := false
 	for _, pc := range s.pending {
+		if s.joins >= joinsPerTick {
+			kept, deferred = append(kept, pc), true
+			continue
+		}
+		accepted := s.stats.Accepted
 		if l := pc.open(s.src, s.rx, s.linkOpts); l != nil && s.handshake(l, pc.raw, now) {
+			s.joins += int(s.stats.Accepted - accepted)
 			continue
 		}
 		kept = append(kept, pc)
+	}
+	if deferred {
+		s.stats.JoinsDeferred++
 	}
 	clear(s.pending[len(kept):])
 	s.pending = kept
