@@ -38,9 +38,9 @@ type Listener struct {
 	lastUpdate     time.Time
 	maxPollBatches int
 	pollCapped     atomic.Uint64
-	stop       chan struct{}
-	wg         sync.WaitGroup
-	once       sync.Once
+	stop           chan struct{}
+	wg             sync.WaitGroup
+	once           sync.Once
 }
 
 var (
