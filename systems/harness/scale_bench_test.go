@@ -133,7 +133,7 @@ func holdsAll(h *harness.Harness, ids []components.GhostID) func() bool {
 // measured in the same loop on the same values: encoding/binary of every
 // cube's float32 position and quaternion every tick (28 bytes per cube;
 // Fiedler's naive 17.37 Mbps also sends a linear velocity and a bit).
-func BenchmarkCubes(b *testing.B) { benchCubes(b, false) }
+func BenchmarkCubes(b *testing.B) { benchCubes(b, &cubeScene{}, nil) }
 
 // BenchmarkCubesBusy is S1 busy (docs/performance.md): the same 901 cubes
 // and link, with bursts that keep about 14 % of the cubes moving
@@ -141,15 +141,31 @@ func BenchmarkCubes(b *testing.B) { benchCubes(b, false) }
 // state changed on a tick, measured on every tick of the run, and
 // deferred/tick the ghost records per tick that waited for a later
 // snapshot for lack of room.
-func BenchmarkCubesBusy(b *testing.B) { benchCubes(b, true) }
+func BenchmarkCubesBusy(b *testing.B) { benchCubes(b, &cubeScene{busy: true}, nil) }
 
-func benchCubes(b *testing.B, busy bool) {
+// BenchmarkCubesAllMoving is S1 with every cube moving on every tick
+// (cubeScene.circle), at the default budget (one packet a tick) and with
+// a bucket of 300,000 bytes a second (up to four packets a tick, the
+// most a tick's snapshot takes): bits/record is what a moving cube's
+// record costs on the wire, packet headers shared out.
+func BenchmarkCubesAllMoving(b *testing.B) {
+	b.Run("budget=default", func(b *testing.B) { benchCubes(b, &cubeScene{all: true}, nil) })
+	b.Run("budget=300kB", func(b *testing.B) {
+		benchCubes(b, &cubeScene{all: true}, func(o *harness.Options) { o.Server.BytesPerSecond = 300_000 })
+	})
+}
+
+func benchCubes(b *testing.B, scene *cubeScene, opt func(*harness.Options)) {
 	schema, err := newSceneSchema()
 	if err != nil {
 		b.Fatal(err)
 	}
-	scene := &cubeScene{schema: schema, busy: busy}
-	h, err := newSceneHarness(schema, 1, scene.setup)
+	scene.schema = schema
+	opts := sceneOptions(schema, 1, scene.setup)
+	if opt != nil {
+		opt(&opts)
+	}
+	h, err := harness.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -182,6 +198,9 @@ func benchCubes(b *testing.B, busy bool) {
 	b.ReportMetric(100*bits/naiveBits, "%-of-naive")
 	b.ReportMetric(100*float64(moved)/ticks/cubeCount, "moving-%")
 	b.ReportMetric(float64(st.GhostsDeferred-st0.GhostsDeferred)/ticks, "deferred/tick")
+	if records := st.GhostRecords - st0.GhostRecords; records > 0 {
+		b.ReportMetric(float64(st.BytesSent-st0.BytesSent)*8/float64(records), "bits/record")
+	}
 	b.ReportMetric(float64(st.GhostStaleness), "max-staleness-ticks")
 	b.ReportMetric(m.serverMicros(), "server-us/tick")
 	b.ReportMetric(float64(naiveTime.Nanoseconds())/1e3/ticks, "naive-us/tick")

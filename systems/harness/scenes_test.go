@@ -159,6 +159,7 @@ const (
 type cubeScene struct {
 	schema *sceneSchema
 	busy   bool // S1 busy: bursts and sliding (above)
+	all    bool // every cube slides round a small circle every tick
 	cubes  []ecs.Entity
 	ids    []components.GhostID
 	// stopAt, when not zero, is the tick from which the pusher stands
@@ -229,7 +230,26 @@ func (c *cubeScene) simulate(w *gw.World) {
 	if c.busy {
 		c.burst(t)
 	}
+	if c.all {
+		c.circle(t)
+	}
 }
+
+// circle moves every small cube along a circle of allRadius metres, a
+// quarter turn a second with its own phase, rolling as it goes: every
+// cube changes on every tick, the worst case of issue 27.
+func (c *cubeScene) circle(t gw.Tick) {
+	m := &c.state
+	for i, e := range c.cubes[:len(c.cubes)-1] {
+		p, r, tb := m.Get(e)
+		a := float64(t)*math.Pi/2/60 + float64(i)
+		step := allRadius * math.Pi / 2 / 60
+		roll(p, r, tb, float32(-math.Sin(a)*step), float32(math.Cos(a)*step), cubeHalf)
+	}
+}
+
+// allRadius is the circle every cube of the all-moving scene follows.
+const allRadius = 0.5
 
 // burst is the busy scene's part of a tick: every cube slides by its
 // velocity, which damps, and every burstEvery ticks the cubes near one
