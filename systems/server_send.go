@@ -74,6 +74,7 @@ func (s *Server) send(w *gw.World) {
 			// A debt of more than a burst is forgiven: the first packet
 			// of each tick goes however far the budget is behind.
 			sc.tokens = max(sc.tokens-float64(len(p)+packetOverhead), -burst)
+			sc.budget.sent += uint64(len(p) + packetOverhead)
 			s.stats.SnapshotsSent++
 			if part > 0 {
 				s.stats.SnapshotParts++
