@@ -169,6 +169,11 @@ type ServerOptions struct {
 	// newcomer is refused as full while the held players would not fit on
 	// their return.
 	MaxHeld int
+	// Recorder, if set, is told every change of the world that does not
+	// come from its systems (connections, applied inputs, accepted
+	// messages) and every tick run: what a replay needs to run the match
+	// again with no network (package replay). Nil records nothing.
+	Recorder Recorder
 }
 
 // MaxIdentity bounds the bytes of a connection's identity
@@ -314,7 +319,10 @@ type Server struct {
 
 	opts     ServerOptions
 	game     *Game
-	rate     int // ticks per second (Game.TickRate)
+	rate     int       // ticks per second (Game.TickRate)
+	play     *Playback // set when a recording drives the server
+	state    ghostreg.StateWriter
+	stateBuf []byte // StateHash's
 	src      gw.TimeSource
 	listener transport.Listener
 	conns    []*serverConn // in connection ID order
@@ -513,21 +521,33 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 
 // Update reads the network, then runs the ticks that are due. Call it once
 // per frame (any rate; ticks stay fixed).
+//
+// On the server of a [Playback] it does nothing: the playback runs its
+// ticks.
 func (s *Server) Update() {
-	if s.closing {
+	if s.closing || s.play != nil {
 		return
 	}
 	now := s.src.Now()
 	s.poll(now)
 	ran := false
 	for n := s.clock.Advance(); n > 0; n-- {
-		s.check.tick(s.schedule, s.world, s.log)
-		s.stats.Ticks++
+		s.runTick()
 		ran = true
 	}
 	s.expire(now)
 	if ran { // acks wait for the tick's packets rather than go alone every frame
 		s.flush()
+	}
+}
+
+// runTick runs one tick, checked by the determinism check when it is on,
+// and tells the recorder.
+func (s *Server) runTick() {
+	s.check.tick(s.schedule, s.world, s.log)
+	s.stats.Ticks++
+	if r := s.opts.Recorder; r != nil {
+		r.Ticked(s)
 	}
 }
 
@@ -631,6 +651,9 @@ func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegiste
 // or the player's ghost was despawned.
 func (s *Server) Player(conn components.ConnID) (e ecs.Entity, ok bool) {
 	sc := s.conn(conn)
+	if sc == nil && s.play != nil {
+		sc = s.play.find(conn)
+	}
 	if sc == nil {
 		return e, false
 	}

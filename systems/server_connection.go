@@ -158,6 +158,9 @@ func (s *Server) spawnPlayer(sc *serverConn) bool {
 	if s.opts.SyncTest > 0 {
 		sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
 	}
+	if r := s.opts.Recorder; r != nil {
+		r.Connected(s.world.Tick(), sc.id, sc.player)
+	}
 	return true
 }
 
