@@ -88,13 +88,13 @@ func (c *chunkReader) input() (components.ConnID, error) {
 		p.viewAge = int32(c.d.svarint())
 	}
 	if flags&inFraction != 0 {
-		p.fraction = c.d.u32()
+		p.fraction += uint32(int32(c.d.svarint()))
 	}
 	if flags&inDelay != 0 {
-		p.delay = c.d.u32()
+		p.delay += uint32(int32(c.d.svarint()))
 	}
 	if flags&inMaxAge != 0 {
-		p.maxAge = c.d.u32()
+		p.maxAge += uint32(int32(c.d.svarint()))
 	}
 	if flags&inAcked != 0 {
 		p.ackedAge = int32(c.d.svarint())

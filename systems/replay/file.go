@@ -171,10 +171,16 @@ func (f *File) Ticks() (first, last gw.Tick) {
 		last = c.first - 1
 		var rd chunkReader
 		rd.reset(c, f.Header.InputSize)
+	walk:
 		for {
 			ev, err := rd.next()
 			if err != nil || ev.kind == 0 {
 				break
+			}
+			for range ev.inputs {
+				if _, err := rd.input(); err != nil {
+					break walk
+				}
 			}
 			if ev.kind == recTick {
 				last = rd.tick

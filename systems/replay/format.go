@@ -38,9 +38,9 @@ const (
 	inTick     = 1 << iota // svarint: the input's tick less the tick applied
 	inHasView              // HasView (no field)
 	inViewAge              // svarint: the tick applied less ViewTick
-	inFraction             // 4 bytes: ViewFraction's bits
-	inDelay                // 4 bytes: InterpolationDelay's bits
-	inMaxAge               // 4 bytes: MaxViewAge's bits
+	inFraction             // svarint: ViewFraction's bits less the previous one's
+	inDelay                // svarint: InterpolationDelay's bits, the same
+	inMaxAge               // svarint: MaxViewAge's bits, the same
 	inAcked                // svarint: the tick applied less Acked
 	inBytes                // a bitmap of the changed bytes, then those bytes
 )

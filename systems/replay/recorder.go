@@ -228,13 +228,13 @@ func (r *Recorder) Applied(tick gw.Tick, conn components.ConnID, h *components.I
 		b = binary.AppendVarint(b, int64(cur.viewAge))
 	}
 	if flags&inFraction != 0 {
-		b = binary.LittleEndian.AppendUint32(b, cur.fraction)
+		b = binary.AppendVarint(b, int64(int32(cur.fraction-p.fraction)))
 	}
 	if flags&inDelay != 0 {
-		b = binary.LittleEndian.AppendUint32(b, cur.delay)
+		b = binary.AppendVarint(b, int64(int32(cur.delay-p.delay)))
 	}
 	if flags&inMaxAge != 0 {
-		b = binary.LittleEndian.AppendUint32(b, cur.maxAge)
+		b = binary.AppendVarint(b, int64(int32(cur.maxAge-p.maxAge)))
 	}
 	if flags&inAcked != 0 {
 		b = binary.AppendVarint(b, int64(cur.ackedAge))
