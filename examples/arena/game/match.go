@@ -190,8 +190,8 @@ type Match struct {
 	Armoury *Armoury
 	// Recorder records the server's match when Config.Record is set.
 	Recorder *replay.Recorder
-	stopAt  time.Duration
-	clock   gw.TimeSource // what the bots and the presentation read
+	stopAt   time.Duration
+	clock    gw.TimeSource // what the bots and the presentation read
 	// delaySum adds up each client's interpolation delay once per
 	// simulated second, over seconds.
 	delaySum []time.Duration
