@@ -88,10 +88,10 @@ func (c *chunkReader) input() (components.ConnID, error) {
 		p.viewAge = int32(c.d.svarint())
 	}
 	if flags&inFraction != 0 {
-		p.fraction += uint32(int32(c.d.svarint()))
+		p.fraction = c.gridded(fractionGrid)
 	}
 	if flags&inDelay != 0 {
-		p.delay += uint32(int32(c.d.svarint()))
+		p.delay = c.gridded(delayGrid)
 	}
 	if flags&inMaxAge != 0 {
 		p.maxAge += uint32(int32(c.d.svarint()))
@@ -144,4 +144,13 @@ func (c *chunkReader) prevOf(conn components.ConnID) *prevInput {
 		p.in = append(p.in, 0)
 	}
 	return p
+}
+
+// gridded reads a value coded by gridded and returns its bits.
+func (c *chunkReader) gridded(grid float32) uint32 {
+	v, ok := ungridded(c.d.uvarint(), grid)
+	if !ok {
+		c.d.fail("a bad gridded value")
+	}
+	return math.Float32bits(v)
 }

@@ -38,8 +38,8 @@ const (
 	inTick     = 1 << iota // svarint: the input's tick less the tick applied
 	inHasView              // HasView (no field)
 	inViewAge              // svarint: the tick applied less ViewTick
-	inFraction             // svarint: ViewFraction's bits less the previous one's
-	inDelay                // svarint: InterpolationDelay's bits, the same
+	inFraction             // uvarint: ViewFraction on its 1/256 grid, or its bits (see gridded)
+	inDelay                // uvarint: InterpolationDelay on its 1/16 grid, or its bits
 	inMaxAge               // svarint: MaxViewAge's bits, the same
 	inAcked                // svarint: the tick applied less Acked
 	inBytes                // a bitmap of the changed bytes, then those bytes

@@ -228,10 +228,10 @@ func (r *Recorder) Applied(tick gw.Tick, conn components.ConnID, h *components.I
 		b = binary.AppendVarint(b, int64(cur.viewAge))
 	}
 	if flags&inFraction != 0 {
-		b = binary.AppendVarint(b, int64(int32(cur.fraction-p.fraction)))
+		b = binary.AppendUvarint(b, gridded(h.ViewFraction, fractionGrid))
 	}
 	if flags&inDelay != 0 {
-		b = binary.AppendVarint(b, int64(int32(cur.delay-p.delay)))
+		b = binary.AppendUvarint(b, gridded(h.InterpolationDelay, delayGrid))
 	}
 	if flags&inMaxAge != 0 {
 		b = binary.AppendVarint(b, int64(int32(cur.maxAge-p.maxAge)))
@@ -341,3 +341,36 @@ func (r *Recorder) Close() error {
 }
 
 var _ systems.Recorder = (*Recorder)(nil)
+
+// The grids the wire quantizes the view fraction and the interpolation
+// delay to (1/256 and 1/16 tick): a value on its grid is coded in a byte
+// or two.
+const (
+	fractionGrid = 256
+	delayGrid    = 16
+)
+
+// gridded codes v: its step count k on a grid of 1/grid, as k<<1, when v
+// is exactly k/grid (0 ≤ k < 2²⁰); otherwise its bits, as bits<<1 | 1.
+func gridded(v float32, grid float32) uint64 {
+	k := v * grid
+	if k >= 0 && k < 1<<20 && k == float32(int32(k)) && float32(int32(k))/grid == v && math.Float32bits(v)>>31 == 0 {
+		return uint64(int32(k)) << 1
+	}
+	return uint64(math.Float32bits(v))<<1 | 1
+}
+
+// ungridded decodes gridded's code c; ok is false for a code no value
+// has.
+func ungridded(c uint64, grid float32) (v float32, ok bool) {
+	if c&1 == 0 {
+		if c>>1 >= 1<<20 {
+			return 0, false
+		}
+		return float32(c>>1) / grid, true
+	}
+	if c>>1 > math.MaxUint32 {
+		return 0, false
+	}
+	return math.Float32frombits(uint32(c >> 1)), true
+}
