@@ -194,7 +194,7 @@ func (p *Playback) apply(w *gw.World) {
 		q := &p.queue[i]
 		q.sc.applied.keep(tick, q.h, q.in)
 		if r := p.s.opts.Recorder; r != nil {
-			r.Applied(tick, q.sc.id, &q.h, q.in)
+			r.Applied(tick, q.sc.id, q.h, q.in)
 		}
 		p.s.giveInput(w, q.sc.id, &q.h, q.in)
 	}

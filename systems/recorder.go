@@ -35,7 +35,7 @@ type Recorder interface {
 	// input (the input type's bytes) on tick: after validation, the
 	// plausible view and the substitution of a missing one, exactly what
 	// the prediction read.
-	Applied(tick gw.Tick, conn components.ConnID, h *components.InputHeader, input []byte)
+	Applied(tick gw.Tick, conn components.ConnID, h components.InputHeader, input []byte)
 	// Ticked says tick s.World().Tick() ran (its snapshots sent).
 	Ticked(s *Server)
 }

@@ -111,7 +111,7 @@ func (s *Server) applyInputs(w *gw.World) {
 			h.Acked = sc.viewAge.ackedBefore(h.Tick)
 			sc.applied.keep(tick, h, in)
 			if rec != nil {
-				rec.Applied(tick, sc.id, &h, in)
+				rec.Applied(tick, sc.id, h, in)
 			}
 		}
 		s.giveInput(w, sc.id, &h, in)
@@ -126,7 +126,7 @@ func (s *Server) applyInputs(w *gw.World) {
 		} else {
 			p.sc.applied.keep(tick, h, in)
 			if rec != nil {
-				rec.Applied(tick, p.sc.id, &h, in)
+				rec.Applied(tick, p.sc.id, h, in)
 			}
 		}
 		s.giveInput(w, p.sc.id, &h, in)

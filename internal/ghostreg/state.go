@@ -1,25 +1,18 @@
 package ghostreg
 
-import (
-	"encoding/binary"
-
-	"github.com/ghostwire/ghostwire/internal/bitstream"
-	"github.com/ghostwire/ghostwire/internal/codec"
-)
+import "encoding/binary"
 
 // StateWriter writes the replicated state of a server's ghosts in one
-// canonical form: what a replay compares and keeps (keyframes). Its
-// buffers are reused, so steady state it allocates nothing.
-type StateWriter struct {
-	w  bitstream.Writer
-	st codec.Stream
-}
+// canonical form: what a replay compares and keeps (keyframes). It holds
+// no buffer of its own; AppendState allocates only to grow dst.
+type StateWriter struct{}
 
 // AppendState appends the state of every live ghost of s to dst, in ID
-// order: its ID, type and owner (uvarints), then the length (uvarint) and
-// bytes of its replicated components as the wire codes them in full. Two
-// worlds whose ghosts agree on every replicated value give the same bytes,
-// whatever their entities or storage order.
+// order: its ID, type and owner (uvarints), then each replicated
+// component's value in the schema's canonical form (codec.AppendValue:
+// the described fields' bytes, little endian). Two worlds whose ghosts
+// agree bit for bit on every replicated field give the same bytes,
+// whatever their entities, storage order or machine.
 func (sw *StateWriter) AppendState(dst []byte, s *ServerRegister) []byte {
 	a := s.b.world.Arche()
 	schema := s.b.schema
@@ -31,13 +24,9 @@ func (sw *StateWriter) AppendState(dst []byte, s *ServerRegister) []byte {
 		dst = binary.AppendUvarint(dst, uint64(g.typ))
 		dst = binary.AppendUvarint(dst, uint64(g.owner))
 		gt, _ := schema.GhostType(g.typ)
-		sw.w.Reset(sw.w.Bytes())
 		for i, id := range s.b.types[g.typ] {
-			schema.Encode(&sw.st, gt.Components[i], &sw.w, a.Get(g.e, id))
+			dst = schema.AppendValue(dst, gt.Components[i], a.Get(g.e, id))
 		}
-		b := sw.w.Bytes()
-		dst = binary.AppendUvarint(dst, uint64(len(b)))
-		dst = append(dst, b...)
 	}
 	return dst
 }

@@ -181,7 +181,7 @@ func (r *Recorder) Received(after gw.Tick, conn components.ConnID, message []byt
 
 // Applied records an input applied (systems.Recorder), coded against the
 // connection's previous input in the chunk.
-func (r *Recorder) Applied(tick gw.Tick, conn components.ConnID, h *components.InputHeader, input []byte) {
+func (r *Recorder) Applied(tick gw.Tick, conn components.ConnID, h components.InputHeader, input []byte) {
 	r.start(tick - 1)
 	r.stats.Inputs++
 	p := r.prevOf(conn)
