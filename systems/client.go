@@ -615,12 +615,16 @@ func (c *Client) Stats() ClientStats {
 // tick runs one tick, through the determinism check when it is on.
 func (c *Client) tick() { c.check.tick(c.schedule, c.world, c.log) }
 
-// Update reads the network, then runs the ticks that are due (none before
-// the server's welcome). Call it once per frame. After a stall longer than
+// Update polls the connection when it is a transport.Poller, reads the
+// network, then runs the ticks that are due (none before the server's
+// welcome). Call it once per frame. After a stall longer than
 // the clock's catch-up cap it runs only the newest due tick and skips the
 // others (see ClientStats.SkippedTicks); when the server has sent nothing
 // for the timeout it ends the connection.
 func (c *Client) Update() {
+	if p, ok := c.raw.(transport.Poller); ok {
+		p.Poll()
+	}
 	if c.update(c.src.Now()) {
 		_ = c.link.pc.Flush() // a failing link ends by timeout
 	}

@@ -519,14 +519,19 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 	return s, nil
 }
 
-// Update reads the network, then runs the ticks that are due. Call it once
-// per frame (any rate; ticks stay fixed).
+// Update polls the listener when it is a transport.Poller, reads the
+// network, then runs the ticks that are due, then flushes the listener
+// when it is a transport.Flusher. Call it once per frame (any rate; ticks
+// stay fixed).
 //
 // On the server of a [Playback] it does nothing: the playback runs its
 // ticks.
 func (s *Server) Update() {
 	if s.closing || s.play != nil {
 		return
+	}
+	if p, ok := s.listener.(transport.Poller); ok {
+		p.Poll()
 	}
 	now := s.src.Now()
 	s.poll(now)
@@ -538,6 +543,9 @@ func (s *Server) Update() {
 	s.expire(now)
 	if ran { // acks wait for the tick's packets rather than go alone every frame
 		s.flush()
+	}
+	if f, ok := s.listener.(transport.Flusher); ok {
+		f.Flush() // the datagrams a batching listener held back
 	}
 }
 

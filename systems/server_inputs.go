@@ -58,11 +58,22 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 		// moves ahead, however late: the input buffer cannot tell a late
 		// input older than its capacity from a duplicate, and a lead
 		// measured before a client fell behind must not be reported for
-		// good.
+		// good. The oldest tick first arriving in the batch is measured,
+		// not the newest: when a packet is lost, its tick first arrives
+		// in the next one, a send interval later, and that is the lead
+		// the client must keep for its redundant copies to be in time.
 		if n := len(s.batch.Heads); n > 0 {
-			if t := s.batch.Heads[n-1].Tick; !sc.measured || t.After(sc.newest) {
-				sc.newest, sc.measured = t, true
-				sc.lead.Observe(t, serverTime)
+			newest := s.batch.Heads[n-1].Tick
+			if !sc.measured {
+				sc.newest, sc.measured = newest, true
+				sc.lead.Observe(newest, serverTime)
+			} else if newest.After(sc.newest) {
+				first := newest
+				for i := n - 2; i >= 0 && s.batch.Heads[i].Tick.After(sc.newest); i-- {
+					first = s.batch.Heads[i].Tick
+				}
+				sc.newest = newest
+				sc.lead.Observe(first, serverTime)
 			}
 		}
 	case protocol.MsgConfirmAck:

@@ -203,8 +203,13 @@ func TestRunAcrossTheTickWrap(t *testing.T) {
 		assert.LessOrEqual(t, r.missing[1], far.missing[1]+10, "boundary %d", boundary)
 		assert.LessOrEqual(t, r.mispredicted[1], far.mispredicted[1]+5, "boundary %d: mispredictions as far from the wrap", boundary)
 		assert.GreaterOrEqual(t, r.rollbacks, far.rollbacks-10, "boundary %d: rollbacks go on across the wrap", boundary)
-		assert.Less(t, r.leadError[0], 0.5, "boundary %d: clock sync steered the clients before the wrap", boundary)
-		assert.Less(t, r.leadError[1], 0.5, "boundary %d: and after it", boundary)
+		// On this lossy link the lead is the earliest of a second's
+		// arrivals, a lost packet's input among them: it steps by a send
+		// interval as a loss enters and leaves the window, so the bound is
+		// less than one tick and the same as far from the wrap.
+		assert.Less(t, r.leadError[0], 1.0, "boundary %d: clock sync steered the clients before the wrap", boundary)
+		assert.Less(t, r.leadError[1], 1.0, "boundary %d: and after it", boundary)
+		assert.LessOrEqual(t, r.leadError[1], far.leadError[1]+0.25, "boundary %d: as far from the wrap", boundary)
 		assert.True(t, r.confirmedPast, "boundary %d: confirmations advance past the wrap", boundary)
 		assert.Zero(t, r.stalls, "boundary %d: the render tick never stalls nor goes back", boundary)
 		assert.LessOrEqual(t, r.wrongBlends, far.wrongBlends+10, "boundary %d: the remote player is drawn as far from the wrap", boundary)

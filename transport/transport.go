@@ -115,3 +115,24 @@ type Listener interface {
 	Accept() (Conn, bool)
 	Close() error
 }
+
+// Flusher is a Listener whose connections may hold sent datagrams back
+// to write many with one system call (the UDP listener's SendBatch).
+// Flush writes every datagram held. A caller that sends a round of
+// datagrams (a tick's snapshots) calls it after the round;
+// systems.Server does, at the end of every Update. A Listener that wraps
+// a Flusher implements Flush too, passing it on, or what its connections
+// send waits for the inner listener's own timer.
+type Flusher interface {
+	Flush()
+}
+
+// Poller is a Listener or Conn that reads its socket when polled rather
+// than on a goroutine of its own (the UDP transport's Polled option).
+// Poll reads what has arrived, runs the transport's timers and flushes;
+// the owner calls it often (every frame, at least every 25 ms for UDP).
+// systems.Server polls its Listener at the start of every Update and
+// systems.Client its Conn at the start of every Update.
+type Poller interface {
+	Poll()
+}

@@ -103,7 +103,7 @@ func (c *arenaClients) dial(ctx context.Context, web *http.Client) (*bot, error)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := udp.Dial(token, udp.ClientOptions{Logger: c.opts.Logger})
+	conn, err := udp.Dial(token, udp.ClientOptions{Polled: true, Logger: c.opts.Logger})
 	if err != nil {
 		return nil, err
 	}

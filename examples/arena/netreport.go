@@ -150,6 +150,8 @@ type netcodeReport struct {
 	PendingExpired     uint64 `json:"pending_expired"`
 	TokenHistoryFull   uint64 `json:"token_history_full"`
 	QueueFull          uint64 `json:"queue_full"`
+	Writes             uint64 `json:"writes"`
+	Written            uint64 `json:"written"`
 }
 
 func netcodeFrom(s udp.Stats) netcodeReport { return netcodeReport(s) }

@@ -131,7 +131,7 @@ func newArenaServer(ctx context.Context, o serverOptions) (*arenaServer, error) 
 	}
 	l, err := udp.Listen(udp.Options{BindAddress: o.Bind, PublicAddress: o.Public, PrivateKey: o.Key,
 		ProtocolID: arenaProtocolID, MaxClients: cfg.Clients * o.Rooms, AddressRate: o.AddrRate, MaxPending: o.MaxPending,
-		Logger: o.Logger})
+		Polled: true, SendBatch: udp.MaxSendBatch, Logger: o.Logger})
 	if err != nil {
 		if errors.Is(err, udp.ErrInvalidOptions) && !o.Public.IsValid() {
 			return nil, fmt.Errorf("-serve %s: %w (bound to every interface: give -public IP:PORT, the address clients reach)", o.Bind, err)

@@ -26,7 +26,11 @@ type trackedListener struct {
 	}
 }
 
-var _ transport.Listener = (*trackedListener)(nil)
+var (
+	_ transport.Listener = (*trackedListener)(nil)
+	_ transport.Flusher  = (*trackedListener)(nil)
+	_ transport.Poller   = (*trackedListener)(nil)
+)
 
 // Accept implements transport.Listener.
 func (t *trackedListener) Accept() (transport.Conn, bool) {
@@ -41,6 +45,14 @@ func (t *trackedListener) Accept() (transport.Conn, bool) {
 	t.counts.peak = max(t.counts.peak, len(t.live))
 	return c, true
 }
+
+// Flush implements transport.Flusher: the rooms' servers flush the
+// listener's batched sends through it.
+func (t *trackedListener) Flush() { t.l.Flush() }
+
+// Poll implements transport.Poller: the rooms' manager and servers read
+// the listener's socket through it.
+func (t *trackedListener) Poll() { t.l.Poll() }
 
 // Close implements transport.Listener.
 func (t *trackedListener) Close() error { return t.l.Close() }

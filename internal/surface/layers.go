@@ -33,7 +33,7 @@ var Layers = []Layer{
 	{"public", []string{"netsync", "ghosts", "systems/lagcomp", "systems", "systems/harness", "systems/harness/serverbench",
 		"systems/replay", "systems/agones", "systems/agones/agonestest", "systems/rooms", "systems/metrics", "systems/fleet"}},
 	{"test helpers and tools", []string{"internal/fuzzing", "internal/longtest", "transport/internal/conntest", "internal/wiretest", "internal/testgame",
-		"internal/perfdoc", "internal/perfdoc/cmd/perfdoc", "internal/surface", "internal/surface/cmd/surface"}},
+		"internal/perfdoc", "internal/perfdoc/cmd/perfdoc", "internal/surface", "internal/surface/cmd/surface", "scripts/netcodepeer"}},
 }
 
 // Examples is the directory of the example programs: every package under

@@ -7,14 +7,43 @@ import (
 )
 
 // roomListener is a room's side of the shared listener: the connections
-// routed to the room, handed to its server's Accept.
+// routed to the room, handed to its server's Accept, and the shared
+// listener's Flush.
 type roomListener struct {
 	ch     chan transport.Conn
+	flush  transport.Flusher // nil when the shared listener does not batch
+	poll   transport.Poller  // nil when it reads on its own goroutine
 	mu     sync.Mutex
 	closed bool
 }
 
-func newRoomListener() *roomListener { return &roomListener{ch: make(chan transport.Conn, 64)} }
+var (
+	_ transport.Flusher = (*roomListener)(nil)
+	_ transport.Poller  = (*roomListener)(nil)
+)
+
+func newRoomListener(shared transport.Listener) *roomListener {
+	l := &roomListener{ch: make(chan transport.Conn, 64)}
+	l.flush, _ = shared.(transport.Flusher)
+	l.poll, _ = shared.(transport.Poller)
+	return l
+}
+
+// Poll polls the shared listener: what arrived for every room is read,
+// and a room polling while another does returns at once.
+func (l *roomListener) Poll() {
+	if l.poll != nil {
+		l.poll.Poll()
+	}
+}
+
+// Flush writes what the shared listener holds: this room's datagrams, and
+// any other room's, which leave a little earlier.
+func (l *roomListener) Flush() {
+	if l.flush != nil {
+		l.flush.Flush()
+	}
+}
 
 // Accept returns the next routed connection, or false when none waits.
 func (l *roomListener) Accept() (transport.Conn, bool) {

@@ -163,7 +163,7 @@ func (m *Manager) openLocked(name string) error {
 	if emptyFor < 0 {
 		emptyFor = 0
 	}
-	r, err := newRoom(name, game, sopts, roomHooks{onTick: m.opts.OnTick, onEnd: m.opts.OnEnd, draining: &m.draining}, emptyFor)
+	r, err := newRoom(name, m.opts.Listener, game, sopts, roomHooks{onTick: m.opts.OnTick, onEnd: m.opts.OnEnd, draining: &m.draining}, emptyFor)
 	if err != nil {
 		return fmt.Errorf("rooms: room %q: %w", name, err)
 	}
@@ -328,8 +328,13 @@ func (m *Manager) Wait(ctx context.Context) error {
 	}
 }
 
-// route hands every waiting connection to its room.
+// route hands every waiting connection to its room, polling the listener
+// first when it is a transport.Poller (the rooms poll it too, each
+// Update; before the first room opens, nothing else would).
 func (m *Manager) route() {
+	if p, ok := m.opts.Listener.(transport.Poller); ok {
+		p.Poll()
+	}
 	for {
 		c, ok := m.opts.Listener.Accept()
 		if !ok {

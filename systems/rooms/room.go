@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ghostwire/ghostwire/transport"
+
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/systems"
 )
@@ -202,8 +204,8 @@ func (r *room) close() {
 }
 
 // newRoom builds a room's server on its listener.
-func newRoom(name string, game *systems.Game, opts systems.ServerOptions, hooks roomHooks, emptyFor time.Duration) (*room, error) {
-	l := newRoomListener()
+func newRoom(name string, shared transport.Listener, game *systems.Game, opts systems.ServerOptions, hooks roomHooks, emptyFor time.Duration) (*room, error) {
+	l := newRoomListener(shared)
 	srv, err := systems.NewServer(gw.NewRealTime(), l, game, opts)
 	if err != nil {
 		return nil, err

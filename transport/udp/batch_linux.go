@@ -34,14 +34,18 @@ type batchReader struct {
 	// n and err are the last call's result, set inside rc.Read's function.
 	n   int
 	err error
-	// recvFn is b.recv, made once: a method value made per call allocates.
-	recvFn func(fd uintptr) bool
+	// recvFn is b.recv, made once: a method value made per call allocates;
+	// pollFn is b.recvNow.
+	recvFn, pollFn func(fd uintptr) bool
 }
+
+// pollable reports whether a batchReader can read without waiting (poll).
+const pollable = true
 
 // newBatchReader prepares a reader of conn.
 func newBatchReader(conn *net.UDPConn) *batchReader {
 	b := &batchReader{}
-	b.recvFn = b.recv
+	b.recvFn, b.pollFn = b.recv, b.recvNow
 	b.rc, b.err = conn.SyscallConn() // fails only on a closed socket: read says so
 	for i := range b.msgs {
 		b.iovs[i].Base = &b.bufs[i][0]
@@ -57,19 +61,30 @@ func newBatchReader(conn *net.UDPConn) *batchReader {
 // datagram larger than the buffer is handed over cut (and so seen as
 // malformed). It returns the socket's error; net.ErrClosed once closed.
 func (b *batchReader) read(f func(from netip.AddrPort, p []byte)) error {
+	_, err := b.readWith(b.recvFn, f)
+	return err
+}
+
+// poll is read without waiting: it hands over the datagrams that have
+// arrived, up to readBatch, and returns how many (0 when none has).
+func (b *batchReader) poll(f func(from netip.AddrPort, p []byte)) (int, error) {
+	return b.readWith(b.pollFn, f)
+}
+
+func (b *batchReader) readWith(call func(fd uintptr) bool, f func(from netip.AddrPort, p []byte)) (int, error) {
 	if b.rc == nil {
-		return b.err
+		return 0, b.err
 	}
 	for i := range b.msgs {
 		b.msgs[i].hdr.Namelen = uint32(unsafe.Sizeof(b.names[i]))
 		b.msgs[i].hdr.Flags = 0
 	}
-	err := b.rc.Read(b.recvFn)
+	err := b.rc.Read(call)
 	if err == nil {
 		err = b.err
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i := range b.n {
 		from, ok := sockaddrPort(&b.names[i])
@@ -78,7 +93,7 @@ func (b *batchReader) read(f func(from netip.AddrPort, p []byte)) error {
 		}
 		f(from, b.bufs[i][:min(int(b.msgs[i].n), readBufferSize)])
 	}
-	return nil
+	return b.n, nil
 }
 
 // recv makes one recvmmsg call on fd; false asks the poller to wait until
@@ -96,6 +111,14 @@ func (b *batchReader) recv(fd uintptr) bool {
 		b.n, b.err = 0, errno
 		return true
 	}
+}
+
+// recvNow is recv that never waits: nothing to read is a read of none.
+func (b *batchReader) recvNow(fd uintptr) bool {
+	if !b.recv(fd) {
+		b.n, b.err = 0, nil
+	}
+	return true
 }
 
 // sockaddrPort decodes a kernel socket address without allocating.

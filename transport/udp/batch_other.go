@@ -7,6 +7,13 @@ import (
 	"net/netip"
 )
 
+// readBatch is how many datagrams one read takes at most.
+const readBatch = 1
+
+// pollable reports whether a batchReader can read without waiting: not
+// here, where a polled Listener or Client still reads on a goroutine.
+const pollable = false
+
 // batchReader reads one datagram per system call where recvmmsg is not
 // used (see batch_linux.go).
 type batchReader struct {
@@ -24,4 +31,9 @@ func (b *batchReader) read(f func(from netip.AddrPort, p []byte)) error {
 	}
 	f(from, b.buf[:n])
 	return nil
+}
+
+// poll is never called where pollable is false.
+func (b *batchReader) poll(func(from netip.AddrPort, p []byte)) (int, error) {
+	panic("udp: poll without recvmmsg")
 }

@@ -66,6 +66,11 @@ type ClientOptions struct {
 	// of overhead each; when it fills, the client disconnects (the
 	// application stopped reading). Zero means DefaultQueueBytes.
 	QueueBytes int
+	// Polled makes the Client read its socket and run its timers only in
+	// Poll, with no goroutine of its own (see Options.Polled): call Poll
+	// every frame, at least every 25 ms; WaitConnected polls while it
+	// waits. systems.Client polls at the start of every Update.
+	Polled bool
 	// Logger receives state changes at debug level; nil discards them.
 	Logger *slog.Logger
 }
@@ -78,7 +83,8 @@ const (
 
 // Client is a netcode 1.02 client: it connects with a connect token to the
 // token's server addresses in turn and then implements transport.Conn. Two
-// goroutines run until Close: one reads the socket, one sends requests,
+// goroutines run until Close (none with ClientOptions.Polled, whose Poll
+// does their work): one reads the socket, one sends requests,
 // responses and keep-alives at 10 Hz and watches the timeouts. Always call
 // Close. It is safe for concurrent use.
 type Client struct {
@@ -93,6 +99,12 @@ type Client struct {
 	connected chan struct{} // closed on connection
 	ended     chan struct{} // closed when the state becomes final
 	wg        sync.WaitGroup
+	// in, polled, pollMu and lastUpdate serve ClientOptions.Polled, as on
+	// the Listener.
+	in         *batchReader
+	polled     bool
+	pollMu     sync.Mutex
+	lastUpdate time.Time
 
 	mu           sync.Mutex
 	state        State
@@ -118,7 +130,10 @@ type Client struct {
 	sc           scratch
 }
 
-var _ transport.Conn = (*Client)(nil)
+var (
+	_ transport.Conn   = (*Client)(nil)
+	_ transport.Poller = (*Client)(nil)
+)
 
 // Dial parses a connect token and starts connecting to its first server
 // address; it does not wait (see WaitConnected). It returns an error
@@ -171,11 +186,45 @@ func Dial(token []byte, opts ClientOptions) (*Client, error) {
 	c.mu.Lock()
 	c.tryAddressLocked(0, 0)
 	c.mu.Unlock()
-	c.wg.Add(2)
-	go c.read()
-	go c.tick()
+	c.polled, c.lastUpdate = opts.Polled, c.start
+	if !opts.Polled || !pollable {
+		c.wg.Add(1)
+		go c.read()
+	}
+	if opts.Polled {
+		c.in = newBatchReader(conn)
+	} else {
+		c.wg.Add(1)
+		go c.tick()
+	}
 	return c, nil
 }
+
+// Poll reads every datagram that has arrived and handles it, and runs
+// the timers when they are due (ClientOptions.Polled). Without Polled it
+// does nothing. A Poll while another runs returns at once. It implements
+// transport.Poller; it does not allocate.
+func (c *Client) Poll() {
+	if !c.polled || !c.pollMu.TryLock() {
+		return
+	}
+	defer c.pollMu.Unlock()
+	if pollable {
+		for {
+			n, err := c.in.poll(c.deliver)
+			if err != nil || n < readBatch {
+				break
+			}
+		}
+	}
+	if now := time.Now(); now.Sub(c.lastUpdate) >= tickInterval {
+		c.lastUpdate = now
+		c.update(now)
+	}
+}
+
+// deliver hands one received datagram to the client.
+func (c *Client) deliver(from netip.AddrPort, p []byte) { c.receive(time.Now(), normalize(from), p) }
 
 func (c *Client) clock(now time.Time) int64 { return int64(now.Sub(c.start)) }
 
@@ -376,20 +425,43 @@ func (c *Client) Err() error {
 }
 
 // WaitConnected blocks until the client connects (nil), its state becomes
-// final without connecting (Err), or ctx ends (ctx.Err()).
+// final without connecting (Err), or ctx ends (ctx.Err()). With
+// ClientOptions.Polled it polls every millisecond while it waits.
 func (c *Client) WaitConnected(ctx context.Context) error {
+	if c.polled {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			c.Poll()
+			select {
+			case <-c.connected:
+				return nil
+			case <-c.ended:
+				return c.endedErr()
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
 	select {
 	case <-c.connected:
 		return nil
 	case <-c.ended:
-		select {
-		case <-c.connected:
-			return nil
-		default:
-			return c.Err()
-		}
+		return c.endedErr()
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// endedErr is WaitConnected's answer once the state is final: nil when
+// the client had connected first.
+func (c *Client) endedErr() error {
+	select {
+	case <-c.connected:
+		return nil
+	default:
+		return c.Err()
 	}
 }
 

@@ -26,13 +26,25 @@ const readBufferSize = 2048
 // concurrent use.
 type Listener struct {
 	s    *server
+	out  *batchWriter
 	conn *net.UDPConn
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	// in, polled, pollMu and lastUpdate serve Options.Polled: Poll reads
+	// with in, one caller at a time, and runs the timers every
+	// tickInterval.
+	in         *batchReader
+	polled     bool
+	pollMu     sync.Mutex
+	lastUpdate time.Time
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	once       sync.Once
 }
 
-var _ transport.Listener = (*Listener)(nil)
+var (
+	_ transport.Listener = (*Listener)(nil)
+	_ transport.Flusher  = (*Listener)(nil)
+	_ transport.Poller   = (*Listener)(nil)
+)
 
 // Listen binds opts.BindAddress and starts serving. It returns an error
 // matching ErrInvalidOptions for an all-zero private key, a field out of
@@ -59,16 +71,54 @@ func Listen(opts Options) (*Listener, error) {
 		}
 		opts.PublicAddress = local
 	}
-	s, err := newServer(opts, conn, time.Now())
+	out := &batchWriter{limit: max(opts.SendBatch, 1), out: newSendBatch(conn)}
+	s, err := newServer(opts, out, time.Now())
 	if err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
-	l := &Listener{s: s, conn: conn, stop: make(chan struct{})}
-	l.wg.Add(2)
-	go l.read()
-	go l.tick()
+	l := &Listener{s: s, out: out, conn: conn, stop: make(chan struct{}), polled: opts.Polled, lastUpdate: time.Now()}
+	if !opts.Polled || !pollable {
+		l.wg.Add(1)
+		go l.read()
+	}
+	if opts.Polled {
+		l.in = newBatchReader(conn)
+	} else {
+		l.wg.Add(1)
+		go l.tick()
+	}
 	return l, nil
+}
+
+// Poll reads every datagram that has arrived and handles it, runs the
+// timers when they are due and flushes (Options.Polled). Without Polled
+// it does nothing: goroutines read and run the timers. A Poll while
+// another runs returns at once. It implements transport.Poller; it does
+// not allocate.
+func (l *Listener) Poll() {
+	if !l.polled || !l.pollMu.TryLock() {
+		return
+	}
+	defer l.pollMu.Unlock()
+	if pollable {
+		for {
+			n, err := l.in.poll(l.deliver)
+			if err != nil || n < readBatch {
+				break
+			}
+		}
+	}
+	if now := time.Now(); now.Sub(l.lastUpdate) >= tickInterval {
+		l.lastUpdate = now
+		l.s.update(now)
+	}
+	l.out.flush()
+}
+
+// deliver hands one received datagram to the server.
+func (l *Listener) deliver(from netip.AddrPort, p []byte) {
+	l.s.receive(time.Now(), normalize(from), p)
 }
 
 // read hands every datagram to the server, a batch per system call where
@@ -76,7 +126,7 @@ func Listen(opts Options) (*Listener, error) {
 func (l *Listener) read() {
 	defer l.wg.Done()
 	b := newBatchReader(l.conn)
-	deliver := func(from netip.AddrPort, p []byte) { l.s.receive(time.Now(), normalize(from), p) }
+	deliver := l.deliver
 	for {
 		if err := b.read(deliver); err != nil {
 			if errors.Is(err, net.ErrClosed) {
@@ -84,6 +134,7 @@ func (l *Listener) read() {
 			}
 			continue // a transient error (such as an ICMP report) ends no one's connection
 		}
+		l.out.flush() // the handshake replies and keep-alives the batch asked for
 	}
 }
 
@@ -97,6 +148,7 @@ func (l *Listener) tick() {
 			return
 		case now := <-t.C:
 			l.s.update(now)
+			l.out.flush() // keep-alives, and what a caller left unflushed
 		}
 	}
 }
@@ -141,8 +193,17 @@ func (l *Listener) Accept() (transport.Conn, bool) {
 }
 
 // Stats returns the server's counters of refused traffic and dropped
-// connections.
-func (l *Listener) Stats() Stats { return l.s.snapshot() }
+// connections, and of its writes.
+func (l *Listener) Stats() Stats {
+	st := l.s.snapshot()
+	st.Writes, st.Written = l.out.counts()
+	return st
+}
+
+// Flush writes every datagram the connections queued (Options.SendBatch),
+// with as few system calls as the batch size allows. It implements
+// transport.Flusher; it does not allocate.
+func (l *Listener) Flush() { l.out.flush() }
 
 // Close sends the redundant disconnect packets to every client, closes the
 // socket and waits for the background goroutines to end. Closing twice
@@ -151,6 +212,7 @@ func (l *Listener) Close() error {
 	err := transport.ErrClosed
 	l.once.Do(func() {
 		l.s.close(time.Now())
+		l.out.flush() // the disconnect packets
 		close(l.stop)
 		err = l.conn.Close()
 		l.wg.Wait()

@@ -95,6 +95,26 @@ type Options struct {
 	// 262,144 (about 15 MB at most), holds 300 connections a minute of
 	// tokens valid for 14 hours. Zero means DefaultSpentTokens.
 	SpentTokens int
+	// Polled makes the Listener read its socket only in Poll, with no
+	// goroutine of its own: a server that ticks reads what arrived when
+	// it ticks, with one system call per 32 datagrams, instead of waking a
+	// reading goroutine for each (a thread switch per datagram, the
+	// largest cost of a game server's networking on a busy host). Poll
+	// also runs the keep-alive and timeout timers and flushes; call it at
+	// least every 25 ms (systems.Server calls it at the start of every
+	// Update). Where recvmmsg is not used (not Linux amd64 or arm64) a
+	// goroutine still reads, and Poll runs the timers and flushes.
+	Polled bool
+	// SendBatch is how many datagrams the Listener's connections queue
+	// before it writes them with one system call (sendmmsg on Linux amd64
+	// and arm64; one write per datagram elsewhere). Queued datagrams leave
+	// at the latest at the next Flush, after a batch of received
+	// datagrams is handled, or within 25 ms on the Listener's timer (in
+	// the next Poll when Polled):
+	// a caller that sends a round of datagrams calls Flush after it
+	// (systems.Server does, once per Update). Zero or 1 writes each
+	// datagram as it is sent. Allowed: 0..MaxSendBatch.
+	SendBatch int
 	// Logger receives connection events at debug level; nil discards them.
 	Logger *slog.Logger
 }
@@ -152,6 +172,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: TokenHistory %d is below 1", ErrInvalidOptions, o.TokenHistory)
 	case o.SpentTokens < 1:
 		return o, fmt.Errorf("%w: SpentTokens %d is below 1", ErrInvalidOptions, o.SpentTokens)
+	case o.SendBatch < 0 || o.SendBatch > MaxSendBatch:
+		return o, fmt.Errorf("%w: SendBatch %d outside 0..%d", ErrInvalidOptions, o.SendBatch, MaxSendBatch)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

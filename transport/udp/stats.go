@@ -25,4 +25,7 @@ type Stats struct {
 	PendingExpired     uint64 // handshakes dropped because the challenge was not answered in HandshakeTimeout
 	TokenHistoryFull   uint64 // unexpired tokens forgotten by the token-reuse history to make room past TokenHistory
 	QueueFull          uint64 // connections dropped because their receive queue reached QueueBytes
+
+	Writes  uint64 // system calls that wrote datagrams: about Written / Options.SendBatch when batching
+	Written uint64 // datagrams handed to the socket
 }

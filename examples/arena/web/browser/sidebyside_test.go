@@ -65,12 +65,17 @@ func TestBrowserSideBySide(t *testing.T) {
 		require.NoError(t, chromedp.Run(ctx, key(input.KeyDown, "KeyD", "d", 68)))
 	}
 	// missing returns the server's missing-input count of each tab's
-	// connection.
+	// connection; a tab whose connection the server no longer lists (it
+	// timed out: a starved browser) ends the test, whose figures would
+	// mix two connections.
 	missing := func() []uint64 {
 		m := make([]uint64, len(tabs))
 		for i, ctx := range tabs {
+			var n int64
 			require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(
-				`(arena.truth.Conns.find(c => c.Conn === arena.view.Conn) || {Missing: 0}).Missing`, &m[i])))
+				`(arena.truth.Conns.find(c => c.Conn === arena.view.Conn) || {Missing: -1}).Missing`, &n)))
+			require.GreaterOrEqualf(t, n, int64(0), "the %s tab's connection is still the server's", names[i])
+			m[i] = uint64(n)
 		}
 		return m
 	}
