@@ -1,7 +1,7 @@
 package replay
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,101 +54,129 @@ func (e *FormatError) Error() string {
 // *FormatError naming the version for a file of another format version,
 // and for a damaged chunk (a checksum that does not match, a length past
 // MaxChunk) or more than MaxFile bytes; a file that ends inside a chunk
-// is not an error (File.Truncated). Nothing in the file makes it
-// allocate more than MaxChunk beyond what it keeps, and it never keeps
-// more than MaxFile bytes.
+// is not an error (File.Truncated). It never reads more than MaxFile
+// bytes.
 func Open(r io.Reader) (*File, error) {
-	br := bufio.NewReader(r)
-	f := &File{}
-	var head [4]byte
-	if _, err := io.ReadFull(br, head[:]); err != nil || head != magic {
-		return nil, &FormatError{Detail: "not a ghostwire replay (its first bytes are not GWRP)"}
-	}
-	f.Size = 4
-	v, err := binary.ReadUvarint(br)
+	data, err := io.ReadAll(io.LimitReader(r, MaxFile+1))
 	if err != nil {
-		return nil, &FormatError{Offset: f.Size, Detail: "no format version"}
+		return nil, fmt.Errorf("replay: reading the file: %w", err)
 	}
-	if v != Version {
-		return nil, &FormatError{Offset: f.Size, Detail: fmt.Sprintf("file format version %d; this build reads version %d", v, Version)}
+	if len(data) > MaxFile {
+		return nil, &FormatError{Offset: MaxFile, Detail: fmt.Sprintf("more than %d bytes", MaxFile)}
 	}
-	f.Size += int64(uvarintLen(v))
-	f.Header.Version = int(v)
-	var buf []byte
-	for n := 0; ; n++ {
-		at := f.Size
-		kind, p, size, err := readChunk(br, &buf)
-		if err == io.EOF && n > 0 {
-			return f, nil
+	f := &File{}
+	ps := parser{f: f}
+	n, err := ps.feed(data)
+	if err != nil {
+		return nil, err
+	}
+	if ps.stage < stageChunks {
+		if ps.stage == stageMagic {
+			return nil, &FormatError{Detail: "not a ghostwire replay (its first bytes are not GWRP)"}
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) && n > 0 {
-			f.Truncated = true
-			return f, nil
-		}
-		if err != nil {
-			if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, &FormatError{Offset: at, Detail: "the file ends before its header"}
+		return nil, &FormatError{Offset: ps.off, Detail: "the file ends before its header"}
+	}
+	f.Truncated = n < len(data)
+	return f, nil
+}
+
+// The stages of a parser.
+const (
+	stageMagic  = iota // the magic and the version come next
+	stageHeader        // the header chunk
+	stageChunks        // the ticks and keyframes
+)
+
+// parser reads a recording's bytes into a File as they come.
+type parser struct {
+	f     *File
+	off   int64 // the bytes consumed
+	stage int
+}
+
+// feed parses every complete item at the start of b into the file and
+// returns the bytes it consumed: the rest is an incomplete item, for a
+// later call with more bytes. err is a *FormatError.
+func (ps *parser) feed(b []byte) (int, error) {
+	n := 0
+	for {
+		rest := b[n:]
+		if ps.stage == stageMagic {
+			if len(rest) < len(magic)+1 {
+				if !bytes.HasPrefix(magic[:], rest[:min(len(rest), len(magic))]) {
+					return n, &FormatError{Detail: "not a ghostwire replay (its first bytes are not GWRP)"}
+				}
+				return n, nil
 			}
-			return nil, &FormatError{Offset: at, Detail: err.Error()}
-		}
-		f.Size += size
-		if f.Size > MaxFile {
-			return nil, &FormatError{Offset: at, Detail: fmt.Sprintf("more than %d bytes", MaxFile)}
-		}
-		if n == 0 {
-			if kind != chunkHeader {
-				return nil, &FormatError{Offset: at, Detail: fmt.Sprintf("the first chunk is of kind %d, not the header", kind)}
+			if [4]byte(rest[:4]) != magic {
+				return n, &FormatError{Detail: "not a ghostwire replay (its first bytes are not GWRP)"}
 			}
-			if err := f.Header.decode(p); err != nil {
-				return nil, &FormatError{Offset: at, Detail: err.Error()}
+			v, k := binary.Uvarint(rest[4:])
+			if k == 0 {
+				return n, nil
 			}
+			if k < 0 || v != Version {
+				return n, &FormatError{Offset: 4, Detail: fmt.Sprintf("file format version %d; this build reads version %d", v, Version)}
+			}
+			ps.f.Header.Version = int(v)
+			ps.stage = stageHeader
+			n += 4 + k
+			ps.off += int64(4 + k)
 			continue
 		}
-		d := decoder{b: p}
-		t := gw.Tick(d.int(1<<32 - 1))
-		if d.err != nil {
-			return nil, &FormatError{Offset: at, Detail: "a chunk without its tick"}
+		if len(rest) == 0 {
+			return n, nil
 		}
-		switch kind {
-		case chunkTicks:
-			f.ticks = append(f.ticks, ticksChunk{first: t, body: append([]byte(nil), d.b...)})
-		case chunkKeyframe:
-			f.keyframes = append(f.keyframes, Keyframe{Tick: t, State: append([]byte(nil), d.b...)})
-		default:
-			return nil, &FormatError{Offset: at, Detail: fmt.Sprintf("a chunk of unknown kind %d", kind)}
+		ln, k := binary.Uvarint(rest[1:])
+		if k == 0 {
+			return n, nil
 		}
+		if k < 0 || ln > MaxChunk {
+			return n, &FormatError{Offset: ps.off, Detail: fmt.Sprintf("a chunk of %d bytes; at most %d", ln, MaxChunk)}
+		}
+		need := 1 + k + int(ln) + 4
+		if len(rest) < need {
+			return n, nil
+		}
+		c := rest[:need]
+		if crc32.Checksum(c[:need-4], castagnoli) != binary.LittleEndian.Uint32(c[need-4:]) {
+			return n, &FormatError{Offset: ps.off, Detail: "a chunk whose checksum does not match: the file is damaged"}
+		}
+		if err := ps.chunk(c[0], c[1+k:need-4]); err != nil {
+			return n, &FormatError{Offset: ps.off, Detail: err.Error()}
+		}
+		n += need
+		ps.off += int64(need)
+		ps.f.Size = ps.off
 	}
 }
 
-// readChunk reads one chunk into *buf (grown to at most MaxChunk): its
-// kind, payload and size in the file. A file that ends inside the chunk
-// gives io.ErrUnexpectedEOF, one that ends before it io.EOF.
-func readChunk(br *bufio.Reader, buf *[]byte) (kind byte, p []byte, size int64, err error) {
-	kind, err = br.ReadByte()
-	if err != nil {
-		return 0, nil, 0, io.EOF
+// chunk takes one checked chunk of kind with payload p.
+func (ps *parser) chunk(kind byte, p []byte) error {
+	if ps.stage == stageHeader {
+		if kind != chunkHeader {
+			return fmt.Errorf("the first chunk is of kind %d, not the header", kind)
+		}
+		if err := ps.f.Header.decode(p); err != nil {
+			return err
+		}
+		ps.stage = stageChunks
+		return nil
 	}
-	n, err := binary.ReadUvarint(br)
-	if err != nil {
-		return 0, nil, 0, io.ErrUnexpectedEOF
+	d := decoder{b: p}
+	t := gw.Tick(d.int(1<<32 - 1))
+	if d.err != nil {
+		return errors.New("a chunk without its tick")
 	}
-	if n > MaxChunk {
-		return 0, nil, 0, fmt.Errorf("a chunk of %d bytes; at most %d", n, MaxChunk)
+	switch kind {
+	case chunkTicks:
+		ps.f.ticks = append(ps.f.ticks, ticksChunk{first: t, body: append([]byte(nil), d.b...)})
+	case chunkKeyframe:
+		ps.f.keyframes = append(ps.f.keyframes, Keyframe{Tick: t, State: append([]byte(nil), d.b...)})
+	default:
+		return fmt.Errorf("a chunk of unknown kind %d", kind)
 	}
-	need := 1 + uvarintLen(n) + int(n) + 4
-	if cap(*buf) < need {
-		*buf = make([]byte, need)
-	}
-	b := (*buf)[:need]
-	b[0] = kind
-	binary.PutUvarint(b[1:], n)
-	if _, err := io.ReadFull(br, b[1+uvarintLen(n):]); err != nil {
-		return 0, nil, 0, io.ErrUnexpectedEOF
-	}
-	if crc32.Checksum(b[:need-4], castagnoli) != binary.LittleEndian.Uint32(b[need-4:]) {
-		return 0, nil, 0, errors.New("a chunk whose checksum does not match: the file is damaged")
-	}
-	return kind, b[1+uvarintLen(n) : need-4], int64(need), nil
+	return nil
 }
 
 func uvarintLen(v uint64) int {

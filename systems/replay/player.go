@@ -76,6 +76,9 @@ type Player struct {
 // *SchemaError when the game's schema is not the file's, and when build
 // or the server fails.
 func NewPlayer(f *File, build Build) (*Player, error) {
+	if f.Header.Version == 0 || f.Header.TickRate == 0 {
+		return nil, errors.New("replay: the file has no header yet")
+	}
 	p := &Player{f: f, build: build}
 	_, p.lastTick = f.Ticks()
 	if err := p.restart(); err != nil {
@@ -124,14 +127,30 @@ func (p *Player) Server() *systems.Server { return p.pb.Server() }
 // Tick returns the last tick run.
 func (p *Player) Tick() gw.Tick { return p.pb.Server().World().Tick() }
 
-// Last returns the last tick the file records.
-func (p *Player) Last() gw.Tick { return p.lastTick }
+// Last returns the last tick the file records (a Live one's so far).
+func (p *Player) Last() gw.Tick {
+	_, p.lastTick = p.f.Ticks()
+	return p.lastTick
+}
 
 // Checked returns how many state hashes were compared since the start.
 func (p *Player) Checked() uint64 { return p.checked }
 
-// Done reports whether every tick of the file was run.
-func (p *Player) Done() bool { return !p.Tick().Before(p.lastTick) }
+// Done reports whether every tick of the file (so far) was run.
+func (p *Player) Done() bool { return !p.Tick().Before(p.Last()) }
+
+// RunTo runs forward to tick t, or as far as the file reaches (a Live
+// one's so far), checking every hash; it never goes back. It returns the
+// first mismatch or error of the file.
+func (p *Player) RunTo(t gw.Tick) error {
+	for p.Tick().Before(t) {
+		ran, err := p.Step()
+		if err != nil || !ran {
+			return err
+		}
+	}
+	return nil
+}
 
 // Step runs the next tick: the connection events and messages before it,
 // its inputs, then its state hash is checked. It returns the first
@@ -237,22 +256,13 @@ func (p *Player) Run() error {
 // from where it is, or, for a tick already passed, from the start again
 // with a server built anew. Every hash on the way is checked.
 func (p *Player) Seek(t gw.Tick) error {
-	if t.After(p.lastTick) {
-		t = p.lastTick
+	if last := p.Last(); t.After(last) {
+		t = last
 	}
 	if t.Before(p.Tick()) {
 		if err := p.restart(); err != nil {
 			return err
 		}
 	}
-	for p.Tick().Before(t) {
-		ran, err := p.Step()
-		if err != nil {
-			return err
-		}
-		if !ran {
-			break
-		}
-	}
-	return nil
+	return p.RunTo(t)
 }
