@@ -25,11 +25,27 @@ import (
 // game's match.
 type Playback struct {
 	s     *Server
-	now   gw.VirtualTime
+	now   playClock
 	step  time.Duration
 	conns []*serverConn // open, in the order connected
 	queue []playInput   // the next tick's inputs, in the order given
 	size  int           // the input type's bytes
+}
+
+// playClock is a playback's time: virtual, a tick's length per tick,
+// until a spectator is seated; from then on the time its packet layer
+// runs on.
+type playClock struct {
+	virtual gw.VirtualTime
+	src     gw.TimeSource
+}
+
+// Now returns the time.
+func (c *playClock) Now() time.Duration {
+	if c.src != nil {
+		return c.src.Now()
+	}
+	return c.virtual.Now()
 }
 
 // playInput is one input queued for the next tick.
@@ -174,7 +190,7 @@ func (p *Playback) Input(conn components.ConnID, h *components.InputHeader, in [
 func (p *Playback) Tick() {
 	p.s.runTick()
 	p.queue = p.queue[:0]
-	p.now.Advance(p.step)
+	p.now.virtual.Advance(p.step)
 }
 
 // apply gives the queued inputs to their ghosts (the server's

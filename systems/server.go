@@ -169,6 +169,18 @@ type ServerOptions struct {
 	// newcomer is refused as full while the held players would not fit on
 	// their return.
 	MaxHeld int
+	// Spectator, if set, says whether a new connection is a spectator,
+	// from what the token service wrote (never what the client sends): it
+	// is called once per connection, at its hello. A spectator owns no
+	// ghost, its inputs and messages are ignored, and it does not count
+	// toward MaxClients: the server hands it to Spectators (its world is
+	// not this one), or refuses it as full without them or when they
+	// refuse it (counted in ServerStats.SpectatorsRefused).
+	Spectator func(c transport.Conn) bool
+	// Spectators serves the spectators: replay.Stand shows them the match
+	// a delay back, replayed from its recording. It is updated at the end
+	// of each Update.
+	Spectators Spectators
 	// Recorder, if set, is told every change of the world that does not
 	// come from its systems (connections, applied inputs, accepted
 	// messages) and every tick run: what a replay needs to run the match
@@ -304,6 +316,11 @@ type ServerStats struct {
 	// IdentitiesIgnored counts the identities longer than MaxIdentity:
 	// those connections were accepted without one.
 	IdentitiesIgnored uint64
+	// Spectators counts the spectator connections handed to
+	// ServerOptions.Spectators, SpectatorsRefused those refused (no
+	// Spectators, or they were full). On the server of a Playback that
+	// seats spectators, Connections counts them.
+	Spectators, SpectatorsRefused uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -384,6 +401,7 @@ type serverConn struct {
 	tokens    float64      // the snapshot budget's bucket, in bytes (BytesPerSecond)
 	msgs      peerMessages // the game's messages with this client
 	refusals  bucket       // its refused messages (MaxRefusedMessages)
+	spectator bool         // seated with the spectators (ServerOptions.Spectator): owns nothing, says nothing
 }
 
 // NewServer creates a server world running game, reading time from src
@@ -543,6 +561,9 @@ func (s *Server) Update() {
 	s.expire(now)
 	if ran { // acks wait for the tick's packets rather than go alone every frame
 		s.flush()
+	}
+	if sp := s.opts.Spectators; sp != nil {
+		sp.Update()
 	}
 	if f, ok := s.listener.(transport.Flusher); ok {
 		f.Flush() // the datagrams a batching listener held back

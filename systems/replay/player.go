@@ -124,6 +124,9 @@ func (p *Player) restart() error {
 // Tick.
 func (p *Player) Server() *systems.Server { return p.pb.Server() }
 
+// Playback returns the playback driving the server.
+func (p *Player) Playback() *systems.Playback { return p.pb }
+
 // Tick returns the last tick run.
 func (p *Player) Tick() gw.Tick { return p.pb.Server().World().Tick() }
 
