@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/testgame"
+	"github.com/ghostwire/ghostwire/netsync"
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/transport"
@@ -21,7 +23,28 @@ import (
 // stand still) and, when spectators > 0, that many spectators seated on a
 // Stand delay behind; it returns the harness, the stand (nil without
 // spectators) and the recorder.
-func spectated(t *testing.T, players, spectators int, delay, play, total time.Duration) (*harness.Harness, *Stand) {
+func spectated(t testing.TB, players, spectators int, delay, play, total time.Duration) (*harness.Harness, *Stand) {
+	t.Helper()
+	return spectatedMax(t, players, spectators, spectators, delay, play, total)
+}
+
+// spectatedMax is spectated with a Stand of max seats (when spectators >
+// 0).
+func spectatedMax(t testing.TB, players, spectators, max int, delay, play, total time.Duration) (*harness.Harness, *Stand) {
+	t.Helper()
+	ho, st := spectatedOptions(t, players, spectators, max, delay, play, spectators > 0)
+	if st != nil {
+		ho.Server.Spectators = st
+	}
+	h, err := harness.New(ho)
+	require.NoError(t, err)
+	h.Run(total)
+	return h, st
+}
+
+// spectatedOptions returns the harness options of spectated, and its
+// Stand (when stand is set), which the caller installs.
+func spectatedOptions(t testing.TB, players, spectators, max int, delay, play time.Duration, stand bool) (harness.Options, *Stand) {
 	t.Helper()
 	s, err := testgame.NewSchema()
 	require.NoError(t, err)
@@ -34,10 +57,9 @@ func spectated(t *testing.T, players, spectators int, delay, play, total time.Du
 			return strings.HasPrefix(id, "spectator")
 		}}}
 	var st *Stand
-	if spectators > 0 {
-		st, err = NewStand(rec, live, build, StandOptions{Delay: delay, MaxSpectators: spectators})
+	if stand {
+		st, err = NewStand(rec, live, build, StandOptions{Delay: delay, MaxSpectators: max})
 		require.NoError(t, err)
-		ho.Server.Spectators = st
 	}
 	link := testgame.Link(100*time.Millisecond, 10*time.Millisecond, 0.02)
 	stop := gw.Tick(play.Seconds() * testgame.TickRate)
@@ -49,10 +71,7 @@ func spectated(t *testing.T, players, spectators int, delay, play, total time.Du
 	for i := range spectators {
 		ho.Clients = append(ho.Clients, harness.ClientSpec{Link: link, Identity: fmt.Sprint("spectator-", i)})
 	}
-	h, err := harness.New(ho)
-	require.NoError(t, err)
-	h.Run(total)
-	return h, st
+	return ho, st
 }
 
 // bodies returns the Body of every car ghost a world holds, by ghost ID.
@@ -107,4 +126,51 @@ func TestSpectatorsWatchTheRecordingADelayBack(t *testing.T) {
 		require.False(t, cs.NewestSnapshot.After(sst.Tick), "spectator %d is sent the delayed world only", i)
 		require.Equal(t, want, bodies(c.World()), "spectator %d shows every car where it stands", i)
 	}
+}
+
+// MaxSpectators bites: the spectator past it is refused as full, counted
+// by the live server and the stand; a spectator's message never reaches
+// the world (its world is the recording's).
+func TestSpectatorsAreCapped(t *testing.T) {
+	h, st := spectatedMax(t, 2, 3, 2, 2*time.Second, time.Second, 4*time.Second)
+	ss := h.Server.Stats()
+	require.EqualValues(t, 2, ss.Spectators)
+	require.EqualValues(t, 1, ss.SpectatorsRefused)
+	sst := st.Stats()
+	require.EqualValues(t, 2, sst.Seated)
+	require.EqualValues(t, 1, sst.Refused)
+	require.Equal(t, 2, sst.Watching)
+	refused := 0
+	for _, c := range h.Clients[2:] {
+		var ce *systems.ConnError
+		if errors.As(c.Err(), &ce) {
+			require.Equal(t, netsync.RejectFull, ce.Reason)
+			refused++
+		}
+	}
+	require.Equal(t, 1, refused)
+	require.NoError(t, sst.Err)
+
+	for _, c := range h.Clients[2:] {
+		if c.Err() == nil {
+			require.NoError(t, systems.SendToServer(c.World(), 0, &testgame.Honk{Pulls: 1}))
+		}
+	}
+	h.Run(time.Second)
+	require.EqualValues(t, 2, st.Server().Stats().Messages.Refused.Unknown, "both seated spectators' honks refused")
+	require.NoError(t, st.Stats().Err, "the spectators' world still follows the recording")
+}
+
+func TestStandOptionsAreChecked(t *testing.T) {
+	s, err := testgame.NewSchema()
+	require.NoError(t, err)
+	live := NewLive()
+	rec, err := NewRecorder(live, s.Game(), RecorderOptions{})
+	require.NoError(t, err)
+	_, err = NewStand(rec, live, build, StandOptions{Delay: time.Second})
+	require.ErrorContains(t, err, "delay 1s outside 2s..1h")
+	_, err = NewStand(rec, live, build, StandOptions{MaxSpectators: 5000})
+	require.ErrorContains(t, err, "max spectators 5000 outside 1..4096")
+	_, err = NewStand(rec, nil, build, StandOptions{})
+	require.Error(t, err)
 }
