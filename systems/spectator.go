@@ -25,10 +25,15 @@ type Spectators interface {
 // Spectator is a connection a server hands to its Spectators: its packet
 // layer, its ID, its hello.
 type Spectator struct {
-	sc  *serverConn
-	src gw.TimeSource // the time its packet layer runs on
-	now time.Duration // when its hello arrived
+	sc   *serverConn
+	src  gw.TimeSource // the time its packet layer runs on
+	now  time.Duration // when its hello arrived
+	tick gw.Tick       // the server's last tick then
 }
+
+// Tick returns the last tick the server had run when it handed the
+// spectator over.
+func (sp *Spectator) Tick() gw.Tick { return sp.tick }
 
 // Conn returns the spectator's connection ID (unique on the server that
 // accepted it).
@@ -36,7 +41,7 @@ func (sp *Spectator) Conn() components.ConnID { return sp.sc.id }
 
 // seat hands spectator connection sc to the spectators, or refuses it.
 func (s *Server) seat(sc *serverConn, now time.Duration) {
-	if sp := s.opts.Spectators; sp != nil && sp.Seat(&Spectator{sc: sc, src: s.src, now: now}) {
+	if sp := s.opts.Spectators; sp != nil && sp.Seat(&Spectator{sc: sc, src: s.src, now: now, tick: s.world.Tick()}) {
 		s.stats.Spectators++
 		s.log.Debug("ghostwire: spectator seated", "conn", sc.id)
 		return

@@ -14,6 +14,11 @@
 //
 // [Open] reads a file; a [Player] builds the server again through the
 // game's own constructor and runs the ticks, checking every recorded hash
-// ([MismatchError] names the first tick that differs). docs/replays.md
-// describes the format, the costs and the determinism it relies on.
+// ([MismatchError] names the first tick that differs).
+//
+// A [Live] recording is parsed as it is written, so a Player can follow
+// the match while it runs, some seconds behind; a [Stand] seats the
+// server's spectators (systems.ServerOptions.Spectators) in front of that
+// delayed world. docs/replays.md describes the format, the costs and the
+// determinism it relies on.
 package replay

@@ -79,8 +79,14 @@ func NewStand(rec *Recorder, live *Live, build Build, opts StandOptions) (*Stand
 }
 
 // Seat takes a spectator (systems.Spectators): false when MaxSpectators
-// watch, or before the recording started (no world to show yet).
+// watch. A spectator who comes before anything happened in the match
+// starts its recording.
 func (st *Stand) Seat(sp *systems.Spectator) bool {
+	if !st.live.Started() {
+		// Nothing happened in the match yet: its recording starts now,
+		// so the spectator watches it from here.
+		st.rec.start(sp.Tick())
+	}
 	st.start()
 	if st.player == nil || st.stats.Err != nil || st.player.Server().Stats().Connections >= st.opts.MaxSpectators {
 		st.refused++

@@ -174,3 +174,19 @@ func TestStandOptionsAreChecked(t *testing.T) {
 	_, err = NewStand(rec, nil, build, StandOptions{})
 	require.Error(t, err)
 }
+
+// A spectator who comes before any player is seated: the recording
+// starts with it, and it sees the players who come later.
+func TestSpectatorBeforeThePlayers(t *testing.T) {
+	ho, st := spectatedOptions(t, 0, 1, 4, 2*time.Second, time.Hour, true)
+	ho.Server.Spectators = st
+	h, err := harness.New(ho)
+	require.NoError(t, err)
+	h.Run(500 * time.Millisecond)
+	require.EqualValues(t, 1, h.Server.Stats().Spectators)
+	require.NoError(t, h.AddClient(harness.ClientSpec{Identity: "player-0",
+		Options: systems.ClientOptions{Input: systems.InputFunc(testgame.NewBot(1, 0).Input)}}))
+	h.Run(4 * time.Second)
+	require.NoError(t, st.Stats().Err)
+	require.Len(t, bodies(h.Clients[0].World()), 1, "the spectator sees the player who came later")
+}
