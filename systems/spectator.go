@@ -14,8 +14,8 @@ import (
 // a delay back, replayed from its recording on a [Playback] (Seat).
 type Spectators interface {
 	// Seat takes spectator connection sp, which the server has let go;
-	// false refuses it (full, or not started): the server then tells the
-	// client it is full.
+	// false refuses it (full, or nothing to show yet): the server then
+	// tells the client it is full.
 	Seat(sp *Spectator) bool
 	// Update runs at the end of each of the server's Updates: the
 	// spectators' world catches up, their packets are read and sent.
@@ -25,15 +25,10 @@ type Spectators interface {
 // Spectator is a connection a server hands to its Spectators: its packet
 // layer, its ID, its hello.
 type Spectator struct {
-	sc   *serverConn
-	src  gw.TimeSource // the time its packet layer runs on
-	now  time.Duration // when its hello arrived
-	tick gw.Tick       // the server's last tick then
+	sc  *serverConn
+	src gw.TimeSource // the time its packet layer runs on
+	now time.Duration // when its hello arrived
 }
-
-// Tick returns the last tick the server had run when it handed the
-// spectator over.
-func (sp *Spectator) Tick() gw.Tick { return sp.tick }
 
 // Conn returns the spectator's connection ID (unique on the server that
 // accepted it).
@@ -41,7 +36,7 @@ func (sp *Spectator) Conn() components.ConnID { return sp.sc.id }
 
 // seat hands spectator connection sc to the spectators, or refuses it.
 func (s *Server) seat(sc *serverConn, now time.Duration) {
-	if sp := s.opts.Spectators; sp != nil && sp.Seat(&Spectator{sc: sc, src: s.src, now: now, tick: s.world.Tick()}) {
+	if sp := s.opts.Spectators; sp != nil && sp.Seat(&Spectator{sc: sc, src: s.src, now: now}) {
 		s.stats.Spectators++
 		s.log.Debug("ghostwire: spectator seated", "conn", sc.id)
 		return

@@ -79,16 +79,15 @@ func NewStand(rec *Recorder, live *Live, build Build, opts StandOptions) (*Stand
 }
 
 // Seat takes a spectator (systems.Spectators): false when MaxSpectators
-// watch. A spectator who comes before anything happened in the match
-// starts its recording.
+// watch, and until the match is Delay old (the spectator's client, told
+// the server is full, comes back later).
 func (st *Stand) Seat(sp *systems.Spectator) bool {
-	if !st.live.Started() {
-		// Nothing happened in the match yet: its recording starts now,
-		// so the spectator watches it from here.
-		st.rec.start(sp.Tick())
-	}
 	st.start()
-	if st.player == nil || st.stats.Err != nil || st.player.Server().Stats().Connections >= st.opts.MaxSpectators {
+	// Until the match is Delay old the spectators' world has not begun:
+	// a client welcomed to a world that stands still would set its clock
+	// by it.
+	if st.player == nil || st.stats.Err != nil || !st.player.Tick().After(gw.Tick(st.rec.h.StartTick)) ||
+		st.player.Server().Stats().Connections >= st.opts.MaxSpectators {
 		st.refused++
 		return false
 	}

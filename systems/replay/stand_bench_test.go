@@ -41,12 +41,7 @@ func BenchmarkSpectators(b *testing.B) {
 		m.stand = &timedStand{Stand: st}
 		ho.Server.Spectators = m.stand
 		ho.OnServerTick = func(d time.Duration) { m.update += d; m.ticks++ }
-		h, err := harness.New(ho)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m.h = h
-		h.Run(5 * time.Second) // the spectators seated and 2 s of delayed world
+		m.h = runSpectated(b, ho, n, 3*time.Second, 6*time.Second) // the spectators seated and 2 s of their world
 		m.update, m.ticks, m.stand.wall = 0, 0, 0
 		return m
 	}

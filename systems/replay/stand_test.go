@@ -36,10 +36,24 @@ func spectatedMax(t testing.TB, players, spectators, max int, delay, play, total
 	if st != nil {
 		ho.Server.Spectators = st
 	}
+	h := runSpectated(t, ho, spectators, delay, total)
+	return h, st
+}
+
+// runSpectated starts the harness of ho, runs it for delay and a second,
+// adds the spectators (their seats wait for the match to be delay old),
+// and runs on to total.
+func runSpectated(t testing.TB, ho harness.Options, spectators int, delay, total time.Duration) *harness.Harness {
+	t.Helper()
 	h, err := harness.New(ho)
 	require.NoError(t, err)
-	h.Run(total)
-	return h, st
+	h.Run(delay + time.Second)
+	link := testgame.Link(100*time.Millisecond, 10*time.Millisecond, 0.02)
+	for i := range spectators {
+		require.NoError(t, h.AddClient(harness.ClientSpec{Link: link, Identity: fmt.Sprint("spectator-", i)}))
+	}
+	h.Run(total - delay - time.Second)
+	return h
 }
 
 // spectatedOptions returns the harness options of spectated, and its
@@ -67,9 +81,6 @@ func spectatedOptions(t testing.TB, players, spectators, max int, delay, play ti
 		b := testgame.NewBot(uint64(i+1), stop)
 		ho.Clients = append(ho.Clients, harness.ClientSpec{Link: link, Identity: fmt.Sprint("player-", i),
 			Options: systems.ClientOptions{Input: systems.InputFunc(b.Input)}})
-	}
-	for i := range spectators {
-		ho.Clients = append(ho.Clients, harness.ClientSpec{Link: link, Identity: fmt.Sprint("spectator-", i)})
 	}
 	return ho, st
 }
@@ -175,18 +186,24 @@ func TestStandOptionsAreChecked(t *testing.T) {
 	require.Error(t, err)
 }
 
-// A spectator who comes before any player is seated: the recording
-// starts with it, and it sees the players who come later.
-func TestSpectatorBeforeThePlayers(t *testing.T) {
-	ho, st := spectatedOptions(t, 0, 1, 4, 2*time.Second, time.Hour, true)
+// A spectator who comes before the match is Delay old is refused (there
+// is nothing to show yet); one who comes after is seated.
+func TestSpectatorsWaitForTheDelay(t *testing.T) {
+	ho, st := spectatedOptions(t, 1, 0, 4, 2*time.Second, time.Hour, true)
 	ho.Server.Spectators = st
 	h, err := harness.New(ho)
 	require.NoError(t, err)
 	h.Run(500 * time.Millisecond)
+	require.NoError(t, h.AddClient(harness.ClientSpec{Identity: "spectator-early"}))
+	h.Run(time.Second)
+	require.EqualValues(t, 1, h.Server.Stats().SpectatorsRefused)
+	var ce *systems.ConnError
+	require.ErrorAs(t, h.Clients[1].Err(), &ce)
+	require.Equal(t, netsync.RejectFull, ce.Reason)
+	h.Run(2 * time.Second)
+	require.NoError(t, h.AddClient(harness.ClientSpec{Identity: "spectator-later"}))
+	h.Run(2 * time.Second)
 	require.EqualValues(t, 1, h.Server.Stats().Spectators)
-	require.NoError(t, h.AddClient(harness.ClientSpec{Identity: "player-0",
-		Options: systems.ClientOptions{Input: systems.InputFunc(testgame.NewBot(1, 0).Input)}}))
-	h.Run(4 * time.Second)
 	require.NoError(t, st.Stats().Err)
-	require.Len(t, bodies(h.Clients[0].World()), 1, "the spectator sees the player who came later")
+	require.Len(t, bodies(h.Clients[2].World()), 1, "the later spectator sees the player")
 }
