@@ -120,4 +120,3 @@ func TestSpectatorsWatchTheArenaThirtySecondsBack(t *testing.T) {
 	skipUnlessLong(t)
 	checkSpectators(t, 20*time.Second, 30*time.Second)
 }
-
