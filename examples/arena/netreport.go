@@ -152,6 +152,7 @@ type netcodeReport struct {
 	QueueFull          uint64 `json:"queue_full"`
 	Writes             uint64 `json:"writes"`
 	Written            uint64 `json:"written"`
+	PollCapped         uint64 `json:"poll_capped"`
 }
 
 func netcodeFrom(s udp.Stats) netcodeReport { return netcodeReport(s) }

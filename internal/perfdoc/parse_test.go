@@ -18,14 +18,14 @@ func TestParseReadsEveryBenchmarkOfSeveralPackages(t *testing.T) {
 	assert.Equal(t, "linux", run.GoOS)
 	assert.Equal(t, "amd64", run.GoArch)
 	assert.Equal(t, "Oxide Virtual Turin-like Processor", run.CPU)
-	require.Len(t, run.Results, 36)
+	require.Len(t, run.Results, 38)
 
 	c, ok := run.Find("BenchmarkCubes")
 	require.True(t, ok)
 	assert.Equal(t, "github.com/ghostwire/ghostwire/systems/harness", c.Pkg)
 	assert.Equal(t, 2, c.Procs)
-	assert.EqualValues(t, 100, c.N)
-	assert.Equal(t, 4.643, c.Metrics["%-of-naive"])
+	assert.EqualValues(t, 600, c.N)
+	assert.Equal(t, 0.515, c.Metrics["%-of-naive"])
 	assert.Equal(t, 12109440.0, c.Metrics["naive-bits/s-client"])
 	assert.Equal(t, 0.0, c.Metrics["allocs/op"])
 

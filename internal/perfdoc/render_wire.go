@@ -61,7 +61,8 @@ func (p *page) transports() {
 	for _, b := range [][2]string{
 		{"BenchmarkServerReceive64", "server CPU per received packet, 64 connections"},
 		{"BenchmarkServerSend64", "server CPU per sent packet, 64 connections, the write discarded"},
-		{"BenchmarkServerSendSocket64", "server sent packet through a real socket, 64 connections"},
+		{"BenchmarkServerSendSocket64", "server sent packet through a real socket, 64 connections, a system call each"},
+		{"BenchmarkServerSendBatched64", "the same, batched (`SendBatch` 64, one `sendmmsg` a round of 64)"},
 	} {
 		p.printf("| `%s` (transport/udp): %s | %s ns (%s packets/s per core) | — | — | — | %s |\n",
 			b[0], b[1], num(p.get(b[0], "ns/packet")), num(p.get(b[0], "packets/s/core")), num(p.get(b[0], "allocs/op")))

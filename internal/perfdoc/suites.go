@@ -20,7 +20,7 @@ func (s Suite) Args() []string {
 // replay policies and the arena's speed and steady-state tick, lag
 // compensation, the wire format and the transports.
 var Suites = []Suite{
-	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes$", Benchtime: "3600x"},
+	{Pkg: "./systems/harness/", Bench: "^BenchmarkCubes(Busy)?$", Benchtime: "3600x"},
 	{Pkg: "./systems/harness/", Bench: "^BenchmarkIdle$", Benchtime: "1800x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkChangeDetectionAtRest$", Benchtime: "20000x"},
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkCatchUpOrder$", Benchtime: "200x"},
@@ -36,6 +36,6 @@ var Suites = []Suite{
 	{Pkg: "./internal/ghostreg/", Bench: "^BenchmarkInterpolatorUpdate$", Benchtime: "20000x"},
 	{Pkg: "./transport/", Bench: "^BenchmarkSendReceive$", Benchtime: "200000x"},
 	{Pkg: "./transport/packet/", Bench: "^(BenchmarkUnreliable|BenchmarkReliable|BenchmarkReliableSmallBatch)$", Benchtime: "50000x"},
-	{Pkg: "./transport/udp/", Bench: ".", Benchtime: "50000x"},
+	{Pkg: "./transport/udp/", Bench: "^Benchmark(AEAD|Loopback|Server)", Benchtime: "50000x"},
 	{Pkg: "./transport/websocket/", Bench: "^BenchmarkRoundTrip$", Benchtime: "2000x"},
 }

@@ -133,13 +133,39 @@ func holdsAll(h *harness.Harness, ids []components.GhostID) func() bool {
 // measured in the same loop on the same values: encoding/binary of every
 // cube's float32 position and quaternion every tick (28 bytes per cube;
 // Fiedler's naive 17.37 Mbps also sends a linear velocity and a bit).
-func BenchmarkCubes(b *testing.B) {
+func BenchmarkCubes(b *testing.B) { benchCubes(b, &cubeScene{}, nil) }
+
+// BenchmarkCubesBusy is S1 busy (docs/performance.md): the same 901 cubes
+// and link, with bursts that keep about 14 % of the cubes moving
+// (cubeScene.burst); moving-% is the share of cubes whose replicated
+// state changed on a tick, measured on every tick of the run, and
+// deferred/tick the ghost records per tick that waited for a later
+// snapshot for lack of room.
+func BenchmarkCubesBusy(b *testing.B) { benchCubes(b, &cubeScene{busy: true}, nil) }
+
+// BenchmarkCubesAllMoving is S1 with every cube moving on every tick
+// (cubeScene.circle), at the default budget (one packet a tick) and with
+// a bucket of 300,000 bytes a second (up to four packets a tick, the
+// most a tick's snapshot takes): bits/record is what a moving cube's
+// record costs on the wire, packet headers shared out.
+func BenchmarkCubesAllMoving(b *testing.B) {
+	b.Run("budget=default", func(b *testing.B) { benchCubes(b, &cubeScene{all: true}, nil) })
+	b.Run("budget=300kB", func(b *testing.B) {
+		benchCubes(b, &cubeScene{all: true}, func(o *harness.Options) { o.Server.BytesPerSecond = 300_000 })
+	})
+}
+
+func benchCubes(b *testing.B, scene *cubeScene, opt func(*harness.Options)) {
 	schema, err := newSceneSchema()
 	if err != nil {
 		b.Fatal(err)
 	}
-	scene := &cubeScene{schema: schema}
-	h, err := newSceneHarness(schema, 1, scene.setup)
+	scene.schema = schema
+	opts := sceneOptions(schema, 1, scene.setup)
+	if opt != nil {
+		opt(&opts)
+	}
+	h, err := harness.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,10 +174,12 @@ func BenchmarkCubes(b *testing.B) {
 	}
 	h.Run(time.Second)
 	m := newTickMeter(h)
-	sent := h.Server.Stats().BytesSent
+	st0 := h.Server.Stats()
 	naive := make([]byte, 0, cubeCount*28)
+	prev := make([]cubeState, cubeCount)
+	scene.moved(prev)
 	var naiveTime time.Duration
-	naiveBytes := 0
+	naiveBytes, moved := 0, 0
 	b.ReportAllocs()
 	for b.Loop() {
 		m.tick()
@@ -159,13 +187,21 @@ func BenchmarkCubes(b *testing.B) {
 		naive = scene.naiveCubes(naive[:0])
 		naiveTime += time.Since(start)
 		naiveBytes += len(naive)
+		moved += scene.moved(prev)
 	}
+	st := h.Server.Stats()
 	ticks := float64(m.ticks)
-	bits := float64(h.Server.Stats().BytesSent-sent) * 8 / ticks * 60 / float64(len(h.Clients))
+	bits := float64(st.BytesSent-st0.BytesSent) * 8 / ticks * 60 / float64(len(h.Clients))
 	naiveBits := float64(naiveBytes) * 8 / ticks * 60
 	b.ReportMetric(bits, "bits/s-client")
 	b.ReportMetric(naiveBits, "naive-bits/s-client")
 	b.ReportMetric(100*bits/naiveBits, "%-of-naive")
+	b.ReportMetric(100*float64(moved)/ticks/cubeCount, "moving-%")
+	b.ReportMetric(float64(st.GhostsDeferred-st0.GhostsDeferred)/ticks, "deferred/tick")
+	if records := st.GhostRecords - st0.GhostRecords; records > 0 {
+		b.ReportMetric(float64(st.BytesSent-st0.BytesSent)*8/float64(records), "bits/record")
+	}
+	b.ReportMetric(float64(st.GhostStaleness), "max-staleness-ticks")
 	b.ReportMetric(m.serverMicros(), "server-us/tick")
 	b.ReportMetric(float64(naiveTime.Nanoseconds())/1e3/ticks, "naive-us/tick")
 }

@@ -209,13 +209,10 @@ func (c *Client) Poll() {
 		return
 	}
 	defer c.pollMu.Unlock()
-	if pollable {
-		for {
-			n, err := c.in.poll(c.deliver)
-			if err != nil || n < readBatch {
-				break
-			}
-		}
+	if pollable && pollBatches(c.in, c.deliver, maxPollBatches) {
+		c.mu.Lock()
+		c.counters.PollCapped++
+		c.mu.Unlock()
 	}
 	if now := time.Now(); now.Sub(c.lastUpdate) >= tickInterval {
 		c.lastUpdate = now

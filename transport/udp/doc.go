@@ -99,8 +99,17 @@
 // The server's sockets run at the kernel's pace; a flood larger than the
 // socket buffer loses honest packets with the rest.
 //
-// # Goroutines
+// # Goroutines, polling and batching
 //
-// A Listener and a Client each run two goroutines, one reading the socket
-// and one running the 10 Hz timers; Close ends both and waits for them.
+// By default a Listener and a Client each run two goroutines, one reading
+// the socket and one running the 10 Hz timers; Close ends both and waits
+// for them. A game that ticks does better with Options.Polled and
+// ClientOptions.Polled: no goroutine, and Poll, called at the start of
+// every frame (systems.Server and systems.Client do), reads what has
+// arrived with recvmmsg, 32 datagrams a system call, and runs the timers.
+// A goroutine woken for every datagram costs a game server a few thread
+// switches per packet; with 64 clients that was 2.4x the CPU per packet
+// of the polled listener (docs/performance.md). Options.SendBatch queues
+// the server's datagrams and writes up to 64 with one sendmmsg at
+// Listener.Flush, which systems.Server calls after each tick's snapshots.
 package udp

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ghostwire/ghostwire/transport"
@@ -31,13 +32,15 @@ type Listener struct {
 	// in, polled, pollMu and lastUpdate serve Options.Polled: Poll reads
 	// with in, one caller at a time, and runs the timers every
 	// tickInterval.
-	in         *batchReader
-	polled     bool
-	pollMu     sync.Mutex
-	lastUpdate time.Time
-	stop       chan struct{}
-	wg         sync.WaitGroup
-	once       sync.Once
+	in             *batchReader
+	polled         bool
+	pollMu         sync.Mutex
+	lastUpdate     time.Time
+	maxPollBatches int
+	pollCapped     atomic.Uint64
+	stop           chan struct{}
+	wg             sync.WaitGroup
+	once           sync.Once
 }
 
 var (
@@ -77,7 +80,8 @@ func Listen(opts Options) (*Listener, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	l := &Listener{s: s, out: out, conn: conn, stop: make(chan struct{}), polled: opts.Polled, lastUpdate: time.Now()}
+	l := &Listener{s: s, out: out, conn: conn, stop: make(chan struct{}), polled: opts.Polled, lastUpdate: time.Now(),
+		maxPollBatches: maxPollBatches}
 	if !opts.Polled || !pollable {
 		l.wg.Add(1)
 		go l.read()
@@ -101,19 +105,30 @@ func (l *Listener) Poll() {
 		return
 	}
 	defer l.pollMu.Unlock()
-	if pollable {
-		for {
-			n, err := l.in.poll(l.deliver)
-			if err != nil || n < readBatch {
-				break
-			}
-		}
+	if pollable && pollBatches(l.in, l.deliver, l.maxPollBatches) {
+		l.pollCapped.Add(1)
 	}
 	if now := time.Now(); now.Sub(l.lastUpdate) >= tickInterval {
 		l.lastUpdate = now
 		l.s.update(now)
 	}
 	l.out.flush()
+}
+
+// maxPollBatches bounds one Poll's reading, 1,024 datagrams, so that a
+// flood cannot hold the caller's tick: what is left waits in the
+// socket's buffer for the next Poll (the kernel drops what overflows it).
+const maxPollBatches = 32
+
+// pollBatches reads up to limit batches without waiting and reports
+// whether it stopped at the limit with datagrams perhaps left.
+func pollBatches(in *batchReader, deliver func(netip.AddrPort, []byte), limit int) (capped bool) {
+	for range limit {
+		if n, err := in.poll(deliver); err != nil || n < readBatch {
+			return false
+		}
+	}
+	return true
 }
 
 // deliver hands one received datagram to the server.
@@ -197,6 +212,7 @@ func (l *Listener) Accept() (transport.Conn, bool) {
 func (l *Listener) Stats() Stats {
 	st := l.s.snapshot()
 	st.Writes, st.Written = l.out.counts()
+	st.PollCapped = l.pollCapped.Load()
 	return st
 }
 

@@ -102,8 +102,11 @@ type Options struct {
 	// largest cost of a game server's networking on a busy host). Poll
 	// also runs the keep-alive and timeout timers and flushes; call it at
 	// least every 25 ms (systems.Server calls it at the start of every
-	// Update). Where recvmmsg is not used (not Linux amd64 or arm64) a
-	// goroutine still reads, and Poll runs the timers and flushes.
+	// Update). A Poll reads at most 1,024 datagrams, so a flood cannot
+	// hold the tick (Stats.PollCapped counts the Polls that stopped
+	// there; the rest waits for the next). Where recvmmsg is not used (not
+	// Linux amd64 or arm64) a goroutine still reads, and Poll runs the
+	// timers and flushes.
 	Polled bool
 	// SendBatch is how many datagrams the Listener's connections queue
 	// before it writes them with one system call (sendmmsg on Linux amd64

@@ -2,6 +2,7 @@ package udp
 
 import (
 	"context"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -106,4 +107,27 @@ func TestPollWithoutPolledDoesNothing(t *testing.T) {
 		n, ok := c.Receive(buf)
 		return ok && n == 1 && buf[0] == 7
 	}, deadline, poll, "the client's goroutine read it")
+}
+
+// A flood cannot hold a Poll: it reads at most its limit of batches,
+// counts the stop, and the next Poll reads the rest.
+func TestPollStopsAtItsLimit(t *testing.T) {
+	if !pollable {
+		t.Skip("this platform reads on a goroutine")
+	}
+	l := listen(t, func(o *Options) { o.Polled = true })
+	l.maxPollBatches = 1
+	send, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(l.Addr()))
+	require.NoError(t, err)
+	defer send.Close()
+	for range readBatch + 8 {
+		_, err := send.Write([]byte{0xff, 1, 2})
+		require.NoError(t, err)
+	}
+	l.Poll()
+	assert.Equal(t, uint64(1), l.Stats().PollCapped, "one full batch, then the limit")
+	l.Poll()
+	st := l.Stats()
+	assert.Equal(t, uint64(1), st.PollCapped, "the rest fit")
+	assert.Equal(t, uint64(readBatch+8), st.Malformed+st.UnknownClient+st.RateLimited, "every datagram read and counted")
 }

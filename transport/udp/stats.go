@@ -26,6 +26,7 @@ type Stats struct {
 	TokenHistoryFull   uint64 // unexpired tokens forgotten by the token-reuse history to make room past TokenHistory
 	QueueFull          uint64 // connections dropped because their receive queue reached QueueBytes
 
-	Writes  uint64 // system calls that wrote datagrams: about Written / Options.SendBatch when batching
-	Written uint64 // datagrams handed to the socket
+	Writes     uint64 // system calls that wrote datagrams: about Written / Options.SendBatch when batching
+	Written    uint64 // datagrams handed to the socket
+	PollCapped uint64 // Polls (Options.Polled) that stopped at 1,024 datagrams with more perhaps waiting: a flood
 }

@@ -179,11 +179,21 @@ func BenchmarkServerSend64(b *testing.B) {
 
 // BenchmarkServerSendSocket64 is BenchmarkServerSend64 through a real UDP
 // socket to 64 loopback addresses that do not read (the kernel drops what
-// overflows): the syscall included.
-func BenchmarkServerSendSocket64(b *testing.B) {
+// overflows): the syscall included, one per datagram (Options.SendBatch
+// zero, as the listener wrote before batching).
+func BenchmarkServerSendSocket64(b *testing.B) { benchServerSendSocket(b, 1) }
+
+// BenchmarkServerSendBatched64 is BenchmarkServerSendSocket64 with
+// Options.SendBatch 64 and a flush after every round of 64 sends, as
+// systems.Server flushes after a tick: one sendmmsg per round.
+// writes/packet is the system calls per datagram.
+func BenchmarkServerSendBatched64(b *testing.B) { benchServerSendSocket(b, MaxSendBatch) }
+
+func benchServerSendSocket(b *testing.B, batch int) {
 	s, clients, conns := benchServer(b)
 	tx, sink := loopbackPair(b)
-	s.out = tx
+	w := &batchWriter{limit: batch, out: newSendBatch(tx)}
+	s.out = w
 	port := sink.LocalAddr().(*net.UDPAddr).Port
 	for i, c := range conns {
 		s.receive(time.Now(), clients[i].addr, clients[i].seal(packetKeepAlive, make([]byte, 8)))
@@ -196,6 +206,12 @@ func BenchmarkServerSendSocket64(b *testing.B) {
 		if err := conns[i%64].Send(payload); err != nil {
 			b.Fatal(err)
 		}
+		if i%64 == 63 {
+			w.flush()
+		}
 	}
+	w.flush()
 	perPacket(b)
+	writes, written := w.counts()
+	b.ReportMetric(float64(writes)/float64(written), "writes/packet")
 }

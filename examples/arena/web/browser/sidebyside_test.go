@@ -41,7 +41,7 @@ func (f figures) missingPerMin() float64 { return float64(f.Missing) / f.Seconds
 //	cd examples/arena/web/browser && GHOSTWIRE_LONG=1 go test -tags browser -run TestBrowserSideBySide -v .
 func TestBrowserSideBySide(t *testing.T) {
 	if os.Getenv("GHOSTWIRE_LONG") != "1" {
-		t.Skip("long test: runs with GHOSTWIRE_LONG=1 (.ci/run sets it)")
+		t.Skip("long test: runs with GHOSTWIRE_LONG=1 (.ci/run sets it for the browser tests)")
 	}
 	_, url := startServer(t, web.Options{Bots: 3, Seed: 11})
 	browser := newBrowser(t)
@@ -107,10 +107,17 @@ func TestBrowserSideBySide(t *testing.T) {
 	clean := phase("100 ms RTT", web.Link{RTTms: 100}, 20*time.Second)
 	lossy := phase("100 ms RTT, 2 % loss", web.Link{RTTms: 100, LossPct: 2}, 60*time.Second)
 
-	// Issue 29's targets are 1.5x and 3x; on the 2-core machine under
-	// another build's load they came out at 1.53x and 2.94x (see
-	// docs/performance.md), so the test holds the margins that were
-	// robust there and logs the rest.
+	// Issue 29's targets are 1.5x and 3x (docs/performance.md has the
+	// runs). Inputs: 18.9x on a quiet machine; under two other builds'
+	// load 9.1x and 3.19x (2.94x before the server measured the lead on a
+	// lost packet's input): a starved tab's late frames miss inputs over
+	// either transport, so the test holds 2x, which every run kept, and
+	// logs the ratio. The p99 gap under loss is two send
+	// intervals whatever the transport (a lost snapshot doubles the gap,
+	// and 2 % of the gaps is more than 1 %), so its ratio to the
+	// loss-free p99 says more about the loss-free run's jitter (measured
+	// 1.05x to 1.53x): the test holds 2x, one lost snapshot's worth, and
+	// 3x between the two transports, where head-of-line blocking shows.
 	wtClean, wtLossy, wsLossy := clean[0], lossy[0], lossy[1]
 	t.Logf("WebTransport p99 gap under loss / loss-free: %.2fx (target <= 1.5x); inputs missing per minute, WebSocket / WebTransport: %.2fx (target >= 3x)",
 		wtLossy.GapP99/wtClean.GapP99, wsLossy.missingPerMin()/max(wtLossy.missingPerMin(), 1e-9))
