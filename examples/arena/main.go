@@ -221,7 +221,7 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.Var(onOffFlag{&cfg.Chat}, "chat", "the bots say a line of chat now and then (every 5..15 s), which the server relays to every client")
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
 	fs.StringVar(&a.record, "record", "", "record the server's match to this file (docs/replays.md)")
-	fs.StringVar(&a.replay, "replay", "", "replay the match recorded in this file with no network, check every state hash and report (the other match flags are ignored)")
+	fs.StringVar(&a.replay, "replay", "", "replay the match recorded in this file with no network, check every state hash and report (the other match flags are ignored); with -web, serve it to a browser: timeline, kills, disputed shots and their kill-cams")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
 	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
 	fs.BoolVar(&a.webSettings, "web-settings", false, "-web: let pages switch the server's own settings (lag compensation, for every player)")
@@ -267,6 +267,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := a.cfg
+	if a.web != "" && a.replay != "" {
+		return serveReplay(ctx, a.replay, a.web, stdout)
+	}
 	if a.web != "" {
 		if cfg.Clients < 0 || cfg.Clients > 32 {
 			return fmt.Errorf("-clients %d: allowed range is 0..32 with -web", cfg.Clients)

@@ -190,8 +190,12 @@ type Match struct {
 	Armoury *Armoury
 	// Recorder records the server's match when Config.Record is set.
 	Recorder *replay.Recorder
-	stopAt   time.Duration
-	clock    gw.TimeSource // what the bots and the presentation read
+	// OnJudge, if set before the server is set up, sees every shot the
+	// lag compensator judges (lagcomp.Options.OnJudge): a replay's
+	// kill-cam captures the scenes there.
+	OnJudge func(c *lagcomp.Compensator, s lagcomp.Shot, v lagcomp.Verdict)
+	stopAt  time.Duration
+	clock   gw.TimeSource // what the bots and the presentation read
 	// delaySum adds up each client's interpolation delay once per
 	// simulated second, over seconds.
 	delaySum []time.Duration
@@ -518,7 +522,8 @@ func (m *Match) setupServer(s *systems.Server) error {
 		// The death rule: the default trade window.
 		Alive: func(r *lagcomp.Rewound) bool { return lagcomp.Get[Health](r).Alive() },
 		// Every verdict goes back to the shooter's client.
-		Server: s,
+		Server:  s,
+		OnJudge: m.OnJudge,
 	})
 	if err != nil {
 		return err
