@@ -231,3 +231,43 @@ func TestSeekGivesTheStateOfPlayingFromTheStart(t *testing.T) {
 		}
 	}
 }
+
+// A match recorded with the server's determinism check on replays with
+// it off and on (Setup.Options.SyncTest): the check runs on the replay's
+// ticks too, with the inputs the recording applied, and finds nothing.
+func TestReplayRunsTheDeterminismCheck(t *testing.T) {
+	s, err := testgame.NewSchema()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	rec, err := NewRecorder(&buf, s.Game(), RecorderOptions{})
+	require.NoError(t, err)
+	var players []testgame.Player
+	for i := range 3 {
+		b := testgame.NewBot(uint64(i+1), 200)
+		players = append(players, testgame.Player{Link: testgame.Link(100*time.Millisecond, 10*time.Millisecond, 0.05),
+			Input: systems.InputFunc(b.Input)})
+	}
+	ho := s.Options(7, players...)
+	ho.Server.Recorder, ho.Server.SyncTest = rec, 8
+	h, err := harness.New(ho)
+	require.NoError(t, err)
+	h.Run(4 * time.Second)
+	require.Zero(t, h.Server.Stats().Desyncs)
+	require.NoError(t, rec.Close())
+	for _, depth := range []int{0, 8} {
+		f, err := Open(bytes.NewReader(buf.Bytes()))
+		require.NoError(t, err)
+		p, err := NewPlayer(f, func(*Header) (*Setup, error) {
+			s, err := testgame.NewSchema()
+			return &Setup{Game: s.Game(), Options: systems.ServerOptions{SyncTest: depth}}, err
+		})
+		require.NoError(t, err)
+		require.NoError(t, p.Run())
+		require.Equal(t, h.Server.World().Tick(), p.Tick())
+		st := p.Server().Stats()
+		require.Zero(t, st.Desyncs, "%v", st.FirstDesync)
+		if depth > 0 {
+			require.Positive(t, st.SyncTestChecks)
+		}
+	}
+}
