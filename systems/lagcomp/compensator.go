@@ -83,6 +83,12 @@ type Options struct {
 	// shooter, which receives it exactly once and in order
 	// (systems.ClientOptions.OnConfirm).
 	Server Confirmer
+	// OnJudge, if set, is called by Judge with every shot and its
+	// verdict, after the verdict is decided and confirmed: where a
+	// kill-cam or a hit review keeps the shots it shows (Capture reads
+	// the history while the shot's view is still in it). Probe does not
+	// call it.
+	OnJudge func(c *Compensator, s Shot, v Verdict)
 }
 
 // Confirmer delivers a verdict to the client that fired the shot.
@@ -660,6 +666,9 @@ func (c *Compensator) Judge(s Shot) Verdict {
 	c.stats.verdicts[v.Reason.index()]++
 	if c.opts.Server != nil {
 		c.opts.Server.ConfirmShot(s.Shooter, s.Tick, v.Hit, string(v.Reason), v.Target, v.Part)
+	}
+	if c.opts.OnJudge != nil {
+		c.opts.OnJudge(c, s, v)
 	}
 	return v
 }
