@@ -20,6 +20,9 @@ type Spectators interface {
 	// Update runs at the end of each of the server's Updates: the
 	// spectators' world catches up, their packets are read and sent.
 	Update()
+	// Close runs when the server closes: the spectators are told it is
+	// closing.
+	Close()
 }
 
 // Spectator is a connection a server hands to its Spectators: its packet

@@ -156,14 +156,14 @@ func (p *Player) RunTo(t gw.Tick) error {
 }
 
 // Step runs the next tick: the connection events and messages before it,
-// its inputs, then its state hash is checked. It returns the first
-// *MismatchError (and every later Step returns it too), an error of a
-// damaged chunk, or io.EOF-like false when the file has no more ticks.
-func (p *Player) Step() (bool, error) {
+// its inputs, then its state hash is checked. ran is false when the file
+// (a Live one: so far) has no more ticks; the events after the last tick
+// are applied then. err is the first *MismatchError (every later Step
+// returns it too) or an error of a record that does not fit the game.
+func (p *Player) Step() (ran bool, err error) {
 	if p.err != nil {
 		return false, p.err
 	}
-	ran := false
 	for {
 		if !p.inChunk {
 			if p.chunk == len(p.f.ticks) {

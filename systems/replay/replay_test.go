@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -230,4 +231,81 @@ func TestSeekGivesTheStateOfPlayingFromTheStart(t *testing.T) {
 			require.Equal(t, k.State, p.Server().AppendState(nil))
 		}
 	}
+}
+
+// A match recorded with the server's determinism check on replays with
+// it off and on (Setup.Options.SyncTest): the check runs on the replay's
+// ticks too, with the inputs the recording applied, and finds nothing.
+func TestReplayRunsTheDeterminismCheck(t *testing.T) {
+	s, err := testgame.NewSchema()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	rec, err := NewRecorder(&buf, s.Game(), RecorderOptions{})
+	require.NoError(t, err)
+	var players []testgame.Player
+	for i := range 3 {
+		b := testgame.NewBot(uint64(i+1), 200)
+		players = append(players, testgame.Player{Link: testgame.Link(100*time.Millisecond, 10*time.Millisecond, 0.05),
+			Input: systems.InputFunc(b.Input)})
+	}
+	ho := s.Options(7, players...)
+	ho.Server.Recorder, ho.Server.SyncTest = rec, 8
+	h, err := harness.New(ho)
+	require.NoError(t, err)
+	h.Run(4 * time.Second)
+	require.Zero(t, h.Server.Stats().Desyncs)
+	require.NoError(t, rec.Close())
+	for _, depth := range []int{0, 8} {
+		f, err := Open(bytes.NewReader(buf.Bytes()))
+		require.NoError(t, err)
+		p, err := NewPlayer(f, func(*Header) (*Setup, error) {
+			s, err := testgame.NewSchema()
+			return &Setup{Game: s.Game(), Options: systems.ServerOptions{SyncTest: depth}}, err
+		})
+		require.NoError(t, err)
+		require.NoError(t, p.Run())
+		require.Equal(t, h.Server.World().Tick(), p.Tick())
+		st := p.Server().Stats()
+		require.Zero(t, st.Desyncs, "%v", st.FirstDesync)
+		if depth > 0 {
+			require.Positive(t, st.SyncTestChecks)
+		}
+	}
+}
+
+// A match recorded across the tick wrap (2³²) replays, seeks and names
+// its keyframes.
+func TestReplayAcrossTheTickWrap(t *testing.T) {
+	s, err := testgame.NewSchema()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	rec, err := NewRecorder(&buf, s.Game(), RecorderOptions{KeyframeEvery: 60})
+	require.NoError(t, err)
+	b := testgame.NewBot(1, 1<<31)
+	ho := s.Options(3, testgame.Player{Link: testgame.Link(50*time.Millisecond, 0, 0.02), Input: systems.InputFunc(b.Input)})
+	ho.Server.Recorder, ho.Server.StartTick = rec, gw.Tick(math.MaxUint32-100)
+	h, err := harness.New(ho)
+	require.NoError(t, err)
+	h.Run(4 * time.Second)
+	require.NoError(t, rec.Close())
+	end := h.Server.World().Tick()
+	require.Less(t, uint32(end), uint32(1000), "past the wrap")
+	f, err := Open(&buf)
+	require.NoError(t, err)
+	first, last := f.Ticks()
+	require.Equal(t, gw.Tick(math.MaxUint32-99), first)
+	require.Equal(t, end, last)
+	p, err := NewPlayer(f, func(*Header) (*Setup, error) {
+		s, err := testgame.NewSchema()
+		return &Setup{Game: s.Game()}, err
+	})
+	require.NoError(t, err)
+	require.NoError(t, p.Run())
+	require.Equal(t, end, p.Tick())
+	require.Equal(t, h.Server.StateHash(), p.Server().StateHash())
+	require.NoError(t, p.Seek(gw.Tick(math.MaxUint32-10)))
+	require.Equal(t, gw.Tick(math.MaxUint32-10), p.Tick())
+	k, ok := f.KeyframeAt(5)
+	require.True(t, ok)
+	require.True(t, k.Tick.After(gw.Tick(math.MaxUint32-100)), "a keyframe before the wrap is older than one after: %d", k.Tick)
 }

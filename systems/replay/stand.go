@@ -128,6 +128,14 @@ func (st *Stand) Update() {
 	st.player.Playback().Serve()
 }
 
+// Close tells every spectator the match's server is closing
+// (systems.Spectators); the spectators' world stops.
+func (st *Stand) Close() {
+	if st.player != nil {
+		st.player.Server().Close()
+	}
+}
+
 // Stats returns the counters.
 func (st *Stand) Stats() StandStats {
 	s := st.stats

@@ -206,4 +206,10 @@ func TestSpectatorsWaitForTheDelay(t *testing.T) {
 	require.EqualValues(t, 1, h.Server.Stats().Spectators)
 	require.NoError(t, st.Stats().Err)
 	require.Len(t, bodies(h.Clients[2].World()), 1, "the later spectator sees the player")
+
+	h.Server.Close()
+	h.Run(time.Second)
+	require.ErrorAs(t, h.Clients[2].Err(), &ce)
+	require.Equal(t, netsync.RejectClosed, ce.Reason, "the spectator is told the server closed")
+	require.Zero(t, st.Stats().Watching)
 }
