@@ -21,6 +21,8 @@ const helpModes = `arena: ghostwire's example game, a shoot-out in a walled squa
   arena -web ADDR [flags]                       web: play in a browser against bots, in real time
   arena -replay FILE [-report FILE]             replay a recorded match (-record) with no network, checking
                                                 every state hash (docs/replays.md)
+  arena -replay FILE -web ADDR                  the same, served to a browser: timeline, kills, disputed shots
+                                                and their kill-cams
 
 Every mode but -genkey ends cleanly on SIGINT (Ctrl-C) or SIGTERM, with its summary and -report.
 A bad value is refused with the flag's name and its allowed range.
