@@ -37,7 +37,7 @@ func serveReplay(ctx context.Context, file, addr string, stdout io.Writer) error
 	info := v.Info()
 	fmt.Fprintf(stdout, "replay of %s: %d ticks, %d kills, %d shots kept, %d state hashes equal; open http://%s/\n",
 		file, info.Last-info.First+1, len(info.Kills), len(info.Shots), info.Hashes, ln.Addr())
-	srv := &http.Server{Handler: v.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: replayview.NewPage(v).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

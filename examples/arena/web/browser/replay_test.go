@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,26 +22,34 @@ import (
 	"github.com/ghostwire/ghostwire/systems/replay"
 )
 
-// The replay page as a person uses it: it loads a recording of a match
-// with two cheating bots, lists its kills and disputed shots; a click on a
-// gun kill jumps the timeline to the kill's tick and the kill-cam shows
-// the shooter's view with the verdict, which its own cast repeats; Enter
-// on a disputed shot shows its reason; play moves the timeline on and
-// pause stops it; dragging the timeline moves the server's view.
-func TestBrowserReplay(t *testing.T) {
+// recordMatch records 20 s of 4 bots at 150 ms and 5 % loss, two of them
+// cheating in every way, with seed; it returns the file's bytes.
+func recordMatch(t *testing.T, seed uint64) []byte {
 	var buf bytes.Buffer
 	cfg := game.DefaultConfig()
-	cfg.Clients, cfg.Duration, cfg.RTT, cfg.Loss, cfg.Record = 4, 20*time.Second, 150*time.Millisecond, 5, &buf
+	cfg.Clients, cfg.Duration, cfg.RTT, cfg.Loss, cfg.Record, cfg.Seed = 4, 20*time.Second, 150*time.Millisecond, 5, &buf, seed
 	cfg.Cheaters, cfg.Cheat = 2, game.CheatAll
 	m, err := game.NewMatch(cfg)
 	require.NoError(t, err)
 	m.Run(nil)
 	require.NoError(t, m.Recorder.Close())
-	f, err := replay.Open(bytes.NewReader(buf.Bytes()))
+	return buf.Bytes()
+}
+
+// The replay page as a person uses it: it loads a recording of a match
+// with two cheating bots, lists its kills and disputed shots; a click on a
+// gun kill jumps the timeline to the kill's tick and the kill-cam shows
+// the shooter's view with the verdict, which its own cast repeats; Enter
+// on a disputed shot shows its reason; play moves the timeline on and
+// pause stops it; dragging the timeline moves the server's view; choosing
+// another recording in the page shows it, and a file that is not one is
+// refused with the reason.
+func TestBrowserReplay(t *testing.T) {
+	f, err := replay.Open(bytes.NewReader(recordMatch(t, 1)))
 	require.NoError(t, err)
 	v, err := replayview.Load(f)
 	require.NoError(t, err)
-	hs := httptest.NewServer(v.Handler())
+	hs := httptest.NewServer(replayview.NewPage(v).Handler())
 	t.Cleanup(hs.Close)
 
 	ctx := newBrowser(t)
@@ -130,5 +139,33 @@ func TestBrowserReplay(t *testing.T) {
 			chromedp.Poll(`document.getElementById('tick').textContent === '`+strconv.Itoa(first)+`'`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 			chromedp.Evaluate(`replay.tick`, &again)))
 		assert.Equal(t, first, again)
+	})
+
+	t.Run("another recording chosen in the page is shown", func(t *testing.T) {
+		dir := t.TempDir()
+		other := filepath.Join(dir, "other.gwr")
+		b := recordMatch(t, 2)
+		require.NoError(t, os.WriteFile(other, b, 0o644))
+		f, err := replay.Open(bytes.NewReader(b))
+		require.NoError(t, err)
+		want, err := replayview.Load(f)
+		require.NoError(t, err)
+		var status string
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.SetUploadFiles("#file", []string{other}, chromedp.ByID),
+			chromedp.Poll(`replay.loaded === 2`, nil, chromedp.WithPollingTimeout(time.Minute)),
+			chromedp.Text("#status", &status)))
+		assert.Contains(t, status, strconv.Itoa(len(want.Info().Kills))+" kills")
+		var n int
+		require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('#kills li').length`, &n)))
+		assert.Equal(t, len(want.Info().Kills), n)
+
+		junk := filepath.Join(dir, "notes.txt")
+		require.NoError(t, os.WriteFile(junk, []byte("not a recording"), 0o644))
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.SetUploadFiles("#file", []string{junk}, chromedp.ByID),
+			chromedp.Poll(`replay.refused === 1`, nil, chromedp.WithPollingTimeout(time.Minute)),
+			chromedp.Text("#status", &status)))
+		assert.Contains(t, status, "notes.txt was refused: replay: byte")
 	})
 }

@@ -3,6 +3,7 @@ package replayview_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 // record plays a match of 4 bots at 150 ms and 5 % loss, two of them
 // cheating (every cheat in turn), recorded, and returns its report and
 // its recording.
-func record(t *testing.T, d time.Duration) (*game.Report, *replay.File) {
+func record(t *testing.T, d time.Duration) (*game.Report, *recording) {
 	t.Helper()
 	var buf bytes.Buffer
 	cfg := game.DefaultConfig()
@@ -32,8 +33,16 @@ func record(t *testing.T, d time.Duration) (*game.Report, *replay.File) {
 	require.NoError(t, m.Recorder.Close())
 	f, err := replay.Open(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
-	return r, f
+	return r, &recording{File: f, b: buf.Bytes()}
 }
+
+// recording is an opened recording and its bytes.
+type recording struct {
+	*replay.File
+	b []byte
+}
+
+func (r *recording) Bytes() []byte { return r.b }
 
 // The kill-cam of every shot of a recorded match: the replay judges every
 // shot as the recorded run did (each reason counted alike), the scene of
@@ -42,7 +51,7 @@ func record(t *testing.T, d time.Duration) (*game.Report, *replay.File) {
 // shot, whose target is the victim.
 func TestKillCamsOfARecordedMatch(t *testing.T) {
 	live, f := record(t, 20*time.Second)
-	v, err := replayview.Load(f)
+	v, err := replayview.Load(f.File)
 	require.NoError(t, err)
 	info := v.Info()
 	assert.Positive(t, info.Hashes, "state hashes checked")
@@ -83,9 +92,10 @@ func TestKillCamsOfARecordedMatch(t *testing.T) {
 // range naming the range.
 func TestHandler(t *testing.T) {
 	_, f := record(t, 5*time.Second)
-	v, err := replayview.Load(f)
+	v, err := replayview.Load(f.File)
 	require.NoError(t, err)
-	srv := httptest.NewServer(v.Handler())
+	page := replayview.NewPage(v)
+	srv := httptest.NewServer(page.Handler())
 	defer srv.Close()
 	get := func(path string, into any) int {
 		resp, err := http.Get(srv.URL + path)
@@ -115,6 +125,38 @@ func TestHandler(t *testing.T) {
 		require.Equal(t, 200, get("/shot?i=0", &sh))
 		assert.Equal(t, v.Shots()[0].Tick, sh.Tick)
 	}
+
+	// Uploads: another recording replaces the shown one; what is not a
+	// recording, not sent as one, or sent from another site is refused
+	// and counted.
+	post := func(body []byte, contentType, origin string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/load", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", contentType)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	_, other := record(t, 3*time.Second)
+	code, body := post(other.Bytes(), "application/octet-stream", srv.URL)
+	require.Equal(t, 200, code, body)
+	require.Equal(t, 200, get("/info", &info))
+	assert.NotEqual(t, v.Info().Last, info.Last, "the uploaded recording is shown")
+	code, body = post([]byte("not a recording"), "application/octet-stream", "")
+	assert.Equal(t, http.StatusUnprocessableEntity, code)
+	assert.Contains(t, body, "replay: byte")
+	code, _ = post(other.Bytes(), "text/plain", "")
+	assert.Equal(t, http.StatusUnsupportedMediaType, code)
+	code, _ = post(other.Bytes(), "application/octet-stream", "http://evil.example")
+	assert.Equal(t, http.StatusForbidden, code)
+	loads, refused := page.Stats()
+	assert.Equal(t, uint64(1), loads)
+	assert.Equal(t, uint64(3), refused)
 }
 
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }

@@ -126,23 +126,48 @@
     requestAnimationFrame(loop);
   };
 
-  Promise.all([fetch('arena.json').then(r => r.json()), fetch('info').then(r => r.json())]).then(([g, i]) => {
-    geo = g; info = i;
+  // open shows a recording's Info: the timeline, the lists, the first tick.
+  const open = i => {
+    info = i;
+    chunks.clear();
+    replay.shot = null; replay.playing = false; replay.acc = 0;
+    $('play').textContent = 'play';
+    killcam.getContext('2d').clearRect(0, 0, killcam.width, killcam.height);
+    $('killcam-caption').textContent = 'kill-cam: pick a kill or a disputed shot';
+    $('verdict').textContent = '–';
     const tl = $('timeline');
     tl.min = info.First; tl.max = info.Last;
-    tl.addEventListener('input', () => show(Number(tl.value)));
-    $('play').addEventListener('click', () => {
-      replay.playing = !replay.playing;
-      $('play').textContent = replay.playing ? 'pause' : 'play';
-    });
     $('kills').replaceChildren(...(info.Kills || []).map(k =>
       item(`tick ${k.Tick}: player ${k.Killer} killed player ${k.Victim} (${k.Weapon})`, k.Shot)));
     $('disputed').replaceChildren(...(info.Shots || []).filter(s => !s.Hit).map(s =>
       item(`tick ${s.Tick}: player ${s.Shooter}, ${s.Reason}`, s.Index)));
     $('status').textContent = `${info.Last - info.First + 1} ticks, ${(info.Kills || []).length} kills, ` +
       `${(info.Shots || []).filter(s => !s.Hit).length} disputed shots; ${info.Hashes} state hashes checked, every one equal`;
+    replay.loaded = (replay.loaded || 0) + 1;
+    return show(info.First);
+  };
+
+  Promise.all([fetch('arena.json').then(r => r.json()), fetch('info').then(r => r.json())]).then(([g, i]) => {
+    geo = g;
+    const tl = $('timeline');
+    tl.addEventListener('input', () => show(Number(tl.value)));
+    $('play').addEventListener('click', () => {
+      replay.playing = !replay.playing;
+      $('play').textContent = replay.playing ? 'pause' : 'play';
+    });
+    $('file').addEventListener('change', e => {
+      const f = e.target.files[0];
+      if (!f) return;
+      $('status').textContent = `replaying ${f.name}…`;
+      fetch('load', { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: f })
+        .then(async r => {
+          if (!r.ok) throw new Error(await r.text());
+          return open(await r.json());
+        })
+        .catch(err => { $('status').textContent = `${f.name} was refused: ${err.message}`; replay.refused = (replay.refused || 0) + 1; });
+    });
+    open(i);
     replay.ready = true;
-    show(info.First);
     requestAnimationFrame(loop);
   });
 })();
