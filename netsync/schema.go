@@ -65,3 +65,13 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 	s, err := (*codec.SchemaBuilder)(b).Build()
 	return (*Schema)(s), err
 }
+
+// Hash returns the schema's hash: schemas built with the same
+// declarations (components with their ranges and precisions, ghost types,
+// the input and message types) have the same one. The endpoints compare
+// it at connection; a replay file carries it.
+func (s *Schema) Hash() uint64 { return (*codec.Schema)(s).Hash() }
+
+// InputSize returns the size in bytes of the input type's value, 0
+// without an input type.
+func (s *Schema) InputSize() int { return (*codec.Schema)(s).InputSize() }

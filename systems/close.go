@@ -10,7 +10,8 @@ import (
 // the reason closed, so clients end at once instead of waiting for their
 // timeout), its players go through OnDisconnect, and its transport
 // connection is closed; the players of held places
-// (ServerOptions.ReconnectGrace) go through OnDisconnect too. Later
+// (ServerOptions.ReconnectGrace) go through OnDisconnect too, and
+// ServerOptions.Spectators are closed. Later
 // Update calls do nothing. The listener stays the caller's to close.
 // Close is idempotent.
 func (s *Server) Close() {
@@ -33,6 +34,9 @@ func (s *Server) Close() {
 	}
 	for len(s.held) > 0 {
 		s.release(s.unhold(0))
+	}
+	if sp := s.opts.Spectators; sp != nil {
+		sp.Close()
 	}
 }
 

@@ -268,6 +268,16 @@ func (mb *messenger) receive(pm *peerMessages, ch packet.Channel, p []byte, from
 		ts.seqIn, ts.seen = h.Seq, true
 	}
 	pm.stats.Received++
+	if mb.server != nil && mb.server.opts.Recorder != nil {
+		mb.server.opts.Recorder.Received(mb.server.world.Tick(), from, p)
+	}
+	mb.dispatch(pm, &h, from)
+	return protocol.RefuseNone
+}
+
+// dispatch hands the received value of the message h heads to the
+// handlers of its type.
+func (mb *messenger) dispatch(pm *peerMessages, h *protocol.GameHeader, from components.ConnID) {
 	hs := mb.handlers[h.ID]
 	if len(hs) == 0 {
 		pm.stats.Unhandled++
@@ -276,7 +286,27 @@ func (mb *messenger) receive(pm *peerMessages, ch packet.Channel, p []byte, from
 	for _, f := range hs {
 		f(e, mb.in[h.ID])
 	}
-	return protocol.RefuseNone
+}
+
+// replay hands message p, which the server accepted from connection from
+// when it was recorded (Recorder.Received), to its handlers again; it
+// errors when p does not decode (a recording of another schema, or
+// damaged).
+func (mb *messenger) replay(pm *peerMessages, p []byte, from components.ConnID) error {
+	var h protocol.GameHeader
+	m, refusal := protocol.ReadGameHeader(p, mb.schema, true, &h)
+	if refusal != protocol.RefuseNone {
+		return fmt.Errorf("systems: a recorded message of %d bytes does not decode (refusal %d)", len(p), refusal)
+	}
+	if mb.in[h.ID] == nil {
+		mb.in[h.ID] = reflect.New(m.Type()).UnsafePointer()
+	}
+	if err := protocol.DecodeGameFields(p, mb.schema, &mb.st, &mb.r, &h, mb.in[h.ID]); err != nil {
+		return fmt.Errorf("systems: recorded message %s: %w", m.Name(), err)
+	}
+	pm.stats.Received++
+	mb.dispatch(pm, &h, from)
+	return nil
 }
 
 // messageLink returns the packet-layer options that carry a schema's

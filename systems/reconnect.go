@@ -109,6 +109,9 @@ func (s *Server) leave(sc *serverConn, reason protocol.RejectReason) {
 // release gives up connection sc's place: OnDisconnect gets the entities
 // it owned (or they are destroyed), its ghosts despawned.
 func (s *Server) release(sc *serverConn) {
+	if r := s.opts.Recorder; r != nil {
+		r.Disconnected(s.world.Tick(), sc.id)
+	}
 	add(&s.closed, sc.inputs.Stats())
 	s.owned = s.ghosts.Owned(s.owned[:0], sc.id)
 	for _, e := range s.owned {
@@ -183,6 +186,9 @@ func (s *Server) takeBack(sc, old *serverConn) bool {
 	}
 	add(&s.closed, old.inputs.Stats())
 	sc.player, sc.applied = old.player, old.applied
+	if r := s.opts.Recorder; r != nil {
+		r.Reconnected(s.world.Tick(), sc.id, old.id)
+	}
 	s.stats.Reconnects++
 	s.log.Info("ghostwire: place taken back", "conn", sc.id, "was", old.id)
 	if s.game.OnReconnect != nil {

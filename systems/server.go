@@ -177,6 +177,23 @@ type ServerOptions struct {
 	// newcomer is refused as full while the held players would not fit on
 	// their return.
 	MaxHeld int
+	// Spectator, if set, says whether a new connection is a spectator,
+	// from what the token service wrote (never what the client sends): it
+	// is called once per connection, at its hello. A spectator owns no
+	// ghost, its inputs and messages are ignored, and it does not count
+	// toward MaxClients: the server hands it to Spectators (its world is
+	// not this one), or refuses it as full without them or when they
+	// refuse it (counted in ServerStats.SpectatorsRefused).
+	Spectator func(c transport.Conn) bool
+	// Spectators serves the spectators: replay.Stand shows them the match
+	// a delay back, replayed from its recording. It is updated at the end
+	// of each Update.
+	Spectators Spectators
+	// Recorder, if set, is told every change of the world that does not
+	// come from its systems (connections, applied inputs, accepted
+	// messages) and every tick run: what a replay needs to run the match
+	// again with no network (package replay). Nil records nothing.
+	Recorder Recorder
 }
 
 // MaxIdentity bounds the bytes of a connection's identity
@@ -311,6 +328,11 @@ type ServerStats struct {
 	// IdentitiesIgnored counts the identities longer than MaxIdentity:
 	// those connections were accepted without one.
 	IdentitiesIgnored uint64
+	// Spectators counts the spectator connections handed to
+	// ServerOptions.Spectators, SpectatorsRefused those refused (no
+	// Spectators, or they were full). On the server of a Playback that
+	// seats spectators, Connections counts them.
+	Spectators, SpectatorsRefused uint64
 }
 
 // Server is the authoritative endpoint: one world, its schedule and clock,
@@ -326,7 +348,10 @@ type Server struct {
 
 	opts     ServerOptions
 	game     *Game
-	rate     int // ticks per second (Game.TickRate)
+	rate     int       // ticks per second (Game.TickRate)
+	play     *Playback // set when a recording drives the server
+	state    ghostreg.StateWriter
+	stateBuf []byte // StateHash's
 	src      gw.TimeSource
 	listener transport.Listener
 	conns    []*serverConn // in connection ID order
@@ -394,6 +419,7 @@ type serverConn struct {
 	budget    linkBudget   // its rate (Congestion)
 	msgs      peerMessages // the game's messages with this client
 	refusals  bucket       // its refused messages (MaxRefusedMessages)
+	spectator bool         // seated with the spectators (ServerOptions.Spectator): owns nothing, says nothing
 }
 
 // NewServer creates a server world running game, reading time from src
@@ -536,8 +562,11 @@ func NewServer(src gw.TimeSource, l transport.Listener, game *Game, opts ServerO
 // network, then runs the ticks that are due, then flushes the listener
 // when it is a transport.Flusher. Call it once per frame (any rate; ticks
 // stay fixed).
+//
+// On the server of a [Playback] it does nothing: the playback runs its
+// ticks.
 func (s *Server) Update() {
-	if s.closing {
+	if s.closing || s.play != nil {
 		return
 	}
 	if p, ok := s.listener.(transport.Poller); ok {
@@ -547,16 +576,28 @@ func (s *Server) Update() {
 	s.poll(now)
 	ran := false
 	for n := s.clock.Advance(); n > 0; n-- {
-		s.check.tick(s.schedule, s.world, s.log)
-		s.stats.Ticks++
+		s.runTick()
 		ran = true
 	}
 	s.expire(now)
 	if ran { // acks wait for the tick's packets rather than go alone every frame
 		s.flush()
 	}
+	if sp := s.opts.Spectators; sp != nil {
+		sp.Update()
+	}
 	if f, ok := s.listener.(transport.Flusher); ok {
 		f.Flush() // the datagrams a batching listener held back
+	}
+}
+
+// runTick runs one tick, checked by the determinism check when it is on,
+// and tells the recorder.
+func (s *Server) runTick() {
+	s.check.tick(s.schedule, s.world, s.log)
+	s.stats.Ticks++
+	if r := s.opts.Recorder; r != nil {
+		r.Ticked(s)
 	}
 }
 
@@ -660,6 +701,9 @@ func (s *Server) Ghosts() *ghosts.ServerRegister { return (*ghosts.ServerRegiste
 // or the player's ghost was despawned.
 func (s *Server) Player(conn components.ConnID) (e ecs.Entity, ok bool) {
 	sc := s.conn(conn)
+	if sc == nil && s.play != nil {
+		sc = s.play.find(conn)
+	}
 	if sc == nil {
 		return e, false
 	}

@@ -2,6 +2,7 @@ package systems
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/mlange-42/arche/ecs"
@@ -60,6 +61,11 @@ func (s *Server) poll(now time.Duration) {
 	}
 	clear(s.pending[len(kept):])
 	s.pending = kept
+	s.pollConns(now)
+}
+
+// pollConns reads every packet of the open connections.
+func (s *Server) pollConns(now time.Duration) {
 	serverTime := float64(s.world.Tick()) + s.clock.Pending()
 	for i := 0; i < len(s.conns); i++ {
 		sc := s.conns[i]
@@ -69,6 +75,10 @@ func (s *Server) poll(now time.Duration) {
 				break
 			}
 			if t, err := protocol.PeekType(m.Data); err == nil && t == protocol.MsgGame {
+				if sc.spectator { // a spectator's world is the recording's: nothing it says enters it
+					sc.msgs.stats.Refused.Unknown++
+					continue
+				}
 				if s.receiveMessage(sc, m.Channel, m.Data, now) {
 					i--
 					break
@@ -115,7 +125,11 @@ func (s *Server) handshake(c *link, raw transport.Conn, now time.Duration) bool 
 			continue
 		}
 		var reject protocol.Reject
-		identity := s.identify(raw)
+		spectator := s.opts.Spectator != nil && s.opts.Spectator(raw)
+		identity := ""
+		if !spectator {
+			identity = s.identify(raw)
+		}
 		schema := s.binding.Schema()
 		switch {
 		case s.hello.SchemaHash != schema.Hash():
@@ -126,7 +140,7 @@ func (s *Server) handshake(c *link, raw transport.Conn, now time.Duration) bool 
 		case int(s.hello.TickRate) != s.rate:
 			reject.Reason = protocol.RejectTickRate
 			reject.Detail = fmt.Sprintf("the client's is %d, the server's %d", s.hello.TickRate, s.rate)
-		case s.players(identity) >= s.opts.MaxClients:
+		case !spectator && s.players(identity) >= s.opts.MaxClients:
 			reject.Reason = protocol.RejectFull
 		}
 		if reject.Reason != 0 {
@@ -135,8 +149,20 @@ func (s *Server) handshake(c *link, raw transport.Conn, now time.Duration) bool 
 			return true
 		}
 		inputs, _ := control.NewInputBuffer(s.binding.Schema(), s.opts.inputBuffer())
-		sc := &serverConn{id: s.newConnID(), identity: identity, link: c, inputs: inputs, heard: now, msgs: newPeerMessages(s.binding.Schema()),
-			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64))}
+		var id components.ConnID
+		if spectator {
+			// From the top down: the players' IDs, and so the match, are
+			// the same with spectators or without.
+			id = components.ConnID(math.MaxUint32 - s.stats.Spectators - s.stats.SpectatorsRefused)
+		} else {
+			id = s.newConnID()
+		}
+		sc := &serverConn{id: id, identity: identity, link: c, inputs: inputs, heard: now, msgs: newPeerMessages(s.binding.Schema()),
+			helloTime: s.hello.ClientTime, helloAt: now, viewAge: newViewMeter(max(s.opts.InputCapacity, 64)), spectator: spectator}
+		if spectator {
+			s.seat(sc, now)
+			return true
+		}
 		if old := s.reclaim(identity); old == nil || !s.takeBack(sc, old) {
 			if !s.spawnPlayer(sc) {
 				s.refuse(c, &protocol.Reject{Reason: protocol.RejectSpawn})
@@ -176,6 +202,9 @@ func (s *Server) spawnPlayer(sc *serverConn) bool {
 	}
 	if s.opts.SyncTest > 0 {
 		sc.applied = newAppliedInputs(2*(s.opts.SyncTest+1), s.binding.Schema().InputSize())
+	}
+	if r := s.opts.Recorder; r != nil {
+		r.Connected(s.world.Tick(), sc.id, sc.player)
 	}
 	return true
 }
@@ -263,7 +292,9 @@ func (s *Server) expire(now time.Duration) {
 // reconnect or gives it up (see leave).
 func (s *Server) drop(sc *serverConn, reason protocol.RejectReason) {
 	s.end(sc, reason)
-	s.leave(sc, reason)
+	if !sc.spectator { // a spectator leaves nothing behind
+		s.leave(sc, reason)
+	}
 }
 
 // end closes connection sc: it leaves the open connections, its packet

@@ -100,36 +100,47 @@ func (s *Server) handle(sc *serverConn, p []byte, now time.Duration, serverTime 
 // In a replay of the determinism check it writes the one that tick took.
 func (s *Server) applyInputs(w *gw.World) {
 	tick := w.Tick()
+	if s.play != nil {
+		s.play.apply(w)
+		return
+	}
+	rec := s.opts.Recorder
 	for _, sc := range s.conns {
 		var h components.InputHeader
-		var rec []byte
+		var in []byte
 		if w.IsReplaying() {
 			var ok bool
-			if h, rec, ok = sc.applied.at(tick); !ok {
+			if h, in, ok = sc.applied.at(tick); !ok {
 				continue // connected after the tick: its ghosts were not there
 			}
 		} else {
-			h, rec, _ = sc.inputs.Take(tick)
+			h, in, _ = sc.inputs.Take(tick)
 			var clamped bool
 			if h.MaxViewAge, clamped = sc.viewAge.maxViewAge(&h, s.maxInterp, s.viewTolerance); clamped {
 				s.stats.InterpolationClaimsClamped++
 			}
 			h.Acked = sc.viewAge.ackedBefore(h.Tick)
-			sc.applied.keep(tick, h, rec)
+			sc.applied.keep(tick, h, in)
+			if rec != nil {
+				rec.Applied(tick, sc.id, h, in)
+			}
 		}
-		s.giveInput(w, sc.id, &h, rec)
+		s.giveInput(w, sc.id, &h, in)
 	}
 	for _, p := range s.held {
-		h, rec := components.InputHeader{Tick: tick}, s.neutral
+		h, in := components.InputHeader{Tick: tick}, s.neutral
 		if w.IsReplaying() {
 			var ok bool
-			if h, rec, ok = p.sc.applied.at(tick); !ok {
+			if h, in, ok = p.sc.applied.at(tick); !ok {
 				continue
 			}
 		} else {
-			p.sc.applied.keep(tick, h, rec)
+			p.sc.applied.keep(tick, h, in)
+			if rec != nil {
+				rec.Applied(tick, p.sc.id, h, in)
+			}
 		}
-		s.giveInput(w, p.sc.id, &h, rec)
+		s.giveInput(w, p.sc.id, &h, in)
 	}
 }
 

@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -63,4 +65,54 @@ func deterministicPart(t *testing.T, file string) map[string]any {
 	r := readReport(t, file)
 	delete(r, "wall")
 	return r
+}
+
+// TestWasmReplaysTheNativeRecording records a match natively (-record)
+// and replays the file in the WebAssembly build under Node (-replay):
+// every state hash recorded on this machine is equal there, and the
+// reports agree outside the replay's speed. Long tier, as above.
+func TestWasmReplaysTheNativeRecording(t *testing.T) {
+	skipUnlessLong(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "match.gwr")
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"-clients", "8", "-duration", "20s", "-rtt", "150ms", "-loss", "5", "-quiet", "-record", file},
+		&out, &errOut), "%s", errOut.String())
+	native := filepath.Join(dir, "native.json")
+	require.NoError(t, run(t.Context(), []string{"-replay", file, "-report", native}, &out, &errOut), "%s", errOut.String())
+
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err)
+	node, err := exec.LookPath("node")
+	require.NoError(t, err, "Node runs the wasm build")
+	goroot, err := exec.Command(goTool, "env", "GOROOT").Output()
+	require.NoError(t, err)
+	wasm := filepath.Join(dir, "arena.wasm")
+	build := exec.Command(goTool, "build", "-o", wasm, ".")
+	build.Env = append(build.Environ(), "GOOS=js", "GOARCH=wasm")
+	b, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	js := filepath.Join(dir, "wasm.json")
+	runner := filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec_node.js")
+	b, err = exec.CommandContext(ctx, node, runner, wasm, "-replay", file, "-report", js).CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	require.Contains(t, string(b), "every one equal to the recording's")
+
+	want, got := readJSON(t, native), readJSON(t, js)
+	delete(want, "ticks_per_second")
+	delete(got, "ticks_per_second")
+	assert.Positive(t, want["hashes_checked"])
+	assert.Equal(t, want, got)
+}
+
+// readJSON reads a JSON object from file.
+func readJSON(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // helpModes is the head of -h: every mode, and how to ask for it.
-const helpModes = `arena: ghostwire's example game, a shoot-out in a walled square, in one of five modes.
+const helpModes = `arena: ghostwire's example game, a shoot-out in a walled square, in one of six modes.
 
   arena [flags]                                 headless match: bots and a server over simulated links,
                                                 on virtual time, as fast as the machine allows
@@ -19,6 +19,10 @@ const helpModes = `arena: ghostwire's example game, a shoot-out in a walled squa
   arena -connect ADDR -tokens URL [flags]       the same, with connect tokens from a token endpoint
   arena -genkey FILE                            write a new private key for -serve and -connect, and exit
   arena -web ADDR [flags]                       web: play in a browser against bots, in real time
+  arena -replay FILE [-report FILE]             replay a recorded match (-record) with no network, checking
+                                                every state hash (docs/replays.md)
+  arena -replay FILE -web ADDR                  the same, served to a browser: timeline, kills, disputed shots
+                                                and their kill-cams
 
 Every mode but -genkey ends cleanly on SIGINT (Ctrl-C) or SIGTERM, with its summary and -report.
 A bad value is refused with the flag's name and its allowed range.
@@ -63,6 +67,10 @@ var helpGroups = []helpGroup{
 		{name: "ball", arg: "on|off"},
 		{name: "rockets", arg: "on|off"},
 		{name: "chat", arg: "on|off"},
+		{name: "record", arg: "FILE"},
+	}},
+	{title: "Replay (-replay; see docs/replays.md)", flags: []helpFlag{
+		{name: "replay", arg: "FILE"},
 	}},
 	{title: "Network server (-serve; see docs/network.md)", network: true, flags: []helpFlag{
 		{name: "serve", arg: "ADDR"},
@@ -75,6 +83,7 @@ var helpGroups = []helpGroup{
 		{name: "metrics", arg: "ADDR"},
 		{name: "agones"},
 		{name: "grace", arg: "D"},
+		{name: "record", arg: "FILE"},
 		{name: "duration", arg: "D", usage: "how long to serve before the drain (0..24h; 0: until SIGINT or SIGTERM)"},
 		{name: "tick-rate", arg: "HZ"},
 		{name: "lagcomp", arg: "on|off"},

@@ -26,6 +26,7 @@ import (
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/examples/arena/web"
 	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/replay"
 )
 
 func main() {
@@ -179,11 +180,13 @@ func (f radiusFlag) Set(s string) error {
 
 // headlessArgs are the flags of the headless match and of -web.
 type headlessArgs struct {
-	cfg         game.Config
-	report      string
-	quiet       bool
-	web         string
-	webSettings bool
+	cfg    game.Config
+	report string
+	quiet  bool
+	// record and replay are -record and -replay.
+	record, replay string
+	web            string
+	webSettings    bool
 	// webTransport, webCert and webKey are -web-transport, -web-cert
 	// and -web-key.
 	webTransport, webCert, webKey string
@@ -217,6 +220,8 @@ func headlessFlags(a *headlessArgs) *flag.FlagSet {
 	fs.Var(onOffFlag{&cfg.Rockets}, "rockets", "the bots fire rockets now and then beside their hitscan shots: projectiles their client predicts, with splash damage")
 	fs.Var(onOffFlag{&cfg.Chat}, "chat", "the bots say a line of chat now and then (every 5..15 s), which the server relays to every client")
 	fs.StringVar(&a.report, "report", "", "write the JSON report to this file")
+	fs.StringVar(&a.record, "record", "", "record the server's match to this file (docs/replays.md)")
+	fs.StringVar(&a.replay, "replay", "", "replay the match recorded in this file with no network, check every state hash and report (the other match flags are ignored); with -web, serve it to a browser: timeline, kills, disputed shots and their kill-cams")
 	fs.BoolVar(&a.quiet, "quiet", false, "no per-second lines")
 	fs.StringVar(&a.web, "web", "", "serve the arena at this address (host:port) to play in a browser against -clients bots, in real time")
 	fs.BoolVar(&a.webSettings, "web-settings", false, "-web: let pages switch the server's own settings (lag compensation, for every player)")
@@ -262,11 +267,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := a.cfg
+	if a.web != "" && a.replay != "" {
+		return serveReplay(ctx, a.replay, a.web, stdout)
+	}
 	if a.web != "" {
 		if cfg.Clients < 0 || cfg.Clients > 32 {
 			return fmt.Errorf("-clients %d: allowed range is 0..32 with -web", cfg.Clients)
 		}
 		return web.ListenAndServe(ctx, a.web, webOptions(fs, cfg, &a, slog.New(slog.NewTextHandler(stderr, nil))))
+	}
+	if a.replay != "" {
+		return runReplay(a.replay, a.report, stdout)
+	}
+	var rec *os.File
+	if a.record != "" {
+		f, err := os.Create(a.record)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rec, cfg.Record = f, f
 	}
 	m, err := game.NewMatch(cfg)
 	if err != nil {
@@ -277,15 +297,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		onSecond = func(s game.Second) { s.Print(stdout) }
 	}
 	r := m.RunContext(ctx, onSecond)
+	if rec != nil {
+		if err := m.Recorder.Close(); err != nil {
+			return err
+		}
+		if err := rec.Close(); err != nil {
+			return err
+		}
+		st := m.Recorder.Stats()
+		r.Recording = &game.RecordingReport{File: a.record, Bytes: st.Bytes,
+			BytesPerPlayerMinute: float64(st.Bytes) / float64(cfg.Clients) / (float64(st.Ticks) / float64(cfg.TickRate) / 60)}
+	}
 	printSummary(stdout, r)
-	if a.report != "" {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(a.report, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+	if err := writeJSON(a.report, r); err != nil {
+		return err
 	}
 	if !r.Converged {
 		return errors.New("a client did not converge to the server's state")
@@ -293,22 +318,81 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printSummary(w io.Writer, r *game.Report) {
-	c := r.Config
+// writeJSON writes v as indented JSON to file, unless file is "".
+func writeJSON(file string, v any) error {
+	if file == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(b, '\n'), 0o644)
+}
+
+// runReplay replays the recording in file, prints the outcome and the
+// hash check and writes the JSON report to report (unless ""); a hash
+// that differs is an error after the report.
+func runReplay(file, report string, w io.Writer) error {
+	fh, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	f, err := replay.Open(fh)
+	fh.Close()
+	if err != nil {
+		return err
+	}
+	r, err := game.Replay(f)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "replay of %s: %d bytes%s\n", file, r.Size, map[bool]string{true: " (truncated: replayed to its last complete second)"}[r.Truncated])
+	printConfig(w, r.Config)
+	printOutcome(w, r.Config, r.Server)
+	if r.Mismatch == "" {
+		fmt.Fprintf(w, "hash check: %d state hashes checked, every one equal to the recording's\n", r.Checked)
+	} else {
+		fmt.Fprintf(w, "hash check: %d state hashes checked; %s\n", r.Checked, r.Mismatch)
+	}
+	fmt.Fprintf(w, "replayed %d ticks at %.0f ticks per second\n", r.Server.Ticks, r.TicksPerSecond)
+	if err := writeJSON(report, r); err != nil {
+		return err
+	}
+	if r.Mismatch != "" {
+		return errors.New("the replay differs from the recording")
+	}
+	return nil
+}
+
+// printConfig prints the match's settings line.
+func printConfig(w io.Writer, c game.ReportConfig) {
 	fmt.Fprintf(w, "\narena: %d clients, %.0fs play + %.2fs still, %d Hz, rtt %.0fms ±%.0fms, loss %g%%, dup %g%%, reorder %g%%, seed %d, rollback %s, lagcomp %s (%.0fms), bot aim %s\n",
 		c.Clients, c.DurationS, c.SettleS, c.TickRate, c.RTTms, c.JitterMS, c.LossPct, c.DupPct, c.ReorderPct, c.Seed, c.Rollback, c.LagComp, c.MaxRewindMS, c.BotAim)
-	if r.InterruptedAtS > 0 {
-		fmt.Fprintf(w, "interrupted: the bots stopped at %.0fs of play and stood still %.2fs\n", r.InterruptedAtS, r.SettledS)
-	}
-	s := r.Server
-	fmt.Fprintf(w, "server: %d ticks, %d crates, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received, %d ghosts deferred\n",
-		s.Ticks, c.Crates, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived, s.GhostsDeferred)
+}
+
+// printOutcome prints what the server's world decided: the lines a
+// replay reproduces.
+func printOutcome(w io.Writer, c game.ReportConfig, s game.ServerReport) {
+	fmt.Fprintf(w, "outcome: %d ticks, %d kills in the kill feed\n", s.Ticks, s.Kills)
 	sh := s.Shots
 	fmt.Fprintf(w, "shots: %d fired, %d hits (%.1f%%), %d kills; the other mode would have hit %d; verdicts %v\n",
 		sh.Fired, sh.Hits, pct(sh.Hits, sh.Fired), sh.Kills, sh.OtherModeHits, sh.Verdicts)
 	ro := s.Rockets
 	fmt.Fprintf(w, "rockets: %d fired, %d refused (empty magazine), %d exploded, %d players hurt, %d kills (ball %s, bots' rockets %s)\n",
 		ro.Fired, ro.Refused, ro.Exploded, ro.Hits, ro.Kills, c.Ball, c.Rockets)
+}
+
+func printSummary(w io.Writer, r *game.Report) {
+	c := r.Config
+	printConfig(w, c)
+	if r.InterruptedAtS > 0 {
+		fmt.Fprintf(w, "interrupted: the bots stopped at %.0fs of play and stood still %.2fs\n", r.InterruptedAtS, r.SettledS)
+	}
+	s := r.Server
+	fmt.Fprintf(w, "server: %d ticks, %d crates, inputs applied %d, missing %d, late %d, rejected %d, %d B sent, %d B received, %d ghosts deferred\n",
+		s.Ticks, c.Crates, s.InputsApplied, s.InputsMissing, s.InputsLate, s.InputsRejected, s.BytesSent, s.BytesReceived, s.GhostsDeferred)
+	printOutcome(w, c, s)
 	ms := s.Messages
 	fmt.Fprintf(w, "messages: %d sent, %d received, refused %s, %d connections dropped for refusals; kill feed %d kills (chat %s)\n",
 		ms.Sent, ms.Received, refusals(ms.Refused), s.MessageDrops, s.Kills, c.Chat)
@@ -337,6 +421,9 @@ func printSummary(w io.Writer, r *game.Report) {
 		fmt.Fprintf(w, "; server tick %.1f µs mean, %.1f µs p99", t.Mean, t.P99)
 	}
 	fmt.Fprintln(w, ")")
+	if rec := r.Recording; rec != nil {
+		fmt.Fprintf(w, "recording: %s, %d bytes (%.0f B per player per minute)\n", rec.File, rec.Bytes, rec.BytesPerPlayerMinute)
+	}
 }
 
 // refusals writes refused messages by reason.

@@ -47,6 +47,10 @@ type roomReport struct {
 	LateMaxMS  float64           `json:"late_max_ms"`
 	CPUSeconds float64           `json:"cpu_s"` // the sum of its updates
 	Server     game.ServerReport `json:"server"`
+	// Recording is the room's recording (-record), and RecordingError
+	// what went wrong writing it.
+	Recording      *game.RecordingReport `json:"recording,omitempty"`
+	RecordingError string                `json:"recording_error,omitempty"`
 }
 
 // drainReport is how the process ended (fleet.Report): why, how long the

@@ -58,6 +58,7 @@ type networkArgs struct {
 	agones  bool
 	grace   time.Duration
 	room    string
+	record  string // -serve: -record
 }
 
 // networkFlags defines the network modes' flags into a.
@@ -78,6 +79,7 @@ func networkFlags(a *networkArgs) *flag.FlagSet {
 	fs.StringVar(&a.metrics, "metrics", "", "serve /metrics (Prometheus), /healthz and /readyz on this address (host:port; port 0 picks one)")
 	fs.BoolVar(&a.agones, "agones", false, "run as an Agones game server through the sidecar at localhost:$AGONES_SDK_HTTP_PORT (9358): the public address from it, Ready, health pings, a rooms counter, Shutdown after the drain")
 	fs.DurationVar(&a.grace, "grace", fleet.DefaultGrace, "on SIGTERM, SIGINT or Agones' Shutdown, the drain's time: rooms with players play on until the grace less a sixth, then every client is told the server is closing (1s..1h; at most the pod's terminationGracePeriodSeconds)")
+	fs.StringVar(&a.record, "record", "", "-serve: record each room's match to this file (docs/replays.md); with -rooms above 1, FILE-arena-N.EXT per room")
 	fs.StringVar(&a.room, "room", roomName(1), "the room the bots join, named in their tokens (a -serve process's arena-1..arena-N)")
 	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "number of bot clients, each on its own connection (1..64)")
 	fs.DurationVar(&a.duration, "duration", 0, "-serve: how long to serve (0..24h; 0: until SIGINT or SIGTERM); -connect: play before the bots stand still (1s..2h; 0: 30s)")
@@ -147,7 +149,7 @@ func runNetwork(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		cfg.Clients = a.maxClients
 		return runServer(ctx, cfg, a, out, stdout, log)
 	}
-	for _, f := range []string{"public", "rooms", "metrics", "agones", "grace"} {
+	for _, f := range []string{"public", "rooms", "metrics", "agones", "grace", "record"} {
 		if isSet(fs, f) {
 			return fmt.Errorf("-%s is a -serve flag: a client connects to the server's public address with -connect", f)
 		}
@@ -178,7 +180,7 @@ func runServer(ctx context.Context, cfg game.Config, a networkArgs, out, stdout 
 		return err
 	}
 	o := serverOptions{Game: cfg, Bind: a.serve, Key: key, Tokens: a.tokens, Rooms: a.rooms, Metrics: a.metrics, Agones: a.agones,
-		Grace: a.grace, Duration: a.duration, Logger: log}
+		Grace: a.grace, Duration: a.duration, Logger: log, Record: a.record}
 	if a.tokens != "" {
 		if a.tokenSecret == "" {
 			return errors.New("-tokens needs -token-secret FILE: the secret a caller of the token endpoint presents (make one with: head -c 24 /dev/urandom | base64 > FILE)")
@@ -217,6 +219,10 @@ func runServer(ctx context.Context, cfg game.Config, a networkArgs, out, stdout 
 		fmt.Fprintf(stdout, "room %s: %d ticks, %d clients at the end (peak %d), %d reconnects, update p50 %.0fµs p99 %.0fµs max %.0fµs, cpu %.2fs, shots %d hits %d kills %d\n",
 			rr.Name, rr.Ticks, rr.ClientsAtEnd, rr.Peak, rr.Reconnects, rr.TickP50US, rr.TickP99US, rr.TickMaxUS, rr.CPUSeconds,
 			rr.Server.Shots.Fired, rr.Server.Shots.Hits, rr.Server.Shots.Kills)
+		if rec := rr.Recording; rec != nil {
+			fmt.Fprintf(stdout, "room %s: recording %s, %d bytes (%.0f B per player per minute)%s\n", rr.Name, rec.File, rec.Bytes,
+				rec.BytesPerPlayerMinute, map[bool]string{true: "; error: " + rr.RecordingError}[rr.RecordingError != ""])
+		}
 	}
 	if ag := r.Agones; ag != nil {
 		fmt.Fprintf(stdout, "agones: public address %s, %d calls (%d retried), %d health pings (%d failed), rooms counter %d of %d\n",

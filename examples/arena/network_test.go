@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/systems/replay"
 	"github.com/ghostwire/ghostwire/transport/udp"
 	"github.com/ghostwire/ghostwire/transport/udp/tokens"
 )
@@ -277,7 +278,9 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 	defer goleak.VerifyNone(t)
 	_, key := newKey(t, t.TempDir())
 	discard := slog.New(slog.DiscardHandler)
-	srv := serveArena(t, serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key, Rooms: 1, Logger: discard})
+	recording := filepath.Join(t.TempDir(), "room.gwr")
+	srv := serveArena(t, serverOptions{Game: quietGame(8, time.Second), Bind: "127.0.0.1:0", Key: key, Rooms: 1, Logger: discard,
+		Record: recording})
 	cl, err := newArenaClients(context.Background(), clientsOptions{Game: quietGame(8, play),
 		Server: srv.listener.PublicAddress(), Key: key, Logger: discard})
 	require.NoError(t, err)
@@ -339,6 +342,24 @@ func eightClientsOverUDP(t *testing.T, play time.Duration) {
 	assert.Equal(t, sr.Server.InputsApplied, room.Server.InputsApplied, "one room: the server's counts are its own")
 	assert.Equal(t, drainReport{Reason: "signal", Seconds: sr.Drain.Seconds, GraceS: 30, Finished: 1}, sr.Drain,
 		"nobody played any more: the room finished at once")
+
+	// The room recorded its match as it ran (-record), and the file
+	// replays with no network: every hash equal, the same shots.
+	require.NotNil(t, room.Recording)
+	assert.Empty(t, room.RecordingError)
+	assert.Equal(t, recording, room.Recording.File)
+	fh, err := os.Open(recording)
+	require.NoError(t, err)
+	defer fh.Close()
+	f, err := replay.Open(fh)
+	require.NoError(t, err)
+	assert.EqualValues(t, room.Recording.Bytes, f.Size)
+	rr, err := game.Replay(f)
+	require.NoError(t, err)
+	assert.Empty(t, rr.Mismatch)
+	assert.Equal(t, room.Ticks, rr.Server.Ticks)
+	assert.Equal(t, room.Server.Shots, rr.Server.Shots)
+	assert.Equal(t, room.Server.Rockets, rr.Server.Rockets)
 }
 
 // Tokens the server must refuse reach no connection and are counted in

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"maps"
+	"os"
 	"sync"
 	"time"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/examples/arena/game"
 	"github.com/ghostwire/ghostwire/systems"
+	"github.com/ghostwire/ghostwire/systems/replay"
 	"github.com/ghostwire/ghostwire/systems/rooms"
 )
 
@@ -20,9 +23,50 @@ type arenaRoom struct {
 	game *game.Endpoints
 	rate int // ticks per second
 
+	// rec records the room's match to recFile (-record), on the room's
+	// goroutine; nil without.
+	rec     *replay.Recorder
+	recFile *os.File
+
 	mu    sync.Mutex
 	last  roomSnapshot
 	final *roomReport // set when the room has ended
+}
+
+// record creates the room's recording file and its recorder, carrying
+// the match's configuration.
+func (r *arenaRoom) record(path string, g *systems.Game, cfg game.Config) (*replay.Recorder, error) {
+	conf, err := cfg.Recording()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-record: %w", err)
+	}
+	rec, err := replay.NewRecorder(f, g, replay.RecorderOptions{Config: conf})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.rec, r.recFile = rec, f
+	return rec, nil
+}
+
+// closeRecording writes the recording's last second and closes its file;
+// it reports the file, nil without a recording.
+func (r *arenaRoom) closeRecording(st rooms.RoomStats) (*game.RecordingReport, error) {
+	if r.rec == nil {
+		return nil, nil
+	}
+	err := r.rec.Close()
+	if cerr := r.recFile.Close(); err == nil {
+		err = cerr
+	}
+	rs := r.rec.Stats()
+	minutes := float64(rs.Ticks) / float64(r.rate) / 60
+	return &game.RecordingReport{File: r.recFile.Name(), Bytes: rs.Bytes,
+		BytesPerPlayerMinute: float64(rs.Bytes) / float64(max(st.Peak, 1)) / max(minutes, 1e-9)}, err
 }
 
 // roomSnapshot is what a room published of itself.
@@ -72,6 +116,10 @@ func (r *arenaRoom) ended(st rooms.RoomStats, s *systems.Server) {
 	rep := &roomReport{Name: r.name, Ticks: st.Ticks, ClientsAtEnd: st.Clients, Peak: st.Peak, Reconnects: st.Reconnects,
 		HeldGivenUp: st.HeldGivenUp, Dropped: st.Dropped, TickP50US: us(st.TickP50), TickP99US: us(st.TickP99),
 		TickMaxUS: us(st.TickMax), LateMaxMS: us(st.Late) / 1000, CPUSeconds: st.Busy.Seconds(), Server: r.snapshot().report}
+	var err error
+	if rep.Recording, err = r.closeRecording(st); err != nil {
+		rep.RecordingError = err.Error()
+	}
 	r.mu.Lock()
 	r.final = rep
 	r.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,19 @@ type serverOptions struct {
 	Logger     *slog.Logger
 	AddrRate   udp.Rate // zero: udp's default
 	MaxPending int      // zero: udp's default
+	// Record is -record: the file each room's match is recorded to
+	// (recordPath), "" for none.
+	Record string
+}
+
+// recordPath is the recording file of room name: file itself for a
+// single room, else FILE-name.EXT.
+func recordPath(file, name string, rooms int) string {
+	if rooms == 1 {
+		return file
+	}
+	ext := filepath.Ext(file)
+	return strings.TrimSuffix(file, ext) + "-" + name + ext
 }
 
 // roomName is the name of the arena's room i (1-based), which tokens
@@ -202,10 +216,17 @@ func (s *arenaServer) newRoom(name string) (*systems.Game, systems.ServerOptions
 	}
 	so := g.ServerOptions()
 	so.MaxClients, so.Logger, so.ReconnectGrace = s.opts.Game.Clients, s.opts.Logger, reconnectGrace
+	room := &arenaRoom{name: name, game: g, rate: s.opts.Game.TickRate}
+	game := g.Game()
+	if s.opts.Record != "" {
+		if so.Recorder, err = room.record(recordPath(s.opts.Record, name, s.opts.Rooms), game, s.opts.Game); err != nil {
+			return nil, systems.ServerOptions{}, err
+		}
+	}
 	s.mu.Lock()
-	s.rooms[name] = &arenaRoom{name: name, game: g, rate: s.opts.Game.TickRate}
+	s.rooms[name] = room
 	s.mu.Unlock()
-	return g.Game(), so, nil
+	return game, so, nil
 }
 
 // room returns room name.

@@ -31,7 +31,7 @@ var Layers = []Layer{
 	{"internal", []string{"internal/bitstream", "internal/raycast", "internal/fixedclock", "internal/correction",
 		"internal/codec", "internal/protocol", "internal/control", "internal/ghostreg"}},
 	{"public", []string{"netsync", "ghosts", "systems/lagcomp", "systems", "systems/harness", "systems/harness/serverbench",
-		"systems/agones", "systems/agones/agonestest", "systems/rooms", "systems/metrics", "systems/fleet"}},
+		"systems/replay", "systems/agones", "systems/agones/agonestest", "systems/rooms", "systems/metrics", "systems/fleet"}},
 	{"test helpers and tools", []string{"internal/fuzzing", "internal/longtest", "transport/internal/conntest", "internal/wiretest", "internal/testgame",
 		"internal/perfdoc", "internal/perfdoc/cmd/perfdoc", "internal/surface", "internal/surface/cmd/surface", "scripts/netcodepeer"}},
 }

@@ -46,8 +46,13 @@ func (l *identityListener) Accept() (transport.Conn, bool) {
 	return c, true
 }
 
-// identityOf is the harness server's ServerOptions.Identity when the
-// test sets none: the identity of the ClientSpec that dialled c.
+// Identity returns the identity of the ClientSpec that dialled c (the
+// harness server's ServerOptions.Identity when the test sets none), for
+// the server's hooks that read who a connection is
+// (ServerOptions.Spectator); ok is false for a connection without one.
+func Identity(c transport.Conn) (identity string, ok bool) { return identityOf(c) }
+
+// identityOf is Identity.
 func identityOf(c transport.Conn) (string, bool) {
 	ic, ok := c.(*identityConn)
 	if !ok || ic.identity == "" {

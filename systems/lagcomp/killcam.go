@@ -30,6 +30,11 @@ type Scene struct {
 	// Walls are the compensator's walls (Options.Walls), shared, not
 	// copied: read them, never write them.
 	Walls [][2][3]float32
+	// Refused reports that a rule refused the shot before its ray was
+	// cast (the view's window or age, the death rule, the fire rate, the
+	// origin: Verdict.Reason names it); Cast then shows what the ray
+	// would have met.
+	Refused bool
 	// Posed holds every entity recorded at View, in the history's order,
 	// the shooter included. It is empty when View lies outside the window
 	// (a shot refused as ReasonOutsideWindow).
@@ -61,6 +66,17 @@ func (c *Compensator) Capture(s Shot, v Verdict, dst *Scene) {
 	}
 	*dst = Scene{Shot: s, Verdict: v, View: float64(tick) + float64(frac), Origin: s.Origin, Dir: s.Dir, Range: c.opts.Range,
 		Walls: c.opts.Walls, Posed: dst.Posed[:0]}
+	switch v.Reason {
+	case ReasonHit, ReasonNoTarget, ReasonNotVisible:
+	case ReasonOccluded: // by a wall on the ray, or between the shooter and its claimed origin
+		if r, ok := c.shooterAt(s.Shooter, newest); ok {
+			p, _ := c.opts.Pose(r)
+			_, ok = c.originReachable(p, s.Origin)
+			dst.Refused = !ok
+		}
+	default:
+		dst.Refused = true
+	}
 	counted := c.stats // a capture is not a rewind of a shot: Stats stay the shots'
 	defer func() { c.stats = counted }()
 	if c.aim(tick, frac, nil) != nil {
@@ -80,7 +96,8 @@ func (c *Compensator) Capture(s Shot, v Verdict, dst *Scene) {
 }
 
 // Cast casts the scene's ray against its posed hitboxes and walls, as
-// Judge does once a shot has passed its rules: the nearest visible hit,
+// Judge does once a shot has passed its rules (Refused is false): the
+// nearest visible hit,
 // or the wall before it (ReasonOccluded), or a hidden target alone
 // (ReasonNotVisible), or nothing (ReasonNoTarget). A kill-cam shows it;
 // that it equals the verdict of a shot that reached the cast is the check

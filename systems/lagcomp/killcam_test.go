@@ -15,8 +15,9 @@ import (
 )
 
 // Every shot judged among 80 wandering entities, behind walls, some
-// invisible to everyone, with a fire-rate limit and views inside and
-// outside the window: the scene captured in OnJudge, cast again after
+// invisible to everyone, with a fire-rate limit, views inside and
+// outside the window and origins behind a wall now and then: the scene
+// captured in OnJudge, cast again after
 // the history has moved on, gives the verdict of every shot that reached
 // the cast (hit, occluded, not visible, no target) field for field, and
 // keeps the verdict and its reason for every refused one; capturing
@@ -47,6 +48,8 @@ func TestCapturedScenesGiveTheVerdict(t *testing.T) {
 		ms = append(ms, mover{e: e, vx: rng.Float32()*0.4 - 0.2, vy: rng.Float32()*0.4 - 0.2, vt: rng.Float32() - 0.5})
 		hidden[e] = i%7 == 3
 	}
+	p0, _, _ := m.Get(ms[0].e)
+	*p0, ms[0].vx, ms[0].vy = Position{X: -1.8}, 0, 0 // stands by the wall
 	step := func(tick gw.Tick) {
 		for _, mv := range ms {
 			p, f, _ := m.Get(mv.e)
@@ -64,8 +67,14 @@ func TestCapturedScenesGiveTheVerdict(t *testing.T) {
 	for range 60 {
 		tick++
 		step(tick)
+		if tick%5 == 0 { // the one standing by the wall claims an origin inside it
+			before := lc.Stats().Rewinds
+			lc.Judge(lagcomp.Shot{Shooter: ms[0].e, Tick: tick, ViewTick: tick - 2, MaxViewAge: 1000,
+				Origin: [3]float32{-2.5, 0, 0}, Dir: [3]float32{1, 0, 0}})
+			require.Equal(t, before, lc.Stats().Rewinds, "refused before any rewind")
+		}
 		for range 20 {
-			shooter, target := ms[rng.IntN(len(ms))].e, ms[rng.IntN(len(ms))].e
+			shooter, target := ms[1+rng.IntN(len(ms)-1)].e, ms[rng.IntN(len(ms))].e
 			p, _, _ := m.Get(shooter)
 			q, _, _ := m.Get(target)
 			view := float64(tick) - 1 - rng.Float64()*30
@@ -75,6 +84,7 @@ func TestCapturedScenesGiveTheVerdict(t *testing.T) {
 			vt, frac := split(view)
 			s := lagcomp.Shot{Shooter: shooter, Tick: tick, ViewTick: vt, ViewFraction: frac, MaxViewAge: 1000,
 				Origin: [3]float32{p.X, p.Y, 0}, Dir: [3]float32{q.X - p.X + rng.Float32()*2 - 1, q.Y - p.Y + rng.Float32()*2 - 1, 0}}
+
 			before := lc.Stats().Rewinds
 			lc.Judge(s)
 			if lc.Stats().Rewinds > before {
@@ -86,27 +96,37 @@ func TestCapturedScenesGiveTheVerdict(t *testing.T) {
 		tick++
 		step(tick)
 	}
-	require.Len(t, scenes, 60*20)
+	require.Len(t, scenes, 60*20+12)
 	reasons := map[lagcomp.Reason]int{}
+	originOccluded := 0
 	for i, sc := range scenes {
 		v := verdicts[i]
 		reasons[v.Reason]++
 		assert.Equal(t, v, sc.Verdict)
+		if v.Reason == lagcomp.ReasonOccluded && sc.Shot.Shooter == ms[0].e {
+			assert.True(t, sc.Refused, "the origin rule, before the cast")
+			originOccluded++
+			continue
+		}
 		switch v.Reason {
 		case lagcomp.ReasonHit, lagcomp.ReasonOccluded, lagcomp.ReasonNotVisible, lagcomp.ReasonNoTarget:
+			require.Falsef(t, sc.Refused, "shot %d reached the cast", i)
 			require.Equalf(t, v, sc.Cast(), "shot %d: %+v", i, sc.Shot)
 			require.NotEmpty(t, sc.Posed)
 		case lagcomp.ReasonOutsideWindow:
+			assert.True(t, sc.Refused)
 			assert.Empty(t, sc.Posed, "nothing recorded to show")
 		default:
+			assert.True(t, sc.Refused)
 			assert.Len(t, sc.Posed, len(ms), "shot %d: every entity posed", i)
 		}
 	}
-	t.Logf("verdicts by reason: %v", reasons)
+	t.Logf("verdicts by reason: %v; %d occluded before the cast (an origin behind a wall)", reasons, originOccluded)
 	for _, r := range []lagcomp.Reason{lagcomp.ReasonHit, lagcomp.ReasonOccluded, lagcomp.ReasonNotVisible, lagcomp.ReasonNoTarget,
 		lagcomp.ReasonFireRate, lagcomp.ReasonOutsideWindow} {
 		assert.Positivef(t, reasons[r], "some shots end %s", r)
 	}
+	assert.Equal(t, 12, originOccluded, "every claim from inside the wall")
 	assert.Equal(t, rewinds, lc.Stats().Rewinds, "captures are not counted as rewinds")
 }
 

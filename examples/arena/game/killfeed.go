@@ -3,6 +3,7 @@ package game
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mlange-42/arche/generic"
 
@@ -119,6 +120,9 @@ func killed(w *gw.World, killer, victim components.ConnID, weapon Weapon) {
 		f.SendErrors++
 	}
 }
+
+// All returns every kill since Keep was set, oldest first (a copy).
+func (f *KillFeed) All() []KillRecord { return slices.Clone(f.kills) }
 
 // Sent returns the kills sent to conn, in the order sent; nil unless Keep
 // was set before they happened.

@@ -2,6 +2,7 @@ package game
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ghostwire/ghostwire/systems"
 	"github.com/ghostwire/ghostwire/systems/harness"
 	"github.com/ghostwire/ghostwire/systems/lagcomp"
+	"github.com/ghostwire/ghostwire/systems/replay"
 	"github.com/ghostwire/ghostwire/transport"
 )
 
@@ -96,7 +98,11 @@ type Config struct {
 
 	// Client, if set, adjusts one client's spec before it connects (tests
 	// use it for misbehaving clients).
-	Client func(i int, spec *harness.ClientSpec)
+	Client func(i int, spec *harness.ClientSpec) `json:"-"`
+	// Record, if set, receives the server's recording of the match
+	// (package replay); Match.Recorder is then its recorder, which the
+	// caller closes once the match is over.
+	Record io.Writer `json:"-"`
 	// SyncTest, when not zero, runs the determinism check of that depth on
 	// the server world (see systems.ServerOptions.SyncTest): for tests, it
 	// costs SyncTest replays per tick. Clients get theirs through Client.
@@ -182,6 +188,12 @@ type Match struct {
 	Shots   *ShotSystem
 	// Armoury is the server's side of the rockets (magazines, splash).
 	Armoury *Armoury
+	// Recorder records the server's match when Config.Record is set.
+	Recorder *replay.Recorder
+	// OnJudge, if set before the server is set up, sees every shot the
+	// lag compensator judges (lagcomp.Options.OnJudge): a replay's
+	// kill-cam captures the scenes there.
+	OnJudge func(c *lagcomp.Compensator, s lagcomp.Shot, v lagcomp.Verdict)
 	stopAt  time.Duration
 	clock   gw.TimeSource // what the bots and the presentation read
 	// delaySum adds up each client's interpolation delay once per
@@ -305,6 +317,16 @@ func NewMatch(cfg Config) (*Match, error) {
 		}
 	}
 	opts.Clients = nil
+	if cfg.Record != nil {
+		conf, err := cfg.Recording()
+		if err != nil {
+			return nil, err
+		}
+		if m.Recorder, err = replay.NewRecorder(cfg.Record, opts.Game, replay.RecorderOptions{Config: conf}); err != nil {
+			return nil, err
+		}
+		opts.Server.Recorder = m.Recorder
+	}
 	h, err := harness.New(opts)
 	if err != nil {
 		return nil, err
@@ -500,7 +522,8 @@ func (m *Match) setupServer(s *systems.Server) error {
 		// The death rule: the default trade window.
 		Alive: func(r *lagcomp.Rewound) bool { return lagcomp.Get[Health](r).Alive() },
 		// Every verdict goes back to the shooter's client.
-		Server: s,
+		Server:  s,
+		OnJudge: m.OnJudge,
 	})
 	if err != nil {
 		return err

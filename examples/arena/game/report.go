@@ -37,6 +37,16 @@ type Report struct {
 	// normal end, and SettledS counts from there); absent for a full match.
 	InterruptedAtS float64    `json:"interrupted_at_s,omitempty"`
 	Wall           WallReport `json:"wall"`
+	// Recording names the file the server's match was recorded to, and
+	// its size; absent without one.
+	Recording *RecordingReport `json:"recording,omitempty"`
+}
+
+// RecordingReport is the recording of a match (-record).
+type RecordingReport struct {
+	File                 string  `json:"file"`
+	Bytes                uint64  `json:"bytes"`
+	BytesPerPlayerMinute float64 `json:"bytes_per_player_minute"`
 }
 
 // ReportConfig echoes the settings used.
