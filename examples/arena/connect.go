@@ -212,9 +212,31 @@ func (c *arenaClients) leave(why string) {
 }
 
 // playedOut reports whether the match is over: the bots played Duration
-// and stood still for Settle.
+// and stood still for Settle, and then until every connected bot's
+// prediction has matched convergedSnapshots snapshots in a row, or for
+// game.MaxExtraSettle more. As in the headless match, what was in flight
+// when the bots stopped (a respawn due after a late kill, a rocket) lands
+// before convergence is judged.
 func (c *arenaClients) playedOut() bool {
-	return c.clock.Now() >= c.opts.Game.Duration+c.opts.Game.Settle()
+	now, end := c.clock.Now(), c.opts.Game.Duration+c.opts.Game.Settle()
+	if now < end {
+		return false
+	}
+	if now >= end+game.MaxExtraSettle {
+		return true
+	}
+	for _, b := range c.bots {
+		if b.end == "" && b.connected && !b.settled() {
+			return false
+		}
+	}
+	return true
+}
+
+// settled reports whether the bot's prediction has matched the server's
+// last convergedSnapshots snapshots.
+func (b *bot) settled() bool {
+	return b.client.Stats().SnapshotsReceived-b.missedAt >= convergedSnapshots
 }
 
 // run plays until the match is over, every connection ended or ctx ends,
@@ -302,8 +324,7 @@ func (c *arenaClients) report() *clientsReport {
 	for _, b := range c.bots {
 		cr := clientReport{ClientReport: c.game.ClientReport(b.index, b.client, elapsed), Connected: b.connected}
 		cr.FinalError = -1
-		cr.Converged = stood && b.end == "" && b.connected &&
-			b.client.Stats().SnapshotsReceived-b.missedAt >= convergedSnapshots
+		cr.Converged = stood && b.end == "" && b.connected && b.settled()
 		r.Converged = r.Converged && cr.Converged
 		r.Clients = append(r.Clients, cr)
 	}
