@@ -330,16 +330,21 @@ func writeJSON(file string, v any) error {
 	return os.WriteFile(file, append(b, '\n'), 0o644)
 }
 
+// openRecording reads the recording in file (replay.Open's checks).
+func openRecording(file string) (*replay.File, error) {
+	fh, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return replay.Open(fh)
+}
+
 // runReplay replays the recording in file, prints the outcome and the
 // hash check and writes the JSON report to report (unless ""); a hash
 // that differs is an error after the report.
 func runReplay(file, report string, w io.Writer) error {
-	fh, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	f, err := replay.Open(fh)
-	fh.Close()
+	f, err := openRecording(file)
 	if err != nil {
 		return err
 	}

@@ -7,22 +7,15 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/ghostwire/ghostwire/examples/arena/web/replayview"
-	"github.com/ghostwire/ghostwire/systems/replay"
 )
 
 // serveReplay replays the recording in file once (every state hash
 // checked), then serves the replay page at addr until ctx ends.
 func serveReplay(ctx context.Context, file, addr string, stdout io.Writer) error {
-	fh, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	f, err := replay.Open(fh)
-	fh.Close()
+	f, err := openRecording(file)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func (s *Server) guardPost(h http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, "a JSON body (Content-Type: application/json) is required", http.StatusUnsupportedMediaType)
 			return
 		}
-		if !sameOrigin(r) {
+		if !SameOrigin(r) {
 			s.postsRefused.Add(1)
 			http.Error(w, "cross-site request refused", http.StatusForbidden)
 			return
@@ -97,10 +97,11 @@ func (s *Server) guardPost(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// sameOrigin reports whether a request's Origin (when sent) is this
+// SameOrigin reports whether a request's Origin (when sent) is this
 // server's own and its Sec-Fetch-Site (when sent) says same-origin; a
-// client that is not a browser sends neither.
-func sameOrigin(r *http.Request) bool {
+// client that is not a browser sends neither. The arena's pages refuse
+// a POST that fails it (a cross-site request).
+func SameOrigin(r *http.Request) bool {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		return false
 	}

@@ -9,13 +9,12 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ghostwire/ghostwire/examples/arena/game"
+	"github.com/ghostwire/ghostwire/examples/arena/web"
 	"github.com/ghostwire/ghostwire/systems/replay"
 )
 
@@ -125,7 +124,7 @@ func (p *Page) load(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnsupportedMediaType, "a recording (Content-Type: application/octet-stream) is required")
 		return
 	}
-	if !sameOrigin(r) {
+	if !web.SameOrigin(r) {
 		refuse(http.StatusForbidden, "cross-site request refused")
 		return
 	}
@@ -152,21 +151,6 @@ func (p *Page) load(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	refuse(http.StatusUnprocessableEntity, err.Error())
-}
-
-// sameOrigin reports whether a request's Origin (when sent) is this
-// server's own and its Sec-Fetch-Site (when sent) says same-origin; a
-// client that is not a browser sends neither.
-func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return false
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
 }
 
 // param reads the integer query parameter name within lo..hi.
