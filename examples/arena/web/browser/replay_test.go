@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,8 +130,9 @@ func TestBrowserReplay(t *testing.T) {
 			chromedp.Click("#play", chromedp.ByID),
 			chromedp.Evaluate(`replay.tick`, &after)))
 		assert.Greater(t, after, before+10)
-		time.Sleep(300 * time.Millisecond) // real time passing while paused: the tick must stay
-		require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`replay.tick`, &stopped)))
+		// The tick 300 ms of the page's own time later, paused: it must stay.
+		require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`new Promise(r => setTimeout(() => r(replay.tick), 300))`, &stopped,
+			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) })))
 		assert.Equal(t, after, stopped, "paused")
 		first := int(v.Info().First) + 30
 		require.NoError(t, chromedp.Run(ctx,
