@@ -324,7 +324,7 @@ func TestEveryModeEndsCleanlyOnSignals(t *testing.T) {
 		deadline := time.Now().Add(limit)
 		for !strings.Contains(p.output(), "open the page") {
 			require.True(t, time.Now().Before(deadline), p.output())
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // polling another process's output in real time: no clock of ours drives it
 		}
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 		p.wait(limit)

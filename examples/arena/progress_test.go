@@ -20,7 +20,7 @@ func waitFor(t *testing.T, d time.Duration, msg string, cond func() bool) {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		require.True(t, time.Now().Before(deadline), "waited %v for %s", d, msg)
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polling a real-time run's output: no virtual clock drives it
 	}
 }
 

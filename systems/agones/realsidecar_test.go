@@ -118,7 +118,7 @@ func sidecarLife(t *testing.T, base string, manifest agones.ObjectMeta) {
 		deadline := time.Now().Add(10 * time.Second)
 		for sdk.Stats().Pings < 3 {
 			require.True(t, time.Now().Before(deadline), "3 pings not started within 10 s at one a second")
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // polling the real sidecar process, which runs on wall time
 		}
 		assert.Zero(t, sdk.Stats().PingErr, "the sidecar took every ping")
 	})

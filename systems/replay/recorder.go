@@ -185,7 +185,7 @@ func (r *Recorder) Applied(tick gw.Tick, conn components.ConnID, h components.In
 	r.start(tick - 1)
 	r.stats.Inputs++
 	p := r.prevOf(conn)
-	cur := prevInput{conn: conn, tickOff: int32(h.Tick - tick), viewAge: int32(tick - h.ViewTick), ackedAge: int32(tick - h.Acked),
+	cur := prevInput{conn: conn, tickOff: h.Tick.Sub(tick), viewAge: tick.Sub(h.ViewTick), ackedAge: tick.Sub(h.Acked),
 		hasView: h.HasView, fraction: math.Float32bits(h.ViewFraction), delay: math.Float32bits(h.InterpolationDelay),
 		maxAge: math.Float32bits(h.MaxViewAge)}
 	var flags byte
@@ -297,6 +297,8 @@ func (r *Recorder) Ticked(s *systems.Server) {
 	r.body = append(r.body, r.tin...)
 	r.tin, r.nin = r.tin[:0], 0
 	r.last = tick
+	// Ticks since the start, counted modulo 2³² (unsigned: a match longer
+	// than 2³¹ ticks keeps counting up, where Tick.Sub would turn negative).
 	n := int(uint32(tick) - r.h.StartTick)
 	if n%r.h.HashEvery == 0 {
 		r.body = append(r.body, recHash)
