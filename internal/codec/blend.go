@@ -41,7 +41,7 @@ func LerpFloat(a, b, t float32) float32 {
 // LerpAngle blends two angles in radians along the shorter way round and
 // wraps the result into [-π, π).
 func LerpAngle(a, b, t float32) float32 {
-	d := math.Mod(float64(b)-float64(a), 2*math.Pi)
+	d := mod2Pi(float64(b) - float64(a))
 	if d >= math.Pi {
 		d -= 2 * math.Pi
 	} else if d < -math.Pi {
@@ -51,11 +51,20 @@ func LerpAngle(a, b, t float32) float32 {
 }
 
 func wrapAngle(v float32) float32 {
-	r := math.Mod(float64(v)+math.Pi, 2*math.Pi)
+	r := mod2Pi(float64(v) + math.Pi)
 	if r < 0 {
 		r += 2 * math.Pi
 	}
 	return float32(r - math.Pi)
+}
+
+// mod2Pi is math.Mod(x, 2π), which returns x itself when |x| < 2π: the
+// common case (angles already wrapped) skips its loop, with the same bits.
+func mod2Pi(x float64) float64 {
+	if x > -2*math.Pi && x < 2*math.Pi {
+		return x
+	}
+	return math.Mod(x, 2*math.Pi)
 }
 
 // Teleported reports whether a and b of component id are a teleport apart.

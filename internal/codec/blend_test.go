@@ -439,3 +439,40 @@ func TestInterpolate(t *testing.T) {
 
 	assert.Panics(t, func() { s.Interpolation(7) }, "Interpolation of an unknown ID")
 }
+
+// lerpAngleByMod is LerpAngle as it was first written, with math.Mod on
+// every call: the reference its shortcut must match bit for bit, since
+// server and client blend with it.
+func lerpAngleByMod(a, b, t float32) float32 {
+	d := math.Mod(float64(b)-float64(a), 2*math.Pi)
+	if d >= math.Pi {
+		d -= 2 * math.Pi
+	} else if d < -math.Pi {
+		d += 2 * math.Pi
+	}
+	r := math.Mod(float64(a+float32(float32(d)*t))+math.Pi, 2*math.Pi)
+	if r < 0 {
+		r += 2 * math.Pi
+	}
+	return float32(r - math.Pi)
+}
+
+func TestLerpAngleSameBitsAsMod(t *testing.T) {
+	pi := float32(math.Pi)
+	edge := []float32{0, float32(math.Copysign(0, -1)), pi, -pi, 2 * pi, -2 * pi, math.Nextafter32(pi, 0), math.Nextafter32(-pi, 0),
+		math.Nextafter32(2*pi, 0), math.Nextafter32(-2*pi, 0), 3 * pi, -7, 100, -1e6, 1e30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := append([]float32(nil), edge...)
+	for range 2000 {
+		vals = append(vals, float32(rng.Float64()*2*math.Pi-math.Pi), float32(rng.NormFloat64()*20))
+	}
+	for i, a := range vals {
+		for _, b := range []float32{vals[(i*7+1)%len(vals)], vals[(i*13+5)%len(vals)], a} {
+			for _, tt := range []float32{0, 0.25, 0.5, 1, 1.5, float32(rng.Float64() * 2)} {
+				got, want := codec.LerpAngle(a, b, tt), lerpAngleByMod(a, b, tt)
+				require.Equal(t, math.Float32bits(want), math.Float32bits(got), "LerpAngle(%v, %v, %v) = %v, math.Mod gives %v", a, b, tt, got, want)
+			}
+		}
+	}
+}

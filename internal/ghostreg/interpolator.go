@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
@@ -46,7 +45,10 @@ type Interpolator struct {
 	c      *ClientRegister
 	b      *Binding
 	maxExt float64
-	ghosts []*interpGhost // sorted by ID
+	ghosts []*interpGhost                      // sorted by ID
+	ids    []components.GhostID                // the IDs of ghosts, searched without touching the ghosts
+	byID   map[components.GhostID]*interpGhost // the ghosts again, for a record's lookup
+	plans  []typePlan                          // by ghost type
 	// active are the ghosts a frame must visit, sorted by ID: every ghost
 	// but those shown at rest (still), which cost a frame nothing.
 	// activate are the ghosts that became active since the last frame,
@@ -71,10 +73,34 @@ type Interpolator struct {
 	posing   bool           // a Pose ran since the last Restore
 	free     []*interpGhost
 	interp   []codec.Interpolation // by component ID
-	scratch  []byte
 	target   []byte
 	vals     []unsafe.Pointer
 	stats    InterpolatorStats
+	// base and baseTick unwrap the states' ticks near the frame's render
+	// tick (gw.Tick.Unwrap with the floor taken once a frame).
+	base     float64
+	baseTick gw.Tick
+}
+
+// typePlan is what a frame needs of a ghost type, looked up once: where
+// each component sits in a buffered state, its size, its arche ID in the
+// client world and how it blends.
+type typePlan struct {
+	comps  []compPlan
+	stride int // bytes of one buffered state: each component 8-byte aligned
+	span   int // bytes from the first component to the end of the last
+	// flat: a decoded snapshot holds a record of this type with the
+	// components at the same offsets as a buffered state (checked on the
+	// first record, and every record's last component against it), so a
+	// record is compared and copied as one block.
+	flat, checked bool
+}
+
+type compPlan struct {
+	id   ecs.ID // in the client world
+	size uintptr
+	off  int
+	in   *codec.Interpolation
 }
 
 // recoveryTicks is the time constant of the fade back from a wrong
@@ -88,15 +114,25 @@ const statesPerGhost = 64
 type interpGhost struct {
 	g      components.Ghost
 	e      ecs.Entity
+	plan   *typePlan
 	shown  bool
 	gone   gw.Tick // first tick missing from a complete snapshot, when isGone
 	isGone bool
-	ticks  [statesPerGhost]gw.Tick
-	data   []byte // statesPerGhost states of stride bytes
-	stride int
-	offs   []int // component offsets inside a state
-	n      int   // states held
-	head   int   // index of the newest state
+	n      int // states held
+	head   int // index of the newest state
+	// The states are a ring of ticks and flags; each names the slot of
+	// data that holds its values (slot), so a state equal to the one
+	// before shares its slot instead of a copy. Slots are taken in turn
+	// (top is the newest), so a slot comes round again only after
+	// statesPerGhost others, when no state names it any more.
+	ticks [statesPerGhost]gw.Tick
+	slot  [statesPerGhost]uint8
+	top   int
+	data  []byte // statesPerGhost slots of stride bytes
+	// teleAt is the tick of the newest state flagged tele (when hasTele):
+	// a frame whose last render tick passed it looks for no jump.
+	teleAt  gw.Tick
+	hasTele bool
 	// tele marks the states that are a teleport away from the one before;
 	// lastRT is the render tick of the last frame, to flag each jump once.
 	tele [statesPerGhost]bool
@@ -134,9 +170,20 @@ func NewInterpolator(c *ClientRegister, maxExtrapolation float64) (*Interpolator
 	if !(maxExtrapolation >= 0 && maxExtrapolation <= 60) {
 		return nil, fmt.Errorf("ghosts: max extrapolation %v outside 0..60 ticks", maxExtrapolation)
 	}
-	ip := &Interpolator{c: c, b: c.b, maxExt: maxExtrapolation}
+	ip := &Interpolator{c: c, b: c.b, maxExt: maxExtrapolation, byID: map[components.GhostID]*interpGhost{}}
 	for i := 0; i < c.b.schema.NumComponents(); i++ {
 		ip.interp = append(ip.interp, c.b.schema.Interpolation(codec.ComponentID(i)))
+	}
+	ip.plans = make([]typePlan, c.b.schema.NumGhostTypes())
+	for t := range ip.plans {
+		gt, _ := c.b.schema.GhostType(codec.GhostTypeID(t))
+		pl := &ip.plans[t]
+		for ci, comp := range gt.Components {
+			size := c.b.sizes[comp]
+			pl.comps = append(pl.comps, compPlan{id: c.b.types[t][ci], size: size, off: pl.stride, in: &ip.interp[comp]})
+			pl.span = pl.stride + int(size)
+			pl.stride += (int(size) + 7) &^ 7
+		}
 	}
 	c.interp = ip
 	return ip, nil
@@ -150,8 +197,20 @@ func (ip *Interpolator) Stats() InterpolatorStats {
 }
 
 func (ip *Interpolator) find(id components.GhostID) (int, bool) {
-	i := sort.Search(len(ip.ghosts), func(i int) bool { return ip.ghosts[i].g.ID >= id })
-	return i, i < len(ip.ghosts) && ip.ghosts[i].g.ID == id
+	return slices.BinarySearch(ip.ids, id)
+}
+
+// insert puts ig at index i of the ghosts, as find said.
+func (ip *Interpolator) insert(i int, ig *interpGhost) {
+	ip.ghosts = slices.Insert(ip.ghosts, i, ig)
+	ip.ids = slices.Insert(ip.ids, i, ig.g.ID)
+	ip.byID[ig.g.ID] = ig
+}
+
+// state returns the values of ig's i-th state.
+func (ig *interpGhost) state(i int) []byte {
+	k := int(ig.slot[i]) * ig.plan.stride
+	return ig.data[k : k+ig.plan.stride]
 }
 
 // Push buffers the state of the gi-th ghost of snap at snap.Tick. States
@@ -163,13 +222,13 @@ func (ip *Interpolator) find(id components.GhostID) (int, bool) {
 // rather than blended across the quiet ticks the server did not send.
 func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	gs := &snap.Ghosts[gi]
-	i, ok := ip.find(gs.ID)
-	if !ok {
-		ig := ip.alloc(gs.Ghost)
-		ip.ghosts = slices.Insert(ip.ghosts, i, ig)
+	ig := ip.byID[gs.ID]
+	if ig == nil {
+		i, _ := ip.find(gs.ID)
+		ig = ip.alloc(gs.Ghost)
+		ip.insert(i, ig)
 		ip.wake(ig)
 	}
-	ig := ip.ghosts[i]
 	if ig.isGone && snap.Tick.After(ig.gone) {
 		ig.isGone = false // present again after the tick it went missing
 	}
@@ -181,26 +240,35 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 		ip.unstill(ig)
 	}
 	if ig.n > 0 && ig.rest[ig.head] && !rest && snap.Tick.Sub(ig.ticks[ig.head]) > 1 {
-		prev := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
-		ip.advance(ig, snap.Tick.Add(-1), true)
-		copy(ig.data[ig.head*ig.stride:(ig.head+1)*ig.stride], prev)
+		ip.advance(ig, snap.Tick.Add(-1), true, true)
 	}
-	prev := ig.head
-	ip.advance(ig, snap.Tick, rest)
-	state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
-	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(gs.Type))
-	for ci, c := range gt.Components {
-		size := int(ip.b.sizes[c])
-		copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(snap.Value(gi, ci)), size))
-	}
-	// A teleport belongs to the ghost: when any component says so, the
-	// whole state steps.
-	if ig.n > 1 {
-		before := ig.data[prev*ig.stride:]
-		for ci, c := range gt.Components {
-			if ip.interp[c].Teleported(at(before, ig.offs[ci]), at(state, ig.offs[ci])) {
-				ig.tele[ig.head] = true
-				break
+	// A record equal to the newest state notes the tick and shares the
+	// state's values; a teleport belongs to the ghost: when any component
+	// says so, the whole state steps.
+	pl := ig.plan
+	src := ip.record(pl, snap, gi)
+	if ig.n > 0 && ip.sameAsNewest(ig, src, snap, gi) {
+		ip.advance(ig, snap.Tick, rest, true)
+	} else {
+		prev := ig.head
+		ip.advance(ig, snap.Tick, rest, false)
+		state := ig.state(ig.head)
+		if src != nil {
+			copy(state, src)
+		} else {
+			for ci := range pl.comps {
+				c := &pl.comps[ci]
+				copy(state[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(snap.Value(gi, ci)), c.size))
+			}
+		}
+		if ig.n > 1 {
+			before := ig.state(prev)
+			for ci := range pl.comps {
+				c := &pl.comps[ci]
+				if c.in.Teleported(at(before, c.off), at(state, c.off)) {
+					ig.tele[ig.head], ig.teleAt, ig.hasTele = true, snap.Tick, true
+					break
+				}
 			}
 		}
 	}
@@ -211,31 +279,75 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	}
 }
 
-// advance makes room for a new newest state of tick.
-func (ip *Interpolator) advance(ig *interpGhost, tick gw.Tick, rest bool) {
+// advance makes room for a new newest state of tick: with the values of
+// the newest state (same) or in a slot of its own, to be filled.
+func (ip *Interpolator) advance(ig *interpGhost, tick gw.Tick, rest, same bool) {
+	slot := ig.slot[ig.head]
+	if !same || ig.n == 0 {
+		ig.top = (ig.top + 1) % statesPerGhost
+		slot = uint8(ig.top)
+	}
 	ig.head = (ig.head + 1) % statesPerGhost
 	ig.n = min(ig.n+1, statesPerGhost)
-	ig.ticks[ig.head] = tick
+	ig.ticks[ig.head], ig.slot[ig.head] = tick, slot
 	ig.rest[ig.head], ig.tele[ig.head] = rest, false
 }
 
-func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
-	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(g.Type))
-	stride := 0
-	var offs []int
-	for _, c := range gt.Components {
-		offs = append(offs, stride)
-		stride += (int(ip.b.sizes[c]) + 7) &^ 7
+// record returns the values of the gi-th ghost of snap as one block laid
+// out as a buffered state of pl, or nil when the snapshot does not hold
+// them so (then each is read by Snapshot.Value).
+func (ip *Interpolator) record(pl *typePlan, snap *protocol.Snapshot, gi int) []byte {
+	if len(pl.comps) == 0 || pl.checked && !pl.flat {
+		return nil
 	}
+	p := snap.Value(gi, 0)
+	first := uintptr(p)
+	if !pl.checked {
+		pl.checked, pl.flat = true, true
+		for ci := range pl.comps {
+			if uintptr(snap.Value(gi, ci))-first != uintptr(pl.comps[ci].off) {
+				pl.flat = false
+				return nil
+			}
+		}
+	} else if last := len(pl.comps) - 1; last > 0 && uintptr(snap.Value(gi, last))-first != uintptr(pl.comps[last].off) {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), pl.span)
+}
+
+// sameAsNewest reports whether the gi-th ghost of snap, whose values are
+// src when not nil (see record), has the values of ig's newest state.
+func (ip *Interpolator) sameAsNewest(ig *interpGhost, src []byte, snap *protocol.Snapshot, gi int) bool {
+	pl, newest := ig.plan, ig.state(ig.head)
+	if src != nil {
+		for ci := range pl.comps {
+			c := &pl.comps[ci]
+			if !bytes.Equal(newest[c.off:c.off+int(c.size)], src[c.off:c.off+int(c.size)]) {
+				return false
+			}
+		}
+		return true
+	}
+	for ci := range pl.comps {
+		c := &pl.comps[ci]
+		if !bytes.Equal(newest[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(snap.Value(gi, ci)), c.size)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
+	pl := &ip.plans[g.Type]
 	for k, f := range ip.free {
-		if f.stride == stride && len(f.offs) == len(offs) {
+		if f.plan.stride == pl.stride {
 			ip.free = append(ip.free[:k], ip.free[k+1:]...)
-			copy(f.offs, offs)
-			*f = interpGhost{g: g, data: f.data, stride: stride, offs: f.offs, last: f.last, from: f.from}
+			*f = interpGhost{g: g, plan: pl, data: f.data, last: f.last, from: f.from}
 			return f
 		}
 	}
-	return &interpGhost{g: g, data: make([]byte, stride*statesPerGhost), stride: stride, offs: offs, last: make([]byte, stride), from: make([]byte, stride)}
+	return &interpGhost{g: g, plan: pl, data: make([]byte, pl.stride*statesPerGhost), last: make([]byte, pl.stride), from: make([]byte, pl.stride)}
 }
 
 // Gone notes that ghost id was missing from the complete snapshot of tick;
@@ -308,6 +420,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 	a := ip.b.world.Arche()
 	ip.lastRT = rt
 	now, _ := gw.TickAt(rt)
+	ip.base, ip.baseTick = math.Floor(rt), now
 	if ip.hasStill && age(ip.stillMax, now) > longAgo {
 		ip.stillMax = now.Add(-longAgo) // no still ghost's newest state is later
 	}
@@ -371,7 +484,16 @@ func (ip *Interpolator) Update(rt, frame float64) {
 	clear(ip.active[len(kept):])
 	ip.active = kept
 	if freed { // alloc clears freed when it reuses one
-		ip.ghosts = slices.DeleteFunc(ip.ghosts, func(ig *interpGhost) bool { return ig.freed })
+		ip.ghosts = slices.DeleteFunc(ip.ghosts, func(ig *interpGhost) bool {
+			if ig.freed {
+				delete(ip.byID, ig.g.ID)
+			}
+			return ig.freed
+		})
+		ip.ids = ip.ids[:len(ip.ghosts)]
+		for i, ig := range ip.ghosts {
+			ip.ids[i] = ig.g.ID
+		}
 	}
 }
 
@@ -389,32 +511,27 @@ const sweepPerFrame = 256
 
 // show blends and writes one ghost, creating its entity if needed.
 func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
-	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(ig.g.Type))
-	if cap(ip.scratch) < ig.stride {
-		ip.scratch = make([]byte, ig.stride)
-	}
-	out := ip.scratch[:ig.stride]
+	pl := ig.plan
 	// a: newest state at or before rt; b: the one after it.
 	ai := ig.head
-	for k := 0; k < ig.n-1 && ig.ticks[ai].Unwrap(rt) > rt; k++ {
+	for k := 0; k < ig.n-1 && ip.unwrap(ig.ticks[ai]) > rt; k++ {
 		ai = (ai - 1 + statesPerGhost) % statesPerGhost
 	}
 	var bi int
 	var t float32
 	extrapolated := false
-	teleported := false
-	switch {
-	case ig.ticks[ai].Unwrap(rt) > rt: // before the oldest state: hold it
+	switch ta := ip.unwrap(ig.ticks[ai]); {
+	case ta > rt: // before the oldest state: hold it
 		bi, t = ai, 0
 	case ai != ig.head: // interpolate
 		bi = (ai + 1) % statesPerGhost
-		t = float32((rt - ig.ticks[ai].Unwrap(rt)) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
-	case ig.ticks[ai].Unwrap(rt) == rt || ig.rest[ai]: // exactly the newest state, or past one at rest
+		t = float32((rt - ta) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
+	case ta == rt || ig.rest[ai]: // exactly the newest state, or past one at rest
 		bi, t = ai, 0
 	case ig.n > 1: // past the newest: extrapolate from the last two, capped
 		extrapolated = true
 		bi, ai = ai, (ai-1+statesPerGhost)%statesPerGhost
-		over := rt - ig.ticks[bi].Unwrap(rt)
+		over := rt - ta
 		ip.stats.ExtrapolatedTicks += math.Min(over, frame)
 		ip.stats.HeldTicks += max(0, math.Min(over-ip.maxExt, frame))
 		capped := math.Min(over, ip.maxExt)
@@ -424,27 +541,21 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		bi, t = ai, 1
 		extrapolated = true
 	}
-	sa := ig.data[ai*ig.stride:]
-	sb := ig.data[bi*ig.stride:]
-	teleported = ai != bi && ig.tele[bi]
-	tt := t
-	if teleported && extrapolated {
-		tt = 1 // never extrapolate across a teleport
-	}
-	for ci, c := range gt.Components {
-		in := &ip.interp[c]
-		in.Apply(at(sa, ig.offs[ci]), at(sb, ig.offs[ci]), at(out, ig.offs[ci]), tt, ip.b.sizes[c], teleported)
-	}
+	teleported := ai != bi && ig.tele[bi]
 	// The jump of a teleport shows on the first frame whose render tick
-	// passed the teleported state (or the first after it arrived late).
+	// passed the teleported state (or the first after it arrived late);
+	// only a ghost whose newest teleport the last frame had not passed
+	// looks for it.
 	jump := ig.lateTele && ig.shown
 	ig.lateTele = false
-	for k, i := 0, ig.head; k < ig.n && ig.shown; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
-		if st := ig.ticks[i].Unwrap(rt); st <= ig.lastRT {
-			break
-		} else if ig.tele[i] && st <= rt {
-			jump = true
-			break
+	if ig.shown && ig.hasTele && ip.unwrap(ig.teleAt) > ig.lastRT {
+		for k, i := 0, ig.head; k < ig.n; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
+			if st := ip.unwrap(ig.ticks[i]); st <= ig.lastRT {
+				break
+			} else if ig.tele[i] && st <= rt {
+				jump = true
+				break
+			}
 		}
 	}
 	ig.lastRT = rt
@@ -455,10 +566,11 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	// true blend, the old value's weight decaying as exp(-Δ/recoveryTicks)
 	// with the render ticks since the fade began (whatever the frame rate),
 	// so a wrong guess slides back instead of jumping. A teleport ends it.
+	fading := false
 	switch {
 	case jump:
 		ig.fade = 0
-	case extrapolated && ig.n > 1 && rt > ig.ticks[ig.head].Unwrap(rt):
+	case extrapolated && ig.n > 1 && rt > ip.unwrap(ig.ticks[ig.head]):
 		ig.fade, ig.fadeFrom, ig.fadeTime = 1, rt, recoveryTicks
 	case ig.fade > 0 && ig.shown:
 		if ig.fade == 1 { // the first frame with data again: freeze what was shown
@@ -467,29 +579,62 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		ig.fade = math.Exp(-(rt - ig.fadeFrom) / ig.fadeTime)
 		if ig.fade < 0.02 {
 			ig.fade = 0
-			break
+		} else {
+			fading = true
 		}
+	}
+	// The blend goes straight into last, what this frame shows; two
+	// states that share their values (a record equal to the one before)
+	// need no blend.
+	out, sa, sb := ig.last, ig.state(ai), ig.state(bi)
+	tt := t
+	if teleported && extrapolated {
+		tt = 1 // never extrapolate across a teleport
+	}
+	if ig.slot[ai] == ig.slot[bi] {
+		copy(out, sa)
+	} else {
+		for ci := range pl.comps {
+			c := &pl.comps[ci]
+			c.in.Apply(at(sa, c.off), at(sb, c.off), at(out, c.off), tt, c.size, teleported)
+		}
+	}
+	if fading {
 		ip.target = append(ip.target[:0], out...)
-		for ci, c := range gt.Components {
-			off := ig.offs[ci]
-			ip.interp[c].Blend(at(ip.target, off), at(ig.from, off), at(out, off), float32(ig.fade))
+		for ci := range pl.comps {
+			c := &pl.comps[ci]
+			c.in.Blend(at(ip.target, c.off), at(ig.from, c.off), at(out, c.off), float32(ig.fade))
 		}
 	}
-	copy(ig.last, out)
-	ip.vals = ip.vals[:0]
-	for ci := range gt.Components {
-		ip.vals = append(ip.vals, at(out, ig.offs[ci]))
-	}
+	a := ip.b.world.Arche()
+	shown := components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
 	if !ig.shown {
+		ip.vals = ip.vals[:0]
+		for ci := range pl.comps {
+			ip.vals = append(ip.vals, at(out, pl.comps[ci].off))
+		}
 		ig.e = ip.c.spawn(ig.g, ip.vals, false)
 		ig.shown = true
 		ip.stats.Spawned++
-	} else {
-		ip.c.write(ig.e, codec.GhostTypeID(ig.g.Type), ip.vals)
+		*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = shown
+	} else { // Update checked that the entity lives
+		ip.write(a, ig, out)
+		*(*components.Interpolated)(a.GetUnchecked(ig.e, ip.b.Interpolated)) = shown
 	}
-	a := ip.b.world.Arche()
-	*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = components.Interpolated{Tick: rt, Extrapolated: extrapolated, Teleported: jump}
 	ig.still = ai == ig.head && bi == ai && ig.rest[ai] && t == 0 && ig.fade == 0 && !jump && !ig.lateTele
+}
+
+// write copies the state st into ig's entity, which lives.
+func (ip *Interpolator) write(a *ecs.World, ig *interpGhost, st []byte) {
+	for ci := range ig.plan.comps {
+		c := &ig.plan.comps[ci]
+		copy(unsafe.Slice((*byte)(a.GetUnchecked(ig.e, c.id)), c.size), st[c.off:c.off+int(c.size)])
+	}
+}
+
+// unwrap is ig.ticks[i].Unwrap(rt) for the render tick rt of the frame.
+func (ip *Interpolator) unwrap(t gw.Tick) float64 {
+	return ip.base + float64(t.Sub(ip.baseTick))
 }
 
 // Pose writes into every shown ghost, for a prediction of tick, where
@@ -564,7 +709,7 @@ func (ip *Interpolator) pose(ig *interpGhost, tick gw.Tick, slot int, record boo
 	if record {
 		ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
 	}
-	ip.put(ig, ig.data[i*ig.stride:(i+1)*ig.stride])
+	ip.put(ig, ig.state(i))
 	if !ig.active && !ig.posed { // once per Restore however many ticks a replay poses
 		ip.posed = append(ip.posed, ig)
 	}
@@ -590,15 +735,9 @@ func (ip *Interpolator) Restore() {
 
 // put writes the state st into a shown ghost's entity, if it still lives.
 func (ip *Interpolator) put(ig *interpGhost, st []byte) {
-	if !ip.b.world.Arche().Alive(ig.e) {
-		return
+	if a := ip.b.world.Arche(); a.Alive(ig.e) {
+		ip.write(a, ig, st)
 	}
-	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(ig.g.Type))
-	ip.vals = ip.vals[:0]
-	for ci := range gt.Components {
-		ip.vals = append(ip.vals, at(st, ig.offs[ci]))
-	}
-	ip.c.write(ig.e, codec.GhostTypeID(ig.g.Type), ip.vals)
 }
 
 // at returns a pointer to b[off]; off may be len(b) for a zero-size value
@@ -618,6 +757,8 @@ func (ip *Interpolator) Release(id components.GhostID) bool {
 	}
 	ig := ip.ghosts[i]
 	ip.ghosts = slices.Delete(ip.ghosts, i, i+1)
+	ip.ids = slices.Delete(ip.ids, i, i+1)
+	delete(ip.byID, id)
 	drop := func(list []*interpGhost) []*interpGhost {
 		return slices.DeleteFunc(list, func(x *interpGhost) bool { return x == ig })
 	}
@@ -640,28 +781,28 @@ func (ip *Interpolator) Take(g components.Ghost, e ecs.Entity, ticks []gw.Tick, 
 		panic("ghostreg: Take of a ghost the interpolator holds")
 	}
 	ig := ip.alloc(g)
-	ip.ghosts = slices.Insert(ip.ghosts, i, ig)
-	gt, _ := ip.b.schema.GhostType(codec.GhostTypeID(g.Type))
+	ip.insert(i, ig)
+	pl := ig.plan
 	for k, tick := range ticks {
 		prev := ig.head
-		ip.advance(ig, tick, false)
-		state := ig.data[ig.head*ig.stride : (ig.head+1)*ig.stride]
-		for ci, c := range gt.Components {
-			size := int(ip.b.sizes[c])
-			copy(state[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(states[k][ci]), size))
+		ip.advance(ig, tick, false, false)
+		state := ig.state(ig.head)
+		for ci := range pl.comps {
+			c := &pl.comps[ci]
+			copy(state[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(states[k][ci]), c.size))
 		}
 		// A state equal to the tick's before rests, as the server's
 		// record would have said: the server sends nothing more of a
 		// ghost its client holds at rest, and without the mark the
 		// interpolation would extrapolate past it, held at the cap.
-		if k > 0 && tick.Sub(ticks[k-1]) == 1 && bytes.Equal(state, ig.data[prev*ig.stride:(prev+1)*ig.stride]) {
+		if k > 0 && tick.Sub(ticks[k-1]) == 1 && bytes.Equal(state, ig.state(prev)) {
 			ig.rest[ig.head] = true
 		}
 	}
 	a := ip.b.world.Arche()
-	for ci, id := range ip.b.types[g.Type] {
-		size := int(ip.b.sizes[gt.Components[ci]])
-		copy(ig.last[ig.offs[ci]:ig.offs[ci]+size], unsafe.Slice((*byte)(a.Get(e, id)), size))
+	for ci := range pl.comps {
+		c := &pl.comps[ci]
+		copy(ig.last[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(a.Get(e, c.id)), c.size))
 	}
 	ig.e, ig.shown, ig.lastRT = e, true, ip.lastRT
 	ig.fade, ig.fadeFrom, ig.fadeTime = 1, ip.lastRT, max(fadeTicks, 1e-3)
