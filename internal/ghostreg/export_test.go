@@ -24,3 +24,19 @@ func PendingIDs(v *View) []components.GhostID {
 	}
 	return ids
 }
+
+// SharedStates returns how many of ghost id's buffered states share the
+// values of the state before them instead of holding a copy.
+func SharedStates(ip *Interpolator, id components.GhostID) int {
+	ig := ip.byID[id]
+	if ig == nil {
+		return 0
+	}
+	shared := 0
+	for k, i := 0, ig.head; k < ig.n-1; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
+		if ig.st[i].slot == ig.st[(i-1+statesPerGhost)%statesPerGhost].slot {
+			shared++
+		}
+	}
+	return shared
+}

@@ -112,57 +112,65 @@ const recoveryTicks = 3
 const statesPerGhost = 64
 
 type interpGhost struct {
-	g      components.Ghost
-	e      ecs.Entity
-	plan   *typePlan
-	shown  bool
-	gone   gw.Tick // first tick missing from a complete snapshot, when isGone
-	isGone bool
-	n      int // states held
-	head   int // index of the newest state
-	// The states are a ring of ticks and flags; each names the slot of
-	// data that holds its values (slot), so a state equal to the one
-	// before shares its slot instead of a copy. Slots are taken in turn
-	// (top is the newest), so a slot comes round again only after
-	// statesPerGhost others, when no state names it any more.
-	ticks [statesPerGhost]gw.Tick
-	slot  [statesPerGhost]uint8
-	top   int
-	data  []byte // statesPerGhost slots of stride bytes
-	// teleAt is the tick of the newest state flagged tele (when hasTele):
-	// a frame whose last render tick passed it looks for no jump.
-	teleAt  gw.Tick
-	hasTele bool
-	// tele marks the states that are a teleport away from the one before;
-	// lastRT is the render tick of the last frame, to flag each jump once.
-	tele [statesPerGhost]bool
-	rest [statesPerGhost]bool // the server said the ghost rests at this state
-	// still: the entity shows the newest state, a rest, exactly; until
-	// another state arrives, frames and poses have nothing to write.
-	// active: in Interpolator.active or activate; stillSeq: the record
-	// Poses numbered above it ran while it was still; freed: returned to
-	// the free list by this frame.
-	still    bool
-	active   bool
-	freed    bool
-	stillSeq uint64
-	// posed: Pose wrote into the entity, so Restore must write it back.
-	posed    bool
-	lastRT   float64
-	lateTele bool // a teleported state arrived behind the render tick
+	// What every visit reads comes first, in a few cache lines.
+	g    components.Ghost
+	e    ecs.Entity
+	plan *typePlan
+	data []byte // statesPerGhost slots of stride bytes (see state)
 	// last holds the values written last frame; after extrapolation the
 	// display fades from a frozen copy of them (from) to the interpolated
 	// values instead of jumping.
 	last     []byte
 	from     []byte
+	n        int // states held
+	head     int // index of the newest state
+	top      int // the slot of data taken last
+	lastRT   float64
 	fade     float64 // weight of from; 1 while extrapolating, 0 when done
 	fadeFrom float64 // render tick the fade's clock starts at
 	fadeTime float64 // the fade's time constant in ticks: recoveryTicks, or a switch's
-	// poseUsed[t%statesPerGhost] is the tick of the state Pose used for the
-	// last recorded prediction of tick t, when poseFor at that slot is t.
-	poseFor  [statesPerGhost]gw.Tick
-	poseUsed [statesPerGhost]gw.Tick
+	stillSeq uint64
+	gone     gw.Tick // first tick missing from a complete snapshot, when isGone
+	// teleAt is the tick of the newest state flagged tele (when hasTele):
+	// a frame whose last render tick passed it looks for no jump.
+	teleAt  gw.Tick
+	hasTele bool
+	shown   bool
+	isGone  bool
+	// still: the entity shows the newest state, a rest, exactly; until
+	// another state arrives, frames and poses have nothing to write.
+	// active: in Interpolator.active or activate; stillSeq: the record
+	// Poses numbered above it ran while it was still; freed: returned to
+	// the free list by this frame.
+	still  bool
+	active bool
+	freed  bool
+	// posed: Pose wrote into the entity, so Restore must write it back.
+	posed bool
+	// lastRT is the render tick of the last frame, to flag each jump
+	// once; lateTele: a teleported state arrived behind the render tick.
+	lateTele bool
+	// st is the ring of states, oldest to newest up to head. Each names
+	// the slot of data that holds its values, so a state equal to the one
+	// before shares its slot instead of a copy. Slots are taken in turn
+	// (top), so one comes round again only after statesPerGhost others,
+	// when no state names it any more.
+	st [statesPerGhost]ipEntry
+	// poses[t%statesPerGhost] notes the state Pose used for the last
+	// recorded prediction of tick t (used), when its tick is t.
+	poses [statesPerGhost]poseNote
 }
+
+// ipEntry is one buffered state of a ghost.
+type ipEntry struct {
+	tick gw.Tick
+	slot uint8
+	tele bool // a teleport away from the state before
+	rest bool // the server said the ghost rests at this state
+}
+
+// poseNote is what a recorded Pose of tick used: the state of tick used.
+type poseNote struct{ tick, used gw.Tick }
 
 // NewInterpolator returns an interpolator that spawns and despawns through
 // the client register c. maxExtrapolation is the cap in ticks (0: none).
@@ -209,7 +217,7 @@ func (ip *Interpolator) insert(i int, ig *interpGhost) {
 
 // state returns the values of ig's i-th state.
 func (ig *interpGhost) state(i int) []byte {
-	k := int(ig.slot[i]) * ig.plan.stride
+	k := int(ig.st[i].slot) * ig.plan.stride
 	return ig.data[k : k+ig.plan.stride]
 }
 
@@ -232,14 +240,14 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	if ig.isGone && snap.Tick.After(ig.gone) {
 		ig.isGone = false // present again after the tick it went missing
 	}
-	if ig.n > 0 && !snap.Tick.After(ig.ticks[ig.head]) {
+	if ig.n > 0 && !snap.Tick.After(ig.st[ig.head].tick) {
 		return
 	}
 	rest := gs.Rest
 	if ig.still {
 		ip.unstill(ig)
 	}
-	if ig.n > 0 && ig.rest[ig.head] && !rest && snap.Tick.Sub(ig.ticks[ig.head]) > 1 {
+	if ig.n > 0 && ig.st[ig.head].rest && !rest && snap.Tick.Sub(ig.st[ig.head].tick) > 1 {
 		ip.advance(ig, snap.Tick.Add(-1), true, true)
 	}
 	// A record equal to the newest state notes the tick and shares the
@@ -266,7 +274,7 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 			for ci := range pl.comps {
 				c := &pl.comps[ci]
 				if c.in.Teleported(at(before, c.off), at(state, c.off)) {
-					ig.tele[ig.head], ig.teleAt, ig.hasTele = true, snap.Tick, true
+					ig.st[ig.head].tele, ig.teleAt, ig.hasTele = true, snap.Tick, true
 					break
 				}
 			}
@@ -274,7 +282,7 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	}
 	// A teleport the render tick has already passed (it arrived while the
 	// ghost was extrapolated) jumps on the next frame.
-	if ig.tele[ig.head] && ig.shown && snap.Tick.Unwrap(ig.lastRT) <= ig.lastRT {
+	if ig.st[ig.head].tele && ig.shown && snap.Tick.Unwrap(ig.lastRT) <= ig.lastRT {
 		ig.lateTele = true
 	}
 }
@@ -282,15 +290,15 @@ func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 // advance makes room for a new newest state of tick: with the values of
 // the newest state (same) or in a slot of its own, to be filled.
 func (ip *Interpolator) advance(ig *interpGhost, tick gw.Tick, rest, same bool) {
-	slot := ig.slot[ig.head]
+	slot := ig.st[ig.head].slot
 	if !same || ig.n == 0 {
 		ig.top = (ig.top + 1) % statesPerGhost
 		slot = uint8(ig.top)
 	}
 	ig.head = (ig.head + 1) % statesPerGhost
 	ig.n = min(ig.n+1, statesPerGhost)
-	ig.ticks[ig.head], ig.slot[ig.head] = tick, slot
-	ig.rest[ig.head], ig.tele[ig.head] = rest, false
+	ig.st[ig.head].tick, ig.st[ig.head].slot = tick, slot
+	ig.st[ig.head].rest, ig.st[ig.head].tele = rest, false
 }
 
 // record returns the values of the gi-th ghost of snap as one block laid
@@ -320,14 +328,8 @@ func (ip *Interpolator) record(pl *typePlan, snap *protocol.Snapshot, gi int) []
 // src when not nil (see record), has the values of ig's newest state.
 func (ip *Interpolator) sameAsNewest(ig *interpGhost, src []byte, snap *protocol.Snapshot, gi int) bool {
 	pl, newest := ig.plan, ig.state(ig.head)
-	if src != nil {
-		for ci := range pl.comps {
-			c := &pl.comps[ci]
-			if !bytes.Equal(newest[c.off:c.off+int(c.size)], src[c.off:c.off+int(c.size)]) {
-				return false
-			}
-		}
-		return true
+	if src != nil { // padding included: unequal padding costs a copy, never a wrong state
+		return bytes.Equal(newest[:len(src)], src)
 	}
 	for ci := range pl.comps {
 		c := &pl.comps[ci]
@@ -381,7 +383,7 @@ func (ip *Interpolator) unstill(ig *interpGhost) {
 		}
 		tick := ip.recTick[slot]
 		if i := ig.newestAt(tick); i >= 0 {
-			ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
+			ig.poses[slot].tick, ig.poses[slot].used = tick, ig.st[i].tick
 		}
 	}
 	ip.wake(ig)
@@ -391,7 +393,7 @@ func (ip *Interpolator) unstill(ig *interpGhost) {
 // -1.
 func (ig *interpGhost) newestAt(tick gw.Tick) int {
 	for k, i := 0, ig.head; k < ig.n; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
-		if !ig.ticks[i].After(tick) {
+		if !ig.st[i].tick.After(tick) {
 			return i
 		}
 	}
@@ -432,8 +434,8 @@ func (ip *Interpolator) Update(rt, frame float64) {
 		}
 		if !a.Alive(ig.e) {
 			ip.wake(ig)
-		} else if age(ig.ticks[ig.head], now) > longAgo {
-			ig.ticks[ig.head], ig.n = now.Add(-longAgo), 1
+		} else if age(ig.st[ig.head].tick, now) > longAgo {
+			ig.st[ig.head].tick, ig.n = now.Add(-longAgo), 1
 		}
 	}
 	if len(ip.activate) > 0 {
@@ -454,7 +456,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 			continue
 		}
 		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
-		if ig.n == 0 || rt < ig.ticks[oldest].Unwrap(rt) && !ig.shown {
+		if ig.n == 0 || rt < ig.st[oldest].tick.Unwrap(rt) && !ig.shown {
 			kept = append(kept, ig)
 			continue
 		}
@@ -471,7 +473,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 		ip.show(ig, rt, frame)
 		if ig.still {
 			ig.stillSeq = ip.seq
-			if h := ig.ticks[ig.head]; !ip.hasStill || h.After(ip.stillMax) {
+			if h := ig.st[ig.head].tick; !ip.hasStill || h.After(ip.stillMax) {
 				ip.stillMax, ip.hasStill = h, true
 			}
 			if !ig.isGone {
@@ -514,19 +516,19 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	pl := ig.plan
 	// a: newest state at or before rt; b: the one after it.
 	ai := ig.head
-	for k := 0; k < ig.n-1 && ip.unwrap(ig.ticks[ai]) > rt; k++ {
+	for k := 0; k < ig.n-1 && ip.unwrap(ig.st[ai].tick) > rt; k++ {
 		ai = (ai - 1 + statesPerGhost) % statesPerGhost
 	}
 	var bi int
 	var t float32
 	extrapolated := false
-	switch ta := ip.unwrap(ig.ticks[ai]); {
+	switch ta := ip.unwrap(ig.st[ai].tick); {
 	case ta > rt: // before the oldest state: hold it
 		bi, t = ai, 0
 	case ai != ig.head: // interpolate
 		bi = (ai + 1) % statesPerGhost
-		t = float32((rt - ta) / float64(ig.ticks[bi].Sub(ig.ticks[ai])))
-	case ta == rt || ig.rest[ai]: // exactly the newest state, or past one at rest
+		t = float32((rt - ta) / float64(ig.st[bi].tick.Sub(ig.st[ai].tick)))
+	case ta == rt || ig.st[ai].rest: // exactly the newest state, or past one at rest
 		bi, t = ai, 0
 	case ig.n > 1: // past the newest: extrapolate from the last two, capped
 		extrapolated = true
@@ -536,12 +538,12 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		ip.stats.HeldTicks += max(0, math.Min(over-ip.maxExt, frame))
 		capped := math.Min(over, ip.maxExt)
 		ip.stats.MaxExtrapolation = math.Max(ip.stats.MaxExtrapolation, capped)
-		t = float32(1 + capped/float64(ig.ticks[bi].Sub(ig.ticks[ai])))
+		t = float32(1 + capped/float64(ig.st[bi].tick.Sub(ig.st[ai].tick)))
 	default:
 		bi, t = ai, 1
 		extrapolated = true
 	}
-	teleported := ai != bi && ig.tele[bi]
+	teleported := ai != bi && ig.st[bi].tele
 	// The jump of a teleport shows on the first frame whose render tick
 	// passed the teleported state (or the first after it arrived late);
 	// only a ghost whose newest teleport the last frame had not passed
@@ -550,9 +552,9 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	ig.lateTele = false
 	if ig.shown && ig.hasTele && ip.unwrap(ig.teleAt) > ig.lastRT {
 		for k, i := 0, ig.head; k < ig.n; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
-			if st := ip.unwrap(ig.ticks[i]); st <= ig.lastRT {
+			if st := ip.unwrap(ig.st[i].tick); st <= ig.lastRT {
 				break
-			} else if ig.tele[i] && st <= rt {
+			} else if ig.st[i].tele && st <= rt {
 				jump = true
 				break
 			}
@@ -570,7 +572,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	switch {
 	case jump:
 		ig.fade = 0
-	case extrapolated && ig.n > 1 && rt > ip.unwrap(ig.ticks[ig.head]):
+	case extrapolated && ig.n > 1 && rt > ip.unwrap(ig.st[ig.head].tick):
 		ig.fade, ig.fadeFrom, ig.fadeTime = 1, rt, recoveryTicks
 	case ig.fade > 0 && ig.shown:
 		if ig.fade == 1 { // the first frame with data again: freeze what was shown
@@ -591,7 +593,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	if teleported && extrapolated {
 		tt = 1 // never extrapolate across a teleport
 	}
-	if ig.slot[ai] == ig.slot[bi] {
+	if ig.st[ai].slot == ig.st[bi].slot {
 		copy(out, sa)
 	} else {
 		for ci := range pl.comps {
@@ -621,7 +623,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		ip.write(a, ig, out)
 		*(*components.Interpolated)(a.GetUnchecked(ig.e, ip.b.Interpolated)) = shown
 	}
-	ig.still = ai == ig.head && bi == ai && ig.rest[ai] && t == 0 && ig.fade == 0 && !jump && !ig.lateTele
+	ig.still = ai == ig.head && bi == ai && ig.st[ai].rest && t == 0 && ig.fade == 0 && !jump && !ig.lateTele
 }
 
 // write copies the state st into ig's entity, which lives.
@@ -632,7 +634,7 @@ func (ip *Interpolator) write(a *ecs.World, ig *interpGhost, st []byte) {
 	}
 }
 
-// unwrap is ig.ticks[i].Unwrap(rt) for the render tick rt of the frame.
+// unwrap is ig.st[i].tick.Unwrap(rt) for the render tick rt of the frame.
 func (ip *Interpolator) unwrap(t gw.Tick) float64 {
 	return ip.base + float64(t.Sub(ip.baseTick))
 }
@@ -682,19 +684,19 @@ func (ip *Interpolator) pose(ig *interpGhost, tick gw.Tick, slot int, record boo
 	// The latest record run of tick skipped this ghost at rest: it used
 	// the newest state at or before tick of a buffer unchanged since.
 	skipped := ig.still && ip.recTick[slot] == tick && ip.recSeq[slot] > ig.stillSeq
-	noted := ig.poseFor[slot] == tick && !skipped
+	noted := ig.poses[slot].tick == tick && !skipped
 	// A ghost shown at rest is, at any tick from its rest on, where it is
 	// drawn: note what was used, write nothing.
-	if head := ig.ticks[ig.head]; ig.still && !head.After(tick) && (record || !noted || ig.poseUsed[slot] == head) {
+	if head := ig.st[ig.head].tick; ig.still && !head.After(tick) && (record || !noted || ig.poses[slot].used == head) {
 		if record {
-			ig.poseFor[slot], ig.poseUsed[slot] = tick, head
+			ig.poses[slot].tick, ig.poses[slot].used = tick, head
 		}
 		return
 	}
 	i := -1
 	if !record && noted {
 		for k, j := 0, ig.head; k < ig.n; k, j = k+1, (j-1+statesPerGhost)%statesPerGhost {
-			if ig.ticks[j] == ig.poseUsed[slot] {
+			if ig.st[j].tick == ig.poses[slot].used {
 				i = j
 				break
 			}
@@ -707,7 +709,7 @@ func (ip *Interpolator) pose(ig *interpGhost, tick gw.Tick, slot int, record boo
 		return
 	}
 	if record {
-		ig.poseFor[slot], ig.poseUsed[slot] = tick, ig.ticks[i]
+		ig.poses[slot].tick, ig.poses[slot].used = tick, ig.st[i].tick
 	}
 	ip.put(ig, ig.state(i))
 	if !ig.active && !ig.posed { // once per Restore however many ticks a replay poses
@@ -796,7 +798,7 @@ func (ip *Interpolator) Take(g components.Ghost, e ecs.Entity, ticks []gw.Tick, 
 		// ghost its client holds at rest, and without the mark the
 		// interpolation would extrapolate past it, held at the cap.
 		if k > 0 && tick.Sub(ticks[k-1]) == 1 && bytes.Equal(state, ig.state(prev)) {
-			ig.rest[ig.head] = true
+			ig.st[ig.head].rest = true
 		}
 	}
 	a := ip.b.world.Arche()

@@ -1094,3 +1094,57 @@ func TestInterpolatorGhostAtRestForMonthsMovesAgain(t *testing.T) {
 	r.update(rt)
 	requireDrawn(t, r, id, ipStateX(102), rt, "moving again")
 }
+
+// A record equal to the ghost's newest state (sent in full, not said to
+// rest) shares that state's values instead of a copy; the ring's slots
+// stay right as it wraps, for the frames and for Pose, and a ghost
+// between two equal states shows that state exactly.
+func TestInterpolatorRepeatedStatesShareTheirValues(t *testing.T) {
+	r := newIPRig(t, 4)
+	e, id := r.spawn(t, ipState{})
+	// The value changes every tick but the last three of every ten, which
+	// repeat the one before them: more states of their own than half the
+	// ring, and runs of equal records between them.
+	v := func(tick gw.Tick) ipState { return ipStateX(float32(min(tick%10, 6)+tick/10*10)*0.5 + 0.125) }
+	const last = 200
+	for tick := gw.Tick(1); tick <= last; tick++ {
+		r.set(e, v(tick))
+		r.receive(t, r.packetOf(tick, []ecs.Entity{e}))
+		rt := float64(tick) - 30.5
+		if rt < 1 {
+			continue
+		}
+		r.update(rt)
+		lo := gw.Tick(rt)
+		want := ipBlend(v(lo), v(lo+1), 0.5)
+		if v(lo) == v(lo+1) {
+			want = v(lo)
+		}
+		requireDrawn(t, r, id, want, rt, "between %d and %d", lo, lo+1)
+	}
+	// The ring holds the last 64 ticks.
+	shared := 0
+	for tick := gw.Tick(last - 62); tick <= last; tick++ {
+		if v(tick) == v(tick-1) {
+			shared++
+		}
+	}
+	require.Positive(t, shared)
+	assert.Equal(t, shared, ghostreg.SharedStates(r.ip, id), "states sharing the values before them")
+	for tick := gw.Tick(last - 63); tick <= last; tick++ {
+		r.ip.Pose(tick, false)
+		got, _ := r.drawn(t, id)
+		require.Equal(t, v(tick), got, "Pose at %d", tick)
+	}
+	r.ip.Restore()
+	requireDrawn(t, r, id, ipBlend(v(last-31), v(last-30), 0.5), last-30.5, "Restore puts back what is drawn")
+
+	// A ghost whose records keep the same values is shown exactly so,
+	// however it is blended, and shares every state.
+	for tick := gw.Tick(last + 1); tick <= last+70; tick++ {
+		r.receive(t, r.packetOf(tick, []ecs.Entity{e}))
+	}
+	r.update(last + 40.25)
+	requireDrawn(t, r, id, v(last), last+40.25, "between two equal states")
+	assert.Equal(t, 63, ghostreg.SharedStates(r.ip, id), "every state shares the values before it")
+}
