@@ -455,8 +455,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 			ip.free = append(ip.free, ig)
 			continue
 		}
-		oldest := (ig.head - ig.n + 1 + statesPerGhost) % statesPerGhost
-		if ig.n == 0 || rt < ig.st[oldest].tick.Unwrap(rt) && !ig.shown {
+		if ig.n == 0 || !ig.shown && rt < ig.st[(ig.head-ig.n+1+statesPerGhost)%statesPerGhost].tick.Unwrap(rt) {
 			kept = append(kept, ig)
 			continue
 		}
