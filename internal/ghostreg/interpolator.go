@@ -120,8 +120,14 @@ type interpGhost struct {
 	// last holds the values written last frame; after extrapolation the
 	// display fades from a frozen copy of them (from) to the interpolated
 	// values instead of jumping.
-	last     []byte
-	from     []byte
+	last []byte
+	from []byte
+	// ptrs are the entity's components (the type's, then Interpolated)
+	// as of the world's layout version ptrsAt-1 (0: none): while the
+	// version stays, no entity was created or removed, so the entity
+	// lives and its values have not moved.
+	ptrs     []unsafe.Pointer
+	ptrsAt   uint64
 	n        int // states held
 	head     int // index of the newest state
 	top      int // the slot of data taken last
@@ -343,13 +349,14 @@ func (ip *Interpolator) sameAsNewest(ig *interpGhost, src []byte, snap *protocol
 func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
 	pl := &ip.plans[g.Type]
 	for k, f := range ip.free {
-		if f.plan.stride == pl.stride {
+		if f.plan.stride == pl.stride && cap(f.ptrs) == len(pl.comps)+1 {
 			ip.free = append(ip.free[:k], ip.free[k+1:]...)
-			*f = interpGhost{g: g, plan: pl, data: f.data, last: f.last, from: f.from}
+			*f = interpGhost{g: g, plan: pl, data: f.data, last: f.last, from: f.from, ptrs: f.ptrs}
 			return f
 		}
 	}
-	return &interpGhost{g: g, plan: pl, data: make([]byte, pl.stride*statesPerGhost), last: make([]byte, pl.stride), from: make([]byte, pl.stride)}
+	return &interpGhost{g: g, plan: pl, data: make([]byte, pl.stride*statesPerGhost), last: make([]byte, pl.stride), from: make([]byte, pl.stride),
+		ptrs: make([]unsafe.Pointer, 0, len(pl.comps)+1)}
 }
 
 // Gone notes that ghost id was missing from the complete snapshot of tick;
@@ -446,7 +453,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 	}
 	kept, freed := ip.active[:0], false
 	for _, ig := range ip.active {
-		if ig.isGone && rt >= ig.gone.Unwrap(rt) || ig.shown && !a.Alive(ig.e) {
+		if ig.isGone && rt >= ig.gone.Unwrap(rt) || ig.shown && !ip.cached(ig) && !a.Alive(ig.e) {
 			if ig.shown {
 				ip.c.despawn(ig.g.ID)
 				ip.stats.Despawned++
@@ -614,23 +621,39 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		for ci := range pl.comps {
 			ip.vals = append(ip.vals, at(out, pl.comps[ci].off))
 		}
-		ig.e = ip.c.spawn(ig.g, ip.vals, false)
+		ig.e, ig.ptrsAt = ip.c.spawn(ig.g, ip.vals, false), 0
 		ig.shown = true
 		ip.stats.Spawned++
 		*(*components.Interpolated)(a.Get(ig.e, ip.b.Interpolated)) = shown
 	} else { // Update checked that the entity lives
 		ip.write(a, ig, out)
-		*(*components.Interpolated)(a.GetUnchecked(ig.e, ip.b.Interpolated)) = shown
+		*(*components.Interpolated)(ig.ptrs[len(pl.comps)]) = shown
 	}
 	ig.still = ai == ig.head && bi == ai && ig.st[ai].rest && t == 0 && ig.fade == 0 && !jump && !ig.lateTele
 }
 
-// write copies the state st into ig's entity, which lives.
+// write copies the state st into ig's entity, which lives, and leaves
+// ig.ptrs current.
 func (ip *Interpolator) write(a *ecs.World, ig *interpGhost, st []byte) {
-	for ci := range ig.plan.comps {
-		c := &ig.plan.comps[ci]
-		copy(unsafe.Slice((*byte)(a.GetUnchecked(ig.e, c.id)), c.size), st[c.off:c.off+int(c.size)])
+	comps := ig.plan.comps
+	if !ip.cached(ig) {
+		ig.ptrs = ig.ptrs[:0]
+		for ci := range comps {
+			ig.ptrs = append(ig.ptrs, a.GetUnchecked(ig.e, comps[ci].id))
+		}
+		ig.ptrs = append(ig.ptrs, a.GetUnchecked(ig.e, ip.b.Interpolated))
+		ig.ptrsAt = ip.b.world.LayoutVersion() + 1
 	}
+	for ci := range comps {
+		c := &comps[ci]
+		copy(unsafe.Slice((*byte)(ig.ptrs[ci]), c.size), st[c.off:c.off+int(c.size)])
+	}
+}
+
+// cached reports whether ig.ptrs hold its entity's components: the entity
+// lived when they were taken and nothing was created or removed since.
+func (ip *Interpolator) cached(ig *interpGhost) bool {
+	return ig.ptrsAt == ip.b.world.LayoutVersion()+1
 }
 
 // unwrap is ig.st[i].tick.Unwrap(rt) for the render tick rt of the frame.
@@ -736,7 +759,7 @@ func (ip *Interpolator) Restore() {
 
 // put writes the state st into a shown ghost's entity, if it still lives.
 func (ip *Interpolator) put(ig *interpGhost, st []byte) {
-	if a := ip.b.world.Arche(); a.Alive(ig.e) {
+	if a := ip.b.world.Arche(); ip.cached(ig) || a.Alive(ig.e) {
 		ip.write(a, ig, st)
 	}
 }
@@ -805,7 +828,7 @@ func (ip *Interpolator) Take(g components.Ghost, e ecs.Entity, ticks []gw.Tick, 
 		c := &pl.comps[ci]
 		copy(ig.last[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(a.Get(e, c.id)), c.size))
 	}
-	ig.e, ig.shown, ig.lastRT = e, true, ip.lastRT
+	ig.e, ig.ptrsAt, ig.shown, ig.lastRT = e, 0, true, ip.lastRT
 	ig.fade, ig.fadeFrom, ig.fadeTime = 1, ip.lastRT, max(fadeTicks, 1e-3)
 	ip.wake(ig)
 }

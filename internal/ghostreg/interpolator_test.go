@@ -1148,3 +1148,65 @@ func TestInterpolatorRepeatedStatesShareTheirValues(t *testing.T) {
 	requireDrawn(t, r, id, v(last), last+40.25, "between two equal states")
 	assert.Equal(t, 63, ghostreg.SharedStates(r.ip, id), "every state shares the values before it")
 }
+
+// The interpolator keeps where each entity's components are between
+// frames; a structural change of the world (an entity moved to another
+// archetype, entities created that grow the storage, one removed) moves
+// them, and frames, Pose and Restore must write where they are now.
+func TestInterpolatorWritesWhereComponentsMoved(t *testing.T) {
+	r := newIPRig(t, 4)
+	var es []ecs.Entity
+	var ids []components.GhostID
+	for i := range 3 {
+		e, id := r.spawn(t, ipStateX(float32(i*100)))
+		es, ids = append(es, e), append(ids, id)
+	}
+	x := func(i int, tick gw.Tick) float32 { return float32(i*100) + float32(tick)*0.5 }
+	send := func(tick gw.Tick) {
+		for i, e := range es {
+			r.set(e, ipStateX(x(i, tick)))
+		}
+		r.receive(t, r.packetOf(tick, es))
+	}
+	for tick := gw.Tick(1); tick <= 4; tick++ {
+		send(tick)
+	}
+	check := func(rt float64, what string) {
+		t.Helper()
+		r.update(rt)
+		lo := gw.Tick(rt)
+		for i, id := range ids {
+			requireDrawn(t, r, id, ipBlend(ipStateX(x(i, lo)), ipStateX(x(i, lo+1)), float32(rt-float64(lo))), rt, "ghost %d %s", i, what)
+		}
+	}
+	check(1.5, "first shown")
+	check(2, "a frame later")
+	a := r.cw.Arche()
+	first, _ := r.cl.Entity(ids[0])
+	a.Add(first, ecs.ComponentID[clientOnlyA](a)) // moves the first to another archetype; the last takes its row
+	check(2.25, "after an entity moved archetype")
+	for range 300 { // grows the storage of the ghosts' archetype
+		e := a.NewEntity(r.yid, r.pid, r.lid, r.iid)
+		a.RemoveEntity(e)
+		a.NewEntity(r.yid, r.pid, r.lid, r.iid)
+	}
+	send(5)
+	check(3.5, "after the storage grew")
+	r.ip.Pose(5, true)
+	for i, id := range ids {
+		got, _ := r.drawn(t, id)
+		require.Equal(t, ipStateX(x(i, 5)), got, "ghost %d posed", i)
+	}
+	second, _ := r.cl.Entity(ids[1])
+	a.RemoveEntity(second) // the game destroys one, between Pose and Restore
+	r.ip.Restore()
+	for _, i := range []int{0, 2} {
+		requireDrawn(t, r, ids[i], ipBlend(ipStateX(x(i, 3)), ipStateX(x(i, 4)), 0.5), 3.5, "ghost %d restored", i)
+	}
+	r.update(3.75)
+	_, shown := r.cl.Entity(ids[1])
+	assert.False(t, shown, "the destroyed ghost is forgotten")
+	for _, i := range []int{0, 2} {
+		requireDrawn(t, r, ids[i], ipBlend(ipStateX(x(i, 3)), ipStateX(x(i, 4)), 0.75), 3.75, "ghost %d after a removal", i)
+	}
+}
