@@ -112,52 +112,51 @@ const recoveryTicks = 3
 const statesPerGhost = 64
 
 type interpGhost struct {
-	// What every visit reads comes first, in a few cache lines.
-	g    components.Ghost
+	// What a visit reads comes first, in two cache lines.
 	e    ecs.Entity
 	plan *typePlan
-	data []byte // statesPerGhost slots of stride bytes (see state)
-	// last holds the values written last frame; after extrapolation the
-	// display fades from a frozen copy of them (from) to the interpolated
-	// values instead of jumping.
-	last []byte
-	from []byte
+	// buf holds statesPerGhost slots of plan.stride bytes (see state),
+	// then the values written last frame (lastVals), then a frozen copy
+	// of them that the display fades from after extrapolation
+	// (fromVals), instead of jumping.
+	buf []byte
 	// ptrs are the entity's components (the type's, then Interpolated)
 	// as of the world's layout version ptrsAt-1 (0: none): while the
 	// version stays, no entity was created or removed, so the entity
 	// lives and its values have not moved.
-	ptrs     []unsafe.Pointer
-	ptrsAt   uint64
-	n        int // states held
-	head     int // index of the newest state
-	top      int // the slot of data taken last
-	lastRT   float64
-	fade     float64 // weight of from; 1 while extrapolating, 0 when done
-	fadeFrom float64 // render tick the fade's clock starts at
-	fadeTime float64 // the fade's time constant in ticks: recoveryTicks, or a switch's
-	stillSeq uint64
-	gone     gw.Tick // first tick missing from a complete snapshot, when isGone
+	ptrs   []unsafe.Pointer
+	ptrsAt uint64
+	// lastRT is the render tick of the last frame, to flag each jump
+	// once.
+	lastRT float64
+	fade   float64 // weight of fromVals; 1 while extrapolating, 0 when done
+	n      int     // states held
+	head   int     // index of the newest state
+	gone   gw.Tick // first tick missing from a complete snapshot, when isGone
 	// teleAt is the tick of the newest state flagged tele (when hasTele):
 	// a frame whose last render tick passed it looks for no jump.
 	teleAt  gw.Tick
+	top     uint8 // the slot of buf taken last
 	hasTele bool
 	shown   bool
 	isGone  bool
 	// still: the entity shows the newest state, a rest, exactly; until
 	// another state arrives, frames and poses have nothing to write.
-	// active: in Interpolator.active or activate; stillSeq: the record
-	// Poses numbered above it ran while it was still; freed: returned to
-	// the free list by this frame.
+	// active: in Interpolator.active or activate; freed: returned to the
+	// free list by this frame.
 	still  bool
 	active bool
 	freed  bool
 	// posed: Pose wrote into the entity, so Restore must write it back.
-	posed bool
-	// lastRT is the render tick of the last frame, to flag each jump
-	// once; lateTele: a teleported state arrived behind the render tick.
-	lateTele bool
+	posed    bool
+	lateTele bool // a teleported state arrived behind the render tick
+
+	g        components.Ghost
+	fadeFrom float64 // render tick the fade's clock starts at
+	fadeTime float64 // the fade's time constant in ticks: recoveryTicks, or a switch's
+	stillSeq uint64  // the record Poses numbered above it ran while it was still
 	// st is the ring of states, oldest to newest up to head. Each names
-	// the slot of data that holds its values, so a state equal to the one
+	// the slot of buf that holds its values, so a state equal to the one
 	// before shares its slot instead of a copy. Slots are taken in turn
 	// (top), so one comes round again only after statesPerGhost others,
 	// when no state names it any more.
@@ -224,7 +223,19 @@ func (ip *Interpolator) insert(i int, ig *interpGhost) {
 // state returns the values of ig's i-th state.
 func (ig *interpGhost) state(i int) []byte {
 	k := int(ig.st[i].slot) * ig.plan.stride
-	return ig.data[k : k+ig.plan.stride]
+	return ig.buf[k : k+ig.plan.stride]
+}
+
+// lastVals returns the values ig's entity was shown with last frame.
+func (ig *interpGhost) lastVals() []byte {
+	k := statesPerGhost * ig.plan.stride
+	return ig.buf[k : k+ig.plan.stride]
+}
+
+// fromVals returns the values a fade from extrapolation starts from.
+func (ig *interpGhost) fromVals() []byte {
+	k := (statesPerGhost + 1) * ig.plan.stride
+	return ig.buf[k : k+ig.plan.stride]
 }
 
 // Push buffers the state of the gi-th ghost of snap at snap.Tick. States
@@ -299,7 +310,7 @@ func (ip *Interpolator) advance(ig *interpGhost, tick gw.Tick, rest, same bool) 
 	slot := ig.st[ig.head].slot
 	if !same || ig.n == 0 {
 		ig.top = (ig.top + 1) % statesPerGhost
-		slot = uint8(ig.top)
+		slot = ig.top
 	}
 	ig.head = (ig.head + 1) % statesPerGhost
 	ig.n = min(ig.n+1, statesPerGhost)
@@ -351,12 +362,11 @@ func (ip *Interpolator) alloc(g components.Ghost) *interpGhost {
 	for k, f := range ip.free {
 		if f.plan.stride == pl.stride && cap(f.ptrs) == len(pl.comps)+1 {
 			ip.free = append(ip.free[:k], ip.free[k+1:]...)
-			*f = interpGhost{g: g, plan: pl, data: f.data, last: f.last, from: f.from, ptrs: f.ptrs}
+			*f = interpGhost{g: g, plan: pl, buf: f.buf, ptrs: f.ptrs}
 			return f
 		}
 	}
-	return &interpGhost{g: g, plan: pl, data: make([]byte, pl.stride*statesPerGhost), last: make([]byte, pl.stride), from: make([]byte, pl.stride),
-		ptrs: make([]unsafe.Pointer, 0, len(pl.comps)+1)}
+	return &interpGhost{g: g, plan: pl, buf: make([]byte, pl.stride*(statesPerGhost+2)), ptrs: make([]unsafe.Pointer, 0, len(pl.comps)+1)}
 }
 
 // Gone notes that ghost id was missing from the complete snapshot of tick;
@@ -582,7 +592,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		ig.fade, ig.fadeFrom, ig.fadeTime = 1, rt, recoveryTicks
 	case ig.fade > 0 && ig.shown:
 		if ig.fade == 1 { // the first frame with data again: freeze what was shown
-			copy(ig.from, ig.last)
+			copy(ig.fromVals(), ig.lastVals())
 		}
 		ig.fade = math.Exp(-(rt - ig.fadeFrom) / ig.fadeTime)
 		if ig.fade < 0.02 {
@@ -594,7 +604,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 	// The blend goes straight into last, what this frame shows; two
 	// states that share their values (a record equal to the one before)
 	// need no blend.
-	out, sa, sb := ig.last, ig.state(ai), ig.state(bi)
+	out, sa, sb := ig.lastVals(), ig.state(ai), ig.state(bi)
 	tt := t
 	if teleported && extrapolated {
 		tt = 1 // never extrapolate across a teleport
@@ -611,7 +621,7 @@ func (ip *Interpolator) show(ig *interpGhost, rt, frame float64) {
 		ip.target = append(ip.target[:0], out...)
 		for ci := range pl.comps {
 			c := &pl.comps[ci]
-			c.in.Blend(at(ip.target, c.off), at(ig.from, c.off), at(out, c.off), float32(ig.fade))
+			c.in.Blend(at(ip.target, c.off), at(ig.fromVals(), c.off), at(out, c.off), float32(ig.fade))
 		}
 	}
 	a := ip.b.world.Arche()
@@ -748,7 +758,7 @@ func (ip *Interpolator) Restore() {
 	for _, list := range [3][]*interpGhost{ip.active, ip.activate, ip.posed} {
 		for _, ig := range list {
 			if ig.shown && (ig.posed || !ig.still) {
-				ip.put(ig, ig.last)
+				ip.put(ig, ig.lastVals())
 				ig.posed = false
 			}
 		}
@@ -826,7 +836,7 @@ func (ip *Interpolator) Take(g components.Ghost, e ecs.Entity, ticks []gw.Tick, 
 	a := ip.b.world.Arche()
 	for ci := range pl.comps {
 		c := &pl.comps[ci]
-		copy(ig.last[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(a.Get(e, c.id)), c.size))
+		copy(ig.lastVals()[c.off:c.off+int(c.size)], unsafe.Slice((*byte)(a.Get(e, c.id)), c.size))
 	}
 	ig.e, ig.ptrsAt, ig.shown, ig.lastRT = e, 0, true, ip.lastRT
 	ig.fade, ig.fadeFrom, ig.fadeTime = 1, ip.lastRT, max(fadeTicks, 1e-3)
