@@ -28,10 +28,11 @@ func PendingIDs(v *View) []components.GhostID {
 // SharedStates returns how many of ghost id's buffered states share the
 // values of the state before them instead of holding a copy.
 func SharedStates(ip *Interpolator, id components.GhostID) int {
-	ig := ip.byID[id]
-	if ig == nil {
+	i, ok := ip.find(id)
+	if !ok {
 		return 0
 	}
+	ig := ip.ghosts[i]
 	shared := 0
 	for k, i := 0, ig.head; k < ig.n-1; k, i = k+1, (i-1+statesPerGhost)%statesPerGhost {
 		if ig.st[i].slot == ig.st[(i-1+statesPerGhost)%statesPerGhost].slot {

@@ -45,10 +45,12 @@ type Interpolator struct {
 	c      *ClientRegister
 	b      *Binding
 	maxExt float64
-	ghosts []*interpGhost                      // sorted by ID
-	ids    []components.GhostID                // the IDs of ghosts, searched without touching the ghosts
-	byID   map[components.GhostID]*interpGhost // the ghosts again, for a record's lookup
-	plans  []typePlan                          // by ghost type
+	ghosts []*interpGhost       // sorted by ID
+	ids    []components.GhostID // the IDs of ghosts, searched without touching the ghosts
+	// hint is the index find returned last: a snapshot lists its records
+	// mostly in ID order, so the next is most often just after it.
+	hint  int
+	plans []typePlan // by ghost type
 	// active are the ghosts a frame must visit, sorted by ID: every ghost
 	// but those shown at rest (still), which cost a frame nothing.
 	// activate are the ghosts that became active since the last frame,
@@ -183,7 +185,7 @@ func NewInterpolator(c *ClientRegister, maxExtrapolation float64) (*Interpolator
 	if !(maxExtrapolation >= 0 && maxExtrapolation <= 60) {
 		return nil, fmt.Errorf("ghosts: max extrapolation %v outside 0..60 ticks", maxExtrapolation)
 	}
-	ip := &Interpolator{c: c, b: c.b, maxExt: maxExtrapolation, byID: map[components.GhostID]*interpGhost{}}
+	ip := &Interpolator{c: c, b: c.b, maxExt: maxExtrapolation}
 	for i := 0; i < c.b.schema.NumComponents(); i++ {
 		ip.interp = append(ip.interp, c.b.schema.Interpolation(codec.ComponentID(i)))
 	}
@@ -209,15 +211,36 @@ func (ip *Interpolator) Stats() InterpolatorStats {
 	return st
 }
 
+// find returns the index of ghost id in ip.ghosts, or where it would be
+// inserted. It looks first just after the last one found, then further
+// on in doubling steps, and searches the whole list only for an ID
+// before it: records in ID order cost a comparison or two each.
 func (ip *Interpolator) find(id components.GhostID) (int, bool) {
-	return slices.BinarySearch(ip.ids, id)
+	ids := ip.ids
+	lo, hi := 0, len(ids)
+	if h := min(ip.hint+1, len(ids)); h == 0 || ids[h-1] < id {
+		lo = h
+		for step := 1; lo < len(ids) && ids[lo] < id; step *= 2 {
+			next := lo + step
+			if next >= len(ids) || ids[next] >= id {
+				hi = min(next+1, len(ids))
+				lo++
+				break
+			}
+			lo = next + 1
+		}
+	} else {
+		hi = h
+	}
+	i, ok := slices.BinarySearch(ids[lo:hi], id)
+	ip.hint = lo + i
+	return lo + i, ok
 }
 
 // insert puts ig at index i of the ghosts, as find said.
 func (ip *Interpolator) insert(i int, ig *interpGhost) {
 	ip.ghosts = slices.Insert(ip.ghosts, i, ig)
 	ip.ids = slices.Insert(ip.ids, i, ig.g.ID)
-	ip.byID[ig.g.ID] = ig
 }
 
 // state returns the values of ig's i-th state.
@@ -247,13 +270,12 @@ func (ig *interpGhost) fromVals() []byte {
 // rather than blended across the quiet ticks the server did not send.
 func (ip *Interpolator) Push(snap *protocol.Snapshot, gi int) {
 	gs := &snap.Ghosts[gi]
-	ig := ip.byID[gs.ID]
-	if ig == nil {
-		i, _ := ip.find(gs.ID)
-		ig = ip.alloc(gs.Ghost)
-		ip.insert(i, ig)
-		ip.wake(ig)
+	i, ok := ip.find(gs.ID)
+	if !ok {
+		ip.insert(i, ip.alloc(gs.Ghost))
+		ip.wake(ip.ghosts[i])
 	}
+	ig := ip.ghosts[i]
 	if ig.isGone && snap.Tick.After(ig.gone) {
 		ig.isGone = false // present again after the tick it went missing
 	}
@@ -502,12 +524,7 @@ func (ip *Interpolator) Update(rt, frame float64) {
 	clear(ip.active[len(kept):])
 	ip.active = kept
 	if freed { // alloc clears freed when it reuses one
-		ip.ghosts = slices.DeleteFunc(ip.ghosts, func(ig *interpGhost) bool {
-			if ig.freed {
-				delete(ip.byID, ig.g.ID)
-			}
-			return ig.freed
-		})
+		ip.ghosts = slices.DeleteFunc(ip.ghosts, func(ig *interpGhost) bool { return ig.freed })
 		ip.ids = ip.ids[:len(ip.ghosts)]
 		for i, ig := range ip.ghosts {
 			ip.ids[i] = ig.g.ID
@@ -792,7 +809,6 @@ func (ip *Interpolator) Release(id components.GhostID) bool {
 	ig := ip.ghosts[i]
 	ip.ghosts = slices.Delete(ip.ghosts, i, i+1)
 	ip.ids = slices.Delete(ip.ids, i, i+1)
-	delete(ip.byID, id)
 	drop := func(list []*interpGhost) []*interpGhost {
 		return slices.DeleteFunc(list, func(x *interpGhost) bool { return x == ig })
 	}
