@@ -49,6 +49,7 @@ type ClientRegister struct {
 	// bases holds, per ghost, its values in the accepted snapshots that
 	// held it (see states): what a delta record is decoded against.
 	bases map[components.GhostID]*states
+	slabs []*stateSlabs // by ghost type: the rings of bases
 	// modes holds the ghosts switched from their type's prediction mode
 	// on this client (SetPredicted): true predicted, false interpolated.
 	modes map[components.GhostID]bool
@@ -69,7 +70,16 @@ type clientGhost struct {
 
 // NewClientRegister returns an empty client register.
 func NewClientRegister(b *Binding) *ClientRegister {
-	return &ClientRegister{b: b, bases: map[components.GhostID]*states{}, modes: map[components.GhostID]bool{}}
+	c := &ClientRegister{b: b, bases: map[components.GhostID]*states{}, modes: map[components.GhostID]bool{}}
+	for t := range b.schema.NumGhostTypes() {
+		gt, _ := b.schema.GhostType(codec.GhostTypeID(t))
+		size := 0
+		for _, cid := range gt.Components {
+			size += (b.schema.ComponentSize(cid) + 7) &^ 7
+		}
+		c.slabs = append(c.slabs, newStateSlabs(size))
+	}
+	return c
 }
 
 // Complete fills in the components that snap's delta records left out
@@ -83,8 +93,8 @@ func NewClientRegister(b *Binding) *ClientRegister {
 // values, no state of the baseline tick itself) is dropped, never guessed,
 // and counted in ClientStats.BaselineMissing; one whose relative values
 // decode out of range is dropped and counted in ClientStats.ValueRefused.
-// Steady state it allocates nothing; a new ghost allocates its states,
-// and their ring grows a few times while the ghost starts to move.
+// Steady state it allocates nothing; a new ghost allocates its
+// bookkeeping, and the rings of its states come from slabs of 64.
 func (c *ClientRegister) Complete(snap *protocol.Snapshot) {
 	kept := snap.Ghosts[:0]
 	for gi := range snap.Ghosts {
@@ -115,11 +125,10 @@ func (c *ClientRegister) Complete(snap *protocol.Snapshot) {
 			}
 		}
 		if st == nil || st.typ != gs.Type {
-			size := 0
-			for _, cid := range gt.Components {
-				size += (c.b.schema.ComponentSize(cid) + 7) &^ 7
+			if st != nil {
+				st.release(c.slabs[st.typ])
 			}
-			st = &states{typ: gs.Type, size: size}
+			st = &states{typ: gs.Type, size: c.slabs[gs.Type][0].size - 4}
 			c.bases[gs.ID] = st
 		}
 		off := 0
@@ -130,7 +139,7 @@ func (c *ClientRegister) Complete(snap *protocol.Snapshot) {
 			}
 			off += (size + 7) &^ 7
 		}
-		next := st.next(snap.Tick)
+		next := st.next(snap.Tick, c.slabs[gs.Type])
 		off = 0
 		for ci, cid := range gt.Components {
 			size := c.b.schema.ComponentSize(cid)
@@ -141,7 +150,10 @@ func (c *ClientRegister) Complete(snap *protocol.Snapshot) {
 	}
 	snap.Ghosts = kept
 	for _, id := range snap.Despawned {
-		delete(c.bases, id)
+		if st := c.bases[id]; st != nil {
+			st.release(c.slabs[st.typ])
+			delete(c.bases, id)
+		}
 	}
 }
 

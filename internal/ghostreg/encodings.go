@@ -1,6 +1,8 @@
 package ghostreg
 
 import (
+	"encoding/binary"
+
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
@@ -8,36 +10,36 @@ import (
 // encodings keeps a ghost's past encodings on the server, for records
 // coded relative to a baseline (see protocol.EncodedGhost.BaseSrc): the
 // last protocol.RelativeWindow of them, each with the tick it became
-// current, in a ring, oldest first. A ghost's encoding changes at most
-// once a tick, so with its current one they cover every tick a relative
-// baseline may lie at. A ghost that never changes after its spawn keeps
-// none.
+// current, oldest first in a ring of slots (a tick in 4 bytes, then the
+// encoding). A ghost's encoding changes at most once a tick, so with its
+// current one they cover every tick a relative baseline may lie at. A
+// ghost that never changes after its spawn keeps none; one that changes
+// takes its ring from its type's slab at its first change.
 type encodings struct {
-	size int       // bytes of one encoding (a ghost type's are all as long)
-	from []gw.Tick // per slot
-	data []byte    // the slots' encodings, size bytes each
-	head int       // the oldest one's slot
+	size int    // bytes of one encoding (a ghost type's are all as long)
+	buf  []byte // RelativeWindow slots, once the ghost changed
+	head int    // the oldest one's slot
 	n    int
 }
 
+// encodingSlab returns the slab of the rings of encodings of size bytes.
+func encodingSlab(size int) *slab { return &slab{size: protocol.RelativeWindow * (4 + size)} }
+
 // push keeps enc, current from tick from until now, as the newest past
-// encoding, dropping the oldest when RelativeWindow are kept. The ring
-// is made whole at a ghost's first change (RelativeWindow encodings and
-// ticks: under 1 KB for a ghost of 28 bytes of components), so it
-// allocates once in the ghost's life.
-func (e *encodings) push(enc []byte, from gw.Tick) {
-	if e.from == nil {
-		e.size = len(enc)
-		e.from, e.data = make([]gw.Tick, protocol.RelativeWindow), make([]byte, protocol.RelativeWindow*e.size)
+// encoding, dropping the oldest when RelativeWindow are kept.
+func (e *encodings) push(enc []byte, from gw.Tick, ring *slab) {
+	if e.buf == nil {
+		e.size, e.buf = len(enc), ring.get()
 	}
-	if e.n == len(e.from) { // full: the oldest goes
-		e.head = (e.head + 1) % len(e.from)
+	if e.n == protocol.RelativeWindow { // full: the oldest goes
+		e.head = (e.head + 1) % protocol.RelativeWindow
 		e.n--
 	}
-	i := (e.head + e.n) % len(e.from)
+	i := (e.head + e.n) % protocol.RelativeWindow
 	e.n++
-	e.from[i] = from
-	copy(e.data[i*e.size:(i+1)*e.size], enc)
+	at := i * (4 + e.size)
+	binary.LittleEndian.PutUint32(e.buf[at:], uint32(from))
+	copy(e.buf[at+4:at+4+e.size], enc)
 }
 
 // at returns the past encoding current at tick base, now ticks after it,
@@ -47,10 +49,18 @@ func (e *encodings) push(enc []byte, from gw.Tick) {
 func (e *encodings) at(base, now gw.Tick) ([]byte, gw.Tick, bool) {
 	back := age(base, now)
 	for k := e.n - 1; k >= 0; k-- {
-		i := (e.head + k) % len(e.from)
-		if age(e.from[i], now) >= back {
-			return e.data[i*e.size : (i+1)*e.size], e.from[i], true
+		at := (e.head + k) % protocol.RelativeWindow * (4 + e.size)
+		if from := gw.Tick(binary.LittleEndian.Uint32(e.buf[at:])); age(from, now) >= back {
+			return e.buf[at+4 : at+4+e.size], from, true
 		}
 	}
 	return nil, 0, false
+}
+
+// release gives the ring back to its slab; e is empty afterwards.
+func (e *encodings) release(ring *slab) {
+	if e.buf != nil {
+		ring.put(e.buf)
+	}
+	*e = encodings{}
 }

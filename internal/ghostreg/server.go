@@ -86,6 +86,9 @@ type ServerRegister struct {
 	sbuf    []byte
 	st      codec.Stream
 	sizes   [][]int // per ghost type, each component's size in bytes
+	// encSlabs are, per ghost type, the rings of its ghosts' past
+	// encodings (see encodings), made at the type's first change.
+	encSlabs []*slab
 	predAll []bool  // per ghost type: every client predicts it
 }
 
@@ -444,6 +447,9 @@ func (s *ServerRegister) gone(g *serverGhost) {
 			v.removed(g)
 		}
 	}
+	if g.past.buf != nil {
+		g.past.release(s.encSlabs[g.typ])
+	}
 	s.free = append(s.free, g.idx) // for a later spawn, once the views are told
 	s.bySlot[g.idx], s.ticks[g.idx] = nil, slotTicks{}
 }
@@ -619,7 +625,7 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	}
 	s.sbuf = w.Bytes()
 	if changed && !first {
-		g.past.push(g.enc, ticks.last)
+		g.past.push(g.enc, ticks.last, s.encodingSlab(g.typ, len(g.enc)))
 	}
 	g.enc = append(g.enc[:0], s.sbuf...)
 	g.eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}, Src: g.enc, Bits: g.bits}
@@ -909,6 +915,18 @@ func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candi
 		return sw.AddBody(eg, body)
 	}
 	return sw.AddEncoded(eg)
+}
+
+// encodingSlab returns the slab of ghost type t's rings of past
+// encodings, each of size bytes.
+func (s *ServerRegister) encodingSlab(t codec.GhostTypeID, size int) *slab {
+	if int(t) >= len(s.encSlabs) {
+		s.encSlabs = append(s.encSlabs, make([]*slab, int(t)+1-len(s.encSlabs))...)
+	}
+	if s.encSlabs[t] == nil {
+		s.encSlabs[t] = encodingSlab(size)
+	}
+	return s.encSlabs[t]
 }
 
 // relative sets g's record, its baseline and changed components set for
