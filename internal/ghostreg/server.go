@@ -89,7 +89,7 @@ type ServerRegister struct {
 	// encSlabs are, per ghost type, the rings of its ghosts' past
 	// encodings (see encodings), made at the type's first change.
 	encSlabs []*slab
-	predAll []bool  // per ghost type: every client predicts it
+	predAll  []bool // per ghost type: every client predicts it
 }
 
 // hotComp is one replicated component of one ghost, as the per-tick
