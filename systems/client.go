@@ -192,9 +192,14 @@ type ClientStats struct {
 	// deltas against a state this client did not hold: only a server that
 	// breaks the protocol causes it.
 	BaselineMissing uint64
-	BadPackets      uint64 // undecodable datagrams or messages
-	ClockJumps      uint64
-	SkippedTicks    uint64 // due after a stall, skipped instead of run late (see Client.Update)
+	// ValueRefused counts ghost records dropped because a value coded
+	// relative to its baseline decoded outside its field's range: a
+	// server breaking the protocol, too. Either asks the server for full
+	// states.
+	ValueRefused uint64
+	BadPackets   uint64 // undecodable datagrams or messages
+	ClockJumps   uint64
+	SkippedTicks uint64 // due after a stall, skipped instead of run late (see Client.Update)
 	// InputDelay is the input delay in use, in ticks (see
 	// ClientOptions.InputDelay); InputDelayChanges counts the one-tick
 	// steps it took to get there and since.
@@ -367,7 +372,8 @@ type Client struct {
 	fresh      bool
 	// latestParts has bit i set when part i of latest's tick arrived.
 	latestParts uint8
-	// missingSeen is the register's BaselineMissing when last looked at;
+	// missingSeen is the register's BaselineMissing and ValueRefused
+	// when last looked at;
 	// resyncAsks how many more input batches ask for full states.
 	missingSeen uint64
 	resyncAsks  int
@@ -607,7 +613,7 @@ func (c *Client) Stats() ClientStats {
 	}
 	st.SyncTestChecks, st.Desyncs, st.FirstDesync = c.check.checks(), c.check.desyncs, c.check.first
 	gs := c.ghosts.Stats()
-	st.BaselineMissing, st.Unresolved = gs.BaselineMissing, gs.Unresolved
+	st.BaselineMissing, st.ValueRefused, st.Unresolved = gs.BaselineMissing, gs.ValueRefused, gs.Unresolved
 	st.Messages = c.msgPeer.stats
 	return st
 }

@@ -125,11 +125,12 @@ func (c *Client) send(w *gw.World) {
 	if c.hasLatest {
 		c.batch.AckTick, c.batch.AckParts = c.latest.Tick, c.latestParts
 	}
-	// A delta record dropped for a baseline this client lacks: ask for
+	// A delta record dropped for a baseline this client lacks (or whose
+	// values decoded out of range against it): ask for
 	// full states in the next few batches, so one lost packet does not
 	// lose the request (the server honours one a second).
-	if missing := c.ghosts.Stats().BaselineMissing; missing != c.missingSeen {
-		c.missingSeen, c.resyncAsks = missing, resyncAsks
+	if gs := c.ghosts.Stats(); gs.BaselineMissing+gs.ValueRefused != c.missingSeen {
+		c.missingSeen, c.resyncAsks = gs.BaselineMissing+gs.ValueRefused, resyncAsks
 	}
 	c.batch.Resync = c.resyncAsks > 0
 	if c.resyncAsks > 0 {

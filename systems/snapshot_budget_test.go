@@ -260,8 +260,8 @@ func TestBytesPerSecondBoundsTheDownloadAndAllowsMorePackets(t *testing.T) {
 	t.Logf("400,000 B/s budget: %.0f B/s received, %d extra packets, staleness %d ticks", wide, st.SnapshotParts, st.GhostStaleness)
 	assert.Positive(t, st.SnapshotParts, "several packets a tick")
 	assert.Positive(t, cs.SnapshotParts, "the client took the further parts in")
-	assert.Greater(t, wide, 2*72_000.0, "more than one 1,200-byte packet a tick's worth")
+	assert.Greater(t, wide, 1.5*72_000, "more than one 1,200-byte packet a tick's worth")
 	assert.LessOrEqual(t, wide, 400_000*1.05)
-	assert.LessOrEqual(t, st.GhostStaleness, 12, "600 moving crates, about 40 a packet, 4 packets a tick: each updated every few ticks")
+	assert.LessOrEqual(t, st.GhostStaleness, 6, "600 moving crates, their positions relative to a few ticks before, several packets a tick: each updated every few ticks")
 	assert.Zero(t, cs.BaselineMissing)
 }

@@ -173,6 +173,30 @@ func (w *Writer) CopyBits(src []byte, off, n int) {
 	shiftWords(w.buf[i+8:], src, off+int(h))
 }
 
+// Extract returns the n bits (0..64) of src from bit off on, packed as
+// Writer packs them: what a reader at bit off would read with
+// ReadBits(n). It lets a writer of encoded fields read them back in place.
+// It panics when off or n is negative, n exceeds 64, or off+n exceeds
+// len(src)·8.
+func Extract(src []byte, off, n int) uint64 {
+	if off < 0 || n < 0 || n > 64 || off+n > len(src)*8 {
+		panic(fmt.Sprintf("bitstream: extract of bits %d..%d from %d bytes", off, off+n, len(src)))
+	}
+	if n == 0 {
+		return 0
+	}
+	if len(src) < 8 { // bitsAt loads 8 bytes
+		var b [8]byte
+		copy(b[:], src)
+		src = b[:]
+	}
+	v := bitsAt(src, off, uint(n))
+	if n < 64 {
+		v &= 1<<uint(n) - 1
+	}
+	return v
+}
+
 // bitsAt returns a word whose low m bits (m in 0..64) are the m bits of
 // src from bit p on; its higher bits are unspecified. src holds at least
 // 8 bytes, and p+m is at most len(src)·8.

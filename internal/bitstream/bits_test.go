@@ -724,3 +724,29 @@ func FuzzCopyBits(f *testing.F) {
 		copyBitsOracle(t, src, int(lead), o, int(n)%(8*len(src)-o+1))
 	})
 }
+
+// Extract reads back, at any offset and width, exactly what a reader
+// reads there.
+func TestExtract(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	var w bitstream.Writer
+	var widths []int
+	for range 300 {
+		n := rng.IntN(65)
+		w.WriteBits(rng.Uint64(), n)
+		widths = append(widths, n)
+	}
+	buf := w.Bytes()
+	var r bitstream.Reader
+	r.Reset(buf)
+	off := 0
+	for _, n := range widths {
+		want, err := r.ReadBits(n)
+		require.NoError(t, err)
+		require.Equal(t, want, bitstream.Extract(buf, off, n), "bits %d..%d", off, off+n)
+		off += n
+	}
+	require.Equal(t, uint64(0b101), bitstream.Extract([]byte{0b1010}, 1, 3), "a source shorter than a word")
+	require.Panics(t, func() { bitstream.Extract(buf, len(buf)*8-3, 4) }, "past the end")
+	require.Panics(t, func() { bitstream.Extract(buf, 0, 65) }, "wider than a word")
+}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"unsafe"
+
+	"github.com/ghostwire/ghostwire/internal/bitstream"
 )
 
 // Coder quantizes and compares component values through their schema
@@ -12,6 +14,9 @@ import (
 type Coder struct {
 	st    Stream
 	codes []uint64
+	w     bitstream.Writer // ApplyRelative's codes, as a decoder reads them
+	wbuf  []byte
+	r     bitstream.Reader
 }
 
 // Quantize replaces the value of component id at p by what a peer would

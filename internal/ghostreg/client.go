@@ -25,6 +25,10 @@ type ClientStats struct {
 	// against snapshots the client acknowledged, which it applied, so
 	// this counts only a server that breaks the protocol.
 	BaselineMissing uint64
+	// ValueRefused counts delta records dropped because a value coded
+	// relative to its baseline decoded out of its field's range: a
+	// server breaking the protocol, too.
+	ValueRefused uint64
 }
 
 // ClientRegister maps ghost IDs to local entities and creates or destroys them from
@@ -42,10 +46,10 @@ type ClientRegister struct {
 	vals   []unsafe.Pointer
 	interp *Interpolator
 	stats  ClientStats
-	// bases holds, per ghost, its values in the newest accepted snapshot
-	// that held it: what the components a delta record leaves out are
-	// taken from.
-	bases map[components.GhostID]*baseline
+	// bases holds, per ghost, its values in the accepted snapshots that
+	// held it (see states): what a delta record is decoded against.
+	bases map[components.GhostID]*states
+	slabs []*stateSlabs // by ghost type: the rings of bases
 	// modes holds the ghosts switched from their type's prediction mode
 	// on this client (SetPredicted): true predicted, false interpolated.
 	modes map[components.GhostID]bool
@@ -57,13 +61,6 @@ type ClientRegister struct {
 	OnDespawn func(w *gw.World, e ecs.Entity, g components.Ghost)
 }
 
-// baseline is one ghost's state as the server last sent it.
-type baseline struct {
-	tick gw.Tick
-	typ  uint16
-	data []byte // the components at 8-aligned offsets, as in a decoded snapshot
-}
-
 type clientGhost struct {
 	id        components.GhostID
 	e         ecs.Entity
@@ -73,53 +70,90 @@ type clientGhost struct {
 
 // NewClientRegister returns an empty client register.
 func NewClientRegister(b *Binding) *ClientRegister {
-	return &ClientRegister{b: b, bases: map[components.GhostID]*baseline{}, modes: map[components.GhostID]bool{}}
+	c := &ClientRegister{b: b, bases: map[components.GhostID]*states{}, modes: map[components.GhostID]bool{}}
+	for t := range b.schema.NumGhostTypes() {
+		gt, _ := b.schema.GhostType(codec.GhostTypeID(t))
+		size := 0
+		for _, cid := range gt.Components {
+			size += (b.schema.ComponentSize(cid) + 7) &^ 7
+		}
+		c.slabs = append(c.slabs, newStateSlabs(size))
+	}
+	return c
 }
 
 // Complete fills in the components that snap's delta records left out
-// from the state of each ghost at its baseline, and keeps every record's
-// state as the baseline of later ones; it drops the despawned ghosts'
-// baselines. Call it once per accepted snapshot, in tick order, before
-// anything reads snap's values. A record whose baseline this client does
-// not hold (no state of the ghost at or after the baseline tick, or of
-// another type) is dropped, never guessed, and counted in
-// ClientStats.BaselineMissing. Steady state it allocates nothing; a new
-// ghost allocates its baseline.
+// from the state of each ghost at its baseline, decodes the values coded
+// relative to that state, and keeps every record's state for later
+// records (those of the last protocol.RelativeWindow ticks and the
+// newest); it drops the despawned ghosts' states. Call it once per
+// accepted snapshot, in tick order, before anything reads snap's values.
+// A record whose baseline this client does not hold (no state of the
+// ghost at or after the baseline tick, or of another type; for relative
+// values, no state of the baseline tick itself) is dropped, never guessed,
+// and counted in ClientStats.BaselineMissing; one whose relative values
+// decode out of range is dropped and counted in ClientStats.ValueRefused.
+// Steady state it allocates nothing; a new ghost allocates its
+// bookkeeping, and the rings of its states come from slabs of 64.
 func (c *ClientRegister) Complete(snap *protocol.Snapshot) {
 	kept := snap.Ghosts[:0]
 	for gi := range snap.Ghosts {
-		gs := snap.Ghosts[gi]
+		gs := &snap.Ghosts[gi]
 		gt, _ := c.b.schema.GhostType(codec.GhostTypeID(gs.Type))
-		bl := c.bases[gs.ID]
-		if gs.HasBase && (bl == nil || bl.typ != gs.Type || bl.tick.Before(gs.Base)) {
-			c.stats.BaselineMissing++
-			continue
-		}
-		if bl == nil || bl.typ != gs.Type {
-			size := 0
-			for _, cid := range gt.Components {
-				size += (c.b.schema.ComponentSize(cid) + 7) &^ 7
+		st := c.bases[gs.ID]
+		var base []byte
+		if gs.HasBase {
+			ok := st != nil && st.typ == gs.Type
+			switch {
+			case !ok:
+			case gs.Relative: // the values at the baseline itself
+				base, ok = st.at(gs.Base)
+			default: // left-out components did not change since the baseline: any later state holds them
+				var t gw.Tick
+				t, base = st.newest()
+				ok = !t.Before(gs.Base)
 			}
-			bl = &baseline{typ: gs.Type, data: make([]byte, size)}
-			c.bases[gs.ID] = bl
+			if !ok {
+				c.stats.BaselineMissing++
+				continue
+			}
+			if gs.Relative {
+				if err := snap.Resolve(gi, base); err != nil {
+					c.stats.ValueRefused++
+					continue
+				}
+			}
+		}
+		if st == nil || st.typ != gs.Type {
+			if st != nil {
+				st.release(c.slabs[st.typ])
+			}
+			st = &states{typ: gs.Type, size: c.slabs[gs.Type][0].size - 4}
+			c.bases[gs.ID] = st
 		}
 		off := 0
 		for ci, cid := range gt.Components {
 			size := c.b.schema.ComponentSize(cid)
-			v := unsafe.Slice((*byte)(snap.Value(gi, ci)), size)
 			if gs.Present&(1<<ci) == 0 {
-				copy(v, bl.data[off:off+size])
-			} else {
-				copy(bl.data[off:off+size], v)
+				copy(unsafe.Slice((*byte)(snap.Value(gi, ci)), size), base[off:off+size])
 			}
 			off += (size + 7) &^ 7
 		}
-		bl.tick = snap.Tick
-		kept = append(kept, gs)
+		next := st.next(snap.Tick, c.slabs[gs.Type])
+		off = 0
+		for ci, cid := range gt.Components {
+			size := c.b.schema.ComponentSize(cid)
+			copy(next[off:off+size], unsafe.Slice((*byte)(snap.Value(gi, ci)), size))
+			off += (size + 7) &^ 7
+		}
+		kept = append(kept, *gs)
 	}
 	snap.Ghosts = kept
 	for _, id := range snap.Despawned {
-		delete(c.bases, id)
+		if st := c.bases[id]; st != nil {
+			st.release(c.slabs[st.typ])
+			delete(c.bases, id)
+		}
 	}
 }
 

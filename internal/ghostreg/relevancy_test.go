@@ -2,6 +2,7 @@ package ghostreg_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/mlange-42/arche/ecs"
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
+	"github.com/ghostwire/ghostwire/internal/bitstream"
+	"github.com/ghostwire/ghostwire/internal/codec"
 	"github.com/ghostwire/ghostwire/internal/protocol"
 )
 
@@ -217,4 +220,50 @@ func TestViewScopeOutAndBackBetweenSnapshotsListsAGhostOnce(t *testing.T) {
 	snap, _ := writeSnapshot(t, p.s, p.srv, 0, 1, me) // decoding refuses a ghost named twice
 	require.Len(t, snap.Ghosts, 1)
 	assert.Equal(t, getGhost(p.sw, crate).ID, snap.Ghosts[0].ID)
+}
+
+// A record whose values, coded relative to the client's state at its
+// baseline, decode outside their range is dropped, never clamped, and
+// counted; the client holds the state of the last record applied.
+func TestClientCompleteRefusesARelativeValueOutOfRange(t *testing.T) {
+	p := newPair(t, 1)
+	encode := func(hp HP, pos Pos) *protocol.EncodedGhost {
+		var w bitstream.Writer
+		var st codec.Stream
+		eg := &protocol.EncodedGhost{Ghost: components.Ghost{ID: 7, Type: uint16(p.s.crate)}}
+		for _, v := range []struct {
+			c codec.ComponentID
+			p unsafe.Pointer
+		}{{p.s.hp, unsafe.Pointer(&hp)}, {p.s.pos, unsafe.Pointer(&pos)}} {
+			start := w.BitLen()
+			protocol.EncodeComponent(p.s.Schema, &st, &w, v.c, v.p)
+			eg.Bits = append(eg.Bits, int32(start), int32(w.BitLen()-start))
+			w.WriteBits(0, -w.BitLen()&7)
+		}
+		eg.Src = w.Bytes()
+		return eg
+	}
+	sw, err := protocol.NewSnapshotWriter(p.s.Schema, 0)
+	require.NoError(t, err)
+	var snap protocol.Snapshot
+	send := func(tick gw.Tick, eg *protocol.EncodedGhost) {
+		sw.Begin(tick)
+		require.True(t, sw.AddEncoded(eg))
+		require.NoError(t, protocol.DecodeSnapshot(sw.Finish(&protocol.SnapshotHeader{Tick: tick}), p.s.Schema, &snap))
+		p.apply(&snap)
+	}
+	first := encode(HP{5}, Pos{99.5, 0})
+	first.Identity = true
+	send(1, first)
+	// The server believes the client holds X = 0 at tick 1 and sends one
+	// unit up from there: from the client's 99.5, past the range's 100.
+	second := encode(HP{5}, Pos{1, 0})
+	second.HasBase, second.Base, second.Changed = true, 1, 0b10
+	second.BaseSrc, second.BaseFrom = encode(HP{5}, Pos{0, 0}).Src, 1
+	send(2, second)
+	assert.Equal(t, uint64(1), p.cl.Stats().ValueRefused)
+	assert.Zero(t, p.cl.Stats().BaselineMissing)
+	ce, ok := p.cl.Entity(7)
+	require.True(t, ok)
+	assert.Equal(t, Pos{99.5, 0}, *getPos(p.cw, ce), "the state of the last record applied, not a clamp")
 }

@@ -86,7 +86,10 @@ type ServerRegister struct {
 	sbuf    []byte
 	st      codec.Stream
 	sizes   [][]int // per ghost type, each component's size in bytes
-	predAll []bool  // per ghost type: every client predicts it
+	// encSlabs are, per ghost type, the rings of its ghosts' past
+	// encodings (see encodings), made at the type's first change.
+	encSlabs []*slab
+	predAll  []bool // per ghost type: every client predicts it
 }
 
 // hotComp is one replicated component of one ghost, as the per-tick
@@ -133,6 +136,9 @@ type serverGhost struct {
 	enc  []byte
 	bits []int32
 	chg  []gw.Tick
+	// past holds its encodings before enc, for records coded relative to
+	// a baseline.
+	past encodings
 	// body holds its record's body with no baseline (0) and against a
 	// snapshot's default baseline (1) while its encoding holds, for every
 	// connection whose record carries the same components.
@@ -441,6 +447,9 @@ func (s *ServerRegister) gone(g *serverGhost) {
 			v.removed(g)
 		}
 	}
+	if g.past.buf != nil {
+		g.past.release(s.encSlabs[g.typ])
+	}
 	s.free = append(s.free, g.idx) // for a later spawn, once the views are told
 	s.bySlot[g.idx], s.ticks[g.idx] = nil, slotTicks{}
 }
@@ -615,6 +624,9 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 		g.bits[2*i], g.bits[2*i+1] = int32(start), int32(n)
 	}
 	s.sbuf = w.Bytes()
+	if changed && !first {
+		g.past.push(g.enc, ticks.last, s.encodingSlab(g.typ, len(g.enc)))
+	}
 	g.enc = append(g.enc[:0], s.sbuf...)
 	g.eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}, Src: g.enc, Bits: g.bits}
 	s.sbuf = s.sbuf[:0]
@@ -884,10 +896,11 @@ func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candi
 	g := c.g
 	vg := &v.state[g.idx]
 	eg := &g.eg // its identity and encoding set by reencode: only what differs per connection is set here
-	eg.Identity, eg.HasBase, eg.Changed, eg.Rest = !vg.known, false, 0, false
+	eg.Identity, eg.HasBase, eg.Changed, eg.Rest, eg.BaseSrc = !vg.known, false, 0, false, nil
 	if base, ok := v.base(vg); ok {
 		if d := tick.Sub(base); d >= 1 && d <= protocol.MaxBaseDistance {
 			eg.HasBase, eg.Base, eg.Changed = true, base, changedSince(g, tick, d)
+			s.relative(g, tick)
 		}
 	}
 	if !eg.HasBase && !vg.known { // a spawn long unchanged: the client holds it, as after a delta saying so
@@ -897,11 +910,39 @@ func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candi
 	if s.nviews > 1 { // the body every such record has: written once, copied (with its baseline's distance when not the default one)
 		body := &g.body[b2i(eg.HasBase)]
 		if !body.For(eg) {
-			body.Encode(eg)
+			body.Encode(s.b.schema, eg)
 		}
 		return sw.AddBody(eg, body)
 	}
 	return sw.AddEncoded(eg)
+}
+
+// encodingSlab returns the slab of ghost type t's rings of past
+// encodings, each of size bytes.
+func (s *ServerRegister) encodingSlab(t codec.GhostTypeID, size int) *slab {
+	if int(t) >= len(s.encSlabs) {
+		s.encSlabs = append(s.encSlabs, make([]*slab, int(t)+1-len(s.encSlabs))...)
+	}
+	if s.encSlabs[t] == nil {
+		s.encSlabs[t] = encodingSlab(size)
+	}
+	return s.encSlabs[t]
+}
+
+// relative sets g's record, its baseline and changed components set for
+// a snapshot of tick, to carry its changed values relative to their
+// codes at the baseline, when the baseline lies within
+// protocol.RelativeWindow and g's encoding there is still kept.
+func (s *ServerRegister) relative(g *serverGhost, tick gw.Tick) {
+	eg := &g.eg
+	if eg.Changed == 0 || tick.Sub(eg.Base) > protocol.RelativeWindow {
+		return
+	}
+	// A component changed after the baseline, so the encoding there is a
+	// past one.
+	if src, from, ok := g.past.at(eg.Base, tick); ok {
+		eg.BaseSrc, eg.BaseFrom = src, from
+	}
 }
 
 // RunRecords returns how many records snapshots took from record runs
@@ -1063,14 +1104,16 @@ func (s *ServerRegister) copyRun(sw *protocol.SnapshotWriter, v *View, run *reco
 
 // appendRun appends g's record against the snapshot of base to run.
 func (s *ServerRegister) appendRun(run *recordRun, g *serverGhost, base, tick gw.Tick) {
-	if records, bytes := run.r.Room(); records < 1 || bytes < len(g.enc)+recordSlack || len(run.ghosts) == cap(run.ghosts) || len(run.rest) == cap(run.rest) {
-		s.growRuns(run, len(g.enc)+recordSlack)
+	need := len(g.enc)*3/2 + recordSlack // a relative field is at most 3 bits over its code of 8 or more
+	if records, bytes := run.r.Room(); records < 1 || bytes < need || len(run.ghosts) == cap(run.ghosts) || len(run.rest) == cap(run.rest) {
+		s.growRuns(run, need)
 	}
 	eg := &g.eg
-	eg.Identity, eg.HasBase, eg.Base, eg.Rest, eg.Changed = false, true, base, false, changedSince(g, tick, run.d)
+	eg.Identity, eg.HasBase, eg.Base, eg.Rest, eg.Changed, eg.BaseSrc = false, true, base, false, changedSince(g, tick, run.d), nil
+	s.relative(g, tick)
 	body := &g.body[1]
 	if !body.For(eg) {
-		body.Encode(eg)
+		body.Encode(s.b.schema, eg)
 	}
 	run.r.Append(eg, body)
 	run.ghosts, run.rest = append(run.ghosts, g), append(run.rest, eg.Changed == 0)

@@ -32,8 +32,8 @@ func viewOf(srv *ghostreg.ServerRegister, conn components.ConnID) *ghostreg.View
 }
 
 // writeSnapshot encodes srv's snapshot of tick for conn with a writer of
-// maxBytes (MaxDatagram when 0) and decodes it, as a client would, which
-// acknowledges it at once.
+// maxBytes (MaxDatagram when 0) and decodes and completes it, as a
+// client would, which acknowledges it at once.
 func writeSnapshot(tb testing.TB, s *testSchema, srv *ghostreg.ServerRegister, maxBytes int, tick gw.Tick, conn components.ConnID) (snap *protocol.Snapshot, deferred int) {
 	tb.Helper()
 	sw, err := protocol.NewSnapshotWriter(s.Schema, maxBytes)
@@ -45,8 +45,21 @@ func writeSnapshot(tb testing.TB, s *testSchema, srv *ghostreg.ServerRegister, m
 	p := sw.Finish(&h)
 	snap = new(protocol.Snapshot)
 	require.NoError(tb, protocol.DecodeSnapshot(p, s.Schema, snap), "DecodeSnapshot")
+	receiverOf(srv, conn).Complete(snap)
 	v.Ack(tick, 1)
 	return snap, deferred
+}
+
+// receivers keeps, per view, the ghost states its client would hold, so
+// writeSnapshot decodes records coded relative to them as a client does.
+var receivers = map[viewKey]*ghostreg.ClientRegister{}
+
+func receiverOf(srv *ghostreg.ServerRegister, conn components.ConnID) *ghostreg.ClientRegister {
+	k := viewKey{srv, conn}
+	if receivers[k] == nil {
+		receivers[k] = ghostreg.NewClientRegister(srv.Binding())
+	}
+	return receivers[k]
 }
 
 func snapshotIDs(snap *protocol.Snapshot) []components.GhostID {

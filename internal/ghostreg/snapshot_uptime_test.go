@@ -18,8 +18,8 @@ import (
 // (216,000 ticks) after the start as at the start, whether the server
 // starts at tick 1 or just before the 2³² wrap, and whether the connection
 // IDs are small or past 127 (where a variable-length owner would grow).
-// Once the identities are acknowledged (the first snapshot has room for 48
-// of the 64 new players, the second for the other 16 and the rest),
+// Once the identities are acknowledged (the first snapshot has room for 50
+// of the 64 new players, the second for the other 14 and the rest),
 // every snapshot holds all 64 players within one 1,200-byte packet. A
 // snapshot after a gap longer than a delta's baseline may span (about 18
 // minutes without sending) holds full states, still within the packet,
@@ -70,7 +70,7 @@ func TestSnapshotSizeDoesNotGrowWithUptime(t *testing.T) {
 			return size, deferred
 		}
 		first, deferred := send(sc.start.Add(1))
-		assert.Equalf(t, 16, deferred, "%s: spawns that wait for the second snapshot", sc.name)
+		assert.Equalf(t, 14, deferred, "%s: spawns that wait for the second snapshot", sc.name)
 		_, deferred = send(sc.start.Add(2))
 		assert.Zerof(t, deferred, "%s: the rest of the spawns, with the others", sc.name)
 		_, deferred = send(sc.start.Add(3))

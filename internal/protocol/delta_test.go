@@ -2,12 +2,14 @@ package protocol_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ghostwire/ghostwire/components"
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/bitstream"
 	"github.com/ghostwire/ghostwire/internal/codec"
@@ -166,7 +168,7 @@ func TestRecordBodyWritesWhatAddEncodedWrites(t *testing.T) {
 			}
 			if !bodies[i].For(eg) {
 				require.Zero(t, round, "ghost %d: a body is encoded once", i)
-				bodies[i].Encode(eg)
+				bodies[i].Encode(ts.Schema, eg)
 			}
 			require.True(t, direct.AddEncoded(eg))
 			require.True(t, spliced.AddBody(eg, &bodies[i]))
@@ -283,4 +285,103 @@ func TestSnapshotWriterRewind(t *testing.T) {
 	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: 70}), ts.Schema, &got))
 	assert.Equal(t, want.Ghosts, got.Ghosts)
 	assert.Equal(t, want.Despawned, got.Despawned)
+}
+
+// baseState lays g's values out as a snapshot holds a ghost: what a
+// receiver passes to Snapshot.Resolve.
+func baseState(ts *wiretest.Schema, g *wiretest.Ghost) []byte {
+	gt, _ := ts.GhostType(codec.GhostTypeID(g.Type))
+	var out []byte
+	for i, c := range gt.Components {
+		size := ts.ComponentSize(c)
+		out = append(out, unsafe.Slice((*byte)(g.Values(ts)[i]), size)...)
+		out = append(out, make([]byte, (size+7)&^7-size)...)
+	}
+	return out
+}
+
+// Records coded relative to their baselines decode, once resolved
+// against the receiver's state there, to exactly the values sent, in
+// fewer bits than the same records coded plain when the values moved a
+// little; records with a baseline but coded plain still decode as before.
+func TestSnapshotRelativeRoundTrip(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	var rt codec.Coder
+	tick := gw.Tick(1000)
+	base := randomGhosts(t, ts, rng, 40, tick, 1)
+	cur := slices.Clone(base)
+	for i := range cur {
+		g := &cur[i]
+		g.Pos.X += float32(rng.IntN(21)-10) * 0.01
+		g.Pos.Y += float32(rng.IntN(3)-1) * 0.01
+		g.Vel.X += 0.05
+		if i%5 == 0 {
+			g.Health.Armor = uint16(rng.IntN(1001))
+		}
+		g.Quantize(ts, &rt)
+	}
+	sizes := map[bool]int{}
+	for _, relative := range []bool{false, true} {
+		w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+		require.NoError(t, err)
+		w.Begin(tick)
+		w.DefaultBase(tick - 3)
+		for i := range cur {
+			eg := encodeGhost(ts, &cur[i])
+			eg.HasBase, eg.Base, eg.Changed = true, tick-3, 1<<8-1
+			if relative {
+				eg.BaseSrc, eg.BaseFrom = encodeGhost(ts, &base[i]).Src, tick-3
+			}
+			require.True(t, w.AddEncoded(eg), "ghost %d fits", i)
+		}
+		p := w.Finish(&protocol.SnapshotHeader{Tick: tick})
+		sizes[relative] = len(p)
+		var s protocol.Snapshot
+		require.NoError(t, protocol.DecodeSnapshot(p, ts.Schema, &s))
+		require.Len(t, s.Ghosts, len(cur))
+		for gi := range s.Ghosts {
+			g := &s.Ghosts[gi]
+			gt, _ := ts.GhostType(codec.GhostTypeID(g.Type))
+			if len(gt.Components) == 0 {
+				require.False(t, g.Relative, "nothing changed in a ghost with no components")
+				continue
+			}
+			require.Equal(t, relative, g.Relative, "ghost %d", gi)
+			if relative {
+				require.NoError(t, s.Resolve(gi, baseState(ts, &base[gi])), "base %+v cur %+v type %d", base[gi].Pos, cur[gi].Pos, cur[gi].Type)
+			}
+			for ci, v := range cur[gi].Values(ts) {
+				size := ts.ComponentSize(gt.Components[ci])
+				require.Equal(t, unsafe.Slice((*byte)(v), size), unsafe.Slice((*byte)(s.Value(gi, ci)), size), "ghost %d component %d", gi, ci)
+			}
+		}
+	}
+	require.Less(t, sizes[true]*10, sizes[false]*7, "relative %d bytes against plain %d", sizes[true], sizes[false])
+	t.Logf("40 ghosts moved a little: %d bytes relative, %d plain", sizes[true], sizes[false])
+}
+
+// A relative value the receiver's baseline takes out of range is an
+// error naming the ghost and field, and the ghost's record is dropped.
+func TestSnapshotRelativeOutOfRangeIsAnError(t *testing.T) {
+	ts := wiretest.NewSchema(t)
+	tick := gw.Tick(50)
+	g := wiretest.Ghost{Ghost: components.Ghost{ID: 3, Type: uint16(ts.Rocket)}, Pos: wiretest.Pos{X: 499.99}}
+	near := g
+	near.Pos.X = 499.9
+	w, err := protocol.NewSnapshotWriter(ts.Schema, 0)
+	require.NoError(t, err)
+	w.Begin(tick)
+	eg := encodeGhost(ts, &g)
+	eg.HasBase, eg.Base, eg.Changed, eg.BaseSrc = true, tick-1, 1, encodeGhost(ts, &near).Src
+	require.True(t, w.AddEncoded(eg))
+	var s protocol.Snapshot
+	require.NoError(t, protocol.DecodeSnapshot(w.Finish(&protocol.SnapshotHeader{Tick: tick}), ts.Schema, &s))
+	// Against a receiver's baseline at the top of the range, the same
+	// step up leaves it.
+	top := near
+	top.Pos.X = 500
+	err = s.Resolve(0, baseState(ts, &top))
+	require.ErrorIs(t, err, bitstream.ErrOutOfRange)
+	require.ErrorContains(t, err, "ghost 3 component wiretest.Pos: field X")
 }

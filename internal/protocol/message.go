@@ -14,7 +14,7 @@ import (
 
 // ProtocolVersion is carried in every packet's first byte; a peer speaking
 // another version is refused.
-const ProtocolVersion = 8
+const ProtocolVersion = 9
 
 // MsgType says what a packet holds; it is the packet's second byte.
 type MsgType uint8

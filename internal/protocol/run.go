@@ -23,6 +23,7 @@ type RecordRun struct {
 	typs []uint16
 	at   []int32 // bit where each record's head starts, then the run's end
 	body []int32 // bit where each record's body starts
+	tb   int     // bits of a ghost type in a head (see typeBits)
 	w    bitstream.Writer
 }
 
@@ -72,7 +73,8 @@ func (r *RecordRun) Append(g *EncodedGhost, b *RecordBody) {
 	if len(r.at) == 0 {
 		r.at = append(r.at, 0)
 	}
-	writeHead(&r.w, g.Ghost, false, int64(r.Last()))
+	r.tb = b.tb
+	writeHead(&r.w, g.Ghost, false, int64(r.Last()), r.tb)
 	r.body = append(r.body, int32(r.w.BitLen()))
 	r.w.CopyBits(b.buf, 0, b.nbits)
 	r.ids, r.typs = append(r.ids, g.ID), append(r.typs, g.Type)
@@ -98,7 +100,7 @@ func (s *SnapshotWriter) AddRun(r *RecordRun, from, to int) bool {
 		prev = int64(r.ids[from-1])
 	}
 	if prev != s.lastID {
-		writeHead(&s.ghosts, components.Ghost{ID: r.ids[from], Type: r.typs[from]}, false, s.lastID) // its head differs here: the ghost before it does
+		writeHead(&s.ghosts, components.Ghost{ID: r.ids[from], Type: r.typs[from]}, false, s.lastID, r.tb) // its head differs here: the ghost before it does
 		start = r.body[from]
 	}
 	s.ghosts.CopyBits(r.w.Bytes(), int(start), int(r.at[to]-start))

@@ -26,7 +26,7 @@ func runGhosts(t testing.TB, ts *wiretest.Schema, rng *rand.Rand, n int, tick, d
 		eg := encodeGhost(ts, &ghosts[i])
 		gt, _ := ts.GhostType(codec.GhostTypeID(eg.Type))
 		eg.HasBase, eg.Base, eg.Changed = true, def, rng.Uint32()&(1<<len(gt.Components)-1)
-		bodies[i].Encode(eg)
+		bodies[i].Encode(ts.Schema, eg)
 		egs[i] = eg
 	}
 	return egs, bodies

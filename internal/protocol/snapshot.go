@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -196,7 +197,21 @@ type EncodedGhost struct {
 	// from bit Bits[2i].
 	Src  []byte
 	Bits []int32
+	// BaseSrc, when not nil, holds the components' encodings at Base,
+	// laid out as Src: the changed components then carry each field
+	// relative to its code there (see codec.Schema.EncodeRelative), which
+	// the client decodes against its state at Base. BaseFrom is the tick
+	// that encoding was first current: two records whose baselines share
+	// it have the same body.
+	BaseSrc  []byte
+	BaseFrom ecs.Tick
 }
+
+// RelativeWindow bounds how far back a record's baseline may lie for its
+// values to be coded relative to it: a client keeps each ghost's states
+// of the last RelativeWindow ticks (and its newest), so a server codes
+// relative only to a baseline at most this far back.
+const RelativeWindow = 32
 
 // EncodeComponent appends component c's value at p, as a ghost record
 // carries it, to w: what a server encodes once per tick for an
@@ -217,7 +232,7 @@ func (s *SnapshotWriter) AddEncoded(g *EncodedGhost) bool {
 		return false
 	}
 	s.head(g.Ghost, g.Identity)
-	writeBody(&s.ghosts, g, s.tick, s.hasBase && g.Base == s.base)
+	writeBody(&s.ghosts, s.schema, g, s.tick, s.hasBase && g.Base == s.base)
 	return s.fit(g.Ghost)
 }
 
@@ -232,11 +247,15 @@ func (s *SnapshotWriter) check(g *EncodedGhost) {
 	if d := s.tick.Sub(g.Base); g.HasBase && (d < 1 || d > MaxBaseDistance) {
 		panic(fmt.Sprintf("netsync: ghost %d baseline %d outside 1..%d ticks before snapshot %d", g.ID, g.Base, MaxBaseDistance, s.tick))
 	}
+	if d := s.tick.Sub(g.Base); g.BaseSrc != nil && (!g.HasBase || d > RelativeWindow) {
+		panic(fmt.Sprintf("netsync: ghost %d coded relative to baseline %d (%v), not 1..%d ticks before snapshot %d", g.ID, g.Base, g.HasBase, RelativeWindow, s.tick))
+	}
 }
 
 // writeBody writes what follows g's record head in a snapshot of tick:
-// its baseline (def: the snapshot's default one) and its values.
-func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
+// its baseline (def: the snapshot's default one) and its values, the
+// changed ones relative to their baseline codes when g.BaseSrc says so.
+func writeBody(w *bitstream.Writer, schema *codec.Schema, g *EncodedGhost, tick ecs.Tick, def bool) {
 	n := len(g.Bits) / 2 // at most 32 (a schema's limit)
 	switch {
 	case !g.HasBase: // the delta bit, then the rest bit
@@ -251,8 +270,22 @@ func writeBody(w *bitstream.Writer, g *EncodedGhost, tick ecs.Tick, def bool) {
 		writeOtherBase(w, tick, g.Base)
 		w.WriteBits(uint64(g.Changed), n)
 	}
+	changed := g.Changed & (1<<n - 1) // bits beyond the type's components are not on the wire
+	relative := g.HasBase && changed != 0 && g.BaseSrc != nil
+	if g.HasBase && changed != 0 {
+		w.WriteBool(relative)
+	}
+	var comps []codec.ComponentID
+	if relative {
+		gt, _ := schema.GhostType(codec.GhostTypeID(g.Type))
+		comps = gt.Components
+	}
 	for i := range n {
-		if !g.HasBase || g.Changed&(1<<i) != 0 {
+		switch {
+		case g.HasBase && changed&(1<<i) == 0:
+		case relative:
+			schema.EncodeRelative(comps[i], w, g.Src, int(g.Bits[2*i]), g.BaseSrc, int(g.Bits[2*i]))
+		default:
 			w.CopyBits(g.Src, int(g.Bits[2*i]), int(g.Bits[2*i+1]))
 		}
 	}
@@ -276,35 +309,44 @@ func writeOtherBase(w *bitstream.Writer, tick, base ecs.Tick) {
 // when the ghost's encoding changes. The zero RecordBody holds none; one
 // is reused without allocating once its buffer has grown.
 type RecordBody struct {
-	id      components.GhostID
-	valid   bool
-	hasBase bool
-	rest    bool
-	changed uint32
-	nbits   int
-	w       bitstream.Writer
-	buf     []byte // the body, then 8 zero bytes: AddBody's copy reads whole words
+	id       components.GhostID
+	valid    bool
+	hasBase  bool
+	rest     bool
+	relative bool
+	baseFrom ecs.Tick
+	changed  uint32
+	nbits    int
+	tb       int // bits of a ghost type in a head, for the runs the body goes into
+	w        bitstream.Writer
+	buf      []byte // the body, then 8 zero bytes: AddBody's copy reads whole words
 }
 
 // For reports whether b holds the body of g's record: the same ghost,
 // the same baseline use and, with a baseline, the same changed
-// components (without one, the same rest bit), encoded since the last
-// Reset.
+// components (without one, the same rest bit) and, coded relative to a
+// baseline, the same baseline encoding, encoded since the last Reset.
 func (b *RecordBody) For(g *EncodedGhost) bool {
-	return b.valid && b.id == g.ID && b.hasBase == g.HasBase && (g.HasBase && b.changed == g.Changed || !g.HasBase && b.rest == g.Rest)
+	return b.valid && b.id == g.ID && b.hasBase == g.HasBase && (g.HasBase && b.changed == g.Changed || !g.HasBase && b.rest == g.Rest) &&
+		b.relative == (g.BaseSrc != nil) && (g.BaseSrc == nil || b.baseFrom == g.BaseFrom)
 }
 
 // Encode makes b the body of g's record in the snapshots that hold it
-// with no baseline or against their default baseline.
-func (b *RecordBody) Encode(g *EncodedGhost) {
-	if need := len(g.Src) + 24; cap(b.buf) < need { // every component, the flags and the padding: the buffer grows once, not body by body
+// with no baseline or against their default baseline, g's values coded
+// by schema.
+func (b *RecordBody) Encode(schema *codec.Schema, g *EncodedGhost) {
+	// Every component, the flags and the padding, a relative field at most
+	// 3 bits over its code (at least 8): the buffer grows once, not body
+	// by body.
+	if need := len(g.Src)*3/2 + 24; cap(b.buf) < need {
 		b.buf = make([]byte, 0, need)
 	}
 	b.w.Reset(b.buf)
-	writeBody(&b.w, g, 0, true)
+	writeBody(&b.w, schema, g, 0, true)
 	b.nbits = b.w.BitLen()
 	b.buf = append(b.w.Bytes(), 0, 0, 0, 0, 0, 0, 0, 0)
 	b.id, b.valid, b.hasBase, b.changed, b.rest = g.ID, true, g.HasBase, g.Changed, g.Rest
+	b.relative, b.baseFrom, b.tb = g.BaseSrc != nil, g.BaseFrom, typeBits(schema)
 }
 
 // Reset forgets b's body: For reports false until the next Encode.
@@ -338,18 +380,22 @@ func (s *SnapshotWriter) AddBody(g *EncodedGhost, b *RecordBody) bool {
 
 // head writes a ghost record's ID delta, type and identity.
 func (s *SnapshotWriter) head(g components.Ghost, identity bool) {
-	writeHead(&s.ghosts, g, identity, s.lastID)
+	writeHead(&s.ghosts, g, identity, s.lastID, typeBits(s.schema))
 }
 
+// typeBits returns the bits of a ghost type in a record head: as many as
+// the schema's types need.
+func typeBits(s *codec.Schema) int { return bits.Len(uint(max(1, s.NumGhostTypes()) - 1)) }
+
 // writeHead writes to w the head of g's record after the record of ghost
-// last (0: the first record).
-func writeHead(w *bitstream.Writer, g components.Ghost, identity bool, last int64) {
-	if zz := uint64(int64(g.ID)-last)<<1 ^ uint64((int64(g.ID)-last)>>63); zz < 0x80 && g.Type < 0x80 && !identity {
-		w.WriteBits(zz|uint64(g.Type)<<8, 17) // the common case in one write: one-group varints, no identity
+// last (0: the first record), its type in tb bits.
+func writeHead(w *bitstream.Writer, g components.Ghost, identity bool, last int64, tb int) {
+	if zz := uint64(int64(g.ID)-last)<<1 ^ uint64((int64(g.ID)-last)>>63); zz < 0x80 && !identity {
+		w.WriteBits(zz|uint64(g.Type)<<8, 9+tb) // the common case in one write: a one-group varint, no identity
 		return
 	}
 	w.WriteVarint(int64(g.ID) - last)
-	w.WriteUvarint(uint64(g.Type))
+	w.WriteBits(uint64(g.Type), tb)
 	w.WriteBool(identity)
 	if identity { // fixed sizes: nothing here grows with uptime or connection IDs
 		w.WriteBits(uint64(g.Owner), 32)
@@ -465,9 +511,43 @@ type Snapshot struct {
 	HasDefaultBase bool
 	Ghosts         []GhostState
 	data           []byte
+	rel            []uint64 // the relative records' fields as read (see codec.Schema.ReadRelative)
 	schema         *codec.Schema
 	r              bitstream.Reader
 	st             codec.Stream
+	coder          codec.Coder
+}
+
+// Resolve sets the present components of the gi-th ghost, a Relative
+// record, from the fields it carried and base, the receiver's state of
+// the ghost at its baseline tick laid out as a snapshot holds a ghost
+// (each component at the next 8-aligned offset, in the ghost type's
+// order), and clears Relative. A field decoded beyond its range is an
+// error naming the ghost and field; the ghost's values are then
+// unspecified and the record must be dropped. It panics when the ghost is
+// not Relative or base is shorter than the ghost's components (bugs).
+// Steady state it allocates nothing.
+func (s *Snapshot) Resolve(gi int, base []byte) error {
+	g := &s.Ghosts[gi]
+	if !g.Relative {
+		panic(fmt.Sprintf("netsync: ghost %d resolved without relative values", g.ID))
+	}
+	gt, _ := s.schema.GhostType(codec.GhostTypeID(g.Type))
+	off, at, rel := g.off, 0, g.rel
+	for ci, c := range gt.Components {
+		size := align8(s.schema.ComponentSize(c))
+		if g.Present&(1<<ci) != 0 {
+			nf := s.schema.NumFields(c)
+			if err := s.coder.ApplyRelative(s.schema, c, s.rel[rel:rel+nf], unsafe.Pointer(unsafe.SliceData(base[at:at+size])), unsafe.Pointer(unsafe.SliceData(s.data[off:off+size]))); err != nil {
+				return fmt.Errorf("netsync: ghost %d component %v: %w", g.ID, s.schema.ComponentName(c), err)
+			}
+			rel += nf
+		}
+		off += size
+		at += size
+	}
+	g.Relative = false
+	return nil
 }
 
 // GhostState is one ghost of a decoded snapshot. Its Owner and Spawned
@@ -488,7 +568,12 @@ type GhostState struct {
 	// and no changed component, or one without a baseline whose rest bit
 	// is set.
 	Rest bool
-	off  int // offset of the first component value in data
+	// Relative marks a record whose present components came relative to
+	// their values at Base: they are zero until the receiver resolves
+	// them against that state (see Snapshot.Resolve).
+	Relative bool
+	off      int // offset of the first component value in data
+	rel      int // with Relative: the first of its fields' words in Snapshot.rel
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
@@ -568,10 +653,11 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	if err != nil {
 		return err
 	}
-	// Every ghost takes at least 17 bits (ID, type, identity bit).
-	if count > MaxGhostsPerSnapshot || int(count)*17 > r.Remaining() {
+	// Every ghost takes at least its ID, type, identity and delta bits.
+	tb := typeBits(schema)
+	if minBits := 10 + tb; count > MaxGhostsPerSnapshot || int(count)*minBits > r.Remaining() {
 		return fmt.Errorf("netsync: snapshot announces %d ghosts; at most %d fit in %d bits and %d are allowed: %w",
-			count, r.Remaining()/17, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
+			count, r.Remaining()/minBits, r.Remaining(), MaxGhostsPerSnapshot, bitstream.ErrOutOfRange)
 	}
 	pad, err := r.ReadBits(-r.Pos() & 7)
 	if err != nil {
@@ -584,10 +670,11 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 	s.DefaultBase, s.HasDefaultBase = defBase, baseline != 0
 	s.Ghosts = s.Ghosts[:0]
 	s.data = s.data[:0]
+	s.rel = s.rel[:0]
 	var id int64
 	for i := 0; i < int(count); i++ {
 		d, _ := r.ReadVarint()
-		typ, _ := r.ReadUvarint()
+		typ, _ := r.ReadBits(tb)
 		identity, err := r.ReadBool()
 		if err != nil {
 			return err
@@ -654,6 +741,12 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 				return err
 			}
 			g.Rest = present == 0
+			if !g.Rest {
+				if g.Relative, err = r.ReadBool(); err != nil {
+					return err
+				}
+				g.rel = len(s.rel)
+			}
 		}
 		for ci, c := range gt.Components {
 			if present&(1<<ci) == 0 {
@@ -661,6 +754,13 @@ func DecodeSnapshot(p []byte, schema *codec.Schema, s *Snapshot) error {
 				continue
 			}
 			g.Present |= 1 << ci
+			if g.Relative { // decoded against the baseline by Resolve
+				if s.rel, err = schema.ReadRelative(c, r, s.rel); err != nil {
+					return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.ComponentName(c), err)
+				}
+				off += align8(schema.ComponentSize(c))
+				continue
+			}
 			if err := schema.Decode(&s.st, c, r, at(s.data, off)); err != nil {
 				return fmt.Errorf("netsync: ghost %d component %v: %w", id, schema.ComponentName(c), err)
 			}

@@ -65,7 +65,7 @@ func ExampleSnapshotWriter() {
 	// too when it quantizes its state at the end of the tick.
 	fmt.Println(*(*Position)(s.Value(0, 0)) == Position{centimetres.Quantize(mine.X), centimetres.Quantize(mine.Y)})
 	// Output:
-	// 40 bytes
+	// 38 bytes
 	// tick 120 confirmed 119 lead 1.5
 	// ghost 7 of connection 2, spawned at tick 100: (1.23, -5.68)
 	// ghost 3, identity acknowledged before: (50.00, 25.50)
