@@ -673,7 +673,25 @@ func (ip *Interpolator) write(a *ecs.World, ig *interpGhost, st []byte) {
 	}
 	for ci := range comps {
 		c := &comps[ci]
-		copy(unsafe.Slice((*byte)(ig.ptrs[ci]), c.size), st[c.off:c.off+int(c.size)])
+		copyValue(ig.ptrs[ci], at(st, c.off), c.size)
+	}
+}
+
+// copyValue copies a component value of size bytes from src to dst as
+// one move for the common small sizes (a call to memmove costs more than
+// the copy), and with copy otherwise.
+func copyValue(dst, src unsafe.Pointer, size uintptr) {
+	switch size {
+	case 4:
+		*(*[4]byte)(dst) = *(*[4]byte)(src)
+	case 8:
+		*(*[8]byte)(dst) = *(*[8]byte)(src)
+	case 12:
+		*(*[12]byte)(dst) = *(*[12]byte)(src)
+	case 16:
+		*(*[16]byte)(dst) = *(*[16]byte)(src)
+	default:
+		copy(unsafe.Slice((*byte)(dst), size), unsafe.Slice((*byte)(src), size))
 	}
 }
 

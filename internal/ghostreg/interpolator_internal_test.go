@@ -44,3 +44,20 @@ func TestInterpolatorFindFromTheLastFound(t *testing.T) {
 		}
 	}
 }
+
+// copyValue copies exactly size bytes, whatever the size and alignment.
+func TestCopyValue(t *testing.T) {
+	src := make([]byte, 64)
+	for i := range src {
+		src[i] = byte(i + 1)
+	}
+	for size := range uintptr(40) {
+		for _, off := range []int{0, 1, 4} {
+			dst := make([]byte, 64)
+			copyValue(unsafe.Pointer(&dst[off]), unsafe.Pointer(&src[off]), size)
+			want := make([]byte, 64)
+			copy(want[off:off+int(size)], src[off:off+int(size)])
+			require.Equal(t, want, dst, "size %d at offset %d", size, off)
+		}
+	}
+}
