@@ -2,6 +2,7 @@ package ghostreg
 
 import (
 	"encoding/binary"
+	"sort"
 
 	gw "github.com/ghostwire/ghostwire/ecs"
 	"github.com/ghostwire/ghostwire/internal/protocol"
@@ -48,13 +49,17 @@ func (e *encodings) push(enc []byte, from gw.Tick, ring *slab) {
 // safely.
 func (e *encodings) at(base, now gw.Tick) ([]byte, gw.Tick, bool) {
 	back := age(base, now)
-	for k := e.n - 1; k >= 0; k-- {
-		at := (e.head + k) % protocol.RelativeWindow * (4 + e.size)
-		if from := gw.Tick(binary.LittleEndian.Uint32(e.buf[at:])); age(from, now) >= back {
-			return e.buf[at+4 : at+4+e.size], from, true
-		}
+	// The newest one at least as old as the baseline: ages fall from the
+	// oldest to the newest, so a binary search over the ring finds it.
+	from := func(k int) gw.Tick {
+		return gw.Tick(binary.LittleEndian.Uint32(e.buf[(e.head+k)%protocol.RelativeWindow*(4+e.size):]))
 	}
-	return nil, 0, false
+	k := sort.Search(e.n, func(k int) bool { return age(from(k), now) < back }) - 1
+	if k < 0 {
+		return nil, 0, false
+	}
+	at := (e.head+k)%protocol.RelativeWindow*(4+e.size) + 4
+	return e.buf[at : at+e.size], from(k), true
 }
 
 // release gives the ring back to its slab; e is empty afterwards.

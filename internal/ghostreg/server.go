@@ -139,10 +139,15 @@ type serverGhost struct {
 	// past holds its encodings before enc, for records coded relative to
 	// a baseline.
 	past encodings
-	// body holds its record's body with no baseline (0) and against a
-	// snapshot's default baseline (1) while its encoding holds, for every
-	// connection whose record carries the same components.
-	body [2]protocol.RecordBody
+	// body holds its record's body with no baseline (0) and against
+	// baselines (1..): while its encoding holds, each is the body of
+	// every connection's record that carries the same components against
+	// a baseline of the same encoding (values relative to it differ by
+	// baseline). Connections' baselines of a moving ghost spread over a
+	// few ticks, so a few bodies serve them; the next one written
+	// replaces the oldest (bodyNext).
+	body     [1 + baseBodies]protocol.RecordBody
+	bodyNext uint8
 	// eg is its record as writeCandidates passes it to the writer.
 	eg protocol.EncodedGhost
 }
@@ -631,8 +636,9 @@ func (s *ServerRegister) reencode(g *serverGhost, tick gw.Tick) {
 	g.eg = protocol.EncodedGhost{Ghost: components.Ghost{ID: g.id, Type: uint16(g.typ), Owner: g.owner, Spawned: g.spawn}, Src: g.enc, Bits: g.bits}
 	s.sbuf = s.sbuf[:0]
 	if changed {
-		g.body[0].Reset()
-		g.body[1].Reset()
+		for i := range g.body {
+			g.body[i].Reset()
+		}
 		ticks.last = tick
 		s.changed = append(s.changed, g)
 	}
@@ -908,11 +914,7 @@ func (s *ServerRegister) writeOne(sw *protocol.SnapshotWriter, v *View, c *candi
 	}
 	c.rest, c.full = eg.HasBase && eg.Changed == 0 || eg.Rest, !eg.HasBase && vg.sent
 	if s.nviews > 1 { // the body every such record has: written once, copied (with its baseline's distance when not the default one)
-		body := &g.body[b2i(eg.HasBase)]
-		if !body.For(eg) {
-			body.Encode(s.b.schema, eg)
-		}
-		return sw.AddBody(eg, body)
+		return sw.AddBody(eg, g.bodyFor(s.b.schema))
 	}
 	return sw.AddEncoded(eg)
 }
@@ -943,6 +945,30 @@ func (s *ServerRegister) relative(g *serverGhost, tick gw.Tick) {
 	if src, from, ok := g.past.at(eg.Base, tick); ok {
 		eg.BaseSrc, eg.BaseFrom = src, from
 	}
+}
+
+// baseBodies is how many bodies against baselines a ghost keeps.
+const baseBodies = 4
+
+// bodyFor returns the body of g's record as g.eg says it, encoding it
+// in place of the oldest one kept when no body holds it.
+func (g *serverGhost) bodyFor(schema *codec.Schema) *protocol.RecordBody {
+	eg := &g.eg
+	if !eg.HasBase {
+		if !g.body[0].For(eg) {
+			g.body[0].Encode(schema, eg)
+		}
+		return &g.body[0]
+	}
+	for i := 1; i < len(g.body); i++ {
+		if g.body[i].For(eg) {
+			return &g.body[i]
+		}
+	}
+	b := &g.body[1+g.bodyNext]
+	g.bodyNext = (g.bodyNext + 1) % baseBodies
+	b.Encode(schema, eg)
+	return b
 }
 
 // RunRecords returns how many records snapshots took from record runs
@@ -1111,10 +1137,7 @@ func (s *ServerRegister) appendRun(run *recordRun, g *serverGhost, base, tick gw
 	eg := &g.eg
 	eg.Identity, eg.HasBase, eg.Base, eg.Rest, eg.Changed, eg.BaseSrc = false, true, base, false, changedSince(g, tick, run.d), nil
 	s.relative(g, tick)
-	body := &g.body[1]
-	if !body.For(eg) {
-		body.Encode(s.b.schema, eg)
-	}
+	body := g.bodyFor(s.b.schema)
 	run.r.Append(eg, body)
 	run.ghosts, run.rest = append(run.ghosts, g), append(run.rest, eg.Changed == 0)
 }

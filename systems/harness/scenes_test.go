@@ -175,6 +175,7 @@ const cubeCount = cubesPerSide*cubesPerSide + 1
 
 // setup spawns the cubes and installs the simulation.
 func (c *cubeScene) setup(s *systems.Server) error {
+	c.cubes, c.ids = nil, nil // a twin's setup runs again on a fresh world
 	c.state = generic.NewMap3[cubePos, cubeRot, tumble](s.World().Arche())
 	c.naive = generic.NewMap2[cubePos, tumble](s.World().Arche())
 	c.shown = generic.NewMap2[cubePos, cubeRot](s.World().Arche())
@@ -362,6 +363,7 @@ type staticScene struct {
 }
 
 func (st *staticScene) setup(s *systems.Server) error {
+	st.ghosts, st.ids = nil, nil // a twin's setup runs again on a fresh world
 	st.pos = generic.NewMap1[cubePos](s.World().Arche())
 	spawn := st.pos
 	for i := range st.n {
@@ -427,6 +429,7 @@ type movingScene struct {
 }
 
 func (ms *movingScene) setup(s *systems.Server) error {
+	ms.cubes, ms.ids, ms.home = nil, nil, nil // a twin's setup runs again on a fresh world
 	ms.pos = generic.NewMap1[cubePos](s.World().Arche())
 	spawn := generic.NewMap2[cubePos, cubeRot](s.World().Arche())
 	rest := smallestThree([4]float32{0, 0, 0, 1})
