@@ -62,8 +62,12 @@ type ServerOptions struct {
 	// connection conn: its send priority grows by that much each snapshot
 	// it waits for room (by distance, team, what the player looks at).
 	// Every ghost counts 1 when nil; below 1/64 counts as 1/64, so every
-	// ghost is sent eventually. Owned ghosts and spawns are sent before
-	// the others whatever their importance.
+	// ghost is sent eventually. Owned ghosts are sent before the others
+	// whatever their importance, and so are spawns of ghosts of
+	// importance 1 or more (a joining client catches up first); a spawn
+	// of a ghost that matters less (scenery entering a player's scope)
+	// waits its turn by priority like the others, so a crowd of them
+	// does not hold back the players' updates.
 	Importance func(w *gw.World, conn components.ConnID, e ecs.Entity) float32
 	// Relevant, if set, says whether a ghost (by its entity) is in
 	// connection conn's scope (a radius around its player, its team's

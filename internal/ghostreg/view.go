@@ -499,16 +499,16 @@ func (v *View) rank(cand []candidate, tick gw.Tick) (spawns int) {
 		c := &cand[i]
 		g := c.g
 		vg := &state[g.idx]
-		if imp == nil {
-			vg.priority++
-		} else {
-			vg.priority += v.importance(g)
+		w := float32(1)
+		if imp != nil {
+			w = v.importance(g)
 		}
+		vg.priority += w
 		c.priority, c.class = vg.priority, classOther
 		switch {
 		case g.owner == conn:
 			c.class = classOwned
-		case !vg.known:
+		case !vg.known && w >= 1: // a spawn of a ghost that matters less waits its turn by priority
 			c.class = classSpawn
 			spawns++
 		}

@@ -222,9 +222,13 @@ func TestViewCatchUpWalksEveryFewSnapshots(t *testing.T) {
 
 // Importance: a ghost that matters 4 times more is sent about 4 times as
 // often; one that matters nothing still gets through, within the bound
-// scaled by the importance ratio.
+// scaled by the importance ratio, and so does its spawn: a spawn of a
+// ghost that matters less than 1 waits its turn by priority rather than
+// go before every update, so it comes within that bound too.
 func TestViewImportance(t *testing.T) {
-	const n, ticks = 1000, 900
+	const n, ticks = 1000, 1800
+	const bound = int(13/ghostreg.MinImportance) + 13 // 13 snapshots between ordinary updates, scaled; one round more for where it starts
+	low := func(id components.GhostID) bool { return id > 10 && id <= 20 }
 	importance := func(i int) float32 {
 		switch {
 		case i < 10:
@@ -235,7 +239,20 @@ func TestViewImportance(t *testing.T) {
 		return 1
 	}
 	sent, _ := sendMany(t, n, ticks, importance)
-	steady := steadyFrom(t, sent, spawnPhase(sent, n), n)
+	others := make([][]components.GhostID, len(sent))
+	first := map[components.GhostID]int{}
+	for k, ids := range sent {
+		for _, id := range ids {
+			if _, ok := first[id]; !ok {
+				first[id] = k
+			}
+			if !low(id) {
+				others[k] = append(others[k], id)
+			}
+		}
+	}
+	spawns := spawnPhase(others, n-10)
+	steady := steadyFrom(t, sent, spawns, n)
 	count := map[components.GhostID]int{}
 	for _, ids := range sent[steady:] {
 		for _, id := range ids {
@@ -250,8 +267,12 @@ func TestViewImportance(t *testing.T) {
 		assert.LessOrEqualf(t, st[id], (13+3)/4+2, "ghost %d of importance 4", id)
 	}
 	for id := components.GhostID(11); id <= 20; id++ {
+		f, ok := first[id]
+		require.Truef(t, ok, "ghost %d of importance 0 never spawned", id)
+		assert.Greaterf(t, f, spawns, "ghost %d of importance 0: its spawn waited its turn", id)
+		assert.LessOrEqualf(t, f, spawns+bound, "ghost %d of importance 0: spawned after %d snapshots", id, f)
 		assert.Positivef(t, count[id], "ghost %d of importance 0 starved", id)
-		assert.LessOrEqualf(t, st[id], int(13/ghostreg.MinImportance), "ghost %d of importance 0", id)
+		assert.LessOrEqualf(t, st[id], bound, "ghost %d of importance 0", id)
 	}
 }
 
