@@ -12,6 +12,13 @@ type Tick uint32
 // 0.Sub(2³²−1) is 1. It is meaningful while |t − u| < 2³¹.
 func (t Tick) Sub(u Tick) int32 { return int32(t - u) }
 
+// Since returns how many ticks passed from u to t, counted modulo 2³²:
+// unsigned, so it keeps counting up past 2³¹ ticks where Sub turns
+// negative. 5.Since(3) is 2, 0.Since(2³²−1) is 1, and u.Add(n).Since(u)
+// is n for every n below 2³². For a match's age and a record's: what
+// only goes forward from u.
+func (t Tick) Since(u Tick) uint32 { return uint32(t - u) }
+
 // Add returns the tick n steps after t (before it for a negative n),
 // wrapping around 2³².
 func (t Tick) Add(n int) Tick { return t + Tick(uint32(n)) }

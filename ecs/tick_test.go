@@ -23,6 +23,11 @@ func TestTickOrderAndDistanceAcrossTheWraps(t *testing.T) {
 	}
 	assert.Equal(t, gw.Tick(2), gw.Tick(math.MaxUint32).Add(3))
 	assert.Equal(t, int32(1), gw.Tick(0).Sub(math.MaxUint32))
+	assert.Equal(t, uint32(1), gw.Tick(0).Since(math.MaxUint32))
+	start := gw.Tick(math.MaxUint32 - 3)
+	far := start.Add(1<<31 + 7) // past where Sub turns negative
+	assert.Negative(t, far.Sub(start))
+	assert.Equal(t, uint32(1<<31+7), far.Since(start), "Since keeps counting up")
 	assert.Equal(t, "4294967295", fmt.Sprint(gw.Tick(math.MaxUint32)))
 }
 

@@ -756,7 +756,7 @@ const spawnRestTicks = 64
 // within protocol.MaxBaseDistance of now, so a change 2³² ticks back
 // and more can only read as recent for that many ticks, sending a few
 // components or a rest record again.
-func age(t, now gw.Tick) uint32 { return uint32(now) - uint32(t) }
+func age(t, now gw.Tick) uint32 { return now.Since(t) }
 
 // writeByPriority adds v's candidates from index from on, a chunk at a
 // time, until one does not fit, and returns that one's index

@@ -146,17 +146,10 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// svarint reads a varint: binary.AppendVarint's zigzag form of a uvarint.
 func (d *decoder) svarint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("a bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // int reads a uvarint of at most limit.

@@ -297,9 +297,7 @@ func (r *Recorder) Ticked(s *systems.Server) {
 	r.body = append(r.body, r.tin...)
 	r.tin, r.nin = r.tin[:0], 0
 	r.last = tick
-	// Ticks since the start, counted modulo 2³² (unsigned: a match longer
-	// than 2³¹ ticks keeps counting up, where Tick.Sub would turn negative).
-	n := int(uint32(tick) - r.h.StartTick)
+	n := int(tick.Since(gw.Tick(r.h.StartTick))) // a match longer than 2³¹ ticks keeps counting up
 	if n%r.h.HashEvery == 0 {
 		r.body = append(r.body, recHash)
 		r.body = binary.LittleEndian.AppendUint64(r.body, s.StateHash())
