@@ -26,6 +26,7 @@ func (s *Server) send(w *gw.World) {
 		return
 	}
 	s.untilSend = s.opts.SendInterval
+	s.ghosts.Encode(tick) // with no connection too: change ticks stay true for those who join
 	now := s.src.Now()
 	sends := float64(s.rate) / float64(s.opts.SendInterval) // snapshots a second
 	floor := min(partFloor, s.opts.SnapshotBytes)

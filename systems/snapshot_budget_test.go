@@ -265,3 +265,48 @@ func TestBytesPerSecondBoundsTheDownloadAndAllowsMorePackets(t *testing.T) {
 	assert.LessOrEqual(t, st.GhostStaleness, 6, "600 moving crates, their positions relative to a few ticks before, several packets a tick: each updated every few ticks")
 	assert.Zero(t, cs.BaselineMissing)
 }
+
+// 300 crates rest for 2 s on a server no client is connected to; then a
+// client joins over a clean link. The server encodes its ghosts every
+// send tick with or without connections, so the crates' change ticks are
+// their spawn, not the join: each spawn record says its crate rests, and
+// the client holds every crate from that one record. Were the crates
+// first encoded at the join, each would look just changed, and a second
+// record per crate would follow to say it rests.
+func TestAJoinOntoALongRestingSceneSendsOneRecordPerGhost(t *testing.T) {
+	const crates = 300
+	g := newTestGame()
+	opts := g.options(0, transport.Conditions{})
+	var es []ecs.Entity
+	opts.SetupServer = func(s *systems.Server) error {
+		m := generic.NewMap2[Pos, Speed](s.World().Arche())
+		for i := range crates {
+			e := m.NewWith(&Pos{X: float32(i) - 150}, &Speed{})
+			if _, err := s.Ghosts().Spawn(e, g.player, 0); err != nil {
+				return err
+			}
+			es = append(es, e)
+		}
+		return nil
+	}
+	h, err := harness.New(opts)
+	require.NoError(t, err)
+	h.Run(2 * time.Second)
+	before := h.Server.Stats()
+	require.Zero(t, before.GhostRecords, "no client, no record")
+	require.NoError(t, h.AddClient(harness.ClientSpec{}))
+	h.Run(2 * time.Second)
+
+	for _, e := range es {
+		id := getGhostID(h, e)
+		sp, cp, ok := positions(h, 0, id)
+		if assert.Truef(t, ok, "the client lacks crate %d", id) {
+			assert.Equalf(t, sp, cp, "crate %d: the server's state", id)
+		}
+	}
+	st := h.Server.Stats()
+	ticks := st.Ticks - before.Ticks
+	// The client's own player goes in every snapshot; each crate once.
+	t.Logf("%d ghost records in %d ticks for %d crates and a player", st.GhostRecords, ticks, crates)
+	assert.LessOrEqual(t, st.GhostRecords, uint64(crates)+ticks, "one record per crate at rest, one per tick for the player")
+}

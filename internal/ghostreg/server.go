@@ -510,6 +510,15 @@ func (s *ServerRegister) Quantize() {
 	}
 }
 
+// Encode brings every ghost's encoding up to date for tick, as the first
+// snapshot part of tick does. The server calls it every send tick, with
+// connections or without: a ghost's change tick is then when it changed,
+// not when the first client came, so a client that joins a long-resting
+// scene gets spawn records that say the ghosts rest (see spawnRestTicks)
+// and needs no second record of each. It costs a comparison of every
+// ghost's bytes and an encoding of each changed one.
+func (s *ServerRegister) Encode(tick gw.Tick) { s.encode(tick) }
+
 // encode brings every ghost's encoding up to date for tick, once per tick
 // however many connections the server sends to: a ghost whose bytes
 // changed is encoded again, and each component whose encoding differs
